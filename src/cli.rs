@@ -1,0 +1,374 @@
+//! What the user types: every subcommand and flag, with its help text. Commands turn these into
+//! validated settings; nothing here does any work.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Runs tool-calling agents on a local Ollama k times per task and reports what a smaller model
+/// really costs per successful task.
+#[derive(Debug, Parser)]
+#[command(name = "passk", version, about, propagate_version = true)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands are verbs.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the full experiment against the built-in stub and check the harness scores what it must.
+    Calibrate(CalibrateArgs),
+    /// Run models x conversations x k trials against Ollama and write records under results/.
+    Run(RunArgs),
+    /// Check what a run against a real Ollama needs: server, models, tools support, VRAM, NVML.
+    Doctor(DoctorArgs),
+    /// Pull a model through Ollama with a progress bar.
+    Pull(PullArgs),
+    /// Load and check the suites: counts, gold replays, near-misses.
+    Suite(SuiteArgs),
+    /// Write graders/graders.lock from the current graders.
+    Freeze(FreezeArgs),
+    /// Check graders/graders.lock against the current graders.
+    Verify(FreezeArgs),
+    /// Serve the Ollama-compatible stub on a port (for trying clients without a GPU).
+    ServeStub(ServeStubArgs),
+    /// Compute every metric of a run directory and write report.md, summary.json, CSV and SVG.
+    Report(ReportArgs),
+    /// Set two runs side by side with paired bootstrap CIs of the differences.
+    Compare(CompareArgs),
+    /// Grade a run's records again with the current graders; writes regrade.md.
+    Regrade(RegradeArgs),
+    /// Import the reference harness's JSONL records into a passk run directory.
+    Import(ImportArgs),
+    /// The illustrative cost model: cost per attempt, per successful task, and break-even.
+    Cost(CostArgs),
+}
+
+/// Where the project's data lives (tasks/ and graders/).
+#[derive(Debug, Clone, Args)]
+pub struct DataArgs {
+    /// Project root holding tasks/ and graders/ [default: the current directory]
+    #[arg(long, value_name = "DIR", default_value = ".", global = true)]
+    pub root: PathBuf,
+}
+
+/// `passk suite ...`
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// What to do with the suites.
+    #[command(subcommand)]
+    pub command: SuiteCommand,
+}
+
+/// `passk suite` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SuiteCommand {
+    /// Load every suite, print counts, replay gold trajectories and near-misses.
+    Check(SuiteCheckArgs),
+}
+
+/// `passk suite check`
+#[derive(Debug, Args)]
+pub struct SuiteCheckArgs {
+    /// Data location.
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+/// `passk freeze` / `passk verify`
+#[derive(Debug, Args)]
+pub struct FreezeArgs {
+    /// Data location.
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+/// Connection to Ollama.
+#[derive(Debug, Clone, Args)]
+pub struct HostArgs {
+    /// Ollama server, as OLLAMA_HOST ([scheme://]host[:port]; 0.0.0.0 means 127.0.0.1)
+    #[arg(long, env = "OLLAMA_HOST", value_name = "URL", default_value = "127.0.0.1:11434")]
+    pub host: String,
+    /// Connect timeout, seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub connect_timeout: f64,
+    /// Request timeout per model call, seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    pub timeout: f64,
+    /// Retries of a call after a transport failure (bounded exponential backoff)
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub retries: u32,
+}
+
+/// Which suites a run plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SuiteName {
+    /// The store agent's 24 conversations.
+    Store,
+    /// The 48 labelled router messages.
+    Router,
+    /// The ticket-triage suite.
+    Triage,
+}
+
+/// The baseline mode of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Baseline {
+    /// The agent with tools.
+    None,
+    /// One call per customer message, no tools.
+    Toolless,
+}
+
+/// `passk run`
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Data location.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Connection.
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Experiment file (TOML) whose keys are these flags' long names; flags override it
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Models, comma-separated [default: qwen2.5-coder:3b,qwen2.5-coder:7b]
+    #[arg(long, value_delimiter = ',', value_name = "MODEL")]
+    pub models: Vec<String>,
+    /// Suites to play, comma-separated [default: store,router]
+    #[arg(long, value_delimiter = ',', value_name = "SUITE")]
+    pub suite: Vec<SuiteName>,
+    /// Trials per task (k) [default: 5]
+    #[arg(long, short = 'k', value_name = "N")]
+    pub trials: Option<u32>,
+    /// Tool documentation variant [default: bare]
+    #[arg(long, value_name = "VARIANT")]
+    pub tool_docs: Option<passk::suite::ToolVariant>,
+    /// Put the router in front of the agent (its label goes in a system note)
+    #[arg(long)]
+    pub router_in_front: bool,
+    /// Baseline mode [default: none]
+    #[arg(long, value_name = "MODE")]
+    pub baseline: Option<Baseline>,
+    /// Orchestrator temperature [default: 0.7]
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<f64>,
+    /// Router temperature [default: 0]
+    #[arg(long, value_name = "T")]
+    pub router_temperature: Option<f64>,
+    /// Context size sent as options.num_ctx, tokens [default: 16384]
+    #[arg(long, value_name = "TOKENS")]
+    pub num_ctx: Option<u64>,
+    /// Output cap sent as options.num_predict, tokens [default: 1024]
+    #[arg(long, value_name = "TOKENS")]
+    pub num_predict: Option<i64>,
+    /// Router output cap, tokens [default: 24]
+    #[arg(long, value_name = "TOKENS")]
+    pub router_num_predict: Option<i64>,
+    /// keep_alive sent with every call [default: 15m]
+    #[arg(long, value_name = "DURATION")]
+    pub keep_alive: Option<String>,
+    /// Model calls per customer turn before the conversation stops; several values run a budget sweep [default: 10]
+    #[arg(long, value_delimiter = ',', value_name = "N")]
+    pub call_cap: Vec<u32>,
+    /// Base seed; per-call seeds derive from (base, trial, turn, step) [default: 0]
+    #[arg(long, value_name = "N")]
+    pub base_seed: Option<u32>,
+    /// Only these task ids, comma-separated [default: all]
+    #[arg(long, value_delimiter = ',', value_name = "ID")]
+    pub tasks: Vec<String>,
+    /// Run directory [default: results/<run-id>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Run id (a rerun with the same id resumes) [default: derived from the settings]
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Use streaming chat calls (records time to first byte)
+    #[arg(long)]
+    pub stream: bool,
+    /// Hide progress bars (plain log lines instead)
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Write the report when the run finishes
+    #[arg(long)]
+    pub report: bool,
+}
+
+/// `passk calibrate`
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Data location.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Trials per task (k)
+    #[arg(long, short = 'k', value_name = "N", default_value_t = 5)]
+    pub trials: u32,
+    /// Directory under which the calibration runs are written
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Hide progress bars
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// `passk doctor`
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Connection.
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Models to check, comma-separated [default: qwen2.5-coder:3b,qwen2.5-coder:7b]
+    #[arg(long, value_delimiter = ',', value_name = "MODEL")]
+    pub models: Vec<String>,
+}
+
+/// `passk pull`
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// Connection.
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Models to pull [default: qwen2.5-coder:3b qwen2.5-coder:7b]
+    #[arg(value_name = "MODEL")]
+    pub models: Vec<String>,
+}
+
+/// `passk serve-stub`
+#[derive(Debug, Args)]
+pub struct ServeStubArgs {
+    /// Data location (the oracle replays these suites' gold trajectories).
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Address to bind
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub bind: String,
+    /// Port (0 picks a free one and prints it)
+    #[arg(long, value_name = "PORT", default_value_t = 11435)]
+    pub port: u16,
+    /// Stub configuration (TOML: models, behaviours, fault rates, speed); default: oracle for any model
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Simulated decode speed, tokens per second
+    #[arg(long, value_name = "TOK_PER_S", default_value_t = 2000.0)]
+    pub speed: f64,
+}
+
+/// Export destinations shared by report and compare (`-` means stdout).
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// Also write the Markdown report here
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Also write summary JSON here
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write the per-conversation CSV here
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+}
+
+/// `passk report`
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run directory
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+    /// Bootstrap resamples
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub resamples: usize,
+    /// Extra exports.
+    #[command(flatten)]
+    pub export: ExportArgs,
+}
+
+/// `passk compare`
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// First run directory (the baseline)
+    #[arg(value_name = "RUN_A")]
+    pub a: PathBuf,
+    /// Second run directory
+    #[arg(value_name = "RUN_B")]
+    pub b: PathBuf,
+    /// Compare even when the runs were graded by different graders (said at the top)
+    #[arg(long)]
+    pub allow_different_graders: bool,
+    /// Directory for compare.md and compare.json [default: RUN_B/compare-<RUN_A name>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Bootstrap resamples
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub resamples: usize,
+}
+
+/// `passk regrade`
+#[derive(Debug, Args)]
+pub struct RegradeArgs {
+    /// Data location.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Run directory
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+}
+
+/// `passk import`
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Directory holding the reference's orchestrator.jsonl and router.jsonl
+    #[arg(long, value_name = "DIR")]
+    pub reference: PathBuf,
+    /// Run directory to create [default: results/imported-<dir name>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `passk cost`: seed 004's illustrative cost model. Defaults are its worked example.
+#[derive(Debug, Args)]
+pub struct CostArgs {
+    /// Capable model's price, dollars per million tokens
+    #[arg(long, value_name = "USD", default_value_t = 2.0)]
+    pub capable_price: f64,
+    /// Capable model's turns per attempt
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub capable_turns: u32,
+    /// Capable model's success rate (0..1)
+    #[arg(long, value_name = "RATE", default_value_t = 0.9)]
+    pub capable_success: f64,
+    /// Cheaper model's price, dollars per million tokens
+    #[arg(long, value_name = "USD", default_value_t = 0.5)]
+    pub cheaper_price: f64,
+    /// Cheaper model's turns per attempt
+    #[arg(long, value_name = "N", default_value_t = 7)]
+    pub cheaper_turns: u32,
+    /// Cheaper model's success rate (0..1)
+    #[arg(long, value_name = "RATE", default_value_t = 0.6)]
+    pub cheaper_success: f64,
+    /// Base prompt (system + tools + request), tokens
+    #[arg(long, value_name = "TOKENS", default_value_t = 4000)]
+    pub base_prompt: u64,
+    /// Context growth per turn, tokens
+    #[arg(long, value_name = "TOKENS", default_value_t = 800)]
+    pub growth: u64,
+    /// Output per turn, tokens
+    #[arg(long, value_name = "TOKENS", default_value_t = 200)]
+    pub output: u64,
+    /// Price factor of re-sent (cached) input, e.g. 0.1; omit for no caching
+    #[arg(long, value_name = "FACTOR")]
+    pub cache_discount: Option<f64>,
+    /// Leaf-node comparison: one turn, these success rates (capable,cheaper)
+    #[arg(long, value_delimiter = ',', value_name = "RATE", num_args = 2)]
+    pub leaf: Vec<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,38 @@
+//! One file per subcommand: glue that wires the stages together and owns the terminal.
+//! Nothing but `main.rs` reaches in here.
+
+mod calibrate;
+mod compare;
+mod cost;
+mod doctor;
+mod freeze;
+mod import;
+mod pull;
+mod regrade;
+mod report;
+mod run;
+mod serve_stub;
+mod suite_check;
+
+use crate::cli::{Cli, Command, SuiteCommand};
+
+/// Runs the parsed command; returns the exit code.
+pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    match &cli.command {
+        Command::Calibrate(a) => calibrate::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Doctor(a) => doctor::run(a),
+        Command::Pull(a) => pull::run(a),
+        Command::Suite(s) => match &s.command {
+            SuiteCommand::Check(a) => suite_check::run(a),
+        },
+        Command::Freeze(a) => freeze::freeze(a),
+        Command::Verify(a) => freeze::verify(a),
+        Command::ServeStub(a) => serve_stub::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Regrade(a) => regrade::run(a),
+        Command::Import(a) => import::run(a),
+        Command::Cost(a) => cost::run(a),
+    }
+}

@@ -1,0 +1,22 @@
+//! The documented exit codes (docs/cli.md), one constant each.
+
+/// Success.
+pub const SUCCESS: u8 = 0;
+/// Unexpected error.
+pub const FAILURE: u8 = 1;
+/// Usage error (clap's own).
+pub const USAGE: u8 = 2;
+/// `graders/graders.lock` is missing or does not match the graders.
+pub const GRADER_LOCK_MISMATCH: u8 = 3;
+/// A resume would mix Ollama versions, model digests or grader digests.
+pub const MIXED_VERSIONS: u8 = 4;
+/// Calibration did not reproduce its expected figures: the harness or graders are broken.
+pub const CALIBRATION_FAILED: u8 = 5;
+/// `passk suite check` found a surprise (a gold trajectory failing or a near-miss passing).
+pub const SUITE_CHECK_FAILED: u8 = 6;
+/// Preflight refused the run (Ollama unreachable, model missing or without tools).
+pub const PREFLIGHT_FAILED: u8 = 7;
+/// `passk compare` refused runs graded by different graders.
+pub const DIFFERENT_GRADERS: u8 = 8;
+/// The run was interrupted (Ctrl-C); finished conversations are kept and a rerun resumes.
+pub const INTERRUPTED: u8 = 130;

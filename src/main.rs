@@ -1,0 +1,19 @@
+//! The `passk` binary: parse flags, dispatch, print the error chain, exit with a named code.
+
+mod cli;
+mod commands;
+mod exit_code;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(exit_code::FAILURE)
+        }
+    }
+}

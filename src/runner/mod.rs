@@ -1,0 +1,3 @@
+//! Executes models x conversations x k trials and writes the records.
+
+pub mod record;

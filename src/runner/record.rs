@@ -1,0 +1,445 @@
+//! The JSONL record types: the owner of the format described in `docs/records.md`.
+//!
+//! A run directory holds `manifest.json`, `conversations.jsonl` (one [`ConversationRecord`] per
+//! finished conversation) and `router.jsonl` (one [`RouterRecord`] per standalone router call). Each
+//! line is one JSON object tagged by `type` and stamped with [`SCHEMA_VERSION`] and the grader digest.
+//! Analysis reads these types back; nothing downstream needs anything else.
+
+use crate::trace::{CallFormat, ToolEvent, Verdict};
+use crate::wire::api::Timings;
+use crate::wire::outcome::{Attempt, CallOutcome};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Version of the record format; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// File name of the conversation records inside a run directory.
+pub const CONVERSATIONS_FILE: &str = "conversations.jsonl";
+/// File name of the standalone router records inside a run directory.
+pub const ROUTER_FILE: &str = "router.jsonl";
+/// File name of the manifest inside a run directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// One line of `conversations.jsonl` or `router.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// A finished conversation trial.
+    Conversation(Box<ConversationRecord>),
+    /// A standalone router call.
+    Router(Box<RouterRecord>),
+}
+
+/// Which node of the pipeline made a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Node {
+    /// The agent (decision node).
+    Orchestrator,
+    /// The intent router (leaf node).
+    Router,
+}
+
+/// How the conversation was played.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The agent with tools.
+    #[default]
+    Agent,
+    /// One call per customer message, no tools (seed 003's baseline).
+    Toolless,
+}
+
+/// How a conversation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Graded and passed.
+    Pass,
+    /// Graded and failed (call cap included).
+    ModelFail,
+    /// Retries exhausted on transport failures: excluded from quality denominators.
+    TransportFail,
+    /// A protocol error mid-run: excluded from quality denominators.
+    ProtocolFail,
+}
+
+impl Outcome {
+    /// Whether the conversation counts in quality denominators.
+    pub fn is_graded(self) -> bool {
+        matches!(self, Outcome::Pass | Outcome::ModelFail)
+    }
+}
+
+/// Where the conversation stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every scripted turn was played.
+    Ok,
+    /// A turn reached the call cap; remaining turns were not played.
+    LoopCap,
+    /// A call failed for good (transport or protocol).
+    Aborted,
+}
+
+/// GPU readings over one call's wall interval; every field absent when no GPU telemetry exists.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuWindow {
+    /// Samples that fell inside the interval.
+    pub samples: u32,
+    /// Mean GPU utilization, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub util_mean: Option<f64>,
+    /// Max GPU utilization, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub util_max: Option<f64>,
+    /// Max memory in use, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_used_mib: Option<f64>,
+    /// Mean power draw, watts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w: Option<f64>,
+    /// Energy counter delta over the interval, joules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+}
+
+/// One model call as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// Which node made it.
+    pub node: Node,
+    /// Customer turn (0-based).
+    pub turn: u32,
+    /// Model call within the turn (0-based).
+    pub step: u32,
+    /// Seed sent in `options.seed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Request start, milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ms: Option<u64>,
+    /// Client wall time of the successful (or last) attempt, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+    /// Ollama's own timing fields.
+    #[serde(default)]
+    pub timings: Timings,
+    /// Bucket of the call (the last attempt's).
+    pub outcome: CallOutcome,
+    /// Every attempt, failed ones first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
+    /// Request timeout in force, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+    /// How the reply's tool calls were written (`None`: no tool call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_format: Option<CallFormat>,
+    /// Tool calls in the reply.
+    #[serde(default)]
+    pub tool_calls: u32,
+    /// `done_reason` was `length`: the reply hit num_predict.
+    #[serde(default)]
+    pub truncated: bool,
+    /// prompt_eval_count reached num_ctx or fell below the previous call's.
+    #[serde(default)]
+    pub context_overflow: bool,
+    /// GPU readings over the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuWindow>,
+    /// Router only: the predicted label (`None`: unparseable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<String>,
+    /// Time to first byte, seconds (streaming only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb_s: Option<f64>,
+}
+
+impl CallRecord {
+    /// Input tokens (`prompt_eval_count`), 0 when absent.
+    pub fn input_tokens(&self) -> u64 {
+        self.timings.prompt_eval_count.unwrap_or(0)
+    }
+
+    /// Output tokens (`eval_count`), 0 when absent.
+    pub fn output_tokens(&self) -> u64 {
+        self.timings.eval_count.unwrap_or(0)
+    }
+
+    /// Latency as metrics.md defines it: client wall time minus `load_duration`, seconds.
+    pub fn latency_s(&self) -> Option<f64> {
+        let load = self.timings.load_duration.unwrap_or(0) as f64 / 1e9;
+        self.wall_s.map(|w| (w - load).max(0.0))
+    }
+
+    /// Retries made (attempts beyond the first).
+    pub fn retries(&self) -> u32 {
+        self.attempts.len().saturating_sub(1) as u32
+    }
+}
+
+/// One finished conversation trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConversationRecord {
+    /// Record format version.
+    pub schema_version: u32,
+    /// Digest of the graders that produced the verdict.
+    pub grader_digest: String,
+    /// Suite name.
+    pub suite: String,
+    /// Task id.
+    pub task: String,
+    /// Task category.
+    pub category: String,
+    /// Model tag.
+    pub model: String,
+    /// Trial index (0-based), paired across models.
+    pub trial: u32,
+    /// Call cap in force (model calls per turn).
+    pub call_cap: u32,
+    /// Agent or toolless baseline.
+    #[serde(default)]
+    pub mode: Mode,
+    /// Whether the router ran in front of the agent.
+    #[serde(default)]
+    pub router_in_front: bool,
+    /// Where the conversation stopped.
+    pub status: Status,
+    /// How it ended, for the denominators.
+    pub outcome: Outcome,
+    /// Every model call (router calls in front included, with `node: router`).
+    pub calls: Vec<CallRecord>,
+    /// Every tool call and its result.
+    pub tool_events: Vec<ToolEvent>,
+    /// Final reply of each played turn (`None` for a turn cut by the call cap).
+    pub replies: Vec<Option<String>>,
+    /// The messages exactly as last sent to `/api/chat`, plus the final reply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transcript: Vec<Value>,
+    /// End state of the environment.
+    pub end_state: Value,
+    /// The grader's verdict (for transport/protocol failures, a non-passing placeholder).
+    pub verdict: Verdict,
+    /// Wall time of the conversation, seconds.
+    pub wall_s: f64,
+    /// Whether the record came from `passk import` (verdict kept as recorded, never re-graded).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub imported: bool,
+}
+
+impl ConversationRecord {
+    /// Orchestrator calls only.
+    pub fn orchestrator_calls(&self) -> impl Iterator<Item = &CallRecord> {
+        self.calls.iter().filter(|c| c.node == Node::Orchestrator)
+    }
+
+    /// Router calls made in front of the agent.
+    pub fn router_calls(&self) -> impl Iterator<Item = &CallRecord> {
+        self.calls.iter().filter(|c| c.node == Node::Router)
+    }
+
+    /// The key that identifies the trial within a run.
+    pub fn key(&self) -> TrialKey {
+        TrialKey {
+            suite: self.suite.clone(),
+            model: self.model.clone(),
+            task: self.task.clone(),
+            trial: self.trial,
+            call_cap: self.call_cap,
+        }
+    }
+}
+
+/// One standalone router call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterRecord {
+    /// Record format version.
+    pub schema_version: u32,
+    /// Digest of the graders (router gold labels included).
+    pub grader_digest: String,
+    /// Model tag.
+    pub model: String,
+    /// Message index in the router suite.
+    pub index: u32,
+    /// Trial index (0-based).
+    pub trial: u32,
+    /// Gold label.
+    pub label: String,
+    /// Predicted label (`None`: unparseable).
+    #[serde(default)]
+    pub predicted: Option<String>,
+    /// Whether the prediction equals the label.
+    pub correct: bool,
+    /// First 200 characters of the reply.
+    #[serde(default)]
+    pub raw: String,
+    /// Sampling temperature used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The call.
+    pub call: CallRecord,
+    /// Whether the record came from `passk import`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub imported: bool,
+}
+
+impl RouterRecord {
+    /// The key that identifies the call within a run.
+    pub fn key(&self) -> TrialKey {
+        TrialKey {
+            suite: "router".into(),
+            model: self.model.clone(),
+            task: self.index.to_string(),
+            trial: self.trial,
+            call_cap: 1,
+        }
+    }
+}
+
+/// Identity of one trial in a run; resume skips keys already on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TrialKey {
+    /// Suite name (`router` for standalone router calls).
+    pub suite: String,
+    /// Model tag.
+    pub model: String,
+    /// Task id (router: message index).
+    pub task: String,
+    /// Trial index.
+    pub trial: u32,
+    /// Call cap (distinguishes the runs of a budget sweep).
+    pub call_cap: u32,
+}
+
+/// What the run knows about one model (from `/api/show`, `/api/tags` and `/api/ps`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// Model tag.
+    pub name: String,
+    /// Model digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Quantization level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantization: Option<String>,
+    /// Parameter size ("3.1B").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter_size: Option<String>,
+    /// Model family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    /// Trained context length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_length: Option<u64>,
+    /// Effective context length from `/api/ps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_context_length: Option<u64>,
+    /// Size in memory, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Size in VRAM, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_vram: Option<u64>,
+    /// `size_vram < size`: part of the model runs on the CPU.
+    #[serde(default)]
+    pub partly_on_cpu: bool,
+    /// Capabilities reported by `/api/show`.
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// The warm-up call (recorded, excluded from metrics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<CallRecord>,
+}
+
+/// GPU identity at run start (absent fields: no NVML).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    /// Why there is no GPU telemetry, when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Device name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Driver version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// Total memory, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mib: Option<u64>,
+}
+
+/// The host that ran passk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// OS name and version.
+    #[serde(default)]
+    pub os: String,
+    /// CPU brand.
+    #[serde(default)]
+    pub cpu: String,
+    /// Logical cores.
+    #[serde(default)]
+    pub cores: usize,
+    /// Total memory, MiB.
+    #[serde(default)]
+    pub memory_mib: u64,
+}
+
+/// `manifest.json`: what a run was, so that its records can be read without the command line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Record format version.
+    pub schema_version: u32,
+    /// Run id (the directory name).
+    pub run_id: String,
+    /// passk version.
+    pub passk_version: String,
+    /// git commit passk was built from, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
+    /// Creation time, RFC 3339 (UTC).
+    #[serde(default)]
+    pub created: String,
+    /// Grader digest every record is stamped with.
+    pub grader_digest: String,
+    /// Resolved settings (flags merged over the experiment file).
+    #[serde(default)]
+    pub settings: Value,
+    /// The experiment file as given, when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment_file: Option<String>,
+    /// Digests of suite parts that are not graders, by suite.
+    #[serde(default)]
+    pub suite_digests: BTreeMap<String, crate::suite::SuiteDigests>,
+    /// Ollama version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ollama_version: Option<String>,
+    /// Ollama host URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ollama_host: Option<String>,
+    /// Backend: `ollama`, `stub` or `imported`.
+    #[serde(default)]
+    pub backend: String,
+    /// Per model.
+    #[serde(default)]
+    pub models: Vec<ModelInfo>,
+    /// GPU.
+    #[serde(default)]
+    pub gpu: GpuInfo,
+    /// Host.
+    #[serde(default)]
+    pub host: HostInfo,
+    /// For imported runs: where the records came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_from: Option<String>,
+    /// Free-form notes (warnings raised during the run: partial offload, context overflow).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}

@@ -1,0 +1,176 @@
+//! Suites as data: reads `tasks/<suite>/` and `graders/<suite>/` into typed values.
+//!
+//! A suite is everything the runner needs to play and grade conversations without knowing which
+//! domain it is: a system prompt, tool schemas per documentation variant, tasks with scripted
+//! customer turns and gold trajectories, a fresh environment per trial and a grader. The store suite
+//! implements [`Domain`]; the router suite is a separate, simpler shape ([`RouterSuite`]).
+
+pub mod error;
+pub mod task;
+
+pub use error::SuiteError;
+pub use task::{NearMiss, Task, Trajectory, TrajectoryCall, TrajectoryTurn};
+
+use crate::trace::{ToolEvent, Verdict};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Which documentation variant of the tool schemas the model is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolVariant {
+    /// Tool descriptions, and a description for one parameter only.
+    Bare,
+    /// Every parameter described, each with an example value not in the store data.
+    Documented,
+}
+
+impl ToolVariant {
+    /// The variant's name as used in file names and records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolVariant::Bare => "bare",
+            ToolVariant::Documented => "documented",
+        }
+    }
+}
+
+/// What one tool call did to the environment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// Accepted: the text sent back to the model.
+    Ok(String),
+    /// Rejected: the error text sent back to the model (a *rejected tool call*).
+    Rejected(String),
+}
+
+/// A fresh, mutable world for one conversation trial.
+pub trait Environment: Send {
+    /// Executes one tool call. Never panics, whatever `args` holds.
+    fn execute(&mut self, tool: &str, args: &Value) -> ToolOutcome;
+    /// The end state the graders see, as canonical JSON.
+    fn snapshot(&self) -> Value;
+}
+
+/// Everything a grader may look at for one conversation.
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    /// End state of the environment.
+    pub end_state: &'a Value,
+    /// The final reply of each played turn (`None` for a turn cut by the call cap).
+    pub replies: &'a [Option<String>],
+    /// Every tool call, accepted or not, in order.
+    pub tool_events: &'a [ToolEvent],
+    /// Whether the conversation stopped at the call cap.
+    pub hit_call_cap: bool,
+    /// Model calls made, per played turn.
+    pub model_calls: u32,
+}
+
+/// SHA-256 digests (hex) of a suite's parts that may change without touching the graders.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuiteDigests {
+    /// The task files (customer messages, gold trajectories).
+    pub tasks: String,
+    /// The tool schema file of the chosen variant.
+    pub tools: String,
+    /// The policy / system prompt.
+    pub policy: String,
+}
+
+/// A suite the agent loop can play: the store, or any domain built the same way.
+pub trait Domain: Send + Sync {
+    /// Suite name (`store`, `triage`).
+    fn name(&self) -> &str;
+    /// System prompt (the policy).
+    fn system_prompt(&self) -> &str;
+    /// Tool schemas in Ollama's `tools` shape for the variant.
+    fn tools(&self, variant: ToolVariant) -> &[Value];
+    /// Documented example values (to count example-copy calls), by parameter name.
+    fn example_values(&self) -> Vec<(String, String)>;
+    /// The tasks in suite order.
+    fn tasks(&self) -> &[Task];
+    /// A fresh environment in its seed state.
+    fn new_environment(&self) -> Box<dyn Environment>;
+    /// Grades one conversation. Pure: same evidence, same verdict.
+    fn grade(&self, task: &Task, evidence: &Evidence<'_>) -> Verdict;
+    /// Digests of the suite's non-grader parts for the manifest.
+    fn digests(&self, variant: ToolVariant) -> SuiteDigests;
+}
+
+/// One labelled router message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouterMessage {
+    /// Index in the suite (0-based), stable across runs.
+    pub index: u32,
+    /// The customer's message.
+    pub text: String,
+    /// Gold label.
+    pub label: String,
+}
+
+/// The intent-router leaf node: a prompt, a closed label set and labelled messages.
+#[derive(Debug, Clone)]
+pub struct RouterSuite {
+    /// System prompt of the router.
+    pub prompt: String,
+    /// The closed label set, in suite order.
+    pub labels: Vec<String>,
+    /// The labelled messages.
+    pub messages: Vec<RouterMessage>,
+    /// SHA-256 of the router's task files.
+    pub digest: String,
+}
+
+impl RouterSuite {
+    /// The prediction in a reply: the one label that appears in it, or `None` when zero or several
+    /// labels appear (an unparseable reply counts as wrong).
+    pub fn parse_label(&self, reply: &str) -> Option<String> {
+        let lower = reply.to_lowercase();
+        let found: Vec<&String> = self
+            .labels
+            .iter()
+            .filter(|l| contains_word(&lower, &l.to_lowercase()))
+            .collect();
+        match found.as_slice() {
+            [one] => Some((*one).clone()),
+            _ => None,
+        }
+    }
+}
+
+/// True when `needle` occurs in `hay` not glued to other word characters.
+fn contains_word(hay: &str, needle: &str) -> bool {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    hay.match_indices(needle).any(|(i, _)| {
+        let before = hay[..i].chars().next_back();
+        let after = hay[i + needle.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn router() -> RouterSuite {
+        RouterSuite {
+            prompt: String::new(),
+            labels: ["order_status", "cancel_order", "other"].map(String::from).to_vec(),
+            messages: vec![],
+            digest: String::new(),
+        }
+    }
+
+    #[test]
+    fn one_label_is_a_prediction() {
+        assert_eq!(router().parse_label("Label: cancel_order").as_deref(), Some("cancel_order"));
+    }
+
+    #[test]
+    fn two_labels_or_none_are_unparseable() {
+        assert_eq!(router().parse_label("order_status or cancel_order"), None);
+        assert_eq!(router().parse_label("no idea"), None);
+        assert_eq!(router().parse_label("other_stuff"), None);
+    }
+}

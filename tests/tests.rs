@@ -1,0 +1,4 @@
+//! The single integration-test binary; each module tests one part through the real binary or the
+//! library's public API, over loopback only.
+
+mod util;
