@@ -101,17 +101,6 @@ pub struct HostArgs {
     pub retries: u32,
 }
 
-/// Which suites a run plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SuiteName {
-    /// The store agent's 24 conversations.
-    Store,
-    /// The 48 labelled router messages.
-    Router,
-    /// The ticket-triage suite.
-    Triage,
-}
-
 /// The baseline mode of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Baseline {
@@ -138,7 +127,7 @@ pub struct RunArgs {
     pub models: Vec<String>,
     /// Suites to play, comma-separated [default: store,router]
     #[arg(long, value_delimiter = ',', value_name = "SUITE")]
-    pub suite: Vec<SuiteName>,
+    pub suite: Vec<passk::runner::settings::SuiteChoice>,
     /// Trials per task (k) [default: 5]
     #[arg(long, short = 'k', value_name = "N")]
     pub trials: Option<u32>,

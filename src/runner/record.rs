@@ -86,7 +86,8 @@ pub enum Status {
     Aborted,
 }
 
-/// GPU readings over one call's wall interval; every field absent when no GPU telemetry exists.
+/// GPU and model-server readings over one call's wall interval; a field is absent (never 0) when it
+/// could not be read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GpuWindow {
     /// Samples that fell inside the interval.
@@ -106,6 +107,12 @@ pub struct GpuWindow {
     /// Energy counter delta over the interval, joules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_j: Option<f64>,
+    /// CPU of the `ollama` and `llama-server` processes, percent of one core (mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_pct: Option<f64>,
+    /// Resident memory of those processes, MiB (max).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_rss_mib: Option<f64>,
 }
 
 /// One model call as recorded.
@@ -161,6 +168,29 @@ pub struct CallRecord {
 }
 
 impl CallRecord {
+    /// An `ok` call with no timings or readings yet, to be filled in by the caller.
+    pub fn new(node: Node, turn: u32, step: u32) -> CallRecord {
+        CallRecord {
+            node,
+            turn,
+            step,
+            seed: None,
+            started_unix_ms: None,
+            wall_s: None,
+            timings: Timings::default(),
+            outcome: CallOutcome::Ok,
+            attempts: Vec::new(),
+            timeout_s: None,
+            call_format: None,
+            tool_calls: 0,
+            truncated: false,
+            context_overflow: false,
+            gpu: None,
+            predicted: None,
+            ttfb_s: None,
+        }
+    }
+
     /// Input tokens (`prompt_eval_count`), 0 when absent.
     pub fn input_tokens(&self) -> u64 {
         self.timings.prompt_eval_count.unwrap_or(0)

@@ -1,0 +1,324 @@
+//! The run directory on disk: `manifest.json` plus append-only JSONL records.
+//!
+//! Each finished conversation (or router call) is written as one whole line and fsynced before the
+//! next trial starts, so a crash or a kill loses at most the trial in flight. Opening an existing
+//! run scans its records: a torn last line (no newline, or not valid JSON) is cut off, and the keys
+//! of the finished trials are returned so the plan can skip them. A resume that would mix Ollama
+//! versions, model digests or grader digests is refused, naming what differs.
+
+use crate::runner::record::{
+    CONVERSATIONS_FILE, MANIFEST_FILE, Manifest, ROUTER_FILE, Record, SCHEMA_VERSION, TrialKey,
+};
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+/// What can go wrong with a run directory.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// File concerned.
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// A line in the middle of a record file is not a record (only the last line may be torn).
+    #[error("{path}:{line}: not a passk record: {message}")]
+    Corrupt {
+        /// File concerned.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// Parser message.
+        message: String,
+    },
+    /// The manifest could not be parsed.
+    #[error("{path}: {message}")]
+    Manifest {
+        /// File concerned.
+        path: PathBuf,
+        /// Parser message.
+        message: String,
+    },
+    /// Appending would mix records of different setups.
+    #[error("refusing to append to {dir}: {what} differs (recorded {recorded}, now {now}); start a new run directory")]
+    Mixed {
+        /// Run directory.
+        dir: PathBuf,
+        /// What differs.
+        what: String,
+        /// Value in the manifest.
+        recorded: String,
+        /// Value now.
+        now: String,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError + '_ {
+    move |source| JournalError::Io { path: path.to_path_buf(), source }
+}
+
+/// An open run directory, ready to append.
+#[derive(Debug)]
+pub struct Journal {
+    dir: PathBuf,
+    conversations: File,
+    router: File,
+    done: BTreeSet<TrialKey>,
+    dropped_torn: usize,
+}
+
+impl Journal {
+    /// Opens `dir`, creating it with `manifest` or resuming it. Resuming checks that the recorded
+    /// manifest's grader digest, Ollama version and model digests equal `manifest`'s.
+    pub fn open(dir: &Path, manifest: &Manifest) -> Result<Journal, JournalError> {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let manifest_path = dir.join(MANIFEST_FILE);
+        if manifest_path.exists() {
+            let recorded = read_manifest(dir)?;
+            check_same_setup(dir, &recorded, manifest)?;
+        } else {
+            write_manifest(dir, manifest)?;
+        }
+        let mut done = BTreeSet::new();
+        let mut dropped_torn = 0;
+        for name in [CONVERSATIONS_FILE, ROUTER_FILE] {
+            let scan = scan(&dir.join(name))?;
+            dropped_torn += usize::from(scan.torn);
+            done.extend(scan.keys);
+        }
+        let open = |name: &str| {
+            let path = dir.join(name);
+            OpenOptions::new().create(true).append(true).open(&path).map_err(io(&path))
+        };
+        Ok(Journal {
+            dir: dir.to_path_buf(),
+            conversations: open(CONVERSATIONS_FILE)?,
+            router: open(ROUTER_FILE)?,
+            done,
+            dropped_torn,
+        })
+    }
+
+    /// The run directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Trials already on disk.
+    pub fn done(&self) -> &BTreeSet<TrialKey> {
+        &self.done
+    }
+
+    /// Torn last lines cut off while opening (0 or more, one per file at most).
+    pub fn dropped_torn(&self) -> usize {
+        self.dropped_torn
+    }
+
+    /// Appends one record as a whole line and fsyncs it. A key already on disk is not written twice.
+    pub fn append(&mut self, record: &Record) -> Result<bool, JournalError> {
+        let key = match record {
+            Record::Conversation(c) => c.key(),
+            Record::Router(r) => r.key(),
+        };
+        if self.done.contains(&key) {
+            return Ok(false);
+        }
+        let (file, name) = match record {
+            Record::Conversation(_) => (&mut self.conversations, CONVERSATIONS_FILE),
+            Record::Router(_) => (&mut self.router, ROUTER_FILE),
+        };
+        let path = self.dir.join(name);
+        let mut line = serde_json::to_vec(record).map_err(|e| JournalError::Io {
+            path: path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        line.push(b'\n');
+        file.write_all(&line).map_err(io(&path))?;
+        file.sync_data().map_err(io(&path))?;
+        self.done.insert(key);
+        Ok(true)
+    }
+
+    /// Rewrites the manifest (atomically), e.g. to add warnings raised during the run.
+    pub fn update_manifest(&self, manifest: &Manifest) -> Result<(), JournalError> {
+        write_manifest(&self.dir, manifest)
+    }
+}
+
+/// Reads `manifest.json` of a run directory.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, JournalError> {
+    let path = dir.join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+    serde_json::from_str(&text).map_err(|e| JournalError::Manifest { path, message: e.to_string() })
+}
+
+/// Writes `manifest.json` through a temporary file and a rename, so it is never half written.
+pub fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), JournalError> {
+    let path = dir.join(MANIFEST_FILE);
+    let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
+    let mut bytes = serde_json::to_vec_pretty(manifest).map_err(|e| JournalError::Manifest {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    bytes.push(b'\n');
+    let mut f = File::create(&tmp).map_err(io(&tmp))?;
+    f.write_all(&bytes).map_err(io(&tmp))?;
+    f.sync_all().map_err(io(&tmp))?;
+    std::fs::rename(&tmp, &path).map_err(io(&path))
+}
+
+fn check_same_setup(dir: &Path, recorded: &Manifest, now: &Manifest) -> Result<(), JournalError> {
+    let mixed = |what: &str, a: &str, b: &str| JournalError::Mixed {
+        dir: dir.to_path_buf(),
+        what: what.to_string(),
+        recorded: a.to_string(),
+        now: b.to_string(),
+    };
+    if recorded.schema_version != SCHEMA_VERSION {
+        return Err(mixed("record schema version", &recorded.schema_version.to_string(), &SCHEMA_VERSION.to_string()));
+    }
+    if recorded.grader_digest != now.grader_digest {
+        return Err(mixed("grader digest", &recorded.grader_digest, &now.grader_digest));
+    }
+    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    if recorded.ollama_version != now.ollama_version {
+        return Err(mixed("Ollama version", &show(&recorded.ollama_version), &show(&now.ollama_version)));
+    }
+    for model in &now.models {
+        if let Some(old) = recorded.models.iter().find(|m| m.name == model.name)
+            && old.digest != model.digest
+        {
+            return Err(mixed(&format!("digest of model {}", model.name), &show(&old.digest), &show(&model.digest)));
+        }
+    }
+    Ok(())
+}
+
+struct Scan {
+    keys: Vec<TrialKey>,
+    torn: bool,
+}
+
+/// Reads the keys of a record file, cutting off a torn last line.
+fn scan(path: &Path) -> Result<Scan, JournalError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Scan { keys: vec![], torn: false }),
+        Err(e) => return Err(io(path)(e)),
+    };
+    let mut reader = BufReader::new(file);
+    let mut keys = Vec::new();
+    let mut good_len: u64 = 0;
+    let mut buf = Vec::new();
+    let mut line_no = 0;
+    let mut torn = false;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(io(path))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let complete = buf.last() == Some(&b'\n');
+        match serde_json::from_slice::<Record>(&buf) {
+            Ok(record) if complete => {
+                keys.push(match &record {
+                    Record::Conversation(c) => c.key(),
+                    Record::Router(r) => r.key(),
+                });
+                good_len += n as u64;
+            }
+            Ok(_) => {
+                torn = true;
+                break;
+            }
+            Err(e) => {
+                // Only the last line may be torn; anything earlier is corruption.
+                let mut rest = Vec::new();
+                let more = reader.read_until(b'\n', &mut rest).map_err(io(path))?;
+                if more > 0 {
+                    return Err(JournalError::Corrupt { path: path.to_path_buf(), line: line_no, message: e.to_string() });
+                }
+                torn = true;
+                break;
+            }
+        }
+    }
+    if torn {
+        let f = OpenOptions::new().write(true).open(path).map_err(io(path))?;
+        f.set_len(good_len).map_err(io(path))?;
+        f.sync_all().map_err(io(path))?;
+    }
+    Ok(Scan { keys, torn })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::record::{RouterRecord, Outcome, CallRecord, Node};
+    
+    fn manifest() -> Manifest {
+        Manifest { schema_version: SCHEMA_VERSION, grader_digest: "g1".into(), ..Manifest::default() }
+    }
+
+    fn router(index: u32) -> Record {
+        Record::Router(Box::new(RouterRecord {
+            schema_version: SCHEMA_VERSION,
+            grader_digest: "g1".into(),
+            model: "m".into(),
+            index,
+            trial: 0,
+            label: "other".into(),
+            predicted: Some("other".into()),
+            correct: true,
+            raw: "other".into(),
+            temperature: Some(0.0),
+            outcome: Outcome::Pass,
+            call: CallRecord::new(Node::Router, 0, 0),
+            imported: false,
+        }))
+    }
+
+    #[test]
+    fn resume_drops_torn_line_and_skips_done() {
+        let dir = tempfile::tempdir().expect("tmp");
+        {
+            let mut j = Journal::open(dir.path(), &manifest()).expect("open");
+            assert!(j.append(&router(0)).expect("append"));
+            assert!(!j.append(&router(0)).expect("append twice"), "no duplicates");
+            assert!(j.append(&router(1)).expect("append"));
+        }
+        // Simulate a kill in the middle of a write.
+        let path = dir.path().join(ROUTER_FILE);
+        let mut f = OpenOptions::new().append(true).open(&path).expect("open");
+        f.write_all(b"{\"type\":\"router\",\"schema_ver").expect("write");
+        drop(f);
+        let j = Journal::open(dir.path(), &manifest()).expect("reopen");
+        assert_eq!(j.done().len(), 2);
+        assert_eq!(j.dropped_torn(), 1);
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(text.lines().count(), 2);
+        assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn refuses_mixed_grader_digest() {
+        let dir = tempfile::tempdir().expect("tmp");
+        Journal::open(dir.path(), &manifest()).expect("open");
+        let other = Manifest { grader_digest: "g2".into(), ..manifest() };
+        let err = Journal::open(dir.path(), &other).expect_err("must refuse");
+        assert!(err.to_string().contains("grader digest"), "{err}");
+    }
+
+    #[test]
+    fn corrupt_middle_line_is_an_error() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join(ROUTER_FILE), b"garbage\n{}\n").expect("write");
+        let err = Journal::open(dir.path(), &manifest()).expect_err("corrupt");
+        assert!(err.to_string().contains(":1:"), "{err}");
+    }
+}

@@ -1,0 +1,294 @@
+//! GPU and host telemetry: an NVML sampler thread (about every 200 ms) and sysinfo readings of the
+//! `ollama` and `llama-server` processes, turned into one [`GpuWindow`] per model call.
+//!
+//! No NVIDIA library, no GPU, or a metric the device does not support (MIG, old drivers) is a
+//! recorded absence, never a zero: the run goes on and the fields stay `None`. The energy of a call is
+//! the NVML energy counter interpolated at the call's start and end, which is more accurate than
+//! integrating power samples.
+
+use crate::runner::record::{GpuInfo, GpuWindow, HostInfo};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Default sampling interval.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Names of the processes whose CPU and memory are attributed to the model server.
+const SERVER_PROCESSES: [&str; 2] = ["ollama", "llama-server"];
+
+/// One reading of the sampler thread.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sample {
+    /// When it was taken, relative to the sampler's start.
+    pub at: Duration,
+    /// GPU utilization, percent.
+    pub util: Option<f64>,
+    /// Memory in use, MiB.
+    pub mem_mib: Option<f64>,
+    /// Power draw, watts.
+    pub power_w: Option<f64>,
+    /// Energy counter since driver load, millijoules.
+    pub energy_mj: Option<u64>,
+    /// CPU of the server processes, percent of one core.
+    pub server_cpu_pct: Option<f64>,
+    /// Resident memory of the server processes, MiB.
+    pub server_rss_mib: Option<f64>,
+}
+
+/// The sampler thread and what it has read so far.
+pub struct Telemetry {
+    origin: Instant,
+    samples: Arc<Mutex<Vec<Sample>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    gpu: GpuInfo,
+    interval: Duration,
+}
+
+impl Telemetry {
+    /// Starts sampling every `interval`. Never fails: what cannot be read is recorded as absent and
+    /// explained in [`Telemetry::gpu_info`]'s `unavailable`.
+    pub fn start(interval: Duration) -> Telemetry {
+        let origin = Instant::now();
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (info_tx, info_rx) = std::sync::mpsc::channel();
+        let thread = {
+            let samples = Arc::clone(&samples);
+            let stop = Arc::clone(&stop);
+            std::thread::Builder::new()
+                .name("passk-telemetry".into())
+                .spawn(move || sample_loop(origin, interval, &samples, &stop, &info_tx))
+                .ok()
+        };
+        let gpu = match thread {
+            Some(_) => info_rx.recv().unwrap_or_else(|_| GpuInfo {
+                unavailable: Some("telemetry thread ended early".into()),
+                ..GpuInfo::default()
+            }),
+            None => GpuInfo {
+                unavailable: Some("could not start the telemetry thread".into()),
+                ..GpuInfo::default()
+            },
+        };
+        Telemetry { origin, samples, stop, thread, gpu, interval }
+    }
+
+    /// A telemetry source that never samples (tests and the stub backend).
+    pub fn disabled(reason: &str) -> Telemetry {
+        Telemetry {
+            origin: Instant::now(),
+            samples: Arc::new(Mutex::new(Vec::new())),
+            stop: Arc::new(AtomicBool::new(true)),
+            thread: None,
+            gpu: GpuInfo { unavailable: Some(reason.to_string()), ..GpuInfo::default() },
+            interval: DEFAULT_INTERVAL,
+        }
+    }
+
+    /// GPU identity, or why there is none.
+    pub fn gpu_info(&self) -> &GpuInfo {
+        &self.gpu
+    }
+
+    /// Readings over `[start, end]`; `None` when nothing at all was sampled.
+    pub fn window(&self, start: Instant, end: Instant) -> Option<GpuWindow> {
+        let samples = self.samples.lock().ok()?;
+        let from = start.saturating_duration_since(self.origin);
+        let to = end.saturating_duration_since(self.origin);
+        window_of(&samples, from, to, self.interval)
+    }
+
+    /// Every sample taken so far.
+    pub fn samples(&self) -> Vec<Sample> {
+        self.samples.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The host that runs passk.
+pub fn host_info() -> HostInfo {
+    let mut sys = match sysinfo::System::new() {
+        Ok(s) => s,
+        Err(_) => return HostInfo::default(),
+    };
+    sys.refresh_memory();
+    sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
+    HostInfo {
+        os: sysinfo::System::long_os_version().unwrap_or_default(),
+        cpu: sys.cpus().first().map(|c| c.brand().trim().to_string()).unwrap_or_default(),
+        cores: sys.cpus().len(),
+        memory_mib: sys.total_memory() / (1024 * 1024),
+    }
+}
+
+fn sample_loop(
+    origin: Instant,
+    interval: Duration,
+    samples: &Mutex<Vec<Sample>>,
+    stop: &AtomicBool,
+    info_tx: &std::sync::mpsc::Sender<GpuInfo>,
+) {
+    let nvml = nvml_wrapper::Nvml::init();
+    let device = match &nvml {
+        Ok(n) => n.device_by_index(0).map_err(|e| format!("NVML found no GPU 0: {e}")),
+        Err(e) => Err(format!("no NVIDIA management library (NVML): {e}")),
+    };
+    let info = match (&nvml, &device) {
+        (Ok(n), Ok(d)) => GpuInfo {
+            unavailable: None,
+            name: d.name().ok(),
+            driver: n.sys_driver_version().ok(),
+            memory_mib: d.memory_info().ok().map(|m| m.total / (1024 * 1024)),
+        },
+        (_, Err(why)) => GpuInfo { unavailable: Some(why.clone()), ..GpuInfo::default() },
+        (Err(e), Ok(_)) => GpuInfo { unavailable: Some(e.to_string()), ..GpuInfo::default() },
+    };
+    let _ = info_tx.send(info);
+    let mut sys = sysinfo::System::new().ok();
+    while !stop.load(Ordering::Relaxed) {
+        let mut s = Sample { at: origin.elapsed(), ..Sample::default() };
+        if let Ok(d) = &device {
+            s.util = d.utilization_rates().ok().map(|u| f64::from(u.gpu));
+            s.mem_mib = d.memory_info().ok().map(|m| m.used as f64 / (1024.0 * 1024.0));
+            s.power_w = d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0);
+            s.energy_mj = d.total_energy_consumption().ok();
+        }
+        if let Some(sys) = sys.as_mut() {
+            (s.server_cpu_pct, s.server_rss_mib) = server_processes(sys);
+        }
+        if let Ok(mut v) = samples.lock() {
+            v.push(s);
+        }
+        std::thread::sleep(interval);
+    }
+}
+
+/// CPU (percent of one core) and RSS (MiB) summed over the model server's processes.
+fn server_processes(sys: &mut sysinfo::System) -> (Option<f64>, Option<f64>) {
+    sys.refresh_processes_specifics(
+        sysinfo::ProcessesToUpdate::All,
+        true,
+        sysinfo::ProcessRefreshKind::nothing().with_cpu().with_memory(),
+    );
+    let procs: Vec<_> = sys
+        .processes()
+        .values()
+        .filter(|p| SERVER_PROCESSES.iter().any(|n| p.name() == std::ffi::OsStr::new(n)))
+        .collect();
+    if procs.is_empty() {
+        return (None, None);
+    }
+    let cpu = procs.iter().map(|p| f64::from(p.cpu_usage())).sum();
+    let rss = procs.iter().map(|p| p.memory() as f64).sum::<f64>() / (1024.0 * 1024.0);
+    (Some(cpu), Some(rss))
+}
+
+/// Summarises the samples that fall in `[from, to]`; a call shorter than one interval takes the
+/// sample nearest to its middle (when one lies within an interval of it).
+pub fn window_of(samples: &[Sample], from: Duration, to: Duration, interval: Duration) -> Option<GpuWindow> {
+    let mut inside: Vec<&Sample> = samples.iter().filter(|s| s.at >= from && s.at <= to).collect();
+    if inside.is_empty() {
+        let mid = from + (to.saturating_sub(from)) / 2;
+        let nearest = samples.iter().min_by_key(|s| s.at.abs_diff(mid))?;
+        if nearest.at.abs_diff(mid) > interval {
+            return None;
+        }
+        inside.push(nearest);
+    }
+    let values = |f: fn(&Sample) -> Option<f64>| -> Vec<f64> { inside.iter().filter_map(|s| f(s)).collect() };
+    let util = values(|s| s.util);
+    let mem = values(|s| s.mem_mib);
+    let power = values(|s| s.power_w);
+    let cpu = values(|s| s.server_cpu_pct);
+    let rss = values(|s| s.server_rss_mib);
+    Some(GpuWindow {
+        samples: inside.len() as u32,
+        util_mean: mean(&util),
+        util_max: util.iter().copied().reduce(f64::max),
+        mem_used_mib: mem.iter().copied().reduce(f64::max),
+        power_w: mean(&power),
+        energy_j: energy_between(samples, from, to),
+        server_cpu_pct: mean(&cpu),
+        server_rss_mib: rss.iter().copied().reduce(f64::max),
+    })
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Energy counter interpolated linearly at `from` and `to`, in joules.
+fn energy_between(samples: &[Sample], from: Duration, to: Duration) -> Option<f64> {
+    let points: Vec<(f64, f64)> = samples
+        .iter()
+        .filter_map(|s| s.energy_mj.map(|e| (s.at.as_secs_f64(), e as f64)))
+        .collect();
+    let at = |t: f64| -> Option<f64> {
+        let after = points.iter().position(|p| p.0 >= t)?;
+        if after == 0 {
+            return (points[0].0 == t).then_some(points[0].1);
+        }
+        let (t0, e0) = points[after - 1];
+        let (t1, e1) = points[after];
+        Some(e0 + (e1 - e0) * (t - t0) / (t1 - t0))
+    };
+    let (a, b) = (at(from.as_secs_f64())?, at(to.as_secs_f64())?);
+    Some((b - a).max(0.0) / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(ms: u64, util: f64, energy_mj: u64) -> Sample {
+        Sample {
+            at: Duration::from_millis(ms),
+            util: Some(util),
+            energy_mj: Some(energy_mj),
+            ..Sample::default()
+        }
+    }
+
+    #[test]
+    fn window_averages_inside_and_interpolates_energy() {
+        let samples = [s(0, 10.0, 0), s(200, 50.0, 20_000), s(400, 90.0, 40_000), s(600, 0.0, 60_000)];
+        let w = window_of(&samples, Duration::from_millis(100), Duration::from_millis(500), DEFAULT_INTERVAL)
+            .expect("window");
+        assert_eq!(w.samples, 2);
+        assert_eq!(w.util_mean, Some(70.0));
+        assert_eq!(w.util_max, Some(90.0));
+        // 100 W for 0.4 s = 40 J.
+        assert!((w.energy_j.expect("energy") - 40.0).abs() < 1e-9);
+        assert_eq!(w.power_w, None, "absent readings stay absent, never 0");
+    }
+
+    #[test]
+    fn short_call_takes_nearest_sample_and_far_call_none() {
+        let samples = [s(0, 10.0, 0), s(200, 50.0, 20_000)];
+        let w = window_of(&samples, Duration::from_millis(150), Duration::from_millis(160), DEFAULT_INTERVAL)
+            .expect("nearest");
+        assert_eq!(w.util_mean, Some(50.0));
+        assert!(window_of(&samples, Duration::from_secs(5), Duration::from_secs(6), DEFAULT_INTERVAL).is_none());
+    }
+
+    #[test]
+    fn no_nvml_is_recorded_not_fatal() {
+        let t = Telemetry::start(Duration::from_millis(20));
+        // On a machine without NVIDIA's library the reason is recorded and sampling goes on.
+        if t.gpu_info().unavailable.is_some() {
+            assert!(t.gpu_info().name.is_none());
+        }
+        drop(t);
+    }
+}
