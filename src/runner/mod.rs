@@ -1,6 +1,12 @@
 //! Executes models x conversations x k trials and writes the records.
 
+pub mod agent_loop;
+pub mod event;
+pub mod experiment;
 pub mod journal;
+pub mod plan;
+pub mod preflight;
+pub mod progress;
 pub mod record;
 pub mod settings;
 pub mod telemetry;

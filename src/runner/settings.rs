@@ -17,8 +17,6 @@ pub enum SuiteChoice {
     Store,
     /// Standalone router messages.
     Router,
-    /// The ticket-triage suite.
-    Triage,
 }
 
 /// Every setting of a run, resolved.
@@ -228,7 +226,6 @@ impl RunSettings {
             .map(|s| match s {
                 SuiteChoice::Store => "store",
                 SuiteChoice::Router => "router",
-                SuiteChoice::Triage => "triage",
             })
             .collect();
         let mode = if self.toolless { "toolless" } else { self.tool_docs.as_str() };

@@ -1,0 +1,52 @@
+//! Events the runner emits while it works. The command hands in a sink (progress bars, plain log
+//! lines, or a test buffer); the runner knows nothing else about the terminal.
+
+use crate::runner::record::{Outcome, TrialKey};
+
+/// Something that happened during a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// The plan is known: how many trials run now and how many were already on disk.
+    Planned {
+        /// Trials per model still to run, in run order.
+        per_model: Vec<(String, u64)>,
+        /// Trials skipped because their records exist (resume).
+        already_done: u64,
+    },
+    /// A model's trials begin (after its preflight and warm-up).
+    ModelStarted {
+        /// Model tag.
+        model: String,
+    },
+    /// One trial was written to the journal.
+    TrialFinished {
+        /// Which trial.
+        key: TrialKey,
+        /// How it ended.
+        outcome: Outcome,
+        /// Model calls it made.
+        calls: u32,
+    },
+    /// A warning the user must see (partial offload, context overflow, torn line dropped...).
+    Warning(String),
+    /// An informational line.
+    Info(String),
+}
+
+/// Receives run events.
+pub trait EventSink: Send + Sync {
+    /// Handles one event; must not block for long.
+    fn emit(&self, event: RunEvent);
+}
+
+/// A sink that keeps every event (tests).
+#[derive(Debug, Default)]
+pub struct Collect(pub std::sync::Mutex<Vec<RunEvent>>);
+
+impl EventSink for Collect {
+    fn emit(&self, event: RunEvent) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(event);
+        }
+    }
+}

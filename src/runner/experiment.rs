@@ -1,0 +1,303 @@
+//! One experiment end to end: verify the frozen graders, load the suites, preflight the server,
+//! open (or resume) the run directory, then play the plan model by model, appending one record per
+//! finished trial. `passk run` and `passk calibrate` both come through here; only the backend
+//! differs.
+
+use crate::runner::agent_loop::Player;
+use crate::runner::event::{EventSink, RunEvent};
+use crate::runner::journal::{Journal, JournalError};
+use crate::runner::plan::{PlanInput, TrialSpec, plan};
+use crate::runner::preflight::{self, PreflightError};
+use crate::runner::record::{Manifest, Outcome, Record, SCHEMA_VERSION};
+use crate::runner::settings::{RunSettings, SuiteChoice};
+use crate::runner::telemetry::{self, Telemetry};
+use crate::suite::{Domain, RouterSuite};
+use crate::wire::client::{Client, ClientConfig};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Why an experiment stopped before its plan was done.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The graders lock is missing or does not match.
+    #[error("graders are not frozen as locked: {0}. Run `passk verify` for details, or `passk freeze` if the change is intended")]
+    GraderLock(String),
+    /// A suite could not be loaded.
+    #[error(transparent)]
+    Suite(#[from] crate::suite::SuiteError),
+    /// Preflight refused.
+    #[error(transparent)]
+    Preflight(#[from] PreflightError),
+    /// The run directory refused or failed.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The client could not be built.
+    #[error("{0}")]
+    Client(String),
+    /// A model answered 404/400 mid-run (model removed, or tools unsupported).
+    #[error("{model} stopped answering as a tool model mid-run: {error}")]
+    ModelGone {
+        /// Model tag.
+        model: String,
+        /// Server message.
+        error: String,
+    },
+}
+
+/// What to run and where.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    /// Resolved settings.
+    pub settings: RunSettings,
+    /// Project root holding tasks/ and graders/.
+    pub root: PathBuf,
+    /// Server base URL.
+    pub host: String,
+    /// Run directory.
+    pub run_dir: PathBuf,
+    /// `ollama` or `stub`.
+    pub backend: String,
+    /// The experiment file's text, when one was given.
+    pub experiment_file: Option<String>,
+    /// Sample GPU and server telemetry.
+    pub telemetry: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSummary {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// Records written now.
+    pub written: usize,
+    /// Trials skipped because their records existed.
+    pub skipped: usize,
+    /// Stopped by the cancel flag before the plan was done.
+    pub interrupted: bool,
+    /// Outcomes of the records written now.
+    pub outcomes: BTreeMap<Outcome, usize>,
+}
+
+/// The suites an experiment plays, loaded once.
+pub struct Suites {
+    /// Conversation suites.
+    pub domains: Vec<Box<dyn Domain>>,
+    /// The router suite (standalone and/or in front).
+    pub router: Option<RouterSuite>,
+    /// Digest of the frozen graders.
+    pub grader_digest: String,
+}
+
+/// Verifies the lock and loads what `settings` asks for.
+pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunError> {
+    let grader_digest = crate::grade::freeze::verify(root).map_err(|e| RunError::GraderLock(e.to_string()))?;
+    let mut domains: Vec<Box<dyn Domain>> = Vec::new();
+    for suite in &settings.suites {
+        match suite {
+            SuiteChoice::Store => domains.push(Box::new(crate::suite::load_store(root)?)),
+            SuiteChoice::Router => {}
+        }
+    }
+    let router = if settings.suites.contains(&SuiteChoice::Router) || settings.router_in_front {
+        Some(crate::suite::load_router(root)?)
+    } else {
+        None
+    };
+    Ok(Suites { domains, router, grader_digest })
+}
+
+fn client_for(exp: &Experiment) -> Result<Client, RunError> {
+    Client::new(ClientConfig {
+        base_url: exp.host.clone(),
+        connect_timeout: Duration::from_secs_f64(exp.settings.connect_timeout_s),
+        request_timeout: Duration::from_secs_f64(exp.settings.timeout_s),
+        retries: exp.settings.retries,
+        backoff: Duration::from_millis(250),
+    })
+    .map_err(|e| RunError::Client(e.to_string()))
+}
+
+/// Runs (or resumes) the experiment. Returns when the plan is done or `cancel` is set; each
+/// finished trial is on disk before the next begins.
+pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) -> Result<RunSummary, RunError> {
+    let s = &exp.settings;
+    let suites = load_suites(&exp.root, s)?;
+    let client = client_for(exp)?;
+    let version = preflight::server_version(&client, &exp.host).await?;
+    let mut models = Vec::new();
+    for model in &s.models {
+        models.push(preflight::check_model(&client, &exp.host, model, !s.toolless && !suites.domains.is_empty()).await?);
+    }
+    let telemetry = if exp.telemetry { Telemetry::start(telemetry::DEFAULT_INTERVAL) } else { Telemetry::disabled("telemetry off for this backend") };
+    if let Some(why) = &telemetry.gpu_info().unavailable {
+        sink.emit(RunEvent::Info(format!("no GPU telemetry: {why}")));
+    }
+    let mut manifest = Manifest {
+        schema_version: SCHEMA_VERSION,
+        run_id: exp.run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        passk_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: option_env!("PASSK_GIT_COMMIT").map(String::from),
+        created: now_rfc3339(),
+        grader_digest: suites.grader_digest.clone(),
+        settings: serde_json::to_value(s).unwrap_or_default(),
+        experiment_file: exp.experiment_file.clone(),
+        suite_digests: suites.domains.iter().map(|d| (d.name().to_string(), d.digests(s.tool_docs))).collect(),
+        ollama_version: Some(version),
+        ollama_host: Some(exp.host.clone()),
+        backend: exp.backend.clone(),
+        models: models.clone(),
+        gpu: telemetry.gpu_info().clone(),
+        host: telemetry::host_info(),
+        ..Manifest::default()
+    };
+    if let Some(r) = &suites.router {
+        manifest.suite_digests.insert(
+            "router".into(),
+            crate::suite::SuiteDigests { tasks: r.digest.clone(), tools: String::new(), policy: String::new() },
+        );
+    }
+    let mut journal = Journal::open(&exp.run_dir, &manifest)?;
+    if journal.dropped_torn() > 0 {
+        sink.emit(RunEvent::Warning(format!("dropped {} torn last line(s) left by an interrupted run", journal.dropped_torn())));
+    }
+    // Keep the manifest of the first session; later sessions add what they learn.
+    manifest = crate::runner::journal::read_manifest(&exp.run_dir)?;
+
+    let task_ids = |d: &dyn Domain| -> Vec<String> {
+        d.tasks().iter().map(|t| t.id.clone()).filter(|id| s.tasks.is_empty() || s.tasks.contains(id)).collect()
+    };
+    let input = PlanInput {
+        models: &s.models,
+        suites: suites.domains.iter().map(|d| (d.name().to_string(), task_ids(d.as_ref()))).collect(),
+        router_messages: match (&suites.router, s.suites.contains(&SuiteChoice::Router)) {
+            (Some(r), true) => r.messages.iter().map(|m| m.index).collect(),
+            _ => Vec::new(),
+        },
+        trials: s.trials,
+        call_caps: &s.call_caps,
+    };
+    let (todo, skipped) = plan(&input, journal.done());
+    let mut per_model: Vec<(String, u64)> = Vec::new();
+    for t in &todo {
+        match per_model.last_mut() {
+            Some((m, n)) if m == t.model() => *n += 1,
+            _ => per_model.push((t.model().to_string(), 1)),
+        }
+    }
+    sink.emit(RunEvent::Planned { per_model, already_done: skipped as u64 });
+
+    let mut summary = RunSummary { dir: exp.run_dir.clone(), skipped, ..RunSummary::default() };
+    let mut current_model: Option<String> = None;
+    for spec in &todo {
+        if cancel.load(Ordering::SeqCst) {
+            summary.interrupted = true;
+            break;
+        }
+        if current_model.as_deref() != Some(spec.model()) {
+            let info = manifest.models.iter_mut().find(|m| m.name == spec.model());
+            if let Some(info) = info {
+                for w in preflight::warm_up(&client, s, info).await? {
+                    manifest.warnings.push(w.clone());
+                    sink.emit(RunEvent::Warning(w));
+                }
+            }
+            journal.update_manifest(&manifest)?;
+            current_model = Some(spec.model().to_string());
+            sink.emit(RunEvent::ModelStarted { model: spec.model().to_string() });
+        }
+        let player = Player {
+            client: &client,
+            model: spec.model(),
+            settings: s,
+            telemetry: &telemetry,
+            grader_digest: &suites.grader_digest,
+            router_in_front: if s.router_in_front { suites.router.as_ref() } else { None },
+        };
+        let record = match spec {
+            TrialSpec::Conversation { suite, task_index, trial, call_cap, .. } => {
+                let Some(domain) = suites.domains.iter().find(|d| d.name() == suite) else { continue };
+                let task = &domain.tasks()[*task_index];
+                let rec = player.play(domain.as_ref(), task, *trial, *call_cap).await;
+                if rec.calls.iter().any(|c| c.context_overflow) {
+                    let w = format!(
+                        "CONTEXT OVERFLOW in {} {} trial {}: raise --num-ctx (now {})",
+                        rec.model, rec.task, rec.trial, s.num_ctx
+                    );
+                    sink.emit(RunEvent::Warning(w));
+                }
+                Record::Conversation(Box::new(rec))
+            }
+            TrialSpec::Router { index, trial, .. } => {
+                let Some(router) = suites.router.as_ref() else { continue };
+                let Some(message) = router.messages.iter().find(|m| m.index == *index) else { continue };
+                Record::Router(Box::new(player.play_router(router, message, *trial).await))
+            }
+        };
+        let (outcome, calls) = match &record {
+            Record::Conversation(c) => (c.outcome, c.calls.len() as u32),
+            Record::Router(r) => (r.outcome, 1),
+        };
+        if let Some(error) = model_gone(&record) {
+            journal.append(&record)?;
+            return Err(RunError::ModelGone { model: spec.model().to_string(), error });
+        }
+        if journal.append(&record)? {
+            summary.written += 1;
+            *summary.outcomes.entry(outcome).or_default() += 1;
+        }
+        sink.emit(RunEvent::TrialFinished { key: spec.key(), outcome, calls });
+    }
+    journal.update_manifest(&manifest)?;
+    Ok(summary)
+}
+
+/// A 404 (model not found) or 400 "does not support tools" met mid-run stops the whole run.
+fn model_gone(record: &Record) -> Option<String> {
+    let calls: Vec<&crate::runner::record::CallRecord> = match record {
+        Record::Conversation(c) => c.calls.iter().collect(),
+        Record::Router(r) => vec![&r.call],
+    };
+    calls.iter().flat_map(|c| c.attempts.iter()).find_map(|a| match (a.status, &a.error) {
+        (Some(404), e) => Some(e.clone().unwrap_or_else(|| "404 model not found".into())),
+        (Some(400), Some(e)) if e.contains("does not support tools") => Some(e.clone()),
+        _ => None,
+    })
+}
+
+/// The current UTC time as RFC 3339 (seconds), without a date-time dependency.
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Days since 1970-01-01 to (year, month, day), Howard Hinnant's algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_787), (2026, 11, 30));
+    }
+}

@@ -1,0 +1,137 @@
+//! The ordered list of trials of a run, and which of them a resume skips.
+//!
+//! Model by model (one load per model), then call cap by call cap (budget sweep), then trial by
+//! trial over all tasks, so that an interrupted run has spread its finished trials evenly over the
+//! tasks; standalone router messages follow each model's conversations.
+
+use crate::runner::record::TrialKey;
+use std::collections::BTreeSet;
+
+/// One unit of work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrialSpec {
+    /// A conversation trial of a suite.
+    Conversation {
+        /// Suite name.
+        suite: String,
+        /// Model tag.
+        model: String,
+        /// Index of the task in the suite.
+        task_index: usize,
+        /// Task id.
+        task_id: String,
+        /// Trial index.
+        trial: u32,
+        /// Call cap.
+        call_cap: u32,
+    },
+    /// A standalone router call.
+    Router {
+        /// Model tag.
+        model: String,
+        /// Message index.
+        index: u32,
+        /// Trial index.
+        trial: u32,
+    },
+}
+
+impl TrialSpec {
+    /// The key the record of this trial will carry.
+    pub fn key(&self) -> TrialKey {
+        match self {
+            TrialSpec::Conversation { suite, model, task_id, trial, call_cap, .. } => TrialKey {
+                suite: suite.clone(),
+                model: model.clone(),
+                task: task_id.clone(),
+                trial: *trial,
+                call_cap: *call_cap,
+            },
+            TrialSpec::Router { model, index, trial } => TrialKey {
+                suite: "router".into(),
+                model: model.clone(),
+                task: index.to_string(),
+                trial: *trial,
+                call_cap: 1,
+            },
+        }
+    }
+
+    /// The model this trial runs on.
+    pub fn model(&self) -> &str {
+        match self {
+            TrialSpec::Conversation { model, .. } | TrialSpec::Router { model, .. } => model,
+        }
+    }
+}
+
+/// What to plan over.
+#[derive(Debug, Clone)]
+pub struct PlanInput<'a> {
+    /// Models in run order.
+    pub models: &'a [String],
+    /// Suites with their task ids (in suite order), already filtered.
+    pub suites: Vec<(String, Vec<String>)>,
+    /// Router message indices (empty: no standalone router).
+    pub router_messages: Vec<u32>,
+    /// Trials per task.
+    pub trials: u32,
+    /// Call caps.
+    pub call_caps: &'a [u32],
+}
+
+/// The full plan and, separately, the trials a resume skips.
+pub fn plan(input: &PlanInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>, usize) {
+    let mut all = Vec::new();
+    for model in input.models {
+        for &call_cap in input.call_caps {
+            for trial in 0..input.trials {
+                for (suite, ids) in &input.suites {
+                    for (task_index, id) in ids.iter().enumerate() {
+                        all.push(TrialSpec::Conversation {
+                            suite: suite.clone(),
+                            model: model.clone(),
+                            task_index,
+                            task_id: id.clone(),
+                            trial,
+                            call_cap,
+                        });
+                    }
+                }
+            }
+        }
+        for trial in 0..input.trials {
+            for &index in &input.router_messages {
+                all.push(TrialSpec::Router { model: model.clone(), index, trial });
+            }
+        }
+    }
+    let before = all.len();
+    all.retain(|t| !done.contains(&t.key()));
+    let skipped = before - all.len();
+    (all, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_every_trial_once_and_skips_done() {
+        let models = vec!["a".to_string(), "b".to_string()];
+        let input = PlanInput {
+            models: &models,
+            suites: vec![("store".into(), vec!["L1".into(), "L2".into()])],
+            router_messages: vec![0, 1, 2],
+            trials: 2,
+            call_caps: &[10],
+        };
+        let (all, skipped) = plan(&input, &BTreeSet::new());
+        assert_eq!((all.len(), skipped), (2 * (2 * 2 + 3 * 2), 0));
+        assert_eq!(all[0].model(), "a");
+        let done: BTreeSet<TrialKey> = all.iter().take(3).map(TrialSpec::key).collect();
+        let (rest, skipped) = plan(&input, &done);
+        assert_eq!((rest.len(), skipped), (all.len() - 3, 3));
+        assert!(rest.iter().all(|t| !done.contains(&t.key())));
+    }
+}

@@ -1,0 +1,158 @@
+//! Checks made before any trace: the server answers, each model exists and supports tools, and,
+//! right before a model's trials, a recorded warm-up call and `/api/ps` (size in VRAM, effective
+//! context). A model partly on the CPU is flagged loudly, since its timings are not a GPU's.
+
+use crate::runner::record::{CallRecord, ModelInfo, Node};
+use crate::runner::settings::RunSettings;
+use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest};
+use crate::wire::client::Client;
+use crate::wire::outcome::CallOutcome;
+
+/// Why a run cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    /// The server did not answer `/api/version`.
+    #[error("Ollama is not reachable at {host}: {error}. Start it with `ollama serve`, or set --host / OLLAMA_HOST")]
+    Unreachable {
+        /// Base URL tried.
+        host: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// The model is not pulled.
+    #[error("model '{model}' is not available on {host}: {error}. Pull it with `passk pull {model}`")]
+    ModelMissing {
+        /// Model tag.
+        model: String,
+        /// Base URL.
+        host: String,
+        /// Server message.
+        error: String,
+    },
+    /// The model cannot take tools.
+    #[error("model '{model}' does not support tools (its capabilities: {capabilities}); choose a model with the 'tools' capability")]
+    NoTools {
+        /// Model tag.
+        model: String,
+        /// What it does support.
+        capabilities: String,
+    },
+    /// The warm-up call failed for good.
+    #[error("warm-up call to '{model}' failed ({bucket}): {error}")]
+    Warmup {
+        /// Model tag.
+        model: String,
+        /// Outcome bucket.
+        bucket: String,
+        /// Last error text.
+        error: String,
+    },
+}
+
+/// The server version, or `Unreachable`.
+pub async fn server_version(client: &Client, host: &str) -> Result<String, PreflightError> {
+    client
+        .version()
+        .await
+        .map(|v| v.version)
+        .map_err(|e| PreflightError::Unreachable { host: host.to_string(), error: e.to_string() })
+}
+
+/// What `/api/show` and `/api/tags` say about a model; refuses a missing model, and one without the
+/// `tools` capability when `need_tools`.
+pub async fn check_model(client: &Client, host: &str, model: &str, need_tools: bool) -> Result<ModelInfo, PreflightError> {
+    let show = client.show(model).await.map_err(|e| PreflightError::ModelMissing {
+        model: model.to_string(),
+        host: host.to_string(),
+        error: e.to_string(),
+    })?;
+    if need_tools && !show.capabilities.iter().any(|c| c == "tools") {
+        return Err(PreflightError::NoTools { model: model.to_string(), capabilities: show.capabilities.join(", ") });
+    }
+    let digest = client
+        .tags()
+        .await
+        .ok()
+        .and_then(|t| t.models.into_iter().find(|m| m.name == model || m.model == model))
+        .and_then(|m| m.digest);
+    let context_length = show
+        .model_info
+        .iter()
+        .find(|(k, _)| k.ends_with(".context_length"))
+        .and_then(|(_, v)| v.as_u64());
+    Ok(ModelInfo {
+        name: model.to_string(),
+        digest,
+        quantization: show.details.quantization_level.clone(),
+        parameter_size: show.details.parameter_size.clone(),
+        family: show.details.family.clone(),
+        context_length,
+        capabilities: show.capabilities.clone(),
+        ..ModelInfo::default()
+    })
+}
+
+/// Warms the model up with the run's own options (so it is not reloaded after), records the call,
+/// then reads `/api/ps`. Returns warnings to show (partial offload, smaller effective context).
+pub async fn warm_up(client: &Client, settings: &RunSettings, info: &mut ModelInfo) -> Result<Vec<String>, PreflightError> {
+    let request = ChatRequest {
+        model: info.name.clone(),
+        messages: vec![ChatMessage::user("Reply with the single word: ready.")],
+        stream: false,
+        options: ChatOptions {
+            temperature: Some(0.0),
+            num_ctx: Some(settings.num_ctx),
+            num_predict: Some(8),
+            ..ChatOptions::default()
+        },
+        keep_alive: Some(settings.keep_alive.clone()),
+        ..ChatRequest::default()
+    };
+    let result = client.chat(&request).await;
+    let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
+    call.wall_s = Some(result.wall_s);
+    call.started_unix_ms = Some(result.started_unix_ms);
+    call.outcome = result.outcome;
+    call.attempts = result.attempts.clone();
+    if let Some(r) = &result.response {
+        call.timings = r.timings.clone();
+    }
+    info.warmup = Some(call);
+    let mut warnings = Vec::new();
+    let error = result.attempts.last().and_then(|a| a.error.clone()).unwrap_or_default();
+    match result.outcome {
+        CallOutcome::Ok => {}
+        CallOutcome::Protocol => {
+            return Err(PreflightError::Warmup { model: info.name.clone(), bucket: "protocol".into(), error });
+        }
+        // A transport failure after every retry is recorded; the trials will retry on their own.
+        CallOutcome::Transport => warnings.push(format!("warm-up call to {} failed (transport): {error}", info.name)),
+    }
+    if let Ok(ps) = client.ps().await
+        && let Some(m) = ps.models.into_iter().find(|m| m.name == info.name || m.model == info.name)
+    {
+        info.size = m.size;
+        info.size_vram = m.size_vram;
+        info.loaded_context_length = m.context_length;
+        if let (Some(size), Some(vram)) = (m.size, m.size_vram)
+            && vram < size
+        {
+            info.partly_on_cpu = true;
+            warnings.push(format!(
+                "MODEL PARTLY ON CPU: {} has {:.1} of {:.1} GiB in VRAM; its timings are not a GPU's. Free VRAM or choose a smaller model/num_ctx.",
+                info.name,
+                vram as f64 / 1_073_741_824.0,
+                size as f64 / 1_073_741_824.0
+            ));
+        }
+        if let Some(ctx) = m.context_length
+            && ctx < settings.num_ctx
+        {
+            warnings.push(format!(
+                "{} runs with a context of {ctx} tokens, below the requested num_ctx {}",
+                info.name, settings.num_ctx
+            ));
+        }
+    }
+    Ok(warnings)
+}
