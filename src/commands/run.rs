@@ -70,7 +70,7 @@ pub fn exit_code_of(err: &RunError) -> u8 {
     match err {
         RunError::GraderLock(_) => exit_code::GRADER_LOCK_MISMATCH,
         RunError::Journal(passk::runner::journal::JournalError::Mixed { .. }) => exit_code::MIXED_VERSIONS,
-        RunError::Preflight(_) | RunError::ModelGone { .. } => exit_code::PREFLIGHT_FAILED,
+        RunError::Preflight(_) => exit_code::PREFLIGHT_FAILED,
         _ => exit_code::FAILURE,
     }
 }

@@ -36,14 +36,6 @@ pub enum RunError {
     /// The client could not be built.
     #[error("{0}")]
     Client(String),
-    /// A model answered 404/400 mid-run (model removed, or tools unsupported).
-    #[error("{model} stopped answering as a tool model mid-run: {error}")]
-    ModelGone {
-        /// Model tag.
-        model: String,
-        /// Server message.
-        error: String,
-    },
 }
 
 /// What to run and where.
@@ -239,10 +231,6 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
             Record::Conversation(c) => (c.outcome, c.calls.len() as u32),
             Record::Router(r) => (r.outcome, 1),
         };
-        if let Some(error) = model_gone(&record) {
-            journal.append(&record)?;
-            return Err(RunError::ModelGone { model: spec.model().to_string(), error });
-        }
         if journal.append(&record)? {
             summary.written += 1;
             *summary.outcomes.entry(outcome).or_default() += 1;
@@ -251,19 +239,6 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
     }
     journal.update_manifest(&manifest)?;
     Ok(summary)
-}
-
-/// A 404 (model not found) or 400 "does not support tools" met mid-run stops the whole run.
-fn model_gone(record: &Record) -> Option<String> {
-    let calls: Vec<&crate::runner::record::CallRecord> = match record {
-        Record::Conversation(c) => c.calls.iter().collect(),
-        Record::Router(r) => vec![&r.call],
-    };
-    calls.iter().flat_map(|c| c.attempts.iter()).find_map(|a| match (a.status, &a.error) {
-        (Some(404), e) => Some(e.clone().unwrap_or_else(|| "404 model not found".into())),
-        (Some(400), Some(e)) if e.contains("does not support tools") => Some(e.clone()),
-        _ => None,
-    })
 }
 
 /// The current UTC time as RFC 3339 (seconds), without a date-time dependency.
