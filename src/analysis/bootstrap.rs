@@ -25,7 +25,9 @@ pub fn ci95(values: &mut [f64]) -> Option<Interval> {
     values.sort_by(f64::total_cmp);
     let n = values.len();
     let lo = ((0.025 * n as f64) as usize).min(n - 1);
-    let hi = ((0.975 * n as f64) as usize).checked_sub(1).unwrap_or(n - 1);
+    let hi = ((0.975 * n as f64) as usize)
+        .checked_sub(1)
+        .unwrap_or(n - 1);
     Some(Interval {
         low: values[lo],
         high: values[hi.min(n - 1)],
@@ -235,7 +237,13 @@ mod tests {
         let ci = ci95(&mut v).unwrap();
         assert_eq!((ci.low, ci.high), (1.0, 38.0));
         // N = 1: int(0.975) - 1 = -1, Python's last element.
-        assert_eq!(ci95(&mut [7.0]).unwrap(), Interval { low: 7.0, high: 7.0 });
+        assert_eq!(
+            ci95(&mut [7.0]).unwrap(),
+            Interval {
+                low: 7.0,
+                high: 7.0
+            }
+        );
         assert!(ci95(&mut []).is_none());
     }
 
@@ -282,10 +290,8 @@ mod tests {
 
     #[test]
     fn break_even_needs_passes_on_both_sides() {
-        let small: BTreeMap<String, IdTotals> =
-            [("a".to_string(), totals(1.0, 0.0, 10.0))].into();
-        let large: BTreeMap<String, IdTotals> =
-            [("a".to_string(), totals(1.0, 1.0, 10.0))].into();
+        let small: BTreeMap<String, IdTotals> = [("a".to_string(), totals(1.0, 0.0, 10.0))].into();
+        let large: BTreeMap<String, IdTotals> = [("a".to_string(), totals(1.0, 1.0, 10.0))].into();
         let b = task_bootstrap(&small, &large, true, 50, 0);
         assert_eq!(b.resamples_with_defined_break_even, 0);
         assert!(b.break_even.is_none());

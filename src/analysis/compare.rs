@@ -51,9 +51,12 @@ pub struct RunComparison {
     pub summary_b: Summary,
 }
 
+/// Reads one metric of a model summary.
+type Getter = fn(&ModelSummary) -> Option<f64>;
+
 fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
     let k = a.trials_per_task.min(b.trials_per_task);
-    let rows: Vec<(String, fn(&ModelSummary) -> Option<f64>)> = vec![
+    let rows: Vec<(String, Getter)> = vec![
         ("success_rate".into(), |s| s.success_rate),
         ("model_calls_per_conversation".into(), |s| {
             s.behaviour.model_calls_per_conversation
@@ -67,7 +70,9 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
         ("blended_tokens_per_conversation".into(), |s| {
             s.tokens.blended_per_conversation
         }),
-        ("blended_tokens_per_success".into(), |s| s.tokens.blended_per_success),
+        ("blended_tokens_per_success".into(), |s| {
+            s.tokens.blended_per_success
+        }),
         ("cached_blended_tokens_per_success".into(), |s| {
             s.tokens.cached_blended_per_success
         }),
@@ -78,7 +83,9 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
         ("conversation_latency_p95_s".into(), |s| {
             s.latency.conversation_p95_s
         }),
-        ("time_per_success_s".into(), |s| s.latency.time_per_success_s),
+        ("time_per_success_s".into(), |s| {
+            s.latency.time_per_success_s
+        }),
         ("noise_mean".into(), |s| s.noise.mean),
     ];
     let mut out: Vec<MetricPair> = rows
@@ -153,9 +160,9 @@ pub fn compare(
             let tb = task_totals(&b.conversations, &gb.suite, model, gb.call_cap);
             let shared: Vec<&String> = ta.keys().filter(|k| tb.contains_key(*k)).collect();
             let sum = |t: &BTreeMap<String, IdTotals>| {
-                shared.iter().fold((0.0, 0.0), |(n, p), k| {
-                    (n + t[*k].trials, p + t[*k].passes)
-                })
+                shared
+                    .iter()
+                    .fold((0.0, 0.0), |(n, p), k| (n + t[*k].trials, p + t[*k].passes))
             };
             let ((na, pa), (nb, pb)) = (sum(&ta), sum(&tb));
             let diff = (na > 0.0 && nb > 0.0).then(|| pb / nb - pa / na);
@@ -185,4 +192,58 @@ pub fn compare(
         summary_a: sa,
         summary_b: sb,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{call, conversation};
+    use crate::runner::record::Manifest;
+
+    fn run(digest: &str, passes: &[bool]) -> Run {
+        let conversations = passes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                conversation("m", &format!("L{}", i % 2), i as u32, *p, vec![call(10, 1)])
+            })
+            .collect();
+        Run {
+            dir: "r".into(),
+            manifest: Manifest {
+                run_id: digest.into(),
+                grader_digest: digest.into(),
+                ..Manifest::default()
+            },
+            conversations,
+            router: vec![],
+            torn_lines: 0,
+        }
+    }
+
+    #[test]
+    fn refuses_different_graders_unless_allowed() {
+        let opts = AnalysisOptions {
+            resamples: 50,
+            ..AnalysisOptions::default()
+        };
+        let (a, b) = (run("g1", &[true, false]), run("g2", &[true, true]));
+        assert!(matches!(
+            compare(&a, &b, &opts, false),
+            Err(AnalysisError::DifferentGraders { .. })
+        ));
+        let c = compare(&a, &b, &opts, true).unwrap();
+        assert!(c.different_graders);
+        let m = &c.groups["store"]["m"];
+        assert_eq!(m.shared_tasks, 2);
+        assert_eq!(m.success_rate_difference, Some(0.5));
+        let ci = m.success_rate_difference_ci95.unwrap();
+        assert!(ci.low >= 0.0 && ci.high <= 1.0 && ci.low <= ci.high);
+        let sr = m
+            .metrics
+            .iter()
+            .find(|x| x.metric == "success_rate")
+            .unwrap();
+        assert_eq!((sr.a, sr.b), (Some(0.5), Some(1.0)));
+    }
 }

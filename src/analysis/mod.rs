@@ -81,7 +81,11 @@ impl Rate {
         Rate {
             hits,
             of,
-            rate: if of == 0 { 0.0 } else { hits as f64 / of as f64 },
+            rate: if of == 0 {
+                0.0
+            } else {
+                hits as f64 / of as f64
+            },
         }
     }
 }

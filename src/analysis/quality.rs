@@ -101,7 +101,8 @@ pub fn noise(per_task: &BTreeMap<String, (usize, usize)>) -> Noise {
         }
         let minority = passes.min(trials - passes);
         n.tasks_with_disagreement += usize::from(minority > 0);
-        n.per_task.insert(task.clone(), minority as f64 / trials as f64);
+        n.per_task
+            .insert(task.clone(), minority as f64 / trials as f64);
     }
     let v: Vec<f64> = n.per_task.values().copied().collect();
     n.mean = super::latency::mean(&v);
@@ -119,7 +120,13 @@ mod tests {
         a.verdict.trajectory_correct = Some(true);
         let mut b = conversation("m", "L1", 1, true, vec![call(1, 1)]);
         b.verdict.trajectory_correct = Some(false);
-        let mut c = conversation("m", "L1", 2, false, vec![call(1, 1), call(1, 1), call(1, 1)]);
+        let mut c = conversation(
+            "m",
+            "L1",
+            2,
+            false,
+            vec![call(1, 1), call(1, 1), call(1, 1)],
+        );
         c.verdict.trajectory_correct = Some(false);
         let d = conversation("m", "X1", 0, true, vec![call(1, 1)]);
         let toolless: BTreeSet<String> = ["X1".to_string()].into();

@@ -68,11 +68,21 @@ pub fn router_summary(records: &[&RouterRecord], w: f64) -> RouterSummary {
         .filter(|r| r.outcome.is_graded())
         .collect();
     let n = graded.len();
-    let messages = graded.iter().map(|r| r.index).collect::<BTreeSet<_>>().len();
+    let messages = graded
+        .iter()
+        .map(|r| r.index)
+        .collect::<BTreeSet<_>>()
+        .len();
     let correct = graded.iter().filter(|r| r.correct).count();
     let share = |k: usize| (n > 0).then(|| k as f64 / n as f64);
-    let inputs: Vec<f64> = graded.iter().map(|r| r.call.input_tokens() as f64).collect();
-    let outputs: Vec<f64> = graded.iter().map(|r| r.call.output_tokens() as f64).collect();
+    let inputs: Vec<f64> = graded
+        .iter()
+        .map(|r| r.call.input_tokens() as f64)
+        .collect();
+    let outputs: Vec<f64> = graded
+        .iter()
+        .map(|r| r.call.output_tokens() as f64)
+        .collect();
     let tokens: Vec<f64> = graded
         .iter()
         .map(|r| blended(r.call.input_tokens(), r.call.output_tokens(), w))
@@ -164,7 +174,11 @@ pub fn pipeline(
     let lat: Vec<f64> = calls.iter().filter_map(|c| c.latency_s()).collect();
     let mut labels = BTreeMap::new();
     for c in &calls {
-        let key = c.predicted.as_deref().unwrap_or(UNPARSEABLE_LABEL).to_string();
+        let key = c
+            .predicted
+            .as_deref()
+            .unwrap_or(UNPARSEABLE_LABEL)
+            .to_string();
         *labels.entry(key).or_default() += 1;
     }
     let all = tokens + orchestrator_tokens;
@@ -217,7 +231,10 @@ mod tests {
         d.outcome = Outcome::TransportFail;
         let s = router_summary(&[&a, &b, &c, &d], 4.0);
         assert_eq!(s.outcomes.transport_fail, 1);
-        assert_eq!((s.calls, s.messages, s.runs_per_message, s.correct), (3, 2, 1, 2));
+        assert_eq!(
+            (s.calls, s.messages, s.runs_per_message, s.correct),
+            (3, 2, 1, 2)
+        );
         assert!((s.accuracy.unwrap() - 2.0 / 3.0).abs() < 1e-12);
         assert!((s.unparseable.unwrap() - 1.0 / 3.0).abs() < 1e-12);
         // 3 calls x 108 blended tokens / 2 correct

@@ -1,16 +1,20 @@
 //! The whole analysis of one run as one serializable value ([`Summary`], written as
 //! `summary.json`), and [`summarize`], which computes it from the records.
 
+use super::AnalysisOptions;
 use super::behaviour::{Behaviour, behaviour};
-use super::bootstrap::{IdTotals, MessageBootstrap, TaskBootstrap, message_bootstrap, task_bootstrap};
-use super::cost::{CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, break_even, cached_calls, per_success};
+use super::bootstrap::{
+    IdTotals, MessageBootstrap, TaskBootstrap, message_bootstrap, task_bootstrap,
+};
+use super::cost::{
+    CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, break_even, cached_calls, per_success,
+};
 use super::gpu::{GpuSummary, gpu_summary};
 use super::latency::{LatencyFit, OllamaSplit, latency_fit, mean, ollama_split, percentile};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
 use super::router::{Pipeline, RouterSummary, pipeline, router_in_front_totals, router_summary};
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
-use super::AnalysisOptions;
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -248,7 +252,10 @@ pub fn parameter_count(size: &str) -> Option<f64> {
 /// The models in report order and the pair: models with records, sorted by parameter size when
 /// the manifest knows every one's size, otherwise in manifest order (models missing from the
 /// manifest last, by name); "small" and "large" are the first two.
-pub fn order_models(manifest: &Manifest, present: &BTreeSet<String>) -> (Vec<String>, Option<Pairing>) {
+pub fn order_models(
+    manifest: &Manifest,
+    present: &BTreeSet<String>,
+) -> (Vec<String>, Option<Pairing>) {
     let mut models: Vec<String> = manifest
         .models
         .iter()
@@ -289,6 +296,9 @@ pub fn order_models(manifest: &Manifest, present: &BTreeSet<String>) -> (Vec<Str
     (models, pairing)
 }
 
+/// Records of one configuration, with its identity (suite, mode, call cap when several).
+type GroupRecords<'a> = (String, Mode, Option<u32>, Vec<&'a ConversationRecord>);
+
 fn rate(hits: usize, of: usize) -> Option<f64> {
     (of > 0).then(|| hits as f64 / of as f64)
 }
@@ -308,8 +318,11 @@ fn model_summary(
 ) -> ModelWork {
     let w = opts.output_weight;
     let outcomes = OutcomeCounts::of(all.iter().map(|c| c.outcome));
-    let graded: Vec<&ConversationRecord> =
-        all.iter().copied().filter(|c| c.outcome.is_graded()).collect();
+    let graded: Vec<&ConversationRecord> = all
+        .iter()
+        .copied()
+        .filter(|c| c.outcome.is_graded())
+        .collect();
     let n = graded.len();
     let passes = graded.iter().filter(|c| c.verdict.passed).count();
 
@@ -344,9 +357,18 @@ fn model_summary(
         }
         blended_sum += b;
         cached_sum += cached;
-        input += c.orchestrator_calls().map(|x| x.input_tokens() as f64).sum::<f64>();
-        output += c.orchestrator_calls().map(|x| x.output_tokens() as f64).sum::<f64>();
-        let lats: Vec<f64> = c.orchestrator_calls().filter_map(|x| x.latency_s()).collect();
+        input += c
+            .orchestrator_calls()
+            .map(|x| x.input_tokens() as f64)
+            .sum::<f64>();
+        output += c
+            .orchestrator_calls()
+            .map(|x| x.output_tokens() as f64)
+            .sum::<f64>();
+        let lats: Vec<f64> = c
+            .orchestrator_calls()
+            .filter_map(|x| x.latency_s())
+            .collect();
         if !lats.is_empty() {
             conv_lat.push(lats.iter().sum::<f64>());
         }
@@ -436,7 +458,13 @@ fn model_summary(
     }
 }
 
-fn comparison(small: &str, large: &str, a: &ModelWork, b: &ModelWork, opts: &AnalysisOptions) -> Comparison {
+fn comparison(
+    small: &str,
+    large: &str,
+    a: &ModelWork,
+    b: &ModelWork,
+    opts: &AnalysisOptions,
+) -> Comparison {
     let (sa, sb) = (&a.summary, &b.summary);
     let with_pipeline = a.has_pipeline && b.has_pipeline;
     let energy = |s: &ModelSummary| s.gpu.as_ref().and_then(|g| g.energy_per_success_j);
@@ -454,8 +482,12 @@ fn comparison(small: &str, large: &str, a: &ModelWork, b: &ModelWork, opts: &Ana
         ),
         break_even_pipeline: if with_pipeline {
             break_even(
-                sa.pipeline.as_ref().and_then(|p| p.blended_tokens_per_success),
-                sb.pipeline.as_ref().and_then(|p| p.blended_tokens_per_success),
+                sa.pipeline
+                    .as_ref()
+                    .and_then(|p| p.blended_tokens_per_success),
+                sb.pipeline
+                    .as_ref()
+                    .and_then(|p| p.blended_tokens_per_success),
             )
         } else {
             None
@@ -469,14 +501,34 @@ fn comparison(small: &str, large: &str, a: &ModelWork, b: &ModelWork, opts: &Ana
             })
             .collect(),
         break_even_energy: break_even(energy(sa), energy(sb)),
-        ci95: task_bootstrap(&a.per_task, &b.per_task, with_pipeline, opts.resamples, opts.seed),
+        ci95: task_bootstrap(
+            &a.per_task,
+            &b.per_task,
+            with_pipeline,
+            opts.resamples,
+            opts.seed,
+        ),
     }
 }
 
 /// Sort key of a conversation record: (suite, model, task, trial), then the rest of its identity.
 fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cmp::Ordering {
-    (&a.suite, &a.model, &a.task, a.trial, a.call_cap, a.mode as u8)
-        .cmp(&(&b.suite, &b.model, &b.task, b.trial, b.call_cap, b.mode as u8))
+    (
+        &a.suite,
+        &a.model,
+        &a.task,
+        a.trial,
+        a.call_cap,
+        a.mode as u8,
+    )
+        .cmp(&(
+            &b.suite,
+            &b.model,
+            &b.task,
+            b.trial,
+            b.call_cap,
+            b.mode as u8,
+        ))
 }
 
 /// Computes the whole summary of a run. Records are sorted first, so their order in the files
@@ -510,8 +562,7 @@ pub fn summarize(
     for c in &convs {
         caps.entry(c.suite.as_str()).or_default().insert(c.call_cap);
     }
-    let mut grouped: BTreeMap<String, (String, Mode, Option<u32>, Vec<&ConversationRecord>)> =
-        BTreeMap::new();
+    let mut grouped: BTreeMap<String, GroupRecords> = BTreeMap::new();
     for c in &convs {
         let several = caps.get(c.suite.as_str()).is_some_and(|s| s.len() > 1);
         let mut key = c.suite.clone();
@@ -568,7 +619,11 @@ pub fn summarize(
             let t = totals.entry(r.index).or_default();
             t.trials += 1.0;
             t.passes += f64::from(u8::from(r.correct));
-            t.tokens += super::cost::blended(r.call.input_tokens(), r.call.output_tokens(), opts.output_weight);
+            t.tokens += super::cost::blended(
+                r.call.input_tokens(),
+                r.call.output_tokens(),
+                opts.output_weight,
+            );
         }
         router_out.insert(m.clone(), router_summary(&mine, opts.output_weight));
     }

@@ -144,7 +144,10 @@ mod tests {
         ]);
         assert_eq!((c.total, c.graded, c.pass, c.model_fail), (5, 3, 2, 1));
         assert_eq!(c.denominator_note(), "n = 3 of 5; 2 transport");
-        assert_eq!(OutcomeCounts::of([Outcome::Pass]).denominator_note(), "n = 1");
+        assert_eq!(
+            OutcomeCounts::of([Outcome::Pass]).denominator_note(),
+            "n = 1"
+        );
     }
 
     #[test]
