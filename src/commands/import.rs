@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 pub fn run(args: &ImportArgs) -> anyhow::Result<u8> {
     let (mut manifest, conversations, router) = import::reference(&args.reference)
         .with_context(|| format!("importing {}", args.reference.display()))?;
-    let out = args.out.clone().unwrap_or_else(|| default_out(&args.reference));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&args.reference));
     if out.join(CONVERSATIONS_FILE).exists() || out.join(MANIFEST_FILE).exists() {
         anyhow::bail!(
             "{} already holds a run; choose another --out",
@@ -57,13 +60,15 @@ fn default_out(reference: &Path) -> PathBuf {
 }
 
 fn write_lines(path: &Path, records: impl Iterator<Item = Record>) -> anyhow::Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let mut w = std::io::BufWriter::new(file);
     for r in records {
         serde_json::to_writer(&mut w, &r)?;
         w.write_all(b"\n")?;
     }
-    w.flush().with_context(|| format!("writing {}", path.display()))?;
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
 

@@ -155,7 +155,11 @@ fn call_record(span: &RefSpan, node: Node) -> CallRecord {
 /// The reference's own failure label of a failed conversation (its `classify_failure`): the call
 /// cap first; then only malformed calls and no accepted one; then reasons naming a status,
 /// address or return (state); then a ticket; otherwise the answer.
-pub fn reference_failure_mode(status: Status, reasons: &[String], events: &[ToolEvent]) -> FailureMode {
+pub fn reference_failure_mode(
+    status: Status,
+    reasons: &[String],
+    events: &[ToolEvent],
+) -> FailureMode {
     if status == Status::LoopCap {
         return FailureMode::LoopCap;
     }
@@ -163,7 +167,10 @@ pub fn reference_failure_mode(status: Status, reasons: &[String], events: &[Tool
     if events.iter().any(|e| e.tool.starts_with(MALFORMED_PREFIX)) && !events.iter().any(|e| e.ok) {
         return FailureMode::NoUsableToolCall;
     }
-    if ["status", "address", "returns"].iter().any(|w| reasons.contains(w)) {
+    if ["status", "address", "returns"]
+        .iter()
+        .any(|w| reasons.contains(w))
+    {
         return FailureMode::WrongAction;
     }
     if reasons.contains("ticket") {
@@ -182,7 +189,10 @@ fn category_of(task: &str) -> &'static str {
     }
 }
 
-fn read_lines<T: DeserializeOwned>(path: &Path, text: &str) -> Result<Vec<(usize, T)>, ImportError> {
+fn read_lines<T: DeserializeOwned>(
+    path: &Path,
+    text: &str,
+) -> Result<Vec<(usize, T)>, ImportError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -249,7 +259,8 @@ pub fn reference(
         schema_version: SCHEMA_VERSION,
         run_id: format!(
             "imported-{}",
-            dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            dir.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
         ),
         passk_version: env!("CARGO_PKG_VERSION").to_string(),
         grader_digest: digest.clone(),
@@ -269,7 +280,10 @@ pub fn reference(
         let model = r.model.clone().ok_or_else(|| missing("model"))?;
         note_model(&mut models, &model, r.env.as_ref());
         if let Some(env) = &r.env {
-            manifest.ollama_version = manifest.ollama_version.take().or(env.ollama_version.clone());
+            manifest.ollama_version = manifest
+                .ollama_version
+                .take()
+                .or(env.ollama_version.clone());
             manifest.ollama_host = manifest.ollama_host.take().or(env.ollama_host.clone());
             manifest.gpu.name = manifest.gpu.name.take().or(env.gpu.clone());
         }
@@ -323,9 +337,9 @@ pub fn reference(
         let passed = r.passed.unwrap_or(false);
         let failure_mode =
             (!passed).then(|| reference_failure_mode(status, &r.reasons, &tool_events));
-        let wall_s = r.wall_s.unwrap_or_else(|| {
-            calls.iter().filter_map(|c| c.wall_s).sum::<f64>()
-        });
+        let wall_s = r
+            .wall_s
+            .unwrap_or_else(|| calls.iter().filter_map(|c| c.wall_s).sum::<f64>());
         conversations.push(ConversationRecord {
             schema_version: SCHEMA_VERSION,
             grader_digest: digest.clone(),
@@ -423,7 +437,10 @@ mod tests {
     const ROUTER: &str = r#"{"model": "m:3b", "input_tokens": 117, "output_tokens": 3, "latency_s": 2.1, "predicted": null, "raw": "??", "i": 4, "seed": 1, "label": "order_status", "correct": false}
 "#;
 
-    fn import(rows: &str, router: Option<&str>) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), ImportError> {
+    fn import(
+        rows: &str,
+        router: Option<&str>,
+    ) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), ImportError> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(ORCHESTRATOR_FILE), rows).unwrap();
         if let Some(r) = router {
@@ -437,9 +454,15 @@ mod tests {
         let (m, convs, router) = import(ROW, Some(ROUTER)).unwrap();
         assert_eq!(m.backend, "imported");
         assert!(m.grader_digest.starts_with("imported:"));
-        assert_eq!(m.models.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(), ["m:3b", "m:7b"]);
+        assert_eq!(
+            m.models.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(),
+            ["m:3b", "m:7b"]
+        );
         let c = &convs[0];
-        assert_eq!((c.suite.as_str(), c.category.as_str(), c.trial), ("store", "write", 2));
+        assert_eq!(
+            (c.suite.as_str(), c.category.as_str(), c.trial),
+            ("store", "write", 2)
+        );
         assert_eq!(c.call_cap, 2);
         assert_eq!(c.status, Status::LoopCap);
         assert_eq!(c.outcome, Outcome::ModelFail);
@@ -471,7 +494,11 @@ mod tests {
     #[test]
     fn missing_identity_and_bad_json_name_the_line() {
         match import("{\"model\": \"m\"}\n", None) {
-            Err(ImportError::Missing { line: 1, field: "task", .. }) => {}
+            Err(ImportError::Missing {
+                line: 1,
+                field: "task",
+                ..
+            }) => {}
             other => panic!("unexpected {other:?}"),
         }
         match import("{\"task\": \"L1\", \"model\": \"m\"}\n{oops\n", None) {
@@ -493,10 +520,25 @@ mod tests {
         };
         let r = |s: &str| vec![s.to_string()];
         let mal = [ev("__malformed__:x", false)];
-        assert_eq!(reference_failure_mode(Status::Ok, &r("answer"), &mal), FailureMode::NoUsableToolCall);
-        assert_eq!(reference_failure_mode(Status::Ok, &r("order status is x"), &[]), FailureMode::WrongAction);
-        assert_eq!(reference_failure_mode(Status::Ok, &r("no ticket opened"), &[]), FailureMode::MissedEscalation);
-        assert_eq!(reference_failure_mode(Status::Ok, &r("answer missing"), &[]), FailureMode::WrongAnswer);
-        assert_eq!(reference_failure_mode(Status::LoopCap, &[], &mal), FailureMode::LoopCap);
+        assert_eq!(
+            reference_failure_mode(Status::Ok, &r("answer"), &mal),
+            FailureMode::NoUsableToolCall
+        );
+        assert_eq!(
+            reference_failure_mode(Status::Ok, &r("order status is x"), &[]),
+            FailureMode::WrongAction
+        );
+        assert_eq!(
+            reference_failure_mode(Status::Ok, &r("no ticket opened"), &[]),
+            FailureMode::MissedEscalation
+        );
+        assert_eq!(
+            reference_failure_mode(Status::Ok, &r("answer missing"), &[]),
+            FailureMode::WrongAnswer
+        );
+        assert_eq!(
+            reference_failure_mode(Status::LoopCap, &[], &mal),
+            FailureMode::LoopCap
+        );
     }
 }
