@@ -1,1 +1,91 @@
-//! TODO
+//! Analysis: records in, typed tables out. [`summarize`] turns a run's manifest, conversation
+//! records and router records into one [`Summary`] (it becomes `summary.json`; the report
+//! exporters format it); [`compare()`] sets two runs side by side; [`load_run`] reads a run
+//! directory. Nothing here prints or writes files. Every definition is in `docs/metrics.md`;
+//! definitions marked "as the reference" reproduce the reference experiment's published figures
+//! from its own records (see `import`).
+//!
+//! Records are sorted by (suite, model, task, trial) before anything is computed, maps are
+//! `BTreeMap`s and the bootstrap is seeded, so the same records give the same summary, byte for
+//! byte.
+
+pub mod behaviour;
+pub mod bootstrap;
+pub mod compare;
+pub mod cost;
+pub mod cost_model;
+mod error;
+#[cfg(test)]
+mod fixtures;
+pub mod gpu;
+pub mod latency;
+mod load;
+pub mod mt19937;
+pub mod passk;
+pub mod quality;
+pub mod router;
+mod summary;
+pub mod taxonomy;
+
+pub use compare::{RunComparison, compare};
+pub use error::AnalysisError;
+pub use load::{Run, load_run};
+pub use summary::*;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// Settings of one analysis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalysisOptions {
+    /// Bootstrap resamples (10,000 as the reference).
+    pub resamples: usize,
+    /// Seed of the bootstrap generator (0 as the reference).
+    pub seed: u64,
+    /// Output weight `w` of blended tokens (4 as the reference).
+    pub output_weight: f64,
+    /// Documented example values of the tool schemas, for the example-copy count.
+    pub example_values: Vec<String>,
+    /// Tasks that need no tools, left out of the steps per correct answer (empty: every task
+    /// needs tools).
+    #[serde(default)]
+    pub toolless_tasks: BTreeSet<String>,
+}
+
+impl Default for AnalysisOptions {
+    fn default() -> Self {
+        AnalysisOptions {
+            resamples: 10_000,
+            seed: 0,
+            output_weight: 4.0,
+            example_values: Vec::new(),
+            toolless_tasks: BTreeSet::new(),
+        }
+    }
+}
+
+/// A count out of a denominator, with the share.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    /// How many satisfied the condition.
+    pub hits: usize,
+    /// Out of how many.
+    pub of: usize,
+    /// `hits / of` (0 when `of` is 0).
+    pub rate: f64,
+}
+
+impl Rate {
+    /// `hits` out of `of`.
+    pub fn new(hits: usize, of: usize) -> Self {
+        Rate {
+            hits,
+            of,
+            rate: if of == 0 {
+                0.0
+            } else {
+                hits as f64 / of as f64
+            },
+        }
+    }
+}

@@ -1,8 +1,97 @@
-//! `passk import` (not built yet).
+//! `passk import`: reads the reference harness's records and writes them as a passk run directory
+//! (manifest.json, conversations.jsonl, router.jsonl), so that `passk report` and `passk compare`
+//! work on them. Refuses to write into a directory that already holds records.
 
 use crate::cli::ImportArgs;
+use anyhow::Context;
+use passk::import;
+use passk::runner::record::{CONVERSATIONS_FILE, MANIFEST_FILE, ROUTER_FILE, Record};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// Runs the command; returns the exit code.
-pub fn run(_args: &ImportArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: &ImportArgs) -> anyhow::Result<u8> {
+    let (mut manifest, conversations, router) = import::reference(&args.reference)
+        .with_context(|| format!("importing {}", args.reference.display()))?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&args.reference));
+    if out.join(CONVERSATIONS_FILE).exists() || out.join(MANIFEST_FILE).exists() {
+        anyhow::bail!(
+            "{} already holds a run; choose another --out",
+            out.display()
+        );
+    }
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    if let Some(name) = out.file_name() {
+        manifest.run_id = name.to_string_lossy().into_owned();
+    }
+    manifest.created = rfc3339_now();
+    let mpath = out.join(MANIFEST_FILE);
+    std::fs::write(&mpath, serde_json::to_string_pretty(&manifest)? + "\n")
+        .with_context(|| format!("writing {}", mpath.display()))?;
+    let n_conv = conversations.len();
+    let n_router = router.len();
+    write_lines(
+        &out.join(CONVERSATIONS_FILE),
+        conversations
+            .into_iter()
+            .map(|c| Record::Conversation(Box::new(c))),
+    )?;
+    write_lines(
+        &out.join(ROUTER_FILE),
+        router.into_iter().map(|r| Record::Router(Box::new(r))),
+    )?;
+    println!(
+        "imported {n_conv} conversations and {n_router} router calls into {}",
+        out.display()
+    );
+    Ok(crate::exit_code::SUCCESS)
+}
+
+fn default_out(reference: &Path) -> PathBuf {
+    let name = reference
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "reference".into());
+    PathBuf::from("results").join(format!("imported-{name}"))
+}
+
+fn write_lines(path: &Path, records: impl Iterator<Item = Record>) -> anyhow::Result<()> {
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    for r in records {
+        serde_json::to_writer(&mut w, &r)?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// The current time as RFC 3339 in UTC (seconds precision).
+fn rfc3339_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }

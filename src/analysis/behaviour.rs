@@ -1,0 +1,220 @@
+//! What the model did in its conversations (metrics.md): calls per conversation, rejected and
+//! malformed calls, loop caps, the identify-first rate, schema-copy and example-copy calls, and
+//! how tool calls were written (native, text, malformed).
+
+use super::Rate;
+use crate::runner::record::{ConversationRecord, Status};
+use crate::trace::{CallFormat, ToolEvent};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Tools that read or change an order: the identify-first rule applies before them.
+pub const ORDER_TOOLS: [&str; 5] = [
+    "list_orders",
+    "get_order",
+    "cancel_order",
+    "update_address",
+    "request_return",
+];
+
+/// The tool that identifies the customer.
+pub const IDENTIFY_TOOL: &str = "find_customer";
+
+/// Prefix of the tool name of a malformed call.
+pub const MALFORMED_PREFIX: &str = "__malformed__:";
+
+/// Calls counted by a key (argument name, or example value).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KeyedCalls {
+    /// Calls counted (a call matching on two keys counts once here).
+    pub calls: usize,
+    /// Matches by key (a call matching on two keys counts under both).
+    pub by_key: BTreeMap<String, usize>,
+}
+
+/// How the model's tool calls were written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallFormats {
+    /// Model calls whose tool calls came as Ollama's native `tool_calls`.
+    pub native_calls: usize,
+    /// Model calls whose tool calls were recovered from the reply text.
+    pub text_calls: usize,
+    /// Model calls with text shaped like a call that did not parse.
+    pub malformed_calls: usize,
+    /// Model calls without a tool call.
+    pub no_tool_call: usize,
+}
+
+/// Behaviour of one model over its graded conversations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Behaviour {
+    /// Graded conversations the figures are over.
+    pub conversations: usize,
+    /// Orchestrator model calls per conversation.
+    pub model_calls_per_conversation: Option<f64>,
+    /// Tool calls (tool events) per conversation.
+    pub tool_calls_per_conversation: Option<f64>,
+    /// Rejected tool calls (tool events with `ok = false`), in all.
+    pub rejected_calls: usize,
+    /// Rejected tool calls per conversation.
+    pub rejected_calls_per_conversation: Option<f64>,
+    /// Malformed calls (`__malformed__:` tool name, or format malformed), in all.
+    pub malformed_calls: usize,
+    /// Conversations that hit the call cap.
+    pub loop_caps: usize,
+    /// Identify-first: conversations with a successful order-tool call in which a successful
+    /// `find_customer` came first, over those conversations.
+    pub identify_first: Option<Rate>,
+    /// Rejected calls whose argument was an object or an array, by argument name.
+    pub schema_copy: KeyedCalls,
+    /// Calls whose argument equals a documented example value, by value.
+    pub example_copy: KeyedCalls,
+    /// Native vs text vs malformed model calls.
+    pub call_formats: CallFormats,
+}
+
+fn is_malformed(e: &ToolEvent) -> bool {
+    e.tool.starts_with(MALFORMED_PREFIX) || e.format == Some(CallFormat::Malformed)
+}
+
+/// Identify-first of one conversation: `None` when it made no successful order-tool call.
+pub fn identified_first(events: &[ToolEvent]) -> Option<bool> {
+    let ok: Vec<&str> = events
+        .iter()
+        .filter(|e| e.ok)
+        .map(|e| e.tool.as_str())
+        .collect();
+    let first = ok.iter().position(|t| ORDER_TOOLS.contains(t))?;
+    Some(ok[..first].contains(&IDENTIFY_TOOL))
+}
+
+fn args_of(e: &ToolEvent) -> impl Iterator<Item = (&String, &Value)> {
+    e.args.as_object().into_iter().flat_map(|m| m.iter())
+}
+
+/// Behaviour over graded conversations; `example_values` are the documented example values.
+pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Behaviour {
+    let n = convs.len();
+    let per = |total: usize| (n > 0).then(|| total as f64 / n as f64);
+    let mut b = Behaviour {
+        conversations: n,
+        ..Behaviour::default()
+    };
+    let (mut model_calls, mut tool_calls) = (0usize, 0usize);
+    let (mut ident_hits, mut ident_of) = (0usize, 0usize);
+    for c in convs {
+        model_calls += c.orchestrator_calls().count();
+        tool_calls += c.tool_events.len();
+        b.loop_caps += usize::from(c.status == Status::LoopCap);
+        if let Some(hit) = identified_first(&c.tool_events) {
+            ident_of += 1;
+            ident_hits += usize::from(hit);
+        }
+        for call in c.orchestrator_calls() {
+            match call.call_format {
+                Some(CallFormat::Native) => b.call_formats.native_calls += 1,
+                Some(CallFormat::Text) => b.call_formats.text_calls += 1,
+                Some(CallFormat::Malformed) => b.call_formats.malformed_calls += 1,
+                None => b.call_formats.no_tool_call += 1,
+            }
+        }
+        for e in &c.tool_events {
+            b.malformed_calls += usize::from(is_malformed(e));
+            if !e.ok {
+                b.rejected_calls += 1;
+                let names: Vec<&String> = args_of(e)
+                    .filter(|(_, v)| v.is_object() || v.is_array())
+                    .map(|(k, _)| k)
+                    .collect();
+                if !names.is_empty() {
+                    b.schema_copy.calls += 1;
+                    for k in names {
+                        *b.schema_copy.by_key.entry(k.clone()).or_default() += 1;
+                    }
+                }
+            }
+            let copied: Vec<&String> = example_values
+                .iter()
+                .filter(|x| {
+                    args_of(e).any(|(_, v)| match v {
+                        Value::String(s) => s == *x,
+                        Value::Number(num) => num.to_string() == **x,
+                        _ => false,
+                    })
+                })
+                .collect();
+            if !copied.is_empty() {
+                b.example_copy.calls += 1;
+                for x in copied {
+                    *b.example_copy.by_key.entry(x.clone()).or_default() += 1;
+                }
+            }
+        }
+    }
+    b.model_calls_per_conversation = per(model_calls);
+    b.tool_calls_per_conversation = per(tool_calls);
+    b.rejected_calls_per_conversation = per(b.rejected_calls);
+    b.identify_first = (ident_of > 0).then(|| Rate::new(ident_hits, ident_of));
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{call, conversation, event};
+    use serde_json::json;
+
+    #[test]
+    fn identify_first_ignores_failed_calls() {
+        let yes = [
+            event("find_customer", json!({"query": "a"}), true),
+            event("get_order", json!({"order_id": "1"}), true),
+        ];
+        let failed_find = [
+            event("find_customer", json!({"query": {}}), false),
+            event("get_order", json!({"order_id": "1"}), true),
+        ];
+        let failed_order = [event("get_order", json!({}), false)];
+        assert_eq!(identified_first(&yes), Some(true));
+        assert_eq!(identified_first(&failed_find), Some(false));
+        assert_eq!(identified_first(&failed_order), None);
+    }
+
+    #[test]
+    fn counts_rejected_schema_copy_example_copy_and_formats() {
+        let mut a = conversation("m", "L1", 0, false, vec![call(1, 1), call(2, 1)]);
+        a.calls[0].call_format = Some(CallFormat::Text);
+        a.status = Status::LoopCap;
+        a.tool_events = vec![
+            event("find_customer", json!({"query": {"type": "string"}}), false),
+            event(
+                "request_return",
+                json!({"order_id": ["x"], "sku": {"a": 1}}),
+                false,
+            ),
+            event("__malformed__:get_order", json!({}), false),
+            event("get_order", json!({"order_id": "9999"}), true),
+        ];
+        let b = conversation("m", "L2", 0, true, vec![call(1, 1)]);
+        let examples = vec!["9999".to_string(), "jane@example.org".to_string()];
+        let got = behaviour(&[&a, &b], &examples);
+        assert_eq!(got.conversations, 2);
+        assert_eq!(got.model_calls_per_conversation, Some(1.5));
+        assert_eq!(got.tool_calls_per_conversation, Some(2.0));
+        assert_eq!(got.rejected_calls, 3);
+        assert_eq!(got.rejected_calls_per_conversation, Some(1.5));
+        assert_eq!(got.malformed_calls, 1);
+        assert_eq!(got.loop_caps, 1);
+        assert_eq!(got.schema_copy.calls, 2);
+        assert_eq!(got.schema_copy.by_key["query"], 1);
+        assert_eq!(got.schema_copy.by_key["order_id"], 1);
+        assert_eq!(got.schema_copy.by_key["sku"], 1);
+        assert_eq!(got.example_copy.calls, 1);
+        assert_eq!(got.example_copy.by_key["9999"], 1);
+        assert_eq!(got.call_formats.text_calls, 1);
+        assert_eq!(got.call_formats.no_tool_call, 2);
+        // a: the only successful order call has no successful find_customer before it.
+        assert_eq!(got.identify_first, Some(Rate::new(0, 1)));
+    }
+}

@@ -1,0 +1,304 @@
+//! Paired percentile bootstrap (metrics.md, "as the reference"): resample the ids (task ids, or
+//! router message indices) with replacement, each resampled id bringing every trial of it, and apply
+//! the *same* resample to both sides of a comparison. Draws come from [`PyRandom`], so the
+//! reference's published intervals are reproduced digit for digit.
+
+use super::mt19937::PyRandom;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A central 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Lower bound (sorted value at position `int(0.025 N)`).
+    pub low: f64,
+    /// Upper bound (sorted value at position `int(0.975 N) - 1`).
+    pub high: f64,
+}
+
+/// The central 95% percentile interval of `values`, as the reference takes it: sort, then the
+/// values at positions `int(0.025 N)` and `int(0.975 N) - 1` (Python's `-1` meaning the last).
+pub fn ci95(values: &mut [f64]) -> Option<Interval> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let lo = ((0.025 * n as f64) as usize).min(n - 1);
+    let hi = ((0.975 * n as f64) as usize)
+        .checked_sub(1)
+        .unwrap_or(n - 1);
+    Some(Interval {
+        low: values[lo],
+        high: values[hi.min(n - 1)],
+    })
+}
+
+/// Calls `f` once per resample with the drawn positions into the sorted id list: `resamples`
+/// times, `n` draws `randbelow(n)` each, from one generator started at `seed`.
+pub fn for_each_resample(n: usize, resamples: usize, seed: u64, mut f: impl FnMut(&[usize])) {
+    if n == 0 {
+        return;
+    }
+    let mut rng = PyRandom::new(seed);
+    let mut sample = vec![0usize; n];
+    for _ in 0..resamples {
+        for slot in sample.iter_mut() {
+            *slot = rng.randbelow(n);
+        }
+        f(&sample);
+    }
+}
+
+/// One model's totals over one id (task or router message): graded trials, passes and costs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IdTotals {
+    /// Graded trials.
+    pub trials: f64,
+    /// Passed trials (router: correct calls).
+    pub passes: f64,
+    /// Blended tokens.
+    pub tokens: f64,
+    /// Blended tokens with the re-sent prefix at the cache discount.
+    pub cached: f64,
+    /// Blended tokens of the pipeline (router calls in front + orchestrator).
+    pub pipeline: f64,
+}
+
+/// The orchestrator's paired task bootstrap between the small and the large model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskBootstrap {
+    /// Tasks resampled (those both models ran).
+    pub tasks: usize,
+    /// Resamples drawn.
+    pub resamples: usize,
+    /// Seed of the generator.
+    pub seed: u64,
+    /// Small model's success rate.
+    pub success_rate_small: Option<Interval>,
+    /// Large model's success rate.
+    pub success_rate_large: Option<Interval>,
+    /// Success rate of the large model minus the small model's.
+    pub success_rate_difference: Option<Interval>,
+    /// Break-even price ratio (small's tokens per success / large's).
+    pub break_even: Option<Interval>,
+    /// Break-even with the re-sent prefix at the cache discount.
+    pub break_even_cached: Option<Interval>,
+    /// Break-even of the pipeline (router in front); absent when no router ran in front.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_even_pipeline: Option<Interval>,
+    /// Resamples in which both models passed at least once (break-even defined).
+    pub resamples_with_defined_break_even: usize,
+}
+
+fn sum_over(sample: &[usize], ids: &[&IdTotals]) -> IdTotals {
+    let mut t = IdTotals::default();
+    for &i in sample {
+        let x = ids[i];
+        t.trials += x.trials;
+        t.passes += x.passes;
+        t.tokens += x.tokens;
+        t.cached += x.cached;
+        t.pipeline += x.pipeline;
+    }
+    t
+}
+
+/// Paired task bootstrap over the tasks both models ran (ids sorted as strings).
+pub fn task_bootstrap(
+    small: &BTreeMap<String, IdTotals>,
+    large: &BTreeMap<String, IdTotals>,
+    with_pipeline: bool,
+    resamples: usize,
+    seed: u64,
+) -> TaskBootstrap {
+    let ids: Vec<&String> = small.keys().filter(|k| large.contains_key(*k)).collect();
+    let s: Vec<&IdTotals> = ids.iter().map(|k| &small[*k]).collect();
+    let l: Vec<&IdTotals> = ids.iter().map(|k| &large[*k]).collect();
+    let (mut rs, mut rl, mut diff) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut be, mut bc, mut bp) = (Vec::new(), Vec::new(), Vec::new());
+    for_each_resample(ids.len(), resamples, seed, |sample| {
+        let a = sum_over(sample, &s);
+        let b = sum_over(sample, &l);
+        if a.trials > 0.0 {
+            rs.push(a.passes / a.trials);
+        }
+        if b.trials > 0.0 {
+            rl.push(b.passes / b.trials);
+        }
+        if a.trials > 0.0 && b.trials > 0.0 {
+            diff.push(b.passes / b.trials - a.passes / a.trials);
+        }
+        if a.passes > 0.0 && b.passes > 0.0 {
+            be.push((a.tokens / a.passes) / (b.tokens / b.passes));
+            bc.push((a.cached / a.passes) / (b.cached / b.passes));
+            if with_pipeline {
+                bp.push((a.pipeline / a.passes) / (b.pipeline / b.passes));
+            }
+        }
+    });
+    TaskBootstrap {
+        tasks: ids.len(),
+        resamples,
+        seed,
+        success_rate_small: ci95(&mut rs),
+        success_rate_large: ci95(&mut rl),
+        success_rate_difference: ci95(&mut diff),
+        resamples_with_defined_break_even: be.len(),
+        break_even: ci95(&mut be),
+        break_even_cached: ci95(&mut bc),
+        break_even_pipeline: if with_pipeline { ci95(&mut bp) } else { None },
+    }
+}
+
+/// The router's paired bootstrap between the small and the large model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageBootstrap {
+    /// Messages resampled (those both models saw).
+    pub messages: usize,
+    /// Resamples drawn.
+    pub resamples: usize,
+    /// Seed of the generator.
+    pub seed: u64,
+    /// Small model's accuracy.
+    pub accuracy_small: Option<Interval>,
+    /// Large model's accuracy.
+    pub accuracy_large: Option<Interval>,
+    /// Break-even price ratio (tokens per correct call use `max(correct, 1)`).
+    pub break_even: Option<Interval>,
+}
+
+/// Paired bootstrap over router message indices both models saw (sorted as numbers).
+pub fn message_bootstrap(
+    small: &BTreeMap<u32, IdTotals>,
+    large: &BTreeMap<u32, IdTotals>,
+    resamples: usize,
+    seed: u64,
+) -> MessageBootstrap {
+    let ids: Vec<&u32> = small.keys().filter(|k| large.contains_key(*k)).collect();
+    let s: Vec<&IdTotals> = ids.iter().map(|k| &small[*k]).collect();
+    let l: Vec<&IdTotals> = ids.iter().map(|k| &large[*k]).collect();
+    let (mut rs, mut rl, mut be) = (Vec::new(), Vec::new(), Vec::new());
+    for_each_resample(ids.len(), resamples, seed, |sample| {
+        let a = sum_over(sample, &s);
+        let b = sum_over(sample, &l);
+        if a.trials > 0.0 {
+            rs.push(a.passes / a.trials);
+        }
+        if b.trials > 0.0 {
+            rl.push(b.passes / b.trials);
+        }
+        let tpa = a.tokens / a.passes.max(1.0);
+        let tpb = b.tokens / b.passes.max(1.0);
+        if tpb > 0.0 {
+            be.push(tpa / tpb);
+        }
+    });
+    MessageBootstrap {
+        messages: ids.len(),
+        resamples,
+        seed,
+        accuracy_small: ci95(&mut rs),
+        accuracy_large: ci95(&mut rl),
+        break_even: ci95(&mut be),
+    }
+}
+
+/// Paired bootstrap of the difference in success rate (`b - a`) between two sets of results of the
+/// same tasks (for example one model in two runs); `None` without shared tasks.
+pub fn difference_bootstrap(
+    a: &BTreeMap<String, IdTotals>,
+    b: &BTreeMap<String, IdTotals>,
+    resamples: usize,
+    seed: u64,
+) -> Option<Interval> {
+    let ids: Vec<&String> = a.keys().filter(|k| b.contains_key(*k)).collect();
+    let sa: Vec<&IdTotals> = ids.iter().map(|k| &a[*k]).collect();
+    let sb: Vec<&IdTotals> = ids.iter().map(|k| &b[*k]).collect();
+    let mut diff = Vec::new();
+    for_each_resample(ids.len(), resamples, seed, |sample| {
+        let x = sum_over(sample, &sa);
+        let y = sum_over(sample, &sb);
+        if x.trials > 0.0 && y.trials > 0.0 {
+            diff.push(y.passes / y.trials - x.passes / x.trials);
+        }
+    });
+    ci95(&mut diff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ci_positions_follow_the_reference() {
+        // N = 40: positions int(1.0) = 1 and int(39.0) - 1 = 38.
+        let mut v: Vec<f64> = (0..40).rev().map(f64::from).collect();
+        let ci = ci95(&mut v).unwrap();
+        assert_eq!((ci.low, ci.high), (1.0, 38.0));
+        // N = 1: int(0.975) - 1 = -1, Python's last element.
+        assert_eq!(
+            ci95(&mut [7.0]).unwrap(),
+            Interval {
+                low: 7.0,
+                high: 7.0
+            }
+        );
+        assert!(ci95(&mut []).is_none());
+    }
+
+    #[test]
+    fn resamples_draw_python_choices() {
+        // python3 -c "import random; r = random.Random(0); print([r.choice(range(24)) for _ in range(6)])"
+        let mut got = Vec::new();
+        for_each_resample(24, 1, 0, |s| got.extend_from_slice(&s[..6]));
+        assert_eq!(got, [12, 13, 1, 8, 16, 15]);
+    }
+
+    fn totals(trials: f64, passes: f64, tokens: f64) -> IdTotals {
+        IdTotals {
+            trials,
+            passes,
+            tokens,
+            cached: tokens / 2.0,
+            pipeline: tokens,
+        }
+    }
+
+    #[test]
+    fn identical_tasks_give_a_point_interval() {
+        // Every task alike: every resample gives the same statistics.
+        let small: BTreeMap<String, IdTotals> = ["a", "b", "c"]
+            .iter()
+            .map(|t| (t.to_string(), totals(5.0, 1.0, 1000.0)))
+            .collect();
+        let large: BTreeMap<String, IdTotals> = ["a", "b", "c"]
+            .iter()
+            .map(|t| (t.to_string(), totals(5.0, 4.0, 2000.0)))
+            .collect();
+        let b = task_bootstrap(&small, &large, false, 200, 0);
+        assert_eq!(b.tasks, 3);
+        let sr = b.success_rate_small.unwrap();
+        assert!((sr.low - 0.2).abs() < 1e-12 && (sr.high - 0.2).abs() < 1e-12);
+        let d = b.success_rate_difference.unwrap();
+        assert!((d.low - 0.6).abs() < 1e-12);
+        // (1000/1) / (2000/4) = 2
+        assert!((b.break_even.unwrap().low - 2.0).abs() < 1e-12);
+        assert_eq!(b.resamples_with_defined_break_even, 200);
+        assert!(b.break_even_pipeline.is_none());
+    }
+
+    #[test]
+    fn break_even_needs_passes_on_both_sides() {
+        let small: BTreeMap<String, IdTotals> = [("a".to_string(), totals(1.0, 0.0, 10.0))].into();
+        let large: BTreeMap<String, IdTotals> = [("a".to_string(), totals(1.0, 1.0, 10.0))].into();
+        let b = task_bootstrap(&small, &large, true, 50, 0);
+        assert_eq!(b.resamples_with_defined_break_even, 0);
+        assert!(b.break_even.is_none());
+        // The router uses max(correct, 1): defined even with no correct call.
+        let rs: BTreeMap<u32, IdTotals> = [(0, totals(1.0, 0.0, 10.0))].into();
+        let rl: BTreeMap<u32, IdTotals> = [(0, totals(1.0, 1.0, 5.0))].into();
+        let m = message_bootstrap(&rs, &rl, 50, 0);
+        assert!((m.break_even.unwrap().low - 2.0).abs() < 1e-12);
+    }
+}

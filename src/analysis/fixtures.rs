@@ -1,0 +1,94 @@
+//! Small hand-built records shared by the analysis unit tests.
+
+use crate::runner::record::{CallRecord, ConversationRecord, Mode, Node, Outcome, Status};
+use crate::trace::{ToolEvent, Verdict};
+use crate::wire::api::Timings;
+use crate::wire::outcome::CallOutcome;
+use serde_json::{Value, json};
+
+/// An ok orchestrator call with these token counts and no timings.
+pub fn call(input: u64, output: u64) -> CallRecord {
+    CallRecord {
+        node: Node::Orchestrator,
+        turn: 0,
+        step: 0,
+        seed: None,
+        started_unix_ms: None,
+        wall_s: None,
+        timings: Timings {
+            prompt_eval_count: Some(input),
+            eval_count: Some(output),
+            ..Timings::default()
+        },
+        outcome: CallOutcome::Ok,
+        attempts: vec![],
+        timeout_s: None,
+        call_format: None,
+        tool_calls: 0,
+        truncated: false,
+        context_overflow: false,
+        gpu: None,
+        predicted: None,
+        ttfb_s: None,
+    }
+}
+
+/// A call with a wall time (seconds) as well.
+pub fn timed_call(input: u64, output: u64, wall_s: f64) -> CallRecord {
+    CallRecord {
+        wall_s: Some(wall_s),
+        ..call(input, output)
+    }
+}
+
+/// A tool event.
+pub fn event(tool: &str, args: Value, ok: bool) -> ToolEvent {
+    ToolEvent {
+        turn: 0,
+        step: 0,
+        tool: tool.into(),
+        args,
+        ok,
+        error: (!ok).then(|| "error".to_string()),
+        format: None,
+    }
+}
+
+/// A graded conversation of the store suite.
+pub fn conversation(
+    model: &str,
+    task: &str,
+    trial: u32,
+    passed: bool,
+    calls: Vec<CallRecord>,
+) -> ConversationRecord {
+    ConversationRecord {
+        schema_version: 1,
+        grader_digest: "g".into(),
+        suite: "store".into(),
+        task: task.into(),
+        category: "lookup".into(),
+        model: model.into(),
+        trial,
+        call_cap: 8,
+        mode: Mode::Agent,
+        router_in_front: false,
+        status: Status::Ok,
+        outcome: if passed {
+            Outcome::Pass
+        } else {
+            Outcome::ModelFail
+        },
+        calls,
+        tool_events: vec![],
+        replies: vec![Some("done".into())],
+        transcript: vec![],
+        end_state: json!({}),
+        verdict: Verdict {
+            passed,
+            ..Verdict::default()
+        },
+        wall_s: 1.0,
+        imported: false,
+    }
+}

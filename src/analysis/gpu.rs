@@ -1,0 +1,92 @@
+//! GPU readings per model (new in passk): utilization and memory over the calls' wall intervals,
+//! energy in all and per successful task.
+
+use crate::runner::record::CallRecord;
+use serde::{Deserialize, Serialize};
+
+/// GPU readings of one model's calls.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuSummary {
+    /// Calls that carry at least one GPU sample.
+    pub calls_with_samples: usize,
+    /// Mean of the calls' mean utilization, percent.
+    pub util_mean_pct: Option<f64>,
+    /// Highest utilization seen, percent.
+    pub util_max_pct: Option<f64>,
+    /// Highest memory in use, MiB.
+    pub mem_used_max_mib: Option<f64>,
+    /// Mean of the calls' mean power, watts.
+    pub power_mean_w: Option<f64>,
+    /// Energy over all calls (NVML counter deltas), joules.
+    pub energy_j: Option<f64>,
+    /// Energy per successful task, joules.
+    pub energy_per_success_j: Option<f64>,
+}
+
+fn max_of(v: impl Iterator<Item = f64>) -> Option<f64> {
+    v.fold(None, |m, x| Some(m.map_or(x, |m: f64| m.max(x))))
+}
+
+/// The readings over these calls; `None` when no call carries a GPU sample.
+pub fn gpu_summary<'a>(
+    calls: impl IntoIterator<Item = &'a CallRecord>,
+    passes: usize,
+) -> Option<GpuSummary> {
+    let windows: Vec<_> = calls
+        .into_iter()
+        .filter_map(|c| c.gpu.as_ref())
+        .filter(|g| g.samples > 0 || g.energy_j.is_some())
+        .collect();
+    if windows.is_empty() {
+        return None;
+    }
+    let mean = |v: Vec<f64>| super::latency::mean(&v);
+    let energy: Vec<f64> = windows.iter().filter_map(|g| g.energy_j).collect();
+    let energy_j = (!energy.is_empty()).then(|| energy.iter().sum::<f64>());
+    Some(GpuSummary {
+        calls_with_samples: windows.len(),
+        util_mean_pct: mean(windows.iter().filter_map(|g| g.util_mean).collect()),
+        util_max_pct: max_of(windows.iter().filter_map(|g| g.util_max)),
+        mem_used_max_mib: max_of(windows.iter().filter_map(|g| g.mem_used_mib)),
+        power_mean_w: mean(windows.iter().filter_map(|g| g.power_w).collect()),
+        energy_j,
+        energy_per_success_j: energy_j.and_then(|e| (passes > 0).then(|| e / passes as f64)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::call;
+    use crate::runner::record::GpuWindow;
+
+    #[test]
+    fn sums_energy_and_takes_maxima() {
+        let mut a = call(1, 1);
+        a.gpu = Some(GpuWindow {
+            samples: 2,
+            util_mean: Some(50.0),
+            util_max: Some(80.0),
+            mem_used_mib: Some(4000.0),
+            power_w: Some(100.0),
+            energy_j: Some(30.0),
+        });
+        let mut b = call(1, 1);
+        b.gpu = Some(GpuWindow {
+            samples: 1,
+            util_mean: Some(70.0),
+            util_max: Some(90.0),
+            mem_used_mib: Some(3000.0),
+            power_w: Some(200.0),
+            energy_j: Some(10.0),
+        });
+        let g = gpu_summary([&a, &b, &call(1, 1)], 4).unwrap();
+        assert_eq!(g.calls_with_samples, 2);
+        assert_eq!(g.util_mean_pct, Some(60.0));
+        assert_eq!(g.util_max_pct, Some(90.0));
+        assert_eq!(g.mem_used_max_mib, Some(4000.0));
+        assert_eq!(g.energy_j, Some(40.0));
+        assert_eq!(g.energy_per_success_j, Some(10.0));
+        assert!(gpu_summary([&call(1, 1)], 1).is_none());
+    }
+}

@@ -1,0 +1,187 @@
+//! Time (metrics.md): percentiles by linear interpolation, the least-squares latency fit and the
+//! split of each call's latency into Ollama's own model time and the request overhead.
+
+use crate::runner::record::CallRecord;
+use serde::{Deserialize, Serialize};
+
+/// Mean of the values; `None` when empty.
+pub fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// The `p`-th percentile by linear interpolation between the sorted values at index `(n-1)p/100`.
+pub fn percentile(xs: &[f64], p: f64) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let i = (v.len() - 1) as f64 * p / 100.0;
+    let lo = i as usize;
+    let hi = (lo + 1).min(v.len() - 1);
+    Some(v[lo] + (v[hi] - v[lo]) * (i - lo as f64))
+}
+
+/// Ordinary least squares `latency = a + b1 * output + b2 * input` over calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyFit {
+    /// Calls in the fit.
+    pub calls: usize,
+    /// Intercept `a`: the fixed cost of one call, seconds.
+    pub fixed_s_per_call: f64,
+    /// `1 / b1`: output tokens per second.
+    pub decode_tokens_per_s: f64,
+    /// `1000 * b2`: seconds per thousand input tokens.
+    pub s_per_1k_input_tokens: f64,
+}
+
+/// Fits `y = a + b1 x1 + b2 x2`; `None` when the system is singular (fewer than 3 distinct points).
+pub fn ols(y: &[f64], x1: &[f64], x2: &[f64]) -> Option<(f64, f64, f64)> {
+    let n = y.len() as f64;
+    if y.len() < 3 || x1.len() != y.len() || x2.len() != y.len() {
+        return None;
+    }
+    let (m1, m2, my) = (
+        x1.iter().sum::<f64>() / n,
+        x2.iter().sum::<f64>() / n,
+        y.iter().sum::<f64>() / n,
+    );
+    let (mut s11, mut s22, mut s12, mut s1y, mut s2y) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for i in 0..y.len() {
+        let (a, b, c) = (x1[i] - m1, x2[i] - m2, y[i] - my);
+        s11 += a * a;
+        s22 += b * b;
+        s12 += a * b;
+        s1y += a * c;
+        s2y += b * c;
+    }
+    let det = s11 * s22 - s12 * s12;
+    if det == 0.0 || !det.is_finite() {
+        return None;
+    }
+    let b1 = (s1y * s22 - s2y * s12) / det;
+    let b2 = (s2y * s11 - s1y * s12) / det;
+    Some((my - b1 * m1 - b2 * m2, b1, b2))
+}
+
+/// The latency fit over the calls that have a latency; `None` when it cannot be fitted.
+pub fn latency_fit<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<LatencyFit> {
+    let (mut y, mut x1, mut x2) = (Vec::new(), Vec::new(), Vec::new());
+    for c in calls {
+        if let Some(l) = c.latency_s() {
+            y.push(l);
+            x1.push(c.output_tokens() as f64);
+            x2.push(c.input_tokens() as f64);
+        }
+    }
+    let (a, b1, b2) = ols(&y, &x1, &x2)?;
+    Some(LatencyFit {
+        calls: y.len(),
+        fixed_s_per_call: a,
+        decode_tokens_per_s: 1.0 / b1,
+        s_per_1k_input_tokens: 1000.0 * b2,
+    })
+}
+
+/// Ollama's own split of call latency (calls that carry both prompt-eval and eval durations).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OllamaSplit {
+    /// Calls with Ollama's durations.
+    pub calls: usize,
+    /// Mean model time (prompt_eval + eval durations), seconds.
+    pub model_s_per_call: f64,
+    /// Mean request overhead (latency - model time), seconds.
+    pub overhead_s_per_call: f64,
+    /// Median request overhead, seconds.
+    pub overhead_s_p50: f64,
+    /// sum(eval_count) / sum(eval_duration), tokens per second.
+    pub decode_tokens_per_s: Option<f64>,
+    /// sum(prompt_eval_count) / sum(prompt_eval_duration), tokens per second (flattered by
+    /// Ollama's prefix cache after the first call).
+    pub prefill_tokens_per_s: Option<f64>,
+}
+
+/// The split over calls with latency and both durations; `None` when no call has them.
+pub fn ollama_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<OllamaSplit> {
+    let (mut model, mut overhead) = (Vec::new(), Vec::new());
+    let (mut out_tok, mut eval_ns, mut in_tok, mut prompt_ns) = (0u64, 0u64, 0u64, 0u64);
+    for c in calls {
+        let (Some(lat), Some(pe), Some(ev)) = (
+            c.latency_s(),
+            c.timings.prompt_eval_duration,
+            c.timings.eval_duration,
+        ) else {
+            continue;
+        };
+        let m = pe as f64 / 1e9 + ev as f64 / 1e9;
+        model.push(m);
+        overhead.push(lat - m);
+        out_tok += c.output_tokens();
+        in_tok += c.input_tokens();
+        eval_ns += ev;
+        prompt_ns += pe;
+    }
+    Some(OllamaSplit {
+        calls: model.len(),
+        model_s_per_call: mean(&model)?,
+        overhead_s_per_call: mean(&overhead)?,
+        overhead_s_p50: percentile(&overhead, 50.0)?,
+        decode_tokens_per_s: (eval_ns > 0).then(|| out_tok as f64 / (eval_ns as f64 / 1e9)),
+        prefill_tokens_per_s: (prompt_ns > 0).then(|| in_tok as f64 / (prompt_ns as f64 / 1e9)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::call;
+
+    #[test]
+    fn percentile_interpolates() {
+        let xs = [4.0, 1.0, 3.0, 2.0];
+        // index (4-1)*0.5 = 1.5 -> 2 + 0.5 * (3 - 2)
+        assert_eq!(percentile(&xs, 50.0), Some(2.5));
+        // index 2.85 -> 3 + 0.85 * 1
+        assert!((percentile(&xs, 95.0).unwrap() - 3.85).abs() < 1e-12);
+        assert_eq!(percentile(&[5.0], 95.0), Some(5.0));
+        assert_eq!(percentile(&[], 50.0), None);
+        assert_eq!(mean(&xs), Some(2.5));
+    }
+
+    #[test]
+    fn ols_recovers_an_exact_plane() {
+        // y = 0.5 + 0.01 * x1 + 0.002 * x2
+        let x1 = [10.0, 20.0, 5.0, 40.0, 8.0];
+        let x2 = [100.0, 300.0, 700.0, 200.0, 900.0];
+        let y: Vec<f64> = x1
+            .iter()
+            .zip(&x2)
+            .map(|(a, b)| 0.5 + 0.01 * a + 0.002 * b)
+            .collect();
+        let (a, b1, b2) = ols(&y, &x1, &x2).unwrap();
+        assert!((a - 0.5).abs() < 1e-9 && (b1 - 0.01).abs() < 1e-12 && (b2 - 0.002).abs() < 1e-12);
+        // Collinear inputs cannot be fitted.
+        assert!(ols(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]).is_none());
+    }
+
+    #[test]
+    fn ollama_split_sums_durations() {
+        let mut a = call(1000, 10);
+        a.wall_s = Some(0.5);
+        a.timings.load_duration = Some(100_000_000); // latency 0.4
+        a.timings.prompt_eval_duration = Some(100_000_000);
+        a.timings.eval_duration = Some(200_000_000);
+        let mut b = call(3000, 30);
+        b.wall_s = Some(0.7);
+        b.timings.prompt_eval_duration = Some(100_000_000);
+        b.timings.eval_duration = Some(400_000_000);
+        let s = ollama_split([&a, &b]).unwrap();
+        assert_eq!(s.calls, 2);
+        assert!((s.model_s_per_call - 0.4).abs() < 1e-12); // (0.3 + 0.5) / 2
+        assert!((s.overhead_s_per_call - 0.15).abs() < 1e-12); // (0.1 + 0.2) / 2
+        assert!((s.decode_tokens_per_s.unwrap() - 40.0 / 0.6).abs() < 1e-9);
+        assert!((s.prefill_tokens_per_s.unwrap() - 4000.0 / 0.2).abs() < 1e-6);
+        let bare = call(1, 1);
+        assert!(ollama_split([&bare]).is_none());
+    }
+}

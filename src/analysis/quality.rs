@@ -1,0 +1,170 @@
+//! Quality beyond pass/fail (new in passk): the four-state table (seed 003), control-flow rates
+//! (seed 000) and run-to-run noise per task.
+
+use super::Rate;
+use crate::runner::record::ConversationRecord;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Conversations by (trajectory correct?) x (end state and replies correct?).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FourState {
+    /// Right trajectory, passed.
+    pub right_path_right_answer: usize,
+    /// Right trajectory, failed.
+    pub right_path_wrong_answer: usize,
+    /// Wrong trajectory, passed (right for the wrong reasons, or a shortcut).
+    pub wrong_path_right_answer: usize,
+    /// Wrong trajectory, failed.
+    pub wrong_path_wrong_answer: usize,
+    /// Graded conversations whose verdict does not say (imported records, suites without gold).
+    pub trajectory_unknown: usize,
+    /// Graded conversations on tasks that need tools.
+    pub tool_task_conversations: usize,
+    /// Passes on tasks that need tools.
+    pub tool_task_passes: usize,
+    /// Orchestrator model calls per pass on tasks that need tools (a toolless baseline cannot
+    /// win it); `None` without a pass.
+    pub steps_per_correct_answer: Option<f64>,
+}
+
+/// The four-state table over graded conversations; tasks in `toolless_tasks` are left out of the
+/// steps per correct answer.
+pub fn four_state(convs: &[&ConversationRecord], toolless_tasks: &BTreeSet<String>) -> FourState {
+    let mut f = FourState::default();
+    let mut steps = 0usize;
+    for c in convs {
+        let passed = c.verdict.passed;
+        match (c.verdict.trajectory_correct, passed) {
+            (Some(true), true) => f.right_path_right_answer += 1,
+            (Some(true), false) => f.right_path_wrong_answer += 1,
+            (Some(false), true) => f.wrong_path_right_answer += 1,
+            (Some(false), false) => f.wrong_path_wrong_answer += 1,
+            (None, _) => f.trajectory_unknown += 1,
+        }
+        if !toolless_tasks.contains(&c.task) {
+            f.tool_task_conversations += 1;
+            f.tool_task_passes += usize::from(passed);
+            steps += c.orchestrator_calls().count();
+        }
+    }
+    f.steps_per_correct_answer =
+        (f.tool_task_passes > 0).then(|| steps as f64 / f.tool_task_passes as f64);
+    f
+}
+
+/// Control-flow rates (seed 000), each over the conversations whose verdict says.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ControlFlow {
+    /// Invented tool names.
+    pub unknown_verb: Option<Rate>,
+    /// A reply stating an order fact without a successful lookup of that order.
+    pub under_tool: Option<Rate>,
+    /// More model calls than the gold trajectory needs, or the cap.
+    pub loop_overrun: Option<Rate>,
+    /// Model turns spent on rule-resolvable tickets (triage suite).
+    pub over_model: Option<Rate>,
+}
+
+/// Control-flow rates over graded conversations.
+pub fn control_flow(convs: &[&ConversationRecord]) -> ControlFlow {
+    let rate = |get: &dyn Fn(&ConversationRecord) -> Option<bool>| {
+        let vals: Vec<bool> = convs.iter().filter_map(|c| get(c)).collect();
+        (!vals.is_empty()).then(|| Rate::new(vals.iter().filter(|v| **v).count(), vals.len()))
+    };
+    ControlFlow {
+        unknown_verb: rate(&|c| c.verdict.control.unknown_verb),
+        under_tool: rate(&|c| c.verdict.control.under_tool),
+        loop_overrun: rate(&|c| c.verdict.control.loop_overrun),
+        over_model: rate(&|c| c.verdict.control.over_model),
+    }
+}
+
+/// Disagreement among the trials of each task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    /// Per task: the share of its trials that disagree with its majority verdict
+    /// (`min(passes, fails) / trials`; 0.5 on a tie).
+    pub per_task: BTreeMap<String, f64>,
+    /// Mean over tasks.
+    pub mean: Option<f64>,
+    /// Tasks whose trials did not all agree.
+    pub tasks_with_disagreement: usize,
+}
+
+/// Noise from `(trials, passes)` per task.
+pub fn noise(per_task: &BTreeMap<String, (usize, usize)>) -> Noise {
+    let mut n = Noise::default();
+    for (task, &(trials, passes)) in per_task {
+        if trials == 0 {
+            continue;
+        }
+        let minority = passes.min(trials - passes);
+        n.tasks_with_disagreement += usize::from(minority > 0);
+        n.per_task
+            .insert(task.clone(), minority as f64 / trials as f64);
+    }
+    let v: Vec<f64> = n.per_task.values().copied().collect();
+    n.mean = super::latency::mean(&v);
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{call, conversation};
+
+    #[test]
+    fn four_state_cells_and_steps() {
+        let mut a = conversation("m", "L1", 0, true, vec![call(1, 1), call(1, 1)]);
+        a.verdict.trajectory_correct = Some(true);
+        let mut b = conversation("m", "L1", 1, true, vec![call(1, 1)]);
+        b.verdict.trajectory_correct = Some(false);
+        let mut c = conversation(
+            "m",
+            "L1",
+            2,
+            false,
+            vec![call(1, 1), call(1, 1), call(1, 1)],
+        );
+        c.verdict.trajectory_correct = Some(false);
+        let d = conversation("m", "X1", 0, true, vec![call(1, 1)]);
+        let toolless: BTreeSet<String> = ["X1".to_string()].into();
+        let f = four_state(&[&a, &b, &c, &d], &toolless);
+        assert_eq!(f.right_path_right_answer, 1);
+        assert_eq!(f.wrong_path_right_answer, 1);
+        assert_eq!(f.wrong_path_wrong_answer, 1);
+        assert_eq!(f.trajectory_unknown, 1);
+        // L1: 6 model calls over 2 passes; X1 is left out.
+        assert_eq!(f.tool_task_conversations, 3);
+        assert_eq!(f.steps_per_correct_answer, Some(3.0));
+    }
+
+    #[test]
+    fn control_flow_counts_only_known_flags() {
+        let mut a = conversation("m", "L1", 0, true, vec![]);
+        a.verdict.control.unknown_verb = Some(true);
+        let mut b = conversation("m", "L1", 1, true, vec![]);
+        b.verdict.control.unknown_verb = Some(false);
+        let c = conversation("m", "L1", 2, true, vec![]);
+        let f = control_flow(&[&a, &b, &c]);
+        assert_eq!(f.unknown_verb, Some(Rate::new(1, 2)));
+        assert_eq!(f.under_tool, None);
+    }
+
+    #[test]
+    fn noise_is_the_minority_share() {
+        let t: BTreeMap<String, (usize, usize)> = [
+            ("a".to_string(), (5, 5)),
+            ("b".to_string(), (5, 1)),
+            ("c".to_string(), (4, 2)),
+        ]
+        .into();
+        let n = noise(&t);
+        assert_eq!(n.per_task["a"], 0.0);
+        assert_eq!(n.per_task["b"], 0.2);
+        assert_eq!(n.per_task["c"], 0.5);
+        assert!((n.mean.unwrap() - 0.7 / 3.0).abs() < 1e-12);
+        assert_eq!(n.tasks_with_disagreement, 2);
+    }
+}

@@ -1,0 +1,666 @@
+//! The whole analysis of one run as one serializable value ([`Summary`], written as
+//! `summary.json`), and [`summarize`], which computes it from the records.
+
+use super::AnalysisOptions;
+use super::behaviour::{Behaviour, behaviour};
+use super::bootstrap::{
+    IdTotals, MessageBootstrap, TaskBootstrap, message_bootstrap, task_bootstrap,
+};
+use super::cost::{
+    CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, break_even, cached_calls, per_success,
+};
+use super::gpu::{GpuSummary, gpu_summary};
+use super::latency::{LatencyFit, OllamaSplit, latency_fit, mean, ollama_split, percentile};
+use super::passk::{pass_hat_k, tasks_passing_every_trial};
+use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
+use super::router::{Pipeline, RouterSummary, pipeline, router_in_front_totals, router_summary};
+use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
+use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Everything computed from one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Run id from the manifest.
+    pub run_id: String,
+    /// Backend that produced the records (`ollama`, `stub`, `imported`).
+    pub backend: String,
+    /// For imported runs: where the records came from.
+    pub imported_from: Option<String>,
+    /// Grader digest of the run.
+    pub grader_digest: String,
+    /// Settings the figures were computed with.
+    pub settings: SummarySettings,
+    /// Models in report order (see [`Pairing`]).
+    pub models: Vec<String>,
+    /// Which model is "small" and which "large" in every break-even.
+    pub pairing: Option<Pairing>,
+    /// Conversation results by configuration (suite, plus `/toolless` and `/cap=N` where needed).
+    pub groups: BTreeMap<String, GroupSummary>,
+    /// Standalone router results by model.
+    pub router: BTreeMap<String, RouterSummary>,
+    /// Router break-even between the paired models.
+    pub router_comparison: Option<RouterComparison>,
+    /// Models partly offloaded to the CPU (flag them on every table).
+    pub partly_on_cpu: Vec<String>,
+    /// Warnings carried over from the manifest.
+    pub warnings: Vec<String>,
+}
+
+/// The settings behind a summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummarySettings {
+    /// Output weight `w` of blended tokens.
+    pub output_weight: f64,
+    /// Price factor of the re-sent prefix in the cached re-pricing.
+    pub cache_discount: f64,
+    /// Bootstrap resamples.
+    pub resamples: usize,
+    /// Bootstrap seed.
+    pub seed: u64,
+    /// Documented example values searched for in tool arguments.
+    pub example_values: Vec<String>,
+    /// Tasks treated as needing no tools.
+    pub toolless_tasks: BTreeSet<String>,
+}
+
+/// The model pair of every break-even.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pairing {
+    /// The model whose price must drop ("how many times cheaper must it be").
+    pub small: String,
+    /// The model it is compared with.
+    pub large: String,
+    /// How the pair was chosen.
+    pub rule: String,
+}
+
+/// Results of one configuration (suite, mode, call cap).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupSummary {
+    /// Suite name.
+    pub suite: String,
+    /// Agent or toolless baseline.
+    pub mode: Mode,
+    /// Call cap, when the suite ran under several.
+    pub call_cap: Option<u32>,
+    /// Per model.
+    pub models: BTreeMap<String, ModelSummary>,
+    /// Small vs large, when both ran this configuration.
+    pub comparison: Option<Comparison>,
+}
+
+/// One model's results in one configuration. Quality figures are over graded conversations;
+/// `outcomes` says how many were excluded (transport, protocol) and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelSummary {
+    /// How the conversations ended.
+    pub outcomes: OutcomeCounts,
+    /// The note printed beside every rate: `n = 118 of 120; 2 transport`.
+    pub denominator_note: String,
+    /// Distinct tasks with at least one graded trial.
+    pub tasks: usize,
+    /// Fewest graded trials of a task (pass^k goes up to it).
+    pub trials_per_task: usize,
+    /// Passed conversations.
+    pub passes: usize,
+    /// passes / graded conversations.
+    pub success_rate: Option<f64>,
+    /// Unbiased pass^k, k = 1..trials_per_task.
+    pub pass_hat_k: BTreeMap<usize, f64>,
+    /// Tasks whose every graded trial passed.
+    pub tasks_passing_every_trial: usize,
+    /// Success by task category.
+    pub by_category: BTreeMap<String, CategorySummary>,
+    /// Calls, rejected calls, identify-first and the like.
+    pub behaviour: Behaviour,
+    /// Tokens, blended and cached.
+    pub tokens: Tokens,
+    /// Latency and time per success.
+    pub latency: Latency,
+    /// Mean input tokens of the j-th orchestrator call (0-based), where at least 5 conversations
+    /// reached it.
+    pub context_growth: BTreeMap<usize, ContextPoint>,
+    /// Buckets of every model call (all conversations, failed ones included).
+    pub calls: CallBuckets,
+    /// Failure modes of failed conversations.
+    pub failure_modes: FailureModes,
+    /// Trajectory x answer table and steps per correct answer.
+    pub four_state: FourState,
+    /// Control-flow rates.
+    pub control_flow: ControlFlow,
+    /// Disagreement among trials of the same task.
+    pub noise: Noise,
+    /// GPU readings, when telemetry existed.
+    pub gpu: Option<GpuSummary>,
+    /// Router calls in front of the agent, when it ran.
+    pub pipeline: Option<Pipeline>,
+    /// The model ran partly on the CPU.
+    pub partly_on_cpu: bool,
+}
+
+/// Success in one task category.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategorySummary {
+    /// Graded conversations.
+    pub conversations: usize,
+    /// Passes.
+    pub passes: usize,
+    /// passes / conversations.
+    pub success_rate: Option<f64>,
+}
+
+/// Token figures of one model (orchestrator calls only; the pipeline adds the router).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tokens {
+    /// Mean input tokens per conversation.
+    pub input_per_conversation: Option<f64>,
+    /// Mean output tokens per conversation.
+    pub output_per_conversation: Option<f64>,
+    /// Mean blended tokens per conversation.
+    pub blended_per_conversation: Option<f64>,
+    /// All blended tokens.
+    pub blended_total: f64,
+    /// All blended tokens with each call's re-sent prefix at the cache discount.
+    pub cached_total: f64,
+    /// Blended tokens per successful task (failures included in the numerator).
+    pub blended_per_success: Option<f64>,
+    /// Cached blended tokens per successful task.
+    pub cached_blended_per_success: Option<f64>,
+}
+
+/// Latency figures of one model (orchestrator calls; latency = wall - load_duration).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Calls with a latency.
+    pub calls: usize,
+    /// Mean latency per call, seconds.
+    pub per_call_mean_s: Option<f64>,
+    /// Mean latency per conversation (sum of its calls), seconds.
+    pub conversation_mean_s: Option<f64>,
+    /// Median latency per conversation, seconds.
+    pub conversation_p50_s: Option<f64>,
+    /// 95th percentile latency per conversation, seconds.
+    pub conversation_p95_s: Option<f64>,
+    /// Total latency / passes, seconds.
+    pub time_per_success_s: Option<f64>,
+    /// Least-squares fit of call latency on output and input tokens.
+    pub fit: Option<LatencyFit>,
+    /// Ollama's own split into model time and overhead.
+    pub ollama_timing: Option<OllamaSplit>,
+}
+
+/// Context growth at one call position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextPoint {
+    /// Mean input tokens of that call.
+    pub mean_input_tokens: f64,
+    /// Conversations that reached it.
+    pub conversations: usize,
+}
+
+/// Small vs large in one configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The small model.
+    pub small: String,
+    /// The large model.
+    pub large: String,
+    /// Large's success rate minus small's.
+    pub success_rate_difference: Option<f64>,
+    /// Break-even price ratio (tokens per successful task, small / large).
+    pub break_even: Option<f64>,
+    /// Break-even with the re-sent prefix at the cache discount.
+    pub break_even_cached: Option<f64>,
+    /// Break-even of router + orchestrator, when the router ran in front for both.
+    pub break_even_pipeline: Option<f64>,
+    /// Break-even with output tokens weighted 1, 2, 4, 8.
+    pub break_even_by_output_weight: BTreeMap<u32, Option<f64>>,
+    /// Energy per successful task, small / large, when both have GPU energy.
+    pub break_even_energy: Option<f64>,
+    /// Paired task bootstrap 95% intervals.
+    pub ci95: TaskBootstrap,
+}
+
+/// Small vs large on the standalone router.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterComparison {
+    /// The small model.
+    pub small: String,
+    /// The large model.
+    pub large: String,
+    /// Break-even price ratio (blended tokens per correct call, small / large).
+    pub break_even: Option<f64>,
+    /// Paired message bootstrap 95% intervals.
+    pub ci95: MessageBootstrap,
+}
+
+/// Parses an Ollama parameter size ("3.1B", "494.03M") into a parameter count.
+pub fn parameter_count(size: &str) -> Option<f64> {
+    let s = size.trim();
+    let (num, mult) = match s.chars().last()?.to_ascii_uppercase() {
+        'B' => (&s[..s.len() - 1], 1e9),
+        'M' => (&s[..s.len() - 1], 1e6),
+        'K' => (&s[..s.len() - 1], 1e3),
+        'T' => (&s[..s.len() - 1], 1e12),
+        _ => (s, 1.0),
+    };
+    num.trim().parse::<f64>().ok().map(|n| n * mult)
+}
+
+/// The models in report order and the pair: models with records, sorted by parameter size when
+/// the manifest knows every one's size, otherwise in manifest order (models missing from the
+/// manifest last, by name); "small" and "large" are the first two.
+pub fn order_models(
+    manifest: &Manifest,
+    present: &BTreeSet<String>,
+) -> (Vec<String>, Option<Pairing>) {
+    let mut models: Vec<String> = manifest
+        .models
+        .iter()
+        .map(|m| m.name.clone())
+        .filter(|m| present.contains(m))
+        .collect();
+    let mut seen: BTreeSet<String> = models.iter().cloned().collect();
+    for m in present {
+        if seen.insert(m.clone()) {
+            models.push(m.clone());
+        }
+    }
+    let sizes: Vec<Option<f64>> = models
+        .iter()
+        .map(|m| {
+            manifest
+                .models
+                .iter()
+                .find(|i| &i.name == m)
+                .and_then(|i| i.parameter_size.as_deref())
+                .and_then(parameter_count)
+        })
+        .collect();
+    let by_size = sizes.iter().all(Option::is_some);
+    let rule = if by_size {
+        let mut pairs: Vec<(f64, String)> = sizes.into_iter().flatten().zip(models).collect();
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        models = pairs.into_iter().map(|p| p.1).collect();
+        "first two models by parameter size"
+    } else {
+        "first two models in manifest order"
+    };
+    let pairing = (models.len() >= 2).then(|| Pairing {
+        small: models[0].clone(),
+        large: models[1].clone(),
+        rule: rule.to_string(),
+    });
+    (models, pairing)
+}
+
+/// Records of one configuration, with its identity (suite, mode, call cap when several).
+type GroupRecords<'a> = (String, Mode, Option<u32>, Vec<&'a ConversationRecord>);
+
+fn rate(hits: usize, of: usize) -> Option<f64> {
+    (of > 0).then(|| hits as f64 / of as f64)
+}
+
+/// One model in one configuration: the per-model figures and the bootstrap inputs.
+struct ModelWork {
+    summary: ModelSummary,
+    per_task: BTreeMap<String, IdTotals>,
+    by_weight: BTreeMap<u32, f64>,
+    has_pipeline: bool,
+}
+
+fn model_summary(
+    all: &[&ConversationRecord],
+    opts: &AnalysisOptions,
+    partly_on_cpu: bool,
+) -> ModelWork {
+    let w = opts.output_weight;
+    let outcomes = OutcomeCounts::of(all.iter().map(|c| c.outcome));
+    let graded: Vec<&ConversationRecord> = all
+        .iter()
+        .copied()
+        .filter(|c| c.outcome.is_graded())
+        .collect();
+    let n = graded.len();
+    let passes = graded.iter().filter(|c| c.verdict.passed).count();
+
+    // Per task: (trials, passes) and the bootstrap totals.
+    let mut tasks: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut per_task: BTreeMap<String, IdTotals> = BTreeMap::new();
+    let mut by_cat: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut by_weight: BTreeMap<u32, f64> = OUTPUT_WEIGHTS.iter().map(|&x| (x, 0.0)).collect();
+    let (mut input, mut output, mut blended_sum, mut cached_sum) = (0.0, 0.0, 0.0, 0.0);
+    let mut conv_lat = Vec::new();
+    let mut call_lat = Vec::new();
+    let mut growth: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for c in &graded {
+        let p = usize::from(c.verdict.passed);
+        let t = tasks.entry(c.task.clone()).or_default();
+        t.0 += 1;
+        t.1 += p;
+        let k = by_cat.entry(c.category.clone()).or_default();
+        k.0 += 1;
+        k.1 += p;
+        let b = blended_calls(c.orchestrator_calls(), w);
+        let cached = cached_calls(c.orchestrator_calls(), w, CACHE_DISCOUNT);
+        let (router_tokens, _) = router_in_front_totals(&[*c], w);
+        let e = per_task.entry(c.task.clone()).or_default();
+        e.trials += 1.0;
+        e.passes += p as f64;
+        e.tokens += b;
+        e.cached += cached;
+        e.pipeline += b + router_tokens;
+        for (weight, total) in by_weight.iter_mut() {
+            *total += blended_calls(c.orchestrator_calls(), f64::from(*weight));
+        }
+        blended_sum += b;
+        cached_sum += cached;
+        input += c
+            .orchestrator_calls()
+            .map(|x| x.input_tokens() as f64)
+            .sum::<f64>();
+        output += c
+            .orchestrator_calls()
+            .map(|x| x.output_tokens() as f64)
+            .sum::<f64>();
+        let lats: Vec<f64> = c
+            .orchestrator_calls()
+            .filter_map(|x| x.latency_s())
+            .collect();
+        if !lats.is_empty() {
+            conv_lat.push(lats.iter().sum::<f64>());
+        }
+        call_lat.extend(lats);
+        for (j, x) in c.orchestrator_calls().enumerate() {
+            growth.entry(j).or_default().push(x.input_tokens() as f64);
+        }
+    }
+    let per_conv = |total: f64| (n > 0).then(|| total / n as f64);
+    let task_counts: Vec<(usize, usize)> = tasks.values().copied().collect();
+    let total_latency: f64 = conv_lat.iter().sum();
+    let orch_calls = || graded.iter().flat_map(|c| c.orchestrator_calls());
+    let pipe = pipeline(&graded, w, blended_sum, total_latency, passes);
+    let summary = ModelSummary {
+        denominator_note: outcomes.denominator_note(),
+        outcomes,
+        tasks: tasks.len(),
+        trials_per_task: task_counts.iter().map(|t| t.0).min().unwrap_or(0),
+        passes,
+        success_rate: rate(passes, n),
+        pass_hat_k: pass_hat_k(&task_counts),
+        tasks_passing_every_trial: tasks_passing_every_trial(&task_counts),
+        by_category: by_cat
+            .into_iter()
+            .map(|(k, (c, p))| {
+                let s = CategorySummary {
+                    conversations: c,
+                    passes: p,
+                    success_rate: rate(p, c),
+                };
+                (k, s)
+            })
+            .collect(),
+        behaviour: behaviour(&graded, &opts.example_values),
+        tokens: Tokens {
+            input_per_conversation: per_conv(input),
+            output_per_conversation: per_conv(output),
+            blended_per_conversation: per_conv(blended_sum),
+            blended_total: blended_sum,
+            cached_total: cached_sum,
+            blended_per_success: per_success(blended_sum, passes),
+            cached_blended_per_success: per_success(cached_sum, passes),
+        },
+        latency: Latency {
+            calls: call_lat.len(),
+            per_call_mean_s: mean(&call_lat),
+            conversation_mean_s: mean(&conv_lat),
+            conversation_p50_s: percentile(&conv_lat, 50.0),
+            conversation_p95_s: percentile(&conv_lat, 95.0),
+            time_per_success_s: if conv_lat.is_empty() {
+                None
+            } else {
+                per_success(total_latency, passes)
+            },
+            fit: latency_fit(orch_calls()),
+            ollama_timing: ollama_split(orch_calls()),
+        },
+        context_growth: growth
+            .into_iter()
+            .filter(|(_, v)| v.len() >= 5)
+            .filter_map(|(j, v)| {
+                let m = mean(&v)?;
+                Some((
+                    j,
+                    ContextPoint {
+                        mean_input_tokens: m,
+                        conversations: v.len(),
+                    },
+                ))
+            })
+            .collect(),
+        calls: call_buckets(all.iter().flat_map(|c| c.calls.iter())),
+        failure_modes: failure_modes(&graded),
+        four_state: four_state(&graded, &opts.toolless_tasks),
+        control_flow: control_flow(&graded),
+        noise: noise(&tasks),
+        gpu: gpu_summary(orch_calls(), passes),
+        pipeline: pipe,
+        partly_on_cpu,
+    };
+    let has_pipeline = summary.pipeline.is_some();
+    ModelWork {
+        summary,
+        per_task,
+        by_weight,
+        has_pipeline,
+    }
+}
+
+fn comparison(
+    small: &str,
+    large: &str,
+    a: &ModelWork,
+    b: &ModelWork,
+    opts: &AnalysisOptions,
+) -> Comparison {
+    let (sa, sb) = (&a.summary, &b.summary);
+    let with_pipeline = a.has_pipeline && b.has_pipeline;
+    let energy = |s: &ModelSummary| s.gpu.as_ref().and_then(|g| g.energy_per_success_j);
+    Comparison {
+        small: small.to_string(),
+        large: large.to_string(),
+        success_rate_difference: match (sa.success_rate, sb.success_rate) {
+            (Some(x), Some(y)) => Some(y - x),
+            _ => None,
+        },
+        break_even: break_even(sa.tokens.blended_per_success, sb.tokens.blended_per_success),
+        break_even_cached: break_even(
+            sa.tokens.cached_blended_per_success,
+            sb.tokens.cached_blended_per_success,
+        ),
+        break_even_pipeline: if with_pipeline {
+            break_even(
+                sa.pipeline
+                    .as_ref()
+                    .and_then(|p| p.blended_tokens_per_success),
+                sb.pipeline
+                    .as_ref()
+                    .and_then(|p| p.blended_tokens_per_success),
+            )
+        } else {
+            None
+        },
+        break_even_by_output_weight: OUTPUT_WEIGHTS
+            .iter()
+            .map(|w| {
+                let x = per_success(a.by_weight[w], sa.passes);
+                let y = per_success(b.by_weight[w], sb.passes);
+                (*w, break_even(x, y))
+            })
+            .collect(),
+        break_even_energy: break_even(energy(sa), energy(sb)),
+        ci95: task_bootstrap(
+            &a.per_task,
+            &b.per_task,
+            with_pipeline,
+            opts.resamples,
+            opts.seed,
+        ),
+    }
+}
+
+/// Sort key of a conversation record: (suite, model, task, trial), then the rest of its identity.
+fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cmp::Ordering {
+    (
+        &a.suite,
+        &a.model,
+        &a.task,
+        a.trial,
+        a.call_cap,
+        a.mode as u8,
+    )
+        .cmp(&(
+            &b.suite,
+            &b.model,
+            &b.task,
+            b.trial,
+            b.call_cap,
+            b.mode as u8,
+        ))
+}
+
+/// Computes the whole summary of a run. Records are sorted first, so their order in the files
+/// does not matter; transport- and protocol-failed conversations are counted, never scored.
+pub fn summarize(
+    manifest: &Manifest,
+    conversations: &[ConversationRecord],
+    router: &[RouterRecord],
+    opts: &AnalysisOptions,
+) -> Summary {
+    let mut convs: Vec<&ConversationRecord> = conversations.iter().collect();
+    convs.sort_by(|a, b| conversation_order(a, b));
+    let mut routs: Vec<&RouterRecord> = router.iter().collect();
+    routs.sort_by(|a, b| (&a.model, a.index, a.trial).cmp(&(&b.model, b.index, b.trial)));
+
+    let present: BTreeSet<String> = convs
+        .iter()
+        .map(|c| c.model.clone())
+        .chain(routs.iter().map(|r| r.model.clone()))
+        .collect();
+    let (models, pairing) = order_models(manifest, &present);
+    let cpu: BTreeSet<String> = manifest
+        .models
+        .iter()
+        .filter(|m| m.partly_on_cpu)
+        .map(|m| m.name.clone())
+        .collect();
+
+    // Configurations: suite, mode, and the call cap where a suite ran under several.
+    let mut caps: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
+    for c in &convs {
+        caps.entry(c.suite.as_str()).or_default().insert(c.call_cap);
+    }
+    let mut grouped: BTreeMap<String, GroupRecords> = BTreeMap::new();
+    for c in &convs {
+        let several = caps.get(c.suite.as_str()).is_some_and(|s| s.len() > 1);
+        let mut key = c.suite.clone();
+        if c.mode == Mode::Toolless {
+            key.push_str("/toolless");
+        }
+        let cap = several.then_some(c.call_cap);
+        if let Some(n) = cap {
+            key.push_str(&format!("/cap={n}"));
+        }
+        grouped
+            .entry(key)
+            .or_insert_with(|| (c.suite.clone(), c.mode, cap, Vec::new()))
+            .3
+            .push(c);
+    }
+
+    let mut groups = BTreeMap::new();
+    for (key, (suite, mode, call_cap, records)) in grouped {
+        let mut work: BTreeMap<String, ModelWork> = BTreeMap::new();
+        for m in &models {
+            let mine: Vec<&ConversationRecord> =
+                records.iter().copied().filter(|c| &c.model == m).collect();
+            if !mine.is_empty() {
+                work.insert(m.clone(), model_summary(&mine, opts, cpu.contains(m)));
+            }
+        }
+        let comparison = pairing.as_ref().and_then(|p| {
+            let (a, b) = (work.get(&p.small)?, work.get(&p.large)?);
+            Some(comparison(&p.small, &p.large, a, b, opts))
+        });
+        let models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
+        groups.insert(
+            key,
+            GroupSummary {
+                suite,
+                mode,
+                call_cap,
+                models,
+                comparison,
+            },
+        );
+    }
+
+    let mut router_out = BTreeMap::new();
+    let mut router_totals: BTreeMap<String, BTreeMap<u32, IdTotals>> = BTreeMap::new();
+    for m in &models {
+        let mine: Vec<&RouterRecord> = routs.iter().copied().filter(|r| &r.model == m).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let totals = router_totals.entry(m.clone()).or_default();
+        for r in mine.iter().filter(|r| r.outcome.is_graded()) {
+            let t = totals.entry(r.index).or_default();
+            t.trials += 1.0;
+            t.passes += f64::from(u8::from(r.correct));
+            t.tokens += super::cost::blended(
+                r.call.input_tokens(),
+                r.call.output_tokens(),
+                opts.output_weight,
+            );
+        }
+        router_out.insert(m.clone(), router_summary(&mine, opts.output_weight));
+    }
+    let router_comparison = pairing.as_ref().and_then(|p| {
+        let (a, b) = (router_out.get(&p.small)?, router_out.get(&p.large)?);
+        Some(RouterComparison {
+            small: p.small.clone(),
+            large: p.large.clone(),
+            break_even: break_even(a.blended_tokens_per_correct, b.blended_tokens_per_correct),
+            ci95: message_bootstrap(
+                &router_totals[&p.small],
+                &router_totals[&p.large],
+                opts.resamples,
+                opts.seed,
+            ),
+        })
+    });
+
+    Summary {
+        run_id: manifest.run_id.clone(),
+        backend: manifest.backend.clone(),
+        imported_from: manifest.imported_from.clone(),
+        grader_digest: manifest.grader_digest.clone(),
+        settings: SummarySettings {
+            output_weight: opts.output_weight,
+            cache_discount: CACHE_DISCOUNT,
+            resamples: opts.resamples,
+            seed: opts.seed,
+            example_values: opts.example_values.clone(),
+            toolless_tasks: opts.toolless_tasks.clone(),
+        },
+        models,
+        pairing,
+        groups,
+        router: router_out,
+        router_comparison,
+        partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),
+        warnings: manifest.warnings.clone(),
+    }
+}

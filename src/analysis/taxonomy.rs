@@ -1,0 +1,194 @@
+//! Where conversations and calls ended (metrics.md, seed 001): outcome counts with the exclusions
+//! every quality rate carries, call buckets (ok / transport / protocol) with retries and the two
+//! flags on ok calls, and the failure mode of each failed conversation.
+
+use crate::runner::record::{CallRecord, ConversationRecord, Outcome};
+use crate::trace::FailureMode;
+use crate::wire::outcome::CallOutcome;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How a set of conversations (or router calls) ended; transport and protocol failures are
+/// excluded from quality denominators and counted here.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeCounts {
+    /// Everything recorded.
+    pub total: usize,
+    /// Graded (pass + model_fail): the quality denominator.
+    pub graded: usize,
+    /// Graded and passed.
+    pub pass: usize,
+    /// Graded and failed (call cap included).
+    pub model_fail: usize,
+    /// Ended by transport failures (excluded).
+    pub transport_fail: usize,
+    /// Ended by a protocol failure (excluded).
+    pub protocol_fail: usize,
+}
+
+impl OutcomeCounts {
+    /// Adds one outcome.
+    pub fn add(&mut self, o: Outcome) {
+        self.total += 1;
+        match o {
+            Outcome::Pass => self.pass += 1,
+            Outcome::ModelFail => self.model_fail += 1,
+            Outcome::TransportFail => self.transport_fail += 1,
+            Outcome::ProtocolFail => self.protocol_fail += 1,
+        }
+        if o.is_graded() {
+            self.graded += 1;
+        }
+    }
+
+    /// Counts of these outcomes.
+    pub fn of(outcomes: impl IntoIterator<Item = Outcome>) -> Self {
+        let mut c = OutcomeCounts::default();
+        for o in outcomes {
+            c.add(o);
+        }
+        c
+    }
+
+    /// The denominator note printed beside every rate: `n = 118 of 120; 2 transport`
+    /// (just `n = 120` when nothing was excluded).
+    pub fn denominator_note(&self) -> String {
+        let mut s = if self.graded == self.total {
+            format!("n = {}", self.graded)
+        } else {
+            format!("n = {} of {}", self.graded, self.total)
+        };
+        if self.transport_fail > 0 {
+            s.push_str(&format!("; {} transport", self.transport_fail));
+        }
+        if self.protocol_fail > 0 {
+            s.push_str(&format!("; {} protocol", self.protocol_fail));
+        }
+        s
+    }
+}
+
+/// Buckets of model calls, with retries and the flags of ok calls.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallBuckets {
+    /// Calls recorded.
+    pub calls: usize,
+    /// Well-formed responses.
+    pub ok: usize,
+    /// Calls whose last attempt was a transport failure.
+    pub transport: usize,
+    /// Calls whose last attempt was a protocol failure.
+    pub protocol: usize,
+    /// Attempts beyond the first, over all calls.
+    pub retries: usize,
+    /// Ok calls whose reply hit num_predict (`done_reason: length`).
+    pub truncated: usize,
+    /// Ok calls where Ollama dropped context (prompt at num_ctx, or shrinking).
+    pub context_overflow: usize,
+}
+
+/// Buckets of these calls.
+pub fn call_buckets<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> CallBuckets {
+    let mut b = CallBuckets::default();
+    for c in calls {
+        b.calls += 1;
+        b.retries += c.retries() as usize;
+        match c.outcome {
+            CallOutcome::Ok => {
+                b.ok += 1;
+                b.truncated += usize::from(c.truncated);
+                b.context_overflow += usize::from(c.context_overflow);
+            }
+            CallOutcome::Transport => b.transport += 1,
+            CallOutcome::Protocol => b.protocol += 1,
+        }
+    }
+    b
+}
+
+/// Failure modes of the failed graded conversations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FailureModes {
+    /// Failed conversations by their verdict's failure mode.
+    pub by_mode: BTreeMap<FailureMode, usize>,
+    /// Failed conversations whose verdict carries no failure mode.
+    pub unlabelled: usize,
+}
+
+/// Failure modes over graded conversations (passes are skipped).
+pub fn failure_modes(convs: &[&ConversationRecord]) -> FailureModes {
+    let mut f = FailureModes::default();
+    for c in convs.iter().filter(|c| c.outcome == Outcome::ModelFail) {
+        match c.verdict.failure_mode {
+            Some(m) => *f.by_mode.entry(m).or_default() += 1,
+            None => f.unlabelled += 1,
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{call, conversation};
+    use crate::wire::outcome::Attempt;
+
+    #[test]
+    fn outcome_counts_and_note() {
+        let c = OutcomeCounts::of([
+            Outcome::Pass,
+            Outcome::ModelFail,
+            Outcome::TransportFail,
+            Outcome::TransportFail,
+            Outcome::Pass,
+        ]);
+        assert_eq!((c.total, c.graded, c.pass, c.model_fail), (5, 3, 2, 1));
+        assert_eq!(c.denominator_note(), "n = 3 of 5; 2 transport");
+        assert_eq!(
+            OutcomeCounts::of([Outcome::Pass]).denominator_note(),
+            "n = 1"
+        );
+    }
+
+    #[test]
+    fn call_buckets_count_retries_and_flags() {
+        let attempt = |outcome| Attempt {
+            outcome,
+            status: None,
+            error: None,
+            elapsed_ms: 1.0,
+        };
+        let mut a = call(10, 1);
+        a.truncated = true;
+        a.attempts = vec![attempt(CallOutcome::Transport), attempt(CallOutcome::Ok)];
+        let mut b = call(10, 1);
+        b.outcome = CallOutcome::Protocol;
+        b.truncated = true; // not counted: the flag rides on ok calls only
+        let mut c = call(5, 1);
+        c.context_overflow = true;
+        let got = call_buckets([&a, &b, &c]);
+        assert_eq!(
+            got,
+            CallBuckets {
+                calls: 3,
+                ok: 2,
+                transport: 0,
+                protocol: 1,
+                retries: 1,
+                truncated: 1,
+                context_overflow: 1
+            }
+        );
+    }
+
+    #[test]
+    fn failure_modes_skip_passes() {
+        let mut a = conversation("m", "L1", 0, false, vec![]);
+        a.verdict.failure_mode = Some(FailureMode::WrongAnswer);
+        let b = conversation("m", "L1", 1, false, vec![]);
+        let c = conversation("m", "L1", 2, true, vec![]);
+        let f = failure_modes(&[&a, &b, &c]);
+        assert_eq!(f.by_mode[&FailureMode::WrongAnswer], 1);
+        assert_eq!(f.unlabelled, 1);
+    }
+}
