@@ -419,7 +419,7 @@ mod tests {
     #[test]
     fn same_records_any_order_same_bytes() {
         let a = vec![record("b", "t1", 0), record("a", "t1", 0)];
-        let b = vec![record("a", "t1", 0), record("b", "t1", 0)];
+        let b = [record("a", "t1", 0), record("b", "t1", 0)];
         assert_eq!(
             conversations_csv(&a).expect("a"),
             ConversationsCsv.render(&b[..]).expect("b")

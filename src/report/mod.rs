@@ -292,7 +292,7 @@ mod tests {
         let blocker = dir.path().join("blocker");
         std::fs::write(&blocker, b"file, not a directory").expect("write");
         let target = blocker.join("out.txt");
-        let err = write_file(&target, b"x").err().expect("must fail");
+        let err = write_file(&target, b"x").expect_err("must fail");
         assert!(err.to_string().contains("out.txt"), "{err}");
     }
 }
