@@ -19,6 +19,37 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Directory inside a run directory that `passk report` writes to.
+pub const REPORT_DIR: &str = "report";
+/// The human-readable report, inside [`REPORT_DIR`].
+pub const REPORT_MD: &str = "report.md";
+/// Every reported number as JSON, inside [`REPORT_DIR`].
+pub const SUMMARY_JSON: &str = "summary.json";
+/// One row per conversation, inside [`REPORT_DIR`].
+pub const CONVERSATIONS_CSV: &str = "conversations.csv";
+/// Directory of the SVG charts, inside [`REPORT_DIR`] (report.md links `charts/<name>.svg`).
+pub const CHARTS_DIR: &str = "charts";
+
+/// File names of the charts inside [`CHARTS_DIR`], one constant per chart (`docs/report.md`).
+pub mod chart_files {
+    /// pass^k for k = 1..n, one line per model.
+    pub const PASS_K: &str = "pass_k.svg";
+    /// Success rate by task category, one bar per model, with CIs.
+    pub const SUCCESS_BY_CATEGORY: &str = "success_by_category.svg";
+    /// Tokens per successful task per model; the break-even ratio and its CI in the subtitle.
+    pub const TOKENS_PER_SUCCESS: &str = "tokens_per_success.svg";
+    /// Latency per conversation, one box per model.
+    pub const LATENCY: &str = "latency_per_conversation.svg";
+    /// Mean input tokens of the j-th call, one line per model.
+    pub const CONTEXT_GROWTH: &str = "context_growth.svg";
+    /// The four-state table, one panel per model.
+    pub const FOUR_STATE: &str = "four_state.svg";
+    /// Failure modes of failed conversations, one stacked bar per model.
+    pub const FAILURE_BUCKETS: &str = "failure_buckets.svg";
+    /// GPU utilization over the run, with the model loaded shaded.
+    pub const GPU_UTILIZATION: &str = "gpu_utilization.svg";
+}
+
 /// One output format: formats a finished report of type `R` into bytes.
 ///
 /// `R` is the value the format reads (the analysis summary, or a slice of records for the CSV). Any
