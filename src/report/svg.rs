@@ -1606,7 +1606,17 @@ mod tests {
             columns: vec!["c".into()],
             panels: vec![],
         });
-        for svg in [empty, nan, bars, stacked, dist, heat] {
+        let defaults = [
+            bar_chart(&BarChart::default()),
+            stacked_bars(&StackedBars::default()),
+            distribution(&DistributionChart::default()),
+            heatmap(&Heatmap::default()),
+            line_chart(&LineChart::default()),
+        ];
+        for svg in [empty, nan, bars, stacked, dist, heat]
+            .into_iter()
+            .chain(defaults)
+        {
             let names = check_xml(&svg);
             assert!(svg.contains(">no data<"), "{svg}");
             assert_eq!(count(&names, "path"), 0);
@@ -1851,5 +1861,19 @@ mod tests {
             )],
         );
         check_xml(&line_chart(&c));
+    }
+
+    #[test]
+    fn no_data_snapshot() {
+        let svg = no_data(&Labels::new("GPU <util>", "", ""), HEIGHT);
+        let expected = r##"<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="720" height="420" viewBox="0 0 720 420" font-family="Helvetica, Arial, sans-serif" font-size="12">
+<title>GPU &lt;util&gt;</title>
+<rect x="0" y="0" width="720" height="420" fill="#FFFFFF"/>
+<text x="16" y="26" font-size="16" font-weight="bold" fill="#222222">GPU &lt;util&gt;</text>
+<text x="360.00" y="210.00" text-anchor="middle" font-size="14" fill="#666666">no data</text>
+</svg>
+"##;
+        assert_eq!(svg, expected);
     }
 }
