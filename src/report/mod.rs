@@ -1,1 +1,329 @@
-//! TODO
+//! Typed tables in, files out: the exporters behind `passk report` and `passk compare`.
+//!
+//! Each output format is an [`Exporter`]: it receives a finished report value and only formats it into
+//! bytes; nothing is computed in an exporter. Where the bytes go is decided by an [`ExportManager`],
+//! which maps each export to a [`Destination`] (a file, or standard output for `-`), renders them all,
+//! then writes them. The formats live beside this file: [`markdown`] (table builder and number
+//! formats), [`csv`] (`conversations.csv`), [`json`] (`summary.json`) and [`svg`] (charts). Output is
+//! deterministic: the same input gives byte-identical files.
+
+pub mod csv;
+pub mod error;
+pub mod json;
+pub mod markdown;
+pub mod svg;
+
+pub use error::ReportError;
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Directory inside a run directory that `passk report` writes to.
+pub const REPORT_DIR: &str = "report";
+/// The human-readable report, inside [`REPORT_DIR`].
+pub const REPORT_MD: &str = "report.md";
+/// Every reported number as JSON, inside [`REPORT_DIR`].
+pub const SUMMARY_JSON: &str = "summary.json";
+/// One row per conversation, inside [`REPORT_DIR`].
+pub const CONVERSATIONS_CSV: &str = "conversations.csv";
+/// Directory of the SVG charts, inside [`REPORT_DIR`] (report.md links `charts/<name>.svg`).
+pub const CHARTS_DIR: &str = "charts";
+
+/// File names of the charts inside [`CHARTS_DIR`], one constant per chart (`docs/report.md`).
+pub mod chart_files {
+    /// pass^k for k = 1..n, one line per model.
+    pub const PASS_K: &str = "pass_k.svg";
+    /// Success rate by task category, one bar per model, with CIs.
+    pub const SUCCESS_BY_CATEGORY: &str = "success_by_category.svg";
+    /// Tokens per successful task per model; the break-even ratio and its CI in the subtitle.
+    pub const TOKENS_PER_SUCCESS: &str = "tokens_per_success.svg";
+    /// Latency per conversation, one box per model.
+    pub const LATENCY: &str = "latency_per_conversation.svg";
+    /// Mean input tokens of the j-th call, one line per model.
+    pub const CONTEXT_GROWTH: &str = "context_growth.svg";
+    /// The four-state table, one panel per model.
+    pub const FOUR_STATE: &str = "four_state.svg";
+    /// Failure modes of failed conversations, one stacked bar per model.
+    pub const FAILURE_BUCKETS: &str = "failure_buckets.svg";
+    /// GPU utilization over the run, with the model loaded shaded.
+    pub const GPU_UTILIZATION: &str = "gpu_utilization.svg";
+}
+
+/// One output format: formats a finished report of type `R` into bytes.
+///
+/// `R` is the value the format reads (the analysis summary, or a slice of records for the CSV). Any
+/// closure `Fn(&R) -> Result<Vec<u8>, ReportError>` is an exporter too, which is how a chart is added:
+/// `manager.add(dest, |s: &Summary| Ok(svg::line_chart(&chart_of(s)).into_bytes()))`.
+pub trait Exporter<R: ?Sized> {
+    /// The bytes of the export.
+    fn render(&self, report: &R) -> Result<Vec<u8>, ReportError>;
+}
+
+impl<R: ?Sized, F> Exporter<R> for F
+where
+    F: Fn(&R) -> Result<Vec<u8>, ReportError>,
+{
+    fn render(&self, report: &R) -> Result<Vec<u8>, ReportError> {
+        self(report)
+    }
+}
+
+/// Where an export is written.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Destination {
+    /// Standard output (the path `-`).
+    Stdout,
+    /// A file, replaced if it exists.
+    File(PathBuf),
+}
+
+impl Destination {
+    /// `-` means standard output; anything else is a file path.
+    pub fn from_path(path: &Path) -> Destination {
+        if path.as_os_str() == "-" {
+            Destination::Stdout
+        } else {
+            Destination::File(path.to_path_buf())
+        }
+    }
+}
+
+impl fmt::Display for Destination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Destination::Stdout => f.write_str("-"),
+            Destination::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// A named export on its way to a destination.
+struct Export<'a, R: ?Sized> {
+    name: String,
+    exporter: Box<dyn Exporter<R> + 'a>,
+    destination: Destination,
+}
+
+/// Maps each export to its destination, in the order added; at most one may go to standard output.
+///
+/// [`ExportManager::write`] renders every export first and writes only when all rendered, so that a
+/// failing format leaves no half-set of files. Files are written to a temporary sibling and renamed
+/// into place, and missing parent directories are created.
+pub struct ExportManager<'a, R: ?Sized> {
+    exports: Vec<Export<'a, R>>,
+}
+
+impl<R: ?Sized> Default for ExportManager<'_, R> {
+    fn default() -> Self {
+        ExportManager {
+            exports: Vec::new(),
+        }
+    }
+}
+
+impl<'a, R: ?Sized> ExportManager<'a, R> {
+    /// An empty manager.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an export named `name` (used in errors, e.g. `--export-csv`) going to `destination`.
+    /// Refuses a second export to standard output.
+    pub fn add(
+        &mut self,
+        name: impl Into<String>,
+        destination: Destination,
+        exporter: impl Exporter<R> + 'a,
+    ) -> Result<&mut Self, ReportError> {
+        let name = name.into();
+        if destination == Destination::Stdout
+            && let Some(first) = self
+                .exports
+                .iter()
+                .find(|e| e.destination == Destination::Stdout)
+        {
+            return Err(ReportError::StdoutTwice {
+                first: first.name.clone(),
+                second: name,
+            });
+        }
+        self.exports.push(Export {
+            name,
+            exporter: Box::new(exporter),
+            destination,
+        });
+        Ok(self)
+    }
+
+    /// Adds an export for an optional `--export-*` flag: nothing when `path` is `None`, standard
+    /// output when it is `-`.
+    pub fn add_optional(
+        &mut self,
+        name: impl Into<String>,
+        path: Option<&Path>,
+        exporter: impl Exporter<R> + 'a,
+    ) -> Result<&mut Self, ReportError> {
+        match path {
+            Some(p) => self.add(name, Destination::from_path(p), exporter),
+            None => Ok(self),
+        }
+    }
+
+    /// Number of exports added.
+    pub fn len(&self) -> usize {
+        self.exports.len()
+    }
+
+    /// Whether no export was added.
+    pub fn is_empty(&self) -> bool {
+        self.exports.is_empty()
+    }
+
+    /// The destinations, in the order added.
+    pub fn destinations(&self) -> impl Iterator<Item = &Destination> {
+        self.exports.iter().map(|e| &e.destination)
+    }
+
+    /// Renders every export of `report`, then writes each to its destination (`stdout` for `-`).
+    /// Returns the destinations written, in the order added.
+    pub fn write(
+        &self,
+        report: &R,
+        stdout: &mut dyn Write,
+    ) -> Result<Vec<Destination>, ReportError> {
+        let rendered = self
+            .exports
+            .iter()
+            .map(|e| e.exporter.render(report))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut written = Vec::with_capacity(rendered.len());
+        for (export, bytes) in self.exports.iter().zip(rendered) {
+            match &export.destination {
+                Destination::Stdout => {
+                    stdout
+                        .write_all(&bytes)
+                        .and_then(|()| stdout.flush())
+                        .map_err(ReportError::Stdout)?;
+                }
+                Destination::File(path) => write_file(path, &bytes)?,
+            }
+            written.push(export.destination.clone());
+        }
+        Ok(written)
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary sibling renamed into place; creates missing parents.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let io = |source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let Some(file_name) = file_name else {
+        return std::fs::write(path, bytes).map_err(io);
+    };
+    let tmp = path.with_file_name(format!(".{file_name}.tmp"));
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Upper;
+
+    impl Exporter<str> for Upper {
+        fn render(&self, report: &str) -> Result<Vec<u8>, ReportError> {
+            Ok(report.to_uppercase().into_bytes())
+        }
+    }
+
+    #[test]
+    fn dash_means_stdout() {
+        assert_eq!(Destination::from_path(Path::new("-")), Destination::Stdout);
+        assert_eq!(
+            Destination::from_path(Path::new("a.md")),
+            Destination::File("a.md".into())
+        );
+        assert_eq!(Destination::from_path(Path::new("-")).to_string(), "-");
+    }
+
+    #[test]
+    fn writes_files_and_stdout_in_order() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("sub/dir/out.txt");
+        let mut m: ExportManager<str> = ExportManager::new();
+        m.add("upper", Destination::File(file.clone()), Upper)
+            .expect("add");
+        m.add_optional("echo", Some(Path::new("-")), |s: &str| {
+            Ok(s.as_bytes().to_vec())
+        })
+        .expect("add");
+        m.add_optional("none", None, Upper).expect("add");
+        assert_eq!(m.len(), 2);
+        let mut out = Vec::new();
+        let written = m.write("abc", &mut out).expect("write");
+        assert_eq!(
+            written,
+            vec![Destination::File(file.clone()), Destination::Stdout]
+        );
+        assert_eq!(out, b"abc");
+        assert_eq!(std::fs::read(&file).expect("read"), b"ABC");
+        // no temporary file left behind
+        let names: Vec<_> = std::fs::read_dir(file.parent().expect("parent"))
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("out.txt")]);
+    }
+
+    #[test]
+    fn refuses_two_stdout_exports() {
+        let mut m: ExportManager<str> = ExportManager::new();
+        m.add("--export-markdown", Destination::Stdout, Upper)
+            .expect("first");
+        let err = m
+            .add("--export-json", Destination::Stdout, Upper)
+            .err()
+            .expect("second refused");
+        assert!(err.to_string().contains("--export-markdown"), "{err}");
+        assert!(err.to_string().contains("--export-json"), "{err}");
+    }
+
+    #[test]
+    fn a_failing_export_writes_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("first.txt");
+        let mut m: ExportManager<str> = ExportManager::new();
+        m.add("ok", Destination::File(file.clone()), Upper)
+            .expect("add");
+        m.add("bad", Destination::Stdout, |_: &str| {
+            Err(ReportError::Stdout(std::io::Error::other("boom")))
+        })
+        .expect("add");
+        let mut out = Vec::new();
+        assert!(m.write("x", &mut out).is_err());
+        assert!(!file.exists());
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn unwritable_path_names_the_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let blocker = dir.path().join("blocker");
+        std::fs::write(&blocker, b"file, not a directory").expect("write");
+        let target = blocker.join("out.txt");
+        let err = write_file(&target, b"x").expect_err("must fail");
+        assert!(err.to_string().contains("out.txt"), "{err}");
+    }
+}

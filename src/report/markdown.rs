@@ -1,0 +1,381 @@
+//! Markdown building blocks for `report.md`: a table builder and the number formats every table
+//! shares (percent with its counts, confidence intervals, ratios, thousands, seconds, exclusion notes).
+//!
+//! Values come in already computed (from the analysis stage); these helpers only format them, always
+//! with fixed digits, so that the same numbers give the same bytes. A value that is not finite formats
+//! as `n/a`, never as `NaN` or `inf`.
+
+/// Text written for a value that is missing or not finite.
+pub const NOT_AVAILABLE: &str = "n/a";
+
+/// Horizontal alignment of a table column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Align {
+    /// Left-aligned (text).
+    #[default]
+    Left,
+    /// Right-aligned (numbers).
+    Right,
+}
+
+/// A GitHub-flavoured Markdown table, padded so that the source reads as a table too.
+///
+/// ```
+/// use passk::report::markdown::{Align, MarkdownTable};
+/// let mut t = MarkdownTable::new(["model", "success"]);
+/// t.align(1, Align::Right);
+/// t.row(["qwen2.5-coder:3b", "40.8% (49/120)"]);
+/// assert!(t.render().contains("| ---------------- | -------------: |"));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct MarkdownTable {
+    header: Vec<String>,
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl MarkdownTable {
+    /// A table with these column headers, every column left-aligned.
+    pub fn new<I, S>(header: I) -> MarkdownTable
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let header: Vec<String> = header.into_iter().map(Into::into).collect();
+        let align = vec![Align::Left; header.len()];
+        MarkdownTable {
+            header,
+            align,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Sets the alignment of column `column` (0-based); out-of-range columns are ignored.
+    pub fn align(&mut self, column: usize, align: Align) -> &mut MarkdownTable {
+        if let Some(a) = self.align.get_mut(column) {
+            *a = align;
+        }
+        self
+    }
+
+    /// Right-aligns every column but the first (the usual shape: a label, then numbers).
+    pub fn numeric_after_first(&mut self) -> &mut MarkdownTable {
+        for a in self.align.iter_mut().skip(1) {
+            *a = Align::Right;
+        }
+        self
+    }
+
+    /// Appends a row; missing cells are left empty and extra cells are dropped.
+    pub fn row<I, S>(&mut self, cells: I) -> &mut MarkdownTable
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut row: Vec<String> = cells.into_iter().map(Into::into).collect();
+        row.resize(self.header.len(), String::new());
+        self.rows.push(row);
+        self
+    }
+
+    /// Number of body rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether the table has no body rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The table as Markdown, one line per row, ending in a newline.
+    pub fn render(&self) -> String {
+        if self.header.is_empty() {
+            return String::new();
+        }
+        let header: Vec<String> = self.header.iter().map(|c| escape_cell(c)).collect();
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| escape_cell(c)).collect())
+            .collect();
+        let mut widths: Vec<usize> = header.iter().map(|c| width(c).max(3)).collect();
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(width(cell));
+            }
+        }
+        let mut out = String::new();
+        push_line(&mut out, &header, &widths, &self.align);
+        let rule: Vec<String> = widths
+            .iter()
+            .zip(&self.align)
+            .map(|(w, a)| match a {
+                Align::Left => "-".repeat(*w),
+                Align::Right => format!("{}:", "-".repeat(w - 1)),
+            })
+            .collect();
+        out.push_str("| ");
+        out.push_str(&rule.join(" | "));
+        out.push_str(" |\n");
+        for row in &rows {
+            push_line(&mut out, row, &widths, &self.align);
+        }
+        out
+    }
+}
+
+fn push_line(out: &mut String, cells: &[String], widths: &[usize], align: &[Align]) {
+    let padded: Vec<String> = cells
+        .iter()
+        .zip(widths.iter().zip(align))
+        .map(|(c, (w, a))| {
+            let pad = " ".repeat(w.saturating_sub(width(c)));
+            match a {
+                Align::Left => format!("{c}{pad}"),
+                Align::Right => format!("{pad}{c}"),
+            }
+        })
+        .collect();
+    out.push_str("| ");
+    out.push_str(&padded.join(" | "));
+    out.push_str(" |\n");
+}
+
+/// Display width used for padding (characters, not bytes).
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Makes text safe inside a table cell: `|` is escaped and line breaks become spaces.
+pub fn escape_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '|' => out.push_str("\\|"),
+            '\r' => {}
+            '\n' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A share in [0, 1] as a percent with one decimal: `0.4083` -> `40.8%`.
+pub fn percent(share: f64) -> String {
+    if !share.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    format!("{}%", fixed(share * 100.0, 1))
+}
+
+/// A count over its denominator as a percent with the counts: `(49, 120)` -> `40.8% (49/120)`.
+pub fn percent_with_n(count: u64, n: u64) -> String {
+    if n == 0 {
+        return format!("{NOT_AVAILABLE} (0/0)");
+    }
+    format!("{} ({count}/{n})", percent(count as f64 / n as f64))
+}
+
+/// A confidence interval of a share, in whole percents: `(0.27, 0.55)` -> `27%–55%`.
+pub fn ci_percent(low: f64, high: f64) -> String {
+    if !low.is_finite() || !high.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    format!("{}%–{}%", fixed(low * 100.0, 0), fixed(high * 100.0, 0))
+}
+
+/// A confidence interval of a ratio: `(1.2, 1.85)` -> `1.20x–1.85x`.
+pub fn ci_ratio(low: f64, high: f64) -> String {
+    if !low.is_finite() || !high.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    format!("{}–{}", ratio(low), ratio(high))
+}
+
+/// A ratio with two decimals: `1.4712` -> `1.47x`.
+pub fn ratio(value: f64) -> String {
+    if !value.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    format!("{}x", fixed(value, 2))
+}
+
+/// An integer with thousands separators: `13185` -> `13,185`.
+pub fn thousands(value: i64) -> String {
+    let digits = value.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if value < 0 {
+        out.push('-');
+    }
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A number with `decimals` fixed decimals and thousands separators: `(13185.44, 1)` -> `13,185.4`.
+pub fn number(value: f64, decimals: usize) -> String {
+    if !value.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    let text = fixed(value, decimals);
+    let (sign, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text.as_str()),
+    };
+    let (int, frac) = match unsigned.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (unsigned, None),
+    };
+    let mut out = String::from(sign);
+    let len = int.len();
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (len - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if let Some(frac) = frac {
+        out.push('.');
+        out.push_str(frac);
+    }
+    out
+}
+
+/// Seconds with two decimals and the unit: `0.4` -> `0.40 s`.
+pub fn seconds(value: f64) -> String {
+    if !value.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    format!("{} s", number(value, 2))
+}
+
+/// The denominator note set next to every rate from which failed-infrastructure conversations were
+/// excluded: `(120, 2, 0)` -> `n = 118 of 120; 2 transport`; with nothing excluded, `n = 120`.
+pub fn exclusion_note(total: u64, transport: u64, protocol: u64) -> String {
+    let excluded = transport.saturating_add(protocol);
+    if excluded == 0 {
+        return format!("n = {}", thousands_u(total));
+    }
+    let n = total.saturating_sub(excluded);
+    let mut parts = Vec::new();
+    if transport > 0 {
+        parts.push(format!("{} transport", thousands_u(transport)));
+    }
+    if protocol > 0 {
+        parts.push(format!("{} protocol", thousands_u(protocol)));
+    }
+    format!(
+        "n = {} of {}; {}",
+        thousands_u(n),
+        thousands_u(total),
+        parts.join(", ")
+    )
+}
+
+fn thousands_u(value: u64) -> String {
+    number(value as f64, 0)
+}
+
+/// `value` with exactly `decimals` decimals; a negative zero loses its sign.
+pub(crate) fn fixed(value: f64, decimals: usize) -> String {
+    let text = format!("{value:.decimals$}");
+    match text.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_pads_and_escapes() {
+        let mut t = MarkdownTable::new(["model", "n"]);
+        t.numeric_after_first();
+        t.row(["a|b", "7"]);
+        t.row(["long model name", "1,234"]);
+        let expected = "\
+| model           |     n |
+| --------------- | ----: |
+| a\\|b            |     7 |
+| long model name | 1,234 |
+";
+        assert_eq!(t.render(), expected);
+        assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn table_rows_are_resized_to_the_header() {
+        let mut t = MarkdownTable::new(["a", "b"]);
+        t.row(["1"]).row(["1", "2", "3"]);
+        let text = t.render();
+        assert!(text.contains("| 1   |     |\n"), "{text}");
+        assert!(!text.contains('3'), "{text}");
+        assert_eq!(MarkdownTable::new(Vec::<String>::new()).render(), "");
+    }
+
+    #[test]
+    fn cell_escaping_removes_line_breaks() {
+        assert_eq!(escape_cell("x|y\r\nz"), "x\\|y z");
+    }
+
+    #[test]
+    fn percent_with_counts() {
+        assert_eq!(percent_with_n(49, 120), "40.8% (49/120)");
+        assert_eq!(percent_with_n(0, 0), "n/a (0/0)");
+        assert_eq!(percent_with_n(3, 3), "100.0% (3/3)");
+        assert_eq!(percent(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn confidence_intervals() {
+        assert_eq!(ci_percent(0.2712, 0.5489), "27%–55%");
+        assert_eq!(ci_percent(-0.0001, 0.1), "0%–10%");
+        assert_eq!(ci_ratio(1.2, 1.854), "1.20x–1.85x");
+        assert_eq!(ci_ratio(f64::NAN, 1.0), "n/a");
+    }
+
+    #[test]
+    fn ratios() {
+        assert_eq!(ratio(1.4712), "1.47x");
+        assert_eq!(ratio(f64::INFINITY), "n/a");
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(13185), "13,185");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(-1234567), "-1,234,567");
+        assert_eq!(thousands(i64::MIN), "-9,223,372,036,854,775,808");
+        assert_eq!(number(13185.44, 1), "13,185.4");
+        assert_eq!(number(-1234.4, 0), "-1,234");
+        assert_eq!(number(-0.001, 2), "0.00");
+        assert_eq!(number(f64::NAN, 2), "n/a");
+    }
+
+    #[test]
+    fn seconds_have_two_decimals() {
+        assert_eq!(seconds(0.4), "0.40 s");
+        assert_eq!(seconds(1234.567), "1,234.57 s");
+        assert_eq!(seconds(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn exclusion_notes() {
+        assert_eq!(exclusion_note(120, 2, 0), "n = 118 of 120; 2 transport");
+        assert_eq!(
+            exclusion_note(120, 2, 1),
+            "n = 117 of 120; 2 transport, 1 protocol"
+        );
+        assert_eq!(exclusion_note(120, 0, 3), "n = 117 of 120; 3 protocol");
+        assert_eq!(exclusion_note(1200, 0, 0), "n = 1,200");
+    }
+}
