@@ -341,16 +341,17 @@ fn schema_paste(pos: &Position<'_>, req: &ChatRequest) -> Option<Reply> {
 
 /// The next gold call with an `*_id` argument set to its documented example value, once.
 fn example_value(pos: &Position<'_>, book: &ScriptBook) -> Option<Reply> {
-    let call = next_call(pos)?;
-    let arg = call.args.keys().find(|a| is_id_arg(a))?;
-    let value = book.example_value(arg);
-    let used_before = pos
-        .history
-        .iter()
-        .any(|c| c.arguments.as_object().is_some_and(|a| a.values().any(|v| v.as_str() == Some(value.as_str()))));
+    let used_before = pos.history.iter().any(|c| {
+        c.arguments
+            .as_object()
+            .is_some_and(|a| a.iter().any(|(k, v)| is_id_arg(k) && v.as_str() == Some(book.example_value(k).as_str())))
+    });
     if used_before {
         return None;
     }
+    let call = next_call(pos)?;
+    let arg = call.args.keys().find(|a| is_id_arg(a))?;
+    let value = book.example_value(arg);
     let mut args: Map<String, Value> = call.args.clone();
     args.insert(arg.clone(), Value::String(value));
     Some(Reply { content: String::new(), calls: vec![(call.tool.clone(), Value::Object(args))] })
