@@ -26,12 +26,20 @@ pub fn run(args: &PullArgs) -> anyhow::Result<u8> {
     } else {
         args.models.clone()
     };
-    let style = ProgressStyle::with_template("{spinner} {prefix:<20} {bar:30} {bytes}/{total_bytes} {msg}")
-        .context("progress template")?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting tokio")?;
+    let style =
+        ProgressStyle::with_template("{spinner} {prefix:<20} {bar:30} {bytes}/{total_bytes} {msg}")
+            .context("progress template")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")?;
     for model in &models {
-        let bar = ProgressBar::new(0).with_style(style.clone()).with_prefix(model.clone());
-        if std::env::var_os("NO_COLOR").is_some() || std::env::var("TERM").is_ok_and(|t| t == "dumb") {
+        let bar = ProgressBar::new(0)
+            .with_style(style.clone())
+            .with_prefix(model.clone());
+        if std::env::var_os("NO_COLOR").is_some()
+            || std::env::var("TERM").is_ok_and(|t| t == "dumb")
+        {
             bar.set_draw_target(ProgressDrawTarget::hidden());
         }
         bar.enable_steady_tick(Duration::from_millis(100));

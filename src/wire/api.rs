@@ -1,7 +1,7 @@
 //! Serde types for Ollama's native API. Every metric field is optional: Ollama omits zero values.
 
-use serde::{Deserialize, Serialize};
 use serde::de::Deserializer;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -50,7 +50,11 @@ pub struct ChatMessage {
     #[serde(default, deserialize_with = "null_default")]
     pub content: String,
     /// Native tool calls of an assistant message.
-    #[serde(default, deserialize_with = "null_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub tool_calls: Vec<ToolCall>,
     /// On a `tool` message: the tool whose result this is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,7 +69,11 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     fn with(role: &str, content: impl Into<String>) -> ChatMessage {
-        ChatMessage { role: role.to_string(), content: content.into(), ..ChatMessage::default() }
+        ChatMessage {
+            role: role.to_string(),
+            content: content.into(),
+            ..ChatMessage::default()
+        }
     }
 
     /// A `system` message.
@@ -84,7 +92,11 @@ impl ChatMessage {
     }
 
     /// A `tool` result: `name` is the tool called, `id` the call's id when it had one.
-    pub fn tool(name: impl Into<String>, id: Option<String>, content: impl Into<String>) -> ChatMessage {
+    pub fn tool(
+        name: impl Into<String>,
+        id: Option<String>,
+        content: impl Into<String>,
+    ) -> ChatMessage {
         ChatMessage {
             tool_name: Some(name.into()),
             tool_call_id: id,
@@ -263,7 +275,10 @@ impl ShowResponse {
 
     /// The trained context length (`model_info["<arch>.context_length"]`).
     pub fn context_length(&self) -> Option<u64> {
-        let arch = self.model_info.get("general.architecture").and_then(Value::as_str);
+        let arch = self
+            .model_info
+            .get("general.architecture")
+            .and_then(Value::as_str);
         if let Some(v) = arch.and_then(|a| self.model_info.get(&format!("{a}.context_length"))) {
             return v.as_u64();
         }

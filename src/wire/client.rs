@@ -118,8 +118,15 @@ impl Client {
             value: config.base_url.clone(),
             reason: e.to_string(),
         })?;
-        let host = url.host_str().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
-        let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        let host = url
+            .host_str()
+            .unwrap_or("")
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let loopback = host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
         let builder = || {
             let b = reqwest::Client::builder()
                 .connect_timeout(config.connect_timeout)
@@ -136,7 +143,14 @@ impl Client {
             .read_timeout(config.request_timeout)
             .build()
             .map_err(|e| WireError::Client(error_text(&e)))?;
-        Ok(Client { http, pull_http, config: ClientConfig { base_url: base, ..config } })
+        Ok(Client {
+            http,
+            pull_http,
+            config: ClientConfig {
+                base_url: base,
+                ..config
+            },
+        })
     }
 
     /// The settings in force.
@@ -161,7 +175,10 @@ impl Client {
         if req.stream {
             self.chat_with(req, true).await
         } else {
-            let streamed = ChatRequest { stream: true, ..req.clone() };
+            let streamed = ChatRequest {
+                stream: true,
+                ..req.clone()
+            };
             self.chat_with(&streamed, true).await
         }
     }
@@ -172,7 +189,11 @@ impl Client {
         loop {
             let started_unix_ms = unix_ms();
             let t0 = Instant::now();
-            let r = if stream { self.chat_stream_once(req, t0).await } else { self.chat_once(req, t0).await };
+            let r = if stream {
+                self.chat_stream_once(req, t0).await
+            } else {
+                self.chat_once(req, t0).await
+            };
             let wall_s = t0.elapsed().as_secs_f64();
             let elapsed_ms = wall_s * 1000.0;
             match r {
@@ -197,7 +218,12 @@ impl Client {
                 }
                 Err(e) => {
                     let outcome = e.failure.outcome();
-                    attempts.push(Attempt { outcome, status: e.status, error: Some(e.message), elapsed_ms });
+                    attempts.push(Attempt {
+                        outcome,
+                        status: e.status,
+                        error: Some(e.message),
+                        elapsed_ms,
+                    });
                     if !e.failure.retryable() || n >= self.config.retries {
                         return StreamedChat {
                             result: ChatResult {
@@ -218,7 +244,11 @@ impl Client {
         }
     }
 
-    async fn chat_once(&self, req: &ChatRequest, t0: Instant) -> Result<Reply<ChatResponse>, AttemptError> {
+    async fn chat_once(
+        &self,
+        req: &ChatRequest,
+        t0: Instant,
+    ) -> Result<Reply<ChatResponse>, AttemptError> {
         let resp = self
             .http
             .post(self.url("/api/chat"))
@@ -228,17 +258,29 @@ impl Client {
             .map_err(|e| self.transport(&e, None))?;
         let ttfb_s = t0.elapsed().as_secs_f64();
         let status = resp.status().as_u16();
-        let bytes = resp.bytes().await.map_err(|e| self.transport(&e, Some(status)))?;
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| self.transport(&e, Some(status)))?;
         check_status(status, &bytes)?;
         let body = parse_chat(&bytes).map_err(|(failure, message)| AttemptError {
             failure,
             status: Some(status),
             message,
         })?;
-        Ok(Reply { body, status, ttfb_s, first_token_s: None })
+        Ok(Reply {
+            body,
+            status,
+            ttfb_s,
+            first_token_s: None,
+        })
     }
 
-    async fn chat_stream_once(&self, req: &ChatRequest, t0: Instant) -> Result<Reply<ChatResponse>, AttemptError> {
+    async fn chat_stream_once(
+        &self,
+        req: &ChatRequest,
+        t0: Instant,
+    ) -> Result<Reply<ChatResponse>, AttemptError> {
         let resp = self
             .http
             .post(self.url("/api/chat"))
@@ -249,10 +291,21 @@ impl Client {
         let ttfb_s = t0.elapsed().as_secs_f64();
         let status = resp.status().as_u16();
         if let Some(failure) = classify_status(status) {
-            let bytes = resp.bytes().await.map_err(|e| self.transport(&e, Some(status)))?;
-            return Err(AttemptError { failure, status: Some(status), message: error_message(&bytes) });
+            let bytes = resp
+                .bytes()
+                .await
+                .map_err(|e| self.transport(&e, Some(status)))?;
+            return Err(AttemptError {
+                failure,
+                status: Some(status),
+                message: error_message(&bytes),
+            });
         }
-        let fail = |failure, message: String| AttemptError { failure, status: Some(status), message };
+        let fail = |failure, message: String| AttemptError {
+            failure,
+            status: Some(status),
+            message,
+        };
         let mut acc = StreamAccumulator::default();
         let mut buf: Vec<u8> = Vec::new();
         let mut body = resp.bytes_stream();
@@ -269,7 +322,12 @@ impl Client {
         }
         let first_token_s = acc.first_token_s;
         let body = acc.finish().map_err(|(f, m)| fail(f, m))?;
-        Ok(Reply { body, status, ttfb_s, first_token_s })
+        Ok(Reply {
+            body,
+            status,
+            ttfb_s,
+            first_token_s,
+        })
     }
 
     fn transport(&self, e: &reqwest::Error, status: Option<u16>) -> AttemptError {
@@ -284,10 +342,18 @@ impl Client {
         } else {
             error_text(e)
         };
-        AttemptError { failure: Failure::Transport, status, message }
+        AttemptError {
+            failure: Failure::Transport,
+            status,
+            message,
+        }
     }
 
-    async fn get_json<T: DeserializeOwned>(&self, path: &str, body: Option<&serde_json::Value>) -> Result<T, WireError> {
+    async fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, WireError> {
         let url = self.url(path);
         let mut n = 0u32;
         loop {
@@ -300,22 +366,37 @@ impl Client {
                 }
                 Err(e) => {
                     return Err(match e.failure {
-                        Failure::Transport => WireError::Transport { url, status: e.status, message: e.message },
-                        _ => WireError::Protocol { url, status: e.status, message: e.message },
+                        Failure::Transport => WireError::Transport {
+                            url,
+                            status: e.status,
+                            message: e.message,
+                        },
+                        _ => WireError::Protocol {
+                            url,
+                            status: e.status,
+                            message: e.message,
+                        },
                     });
                 }
             }
         }
     }
 
-    async fn json_once<T: DeserializeOwned>(&self, url: &str, body: Option<&serde_json::Value>) -> Result<T, AttemptError> {
+    async fn json_once<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, AttemptError> {
         let rb = match body {
             Some(b) => self.http.post(url).json(b),
             None => self.http.get(url),
         };
         let resp = rb.send().await.map_err(|e| self.transport(&e, None))?;
         let status = resp.status().as_u16();
-        let bytes = resp.bytes().await.map_err(|e| self.transport(&e, Some(status)))?;
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| self.transport(&e, Some(status)))?;
         check_status(status, &bytes)?;
         serde_json::from_slice(&bytes).map_err(|e| AttemptError {
             failure: Failure::Malformed,
@@ -331,7 +412,10 @@ impl Client {
 
     /// `POST /api/show` for one model (404 when the model is not there).
     pub async fn show(&self, model: &str) -> Result<ShowResponse, WireError> {
-        let req = ShowRequest { model: model.to_string(), verbose: false };
+        let req = ShowRequest {
+            model: model.to_string(),
+            verbose: false,
+        };
         let body = serde_json::to_value(&req).map_err(|e| WireError::Client(e.to_string()))?;
         self.get_json("/api/show", Some(&body)).await
     }
@@ -348,22 +432,43 @@ impl Client {
 
     /// `POST /api/pull`, streamed through ollama-rs; `progress` sees every status line.
     /// Succeeds only when the server reports `success`.
-    pub async fn pull(&self, model: &str, mut progress: impl FnMut(&PullProgress)) -> Result<(), WireError> {
+    pub async fn pull(
+        &self,
+        model: &str,
+        mut progress: impl FnMut(&PullProgress),
+    ) -> Result<(), WireError> {
         let url_text = self.url("/api/pull");
-        let proto = |message: String| WireError::Protocol { url: url_text.clone(), status: None, message };
-        let transport = |message: String| WireError::Transport { url: url_text.clone(), status: None, message };
-        let base = reqwest::Url::parse(&format!("{}/", self.config.base_url)).map_err(|e| proto(e.to_string()))?;
-        let ollama = ollama_rs::Ollama::builder().url(base).reqwest_client(self.pull_http.clone()).build();
-        let mut stream = ollama.pull_model_stream(model.to_string(), false).await.map_err(|e| match e {
-            ollama_rs::error::OllamaError::ReqwestError(e) => transport(error_text(&e)),
-            ollama_rs::error::OllamaError::Other(body) => proto(error_message(body.as_bytes())),
-            other => proto(other.to_string()),
-        })?;
+        let proto = |message: String| WireError::Protocol {
+            url: url_text.clone(),
+            status: None,
+            message,
+        };
+        let transport = |message: String| WireError::Transport {
+            url: url_text.clone(),
+            status: None,
+            message,
+        };
+        let base = reqwest::Url::parse(&format!("{}/", self.config.base_url))
+            .map_err(|e| proto(e.to_string()))?;
+        let ollama = ollama_rs::Ollama::builder()
+            .url(base)
+            .reqwest_client(self.pull_http.clone())
+            .build();
+        let mut stream = ollama
+            .pull_model_stream(model.to_string(), false)
+            .await
+            .map_err(|e| match e {
+                ollama_rs::error::OllamaError::ReqwestError(e) => transport(error_text(&e)),
+                ollama_rs::error::OllamaError::Other(body) => proto(error_message(body.as_bytes())),
+                other => proto(other.to_string()),
+            })?;
         let mut success = false;
         while let Some(item) = stream.next().await {
             let status = item.map_err(|e| match e {
                 ollama_rs::error::OllamaError::InternalError(e) => proto(e.message),
-                ollama_rs::error::OllamaError::JsonError(e) => proto(format!("progress line is not JSON: {e}")),
+                ollama_rs::error::OllamaError::JsonError(e) => {
+                    proto(format!("progress line is not JSON: {e}"))
+                }
                 other => transport(other.to_string()),
             })?;
             let p = PullProgress {
@@ -375,7 +480,11 @@ impl Client {
             success |= p.status == "success";
             progress(&p);
         }
-        if success { Ok(()) } else { Err(transport("the stream ended before \"success\"".to_string())) }
+        if success {
+            Ok(())
+        } else {
+            Err(transport("the stream ended before \"success\"".to_string()))
+        }
     }
 }
 
@@ -383,19 +492,30 @@ impl Client {
 fn check_status(status: u16, body: &[u8]) -> Result<(), AttemptError> {
     match classify_status(status) {
         None => Ok(()),
-        Some(failure) => Err(AttemptError { failure, status: Some(status), message: error_message(body) }),
+        Some(failure) => Err(AttemptError {
+            failure,
+            status: Some(status),
+            message: error_message(body),
+        }),
     }
 }
 
 /// Parses a non-streamed chat body: a message must be there.
 fn parse_chat(bytes: &[u8]) -> Result<ChatResponse, (Failure, String)> {
-    let body: ChatResponse = serde_json::from_slice(bytes)
-        .map_err(|e| (Failure::Malformed, format!("body is not the expected JSON: {e}: {}", snippet(bytes))))?;
+    let body: ChatResponse = serde_json::from_slice(bytes).map_err(|e| {
+        (
+            Failure::Malformed,
+            format!("body is not the expected JSON: {e}: {}", snippet(bytes)),
+        )
+    })?;
     if body.message.is_none() {
         if let Ok(err) = serde_json::from_slice::<ErrorBody>(bytes) {
             return Err((Failure::Transport, format!("server error: {}", err.error)));
         }
-        return Err((Failure::Malformed, format!("response without a message: {}", snippet(bytes))));
+        return Err((
+            Failure::Malformed,
+            format!("response without a message: {}", snippet(bytes)),
+        ));
     }
     Ok(body)
 }
@@ -419,18 +539,34 @@ impl StreamAccumulator {
             return Ok(());
         }
         if self.last.as_ref().is_some_and(|l| l.done) {
-            return Err((Failure::Malformed, format!("line after the final chunk: {}", snippet(text))));
+            return Err((
+                Failure::Malformed,
+                format!("line after the final chunk: {}", snippet(text)),
+            ));
         }
-        let value: serde_json::Value = serde_json::from_slice(text)
-            .map_err(|e| (Failure::Malformed, format!("stream line is not JSON: {e}: {}", snippet(text))))?;
+        let value: serde_json::Value = serde_json::from_slice(text).map_err(|e| {
+            (
+                Failure::Malformed,
+                format!("stream line is not JSON: {e}: {}", snippet(text)),
+            )
+        })?;
         if let Some(err) = value.get("error") {
-            let msg = err.as_str().map(str::to_string).unwrap_or_else(|| err.to_string());
+            let msg = err
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| err.to_string());
             return Err((Failure::Transport, format!("error line mid-stream: {msg}")));
         }
-        let chunk: ChatResponse = serde_json::from_value(value)
-            .map_err(|e| (Failure::Malformed, format!("stream line is not a chat chunk: {e}: {}", snippet(text))))?;
+        let chunk: ChatResponse = serde_json::from_value(value).map_err(|e| {
+            (
+                Failure::Malformed,
+                format!("stream line is not a chat chunk: {e}: {}", snippet(text)),
+            )
+        })?;
         if let Some(m) = &chunk.message {
-            let carries = !m.content.is_empty() || !m.tool_calls.is_empty() || m.thinking.as_ref().is_some_and(|t| !t.is_empty());
+            let carries = !m.content.is_empty()
+                || !m.tool_calls.is_empty()
+                || m.thinking.as_ref().is_some_and(|t| !t.is_empty());
             if carries && self.first_token_s.is_none() {
                 self.first_token_s = Some(t0.elapsed().as_secs_f64());
             }
@@ -451,7 +587,11 @@ impl StreamAccumulator {
         match self.last {
             Some(last) if last.done => Ok(ChatResponse {
                 message: Some(ChatMessage {
-                    role: if self.role.is_empty() { "assistant".to_string() } else { self.role },
+                    role: if self.role.is_empty() {
+                        "assistant".to_string()
+                    } else {
+                        self.role
+                    },
                     content: self.content,
                     tool_calls: self.tool_calls,
                     thinking: (!self.thinking.is_empty()).then_some(self.thinking),
@@ -459,7 +599,10 @@ impl StreamAccumulator {
                 }),
                 ..last
             }),
-            _ => Err((Failure::Transport, "the stream ended before the final chunk".to_string())),
+            _ => Err((
+                Failure::Transport,
+                "the stream ended before the final chunk".to_string(),
+            )),
         }
     }
 }
@@ -498,7 +641,10 @@ fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 fn unix_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -507,7 +653,10 @@ mod tests {
 
     #[test]
     fn backoff_doubles_and_is_capped() {
-        let c = ClientConfig { backoff: Duration::from_millis(10), ..ClientConfig::new("http://x") };
+        let c = ClientConfig {
+            backoff: Duration::from_millis(10),
+            ..ClientConfig::new("http://x")
+        };
         assert_eq!(c.backoff_for(0), Duration::from_millis(10));
         assert_eq!(c.backoff_for(2), Duration::from_millis(40));
         assert_eq!(c.backoff_for(30), Duration::from_millis(640));
@@ -515,9 +664,20 @@ mod tests {
 
     #[test]
     fn a_body_without_message_is_malformed_and_an_error_body_is_transport() {
-        assert_eq!(parse_chat(br#"{"model":"m","done":true}"#).map_err(|e| e.0).err(), Some(Failure::Malformed));
-        assert_eq!(parse_chat(br#"{"error":"boom"}"#).map_err(|e| e.0).err(), Some(Failure::Transport));
-        assert_eq!(parse_chat(b"<html>").map_err(|e| e.0).err(), Some(Failure::Malformed));
+        assert_eq!(
+            parse_chat(br#"{"model":"m","done":true}"#)
+                .map_err(|e| e.0)
+                .err(),
+            Some(Failure::Malformed)
+        );
+        assert_eq!(
+            parse_chat(br#"{"error":"boom"}"#).map_err(|e| e.0).err(),
+            Some(Failure::Transport)
+        );
+        assert_eq!(
+            parse_chat(b"<html>").map_err(|e| e.0).err(),
+            Some(Failure::Malformed)
+        );
         let ok = parse_chat(br#"{"model":"m","message":{"role":"assistant","content":"hi"},"done":true,"eval_count":3}"#);
         assert_eq!(ok.ok().and_then(|r| r.timings.eval_count), Some(3));
     }
@@ -535,14 +695,23 @@ mod tests {
             assert!(acc.line(l.as_bytes(), t0).is_ok());
         }
         assert!(acc.first_token_s.is_some());
-        let r = acc.finish().ok().and_then(|r| r.message.map(|m| (m.content, m.tool_calls.len())));
+        let r = acc
+            .finish()
+            .ok()
+            .and_then(|r| r.message.map(|m| (m.content, m.tool_calls.len())));
         assert_eq!(r, Some(("Hello".to_string(), 1)));
     }
 
     #[test]
     fn a_cut_stream_is_transport() {
         let mut acc = StreamAccumulator::default();
-        assert!(acc.line(br#"{"message":{"role":"assistant","content":"x"},"done":false}"#, Instant::now()).is_ok());
+        assert!(
+            acc.line(
+                br#"{"message":{"role":"assistant","content":"x"},"done":false}"#,
+                Instant::now()
+            )
+            .is_ok()
+        );
         assert_eq!(acc.finish().err().map(|e| e.0), Some(Failure::Transport));
     }
 }

@@ -12,7 +12,10 @@ pub const DEFAULT_PORT: u16 = 11434;
 /// Turns an `OLLAMA_HOST` value into a base URL without a trailing slash, e.g.
 /// `"0.0.0.0"` -> `"http://127.0.0.1:11434"`, `"http://box"` -> `"http://box:80"`.
 pub fn parse_host(s: &str) -> Result<String, WireError> {
-    let bad = |reason: &str| WireError::Host { value: s.to_string(), reason: reason.to_string() };
+    let bad = |reason: &str| WireError::Host {
+        value: s.to_string(),
+        reason: reason.to_string(),
+    };
     let trimmed = s.trim();
     let (scheme, rest, default_port) = match trimmed.split_once("://") {
         None if trimmed == "ollama.com" => ("https", "ollama.com:443", 443),
@@ -30,10 +33,16 @@ pub fn parse_host(s: &str) -> Result<String, WireError> {
     let (host, port) = split_host_port(hostport).map_err(|r| bad(&r))?;
     let port = match port {
         None => default_port,
-        Some(p) => p.parse::<u16>().map_err(|_| bad("the port must be a number from 0 to 65535"))?,
+        Some(p) => p
+            .parse::<u16>()
+            .map_err(|_| bad("the port must be a number from 0 to 65535"))?,
     };
     let host = connectable(&host);
-    let host = if host.contains(':') { format!("[{host}]") } else { host };
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    };
     let mut url = format!("{scheme}://{host}:{port}");
     if !path.is_empty() {
         url.push('/');

@@ -37,7 +37,8 @@ pub fn extract(message: &ChatMessage, known_tools: &[String]) -> Vec<ExtractedCa
             .iter()
             .map(|c| ExtractedCall {
                 name: c.function.name.clone(),
-                arguments: decode_string_arguments(c.function.arguments.clone()).unwrap_or_else(|v| v),
+                arguments: decode_string_arguments(c.function.arguments.clone())
+                    .unwrap_or_else(|v| v),
                 format: CallFormat::Native,
                 id: c.id.clone(),
                 error: None,
@@ -75,7 +76,9 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
     // Call-shaped text that did not parse: a `{"name"` outside every parsed object, or a
     // `<tool_call>` tag holding no call. One malformed call per reply is enough to tell the model.
     let inside = |pos: usize| covered.iter().any(|&(s, e)| pos >= s && pos < e);
-    let mut malformed: Option<usize> = name_key_positions(content).into_iter().find(|&p| !inside(p));
+    let mut malformed: Option<usize> = name_key_positions(content)
+        .into_iter()
+        .find(|&p| !inside(p));
     if malformed.is_none() {
         malformed = empty_tag_position(content, &found);
     }
@@ -114,7 +117,10 @@ fn interpret(value: &Value, known_tools: &[String]) -> Option<ExtractedCall> {
             arguments: raw,
             format: CallFormat::Malformed,
             id: None,
-            error: Some(shape_message(name, "the arguments string is not a JSON object")),
+            error: Some(shape_message(
+                name,
+                "the arguments string is not a JSON object",
+            )),
         }),
     }
 }
@@ -172,10 +178,15 @@ fn name_key_positions(content: &str) -> Vec<usize> {
 
 /// Position of a `<tool_call>` tag that holds no parsed call.
 fn empty_tag_position(content: &str, found: &[(usize, ExtractedCall)]) -> Option<usize> {
-    let tags: Vec<usize> = content.match_indices("<tool_call>").map(|(i, _)| i).collect();
+    let tags: Vec<usize> = content
+        .match_indices("<tool_call>")
+        .map(|(i, _)| i)
+        .collect();
     tags.iter().enumerate().find_map(|(k, &start)| {
         let end = tags.get(k + 1).copied().unwrap_or(content.len());
-        let close = content[start..end].find("</tool_call>").map_or(end, |c| start + c);
+        let close = content[start..end]
+            .find("</tool_call>")
+            .map_or(end, |c| start + c);
         let holds_call = found.iter().any(|(p, _)| *p > start && *p < close);
         (!holds_call).then_some(start)
     })
@@ -189,14 +200,21 @@ fn malformed_call(fragment: &str) -> ExtractedCall {
         arguments: Value::String(fragment.chars().take(200).collect()),
         format: CallFormat::Malformed,
         id: None,
-        error: Some(shape_message(name.as_deref().unwrap_or("<tool>"), "the call is not valid JSON")),
+        error: Some(shape_message(
+            name.as_deref().unwrap_or("<tool>"),
+            "the call is not valid JSON",
+        )),
     }
 }
 
 /// The value of the first `"name": "..."` in a fragment.
 fn guess_name(fragment: &str) -> Option<String> {
     let at = fragment.find("\"name\"")?;
-    let rest = fragment[at + 6..].trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    let rest = fragment[at + 6..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
     let name: String = rest.chars().take_while(|&c| c != '"').take(64).collect();
     (!name.is_empty()).then_some(name)
 }
@@ -217,7 +235,9 @@ mod tests {
     use serde_json::json;
 
     fn known() -> Vec<String> {
-        ["find_customer", "get_order", "list_orders"].map(String::from).to_vec()
+        ["find_customer", "get_order", "list_orders"]
+            .map(String::from)
+            .to_vec()
     }
 
     fn text(s: &str) -> Vec<ExtractedCall> {
@@ -230,10 +250,15 @@ mod tests {
 
     #[test]
     fn native_calls_win_over_text() {
-        let mut m = ChatMessage::assistant(r#"{"name": "get_order", "arguments": {"order_id": "X"}}"#);
+        let mut m =
+            ChatMessage::assistant(r#"{"name": "get_order", "arguments": {"order_id": "X"}}"#);
         m.tool_calls = vec![ToolCall {
             id: Some("call_1".into()),
-            function: ToolCallFunction { index: Some(0), name: "find_customer".into(), arguments: json!({"query": "Ann"}) },
+            function: ToolCallFunction {
+                index: Some(0),
+                name: "find_customer".into(),
+                arguments: json!({"query": "Ann"}),
+            },
         }];
         let calls = extract(&m, &known());
         assert_eq!(names(&calls), vec![("find_customer", CallFormat::Native)]);
@@ -245,9 +270,13 @@ mod tests {
         let bare = text(r#"{"name": "get_order", "arguments": {"order_id": "A1"}}"#);
         assert_eq!(names(&bare), vec![("get_order", CallFormat::Text)]);
         assert_eq!(bare[0].arguments, json!({"order_id": "A1"}));
-        let fenced = text("Sure.\n```json\n{\"name\": \"get_order\", \"arguments\": {\"order_id\": \"A1\"}}\n```");
+        let fenced = text(
+            "Sure.\n```json\n{\"name\": \"get_order\", \"arguments\": {\"order_id\": \"A1\"}}\n```",
+        );
         assert_eq!(fenced[0].arguments, json!({"order_id": "A1"}));
-        let tagged = text("<tool_call>\n{\"name\": \"list_orders\", \"parameters\": {\"customer_id\": \"C1\"}}\n</tool_call>");
+        let tagged = text(
+            "<tool_call>\n{\"name\": \"list_orders\", \"parameters\": {\"customer_id\": \"C1\"}}\n</tool_call>",
+        );
         assert_eq!(names(&tagged), vec![("list_orders", CallFormat::Text)]);
         assert_eq!(tagged[0].arguments, json!({"customer_id": "C1"}));
     }
@@ -257,26 +286,48 @@ mod tests {
         let calls = text(
             "{\"name\": \"find_customer\", \"arguments\": {\"query\": \"Ann\"}}\n{\"name\": \"get_order\", \"arguments\": \"{\\\"order_id\\\": \\\"A1\\\"}\"}",
         );
-        assert_eq!(names(&calls), vec![("find_customer", CallFormat::Text), ("get_order", CallFormat::Text)]);
+        assert_eq!(
+            names(&calls),
+            vec![
+                ("find_customer", CallFormat::Text),
+                ("get_order", CallFormat::Text)
+            ]
+        );
         assert_eq!(calls[1].arguments, json!({"order_id": "A1"}));
-        let openai = text(r#"{"type":"function","function":{"name":"get_order","arguments":"{\"order_id\":\"B\"}"}}"#);
+        let openai = text(
+            r#"{"type":"function","function":{"name":"get_order","arguments":"{\"order_id\":\"B\"}"}}"#,
+        );
         assert_eq!(openai[0].arguments, json!({"order_id": "B"}));
     }
 
     #[test]
     fn unknown_names_count_only_with_arguments() {
         let invented = text(r#"{"name": "lookup_everything", "arguments": {"q": 1}}"#);
-        assert_eq!(names(&invented), vec![("lookup_everything", CallFormat::Text)]);
+        assert_eq!(
+            names(&invented),
+            vec![("lookup_everything", CallFormat::Text)]
+        );
         assert!(text(r#"Customer: {"name": "Ann Lee", "email": "ann@example.com"}"#).is_empty());
     }
 
     #[test]
     fn broken_call_shapes_are_malformed() {
         let cut = text(r#"{"name": "get_order", "arguments": {"order_id": "A1""#);
-        assert_eq!(names(&cut), vec![("__malformed__:get_order", CallFormat::Malformed)]);
-        assert!(cut[0].error.as_deref().is_some_and(|e| e.contains("\"arguments\"")));
+        assert_eq!(
+            names(&cut),
+            vec![("__malformed__:get_order", CallFormat::Malformed)]
+        );
+        assert!(
+            cut[0]
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("\"arguments\""))
+        );
         let tag = text("<tool_call>get_order(A1)</tool_call>");
-        assert_eq!(names(&tag), vec![("__malformed__:?", CallFormat::Malformed)]);
+        assert_eq!(
+            names(&tag),
+            vec![("__malformed__:?", CallFormat::Malformed)]
+        );
         let bad_args = text(r#"{"name": "get_order", "arguments": "order A1"}"#);
         assert_eq!(bad_args[0].format, CallFormat::Malformed);
     }

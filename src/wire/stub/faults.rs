@@ -133,7 +133,9 @@ pub(crate) fn mix(mut z: u64) -> u64 {
 
 /// FNV-1a of a string (stable across platforms and runs).
 pub(crate) fn hash_str(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A uniform value in [0, 1) from a hash.
@@ -152,7 +154,11 @@ mod tests {
 
     #[test]
     fn bands_follow_the_rates() {
-        let r = FaultRates { reset: 0.1, http500: 0.2, ..FaultRates::default() };
+        let r = FaultRates {
+            reset: 0.1,
+            http500: 0.2,
+            ..FaultRates::default()
+        };
         assert_eq!(r.pick(0.05), Some(FaultKind::Reset));
         assert_eq!(r.pick(0.25), Some(FaultKind::Http500));
         assert_eq!(r.pick(0.35), None);
@@ -163,8 +169,13 @@ mod tests {
     fn draws_are_deterministic_and_spread() {
         assert_eq!(draw(1, "m", 5), draw(1, "m", 5));
         assert_ne!(draw(1, "m", 5), draw(2, "m", 5));
-        let r = FaultRates { http500: 0.3, ..FaultRates::default() };
-        let hits = (0..10_000).filter(|&n| r.pick(draw(7, "m", n)).is_some()).count();
+        let r = FaultRates {
+            http500: 0.3,
+            ..FaultRates::default()
+        };
+        let hits = (0..10_000)
+            .filter(|&n| r.pick(draw(7, "m", n)).is_some())
+            .count();
         assert!((2_700..3_300).contains(&hits), "{hits}");
     }
 }

@@ -100,7 +100,9 @@ impl StubFile {
                 BehaviourName::Flawed => {
                     let rate = e.mistake_rate.unwrap_or(0.25);
                     if !(0.0..=1.0).contains(&rate) {
-                        return Err(StubError::Config(format!("mistake_rate {rate} is not between 0 and 1")));
+                        return Err(StubError::Config(format!(
+                            "mistake_rate {rate} is not between 0 and 1"
+                        )));
                     }
                     Behaviour::Flawed(Arc::new(MistakePlan::new(
                         tasks,
@@ -109,7 +111,9 @@ impl StubFile {
                         rate,
                     )))
                 }
-                BehaviourName::TextCalls => Behaviour::TextCalls(e.text_style.unwrap_or(TextStyle::Mixed)),
+                BehaviourName::TextCalls => {
+                    Behaviour::TextCalls(e.text_style.unwrap_or(TextStyle::Mixed))
+                }
                 BehaviourName::SchemaPaste => Behaviour::SchemaPaste,
                 BehaviourName::ExampleValue => Behaviour::ExampleValue,
                 BehaviourName::InventedTool => Behaviour::InventedTool,
@@ -117,13 +121,22 @@ impl StubFile {
             };
             let total = e.faults.total();
             if !(0.0..=1.0).contains(&total) {
-                return Err(StubError::Config(format!("fault rates add up to {total}, more than 1")));
+                return Err(StubError::Config(format!(
+                    "fault rates add up to {total}, more than 1"
+                )));
             }
-            Ok(ModelSpec { behaviour, faults: e.faults, fault_script: e.fault_script.clone() })
+            Ok(ModelSpec {
+                behaviour,
+                faults: e.faults,
+                fault_script: e.fault_script.clone(),
+            })
         };
         let mut models = BTreeMap::new();
         for (name, e) in &self.models {
-            models.insert(name.clone(), spec(e).map_err(|err| StubError::Config(format!("model {name:?}: {err}")))?);
+            models.insert(
+                name.clone(),
+                spec(e).map_err(|err| StubError::Config(format!("model {name:?}: {err}")))?,
+            );
         }
         let default = match (&self.default, self.serve_unknown) {
             (_, false) => None,
@@ -131,7 +144,9 @@ impl StubFile {
             (None, true) => base.default.clone(),
         };
         let positive = |v: Option<f64>, d: f64, what: &str| match v {
-            Some(x) if !(x > 0.0 && x.is_finite()) => Err(StubError::Config(format!("{what} must be positive"))),
+            Some(x) if !(x > 0.0 && x.is_finite()) => {
+                Err(StubError::Config(format!("{what} must be positive")))
+            }
             Some(x) => Ok(x),
             None => Ok(d),
         };
@@ -139,11 +154,23 @@ impl StubFile {
             seed,
             models,
             default,
-            prefill_tok_per_s: positive(self.prefill_tok_per_s, base.prefill_tok_per_s, "prefill_tok_per_s")?,
-            decode_tok_per_s: positive(self.decode_tok_per_s, base.decode_tok_per_s, "decode_tok_per_s")?,
+            prefill_tok_per_s: positive(
+                self.prefill_tok_per_s,
+                base.prefill_tok_per_s,
+                "prefill_tok_per_s",
+            )?,
+            decode_tok_per_s: positive(
+                self.decode_tok_per_s,
+                base.decode_tok_per_s,
+                "decode_tok_per_s",
+            )?,
             load: match self.load_ms {
                 Some(ms) if ms >= 0.0 && ms.is_finite() => Duration::from_secs_f64(ms / 1000.0),
-                Some(_) => return Err(StubError::Config("load_ms must not be negative".to_string())),
+                Some(_) => {
+                    return Err(StubError::Config(
+                        "load_ms must not be negative".to_string(),
+                    ));
+                }
                 None => base.load,
             },
             hang: self.hang_ms.map_or(base.hang, Duration::from_millis),
@@ -183,17 +210,28 @@ mod tests {
         };
         assert_eq!(cfg.seed, 7);
         assert_eq!(cfg.hang, Duration::from_millis(100));
-        assert!(matches!(cfg.models["text:1b"].behaviour, Behaviour::TextCalls(TextStyle::Tagged)));
-        assert_eq!(cfg.models["faulty:1b"].fault_script, vec![FaultKind::Reset, FaultKind::Http503]);
-        assert!(matches!(cfg.models["flawed:1b"].behaviour, Behaviour::Flawed(_)));
+        assert!(matches!(
+            cfg.models["text:1b"].behaviour,
+            Behaviour::TextCalls(TextStyle::Tagged)
+        ));
+        assert_eq!(
+            cfg.models["faulty:1b"].fault_script,
+            vec![FaultKind::Reset, FaultKind::Http503]
+        );
+        assert!(matches!(
+            cfg.models["flawed:1b"].behaviour,
+            Behaviour::Flawed(_)
+        ));
     }
 
     #[test]
     fn bad_files_are_refused() {
         assert!(StubFile::parse("nonsense = 1").is_err());
-        let over = StubFile::parse("[models.m]\nfaults = { reset = 0.8, hang = 0.5 }").map(|f| f.into_config(&[], ScriptBook::new()));
+        let over = StubFile::parse("[models.m]\nfaults = { reset = 0.8, hang = 0.5 }")
+            .map(|f| f.into_config(&[], ScriptBook::new()));
         assert!(matches!(over, Ok(Err(_))));
-        let closed = StubFile::parse("serve_unknown = false").and_then(|f| f.into_config(&[], ScriptBook::new()));
+        let closed = StubFile::parse("serve_unknown = false")
+            .and_then(|f| f.into_config(&[], ScriptBook::new()));
         assert!(closed.is_ok_and(|c| c.default.is_none()));
     }
 }

@@ -40,7 +40,11 @@ pub(crate) enum Part {
 /// What the handler wants sent.
 pub(crate) enum Response {
     /// A whole body with `Content-Length`.
-    Full { status: u16, content_type: &'static str, body: Vec<u8> },
+    Full {
+        status: u16,
+        content_type: &'static str,
+        body: Vec<u8>,
+    },
     /// A chunked NDJSON body.
     Stream { parts: Vec<Part> },
     /// Reset the connection (RST) without answering.
@@ -52,16 +56,25 @@ pub(crate) enum Response {
 impl Response {
     /// A JSON body.
     pub fn json(status: u16, value: &serde_json::Value) -> Response {
-        Response::Full { status, content_type: "application/json; charset=utf-8", body: value.to_string().into_bytes() }
+        Response::Full {
+            status,
+            content_type: "application/json; charset=utf-8",
+            body: value.to_string().into_bytes(),
+        }
     }
 }
 
 /// The request handler: request and handler-entry instant in, response out.
-pub(crate) type Handler =
-    std::sync::Arc<dyn Fn(Request, Instant) -> Pin<Box<dyn Future<Output = Response> + Send>> + Send + Sync>;
+pub(crate) type Handler = std::sync::Arc<
+    dyn Fn(Request, Instant) -> Pin<Box<dyn Future<Output = Response> + Send>> + Send + Sync,
+>;
 
 /// Serves one connection until the client closes it, a response closes it, or shutdown.
-pub(crate) async fn serve_connection(stream: TcpStream, handler: Handler, mut shutdown: watch::Receiver<bool>) {
+pub(crate) async fn serve_connection(
+    stream: TcpStream,
+    handler: Handler,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let _ = stream.set_nodelay(true);
     let (rd, mut wr) = stream.into_split();
     let mut reader = BufReader::new(rd);
@@ -89,7 +102,11 @@ pub(crate) async fn serve_connection(stream: TcpStream, handler: Handler, mut sh
                 }
                 return;
             }
-            Response::Full { status, content_type, body } => write_full(&mut wr, status, content_type, &body, keep_alive).await,
+            Response::Full {
+                status,
+                content_type,
+                body,
+            } => write_full(&mut wr, status, content_type, &body, keep_alive).await,
             Response::Stream { parts } => write_stream(&mut wr, parts, entry, keep_alive).await,
         };
         if written.is_err() || !keep_alive {
@@ -122,7 +139,10 @@ async fn read_request(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Optio
     let start = String::from_utf8_lossy(&line).trim().to_string();
     let mut words = start.split_whitespace();
     let (Some(method), Some(target), version) = (words.next(), words.next(), words.next()) else {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "bad request line"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "bad request line",
+        ));
     };
     let http10 = version == Some("HTTP/1.0");
     let mut content_length = 0usize;
@@ -136,18 +156,25 @@ async fn read_request(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Optio
         }
         head += line.len();
         if head > MAX_HEAD {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "request head too large"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "request head too large",
+            ));
         }
         let text = String::from_utf8_lossy(&line);
         let text = text.trim();
         if text.is_empty() {
             break;
         }
-        let Some((name, value)) = text.split_once(':') else { continue };
+        let Some((name, value)) = text.split_once(':') else {
+            continue;
+        };
         let value = value.trim();
         match name.trim().to_ascii_lowercase().as_str() {
             "content-length" => {
-                content_length = value.parse().map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad content-length"))?;
+                content_length = value.parse().map_err(|_| {
+                    io::Error::new(io::ErrorKind::InvalidData, "bad content-length")
+                })?;
             }
             "transfer-encoding" => chunked = value.to_ascii_lowercase().contains("chunked"),
             "connection" => {
@@ -161,14 +188,26 @@ async fn read_request(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Optio
             _ => {}
         }
     }
-    let body = if chunked { read_chunked(reader).await? } else { read_exact(reader, content_length).await? };
+    let body = if chunked {
+        read_chunked(reader).await?
+    } else {
+        read_exact(reader, content_length).await?
+    };
     let path = target.split('?').next().unwrap_or(target).to_string();
-    Ok(Some(Request { method: method.to_string(), path, body, keep_alive }))
+    Ok(Some(Request {
+        method: method.to_string(),
+        path,
+        body,
+        keep_alive,
+    }))
 }
 
 async fn read_exact(reader: &mut BufReader<OwnedReadHalf>, n: usize) -> io::Result<Vec<u8>> {
     if n > MAX_BODY {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "request body too large"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "request body too large",
+        ));
     }
     let mut body = vec![0u8; n];
     reader.read_exact(&mut body).await?;
@@ -195,7 +234,10 @@ async fn read_chunked(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Vec<u
             }
         }
         if body.len() + size > MAX_BODY {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "request body too large"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "request body too large",
+            ));
         }
         let chunk = read_exact(reader, size).await?;
         body.extend_from_slice(&chunk);
@@ -226,7 +268,13 @@ fn head(status: u16, content_type: &str, length: Option<usize>, keep_alive: bool
         .into_bytes()
 }
 
-async fn write_full(wr: &mut OwnedWriteHalf, status: u16, content_type: &str, body: &[u8], keep_alive: bool) -> io::Result<()> {
+async fn write_full(
+    wr: &mut OwnedWriteHalf,
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+    keep_alive: bool,
+) -> io::Result<()> {
     let mut out = head(status, content_type, Some(body.len()), keep_alive);
     out.extend_from_slice(body);
     wr.write_all(&out).await?;
@@ -240,7 +288,12 @@ fn chunk(line: &[u8]) -> Vec<u8> {
     out
 }
 
-async fn write_stream(wr: &mut OwnedWriteHalf, parts: Vec<Part>, entry: Instant, keep_alive: bool) -> io::Result<()> {
+async fn write_stream(
+    wr: &mut OwnedWriteHalf,
+    parts: Vec<Part>,
+    entry: Instant,
+    keep_alive: bool,
+) -> io::Result<()> {
     // Like Ollama, the head goes out with the first line, so the time to the first byte is real.
     let mut pending = head(200, "application/x-ndjson", None, keep_alive);
     let mut has_line = false;

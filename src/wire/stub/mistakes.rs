@@ -99,7 +99,11 @@ impl MistakePlan {
             }
             planned.push(PlannedTask {
                 id: task.id.clone(),
-                near_misses: task.near_misses.iter().map(|n| n.trajectory.clone()).collect(),
+                near_misses: task
+                    .near_misses
+                    .iter()
+                    .map(|n| n.trajectory.clone())
+                    .collect(),
             });
             let options = eligible(task);
             for trial in 0..trials {
@@ -111,7 +115,12 @@ impl MistakePlan {
                 mistakes.insert((task.id.clone(), trial), pick);
             }
         }
-        MistakePlan { tasks: planned, by_opening, trials, mistakes }
+        MistakePlan {
+            tasks: planned,
+            by_opening,
+            trials,
+            mistakes,
+        }
     }
 
     /// The mistake planned for a trial, if any.
@@ -139,7 +148,9 @@ impl MistakePlan {
                     None => (true, None, 0),
                     Some(Mistake::NearMiss { expect, .. }) => (false, Some(*expect), 0),
                     Some(Mistake::LoopCap) => (false, Some(FailureMode::LoopCap), 0),
-                    Some(Mistake::SchemaPaste { .. } | Mistake::ExampleValue { .. }) => (true, None, 1),
+                    Some(Mistake::SchemaPaste { .. } | Mistake::ExampleValue { .. }) => {
+                        (true, None, 1)
+                    }
                 };
                 out.push(ExpectedTrial {
                     task: task.id.clone(),
@@ -156,12 +167,17 @@ impl MistakePlan {
 
     /// The task a conversation belongs to, from its opening customer message.
     pub(crate) fn task_of(&self, opening: &str) -> Option<&str> {
-        self.by_opening.get(opening.trim()).map(|&k| self.tasks[k].id.as_str())
+        self.by_opening
+            .get(opening.trim())
+            .map(|&k| self.tasks[k].id.as_str())
     }
 
     /// The near-miss trajectory `index` of a task.
     pub(crate) fn near_miss(&self, task: &str, index: usize) -> Option<&Trajectory> {
-        self.tasks.iter().find(|t| t.id == task).and_then(|t| t.near_misses.get(index))
+        self.tasks
+            .iter()
+            .find(|t| t.id == task)
+            .and_then(|t| t.near_misses.get(index))
     }
 }
 
@@ -171,20 +187,34 @@ fn eligible(task: &Task) -> Vec<Mistake> {
         .near_misses
         .iter()
         .enumerate()
-        .map(|(index, n)| Mistake::NearMiss { index, name: n.name.clone(), expect: n.expect })
+        .map(|(index, n)| Mistake::NearMiss {
+            index,
+            name: n.name.clone(),
+            expect: n.expect,
+        })
         .collect();
-    let calls: Vec<&TrajectoryCall> = task.gold.turns.iter().flat_map(|t| t.calls.iter()).collect();
+    let calls: Vec<&TrajectoryCall> = task
+        .gold
+        .turns
+        .iter()
+        .flat_map(|t| t.calls.iter())
+        .collect();
     // The loop repeats a gold call of the first turn, so it needs one.
     if task.gold.turns.first().is_some_and(|t| !t.calls.is_empty()) {
         out.push(Mistake::LoopCap);
     }
-    if let Some((tool, arg)) = calls.iter().find_map(|c| c.args.keys().next().map(|a| (c.tool.clone(), a.clone()))) {
-        out.push(Mistake::SchemaPaste { tool, arg });
-    }
     if let Some((tool, arg)) = calls
         .iter()
-        .find_map(|c| c.args.keys().find(|a| is_id_arg(a)).map(|a| (c.tool.clone(), a.clone())))
+        .find_map(|c| c.args.keys().next().map(|a| (c.tool.clone(), a.clone())))
     {
+        out.push(Mistake::SchemaPaste { tool, arg });
+    }
+    if let Some((tool, arg)) = calls.iter().find_map(|c| {
+        c.args
+            .keys()
+            .find(|a| is_id_arg(a))
+            .map(|a| (c.tool.clone(), a.clone()))
+    }) {
         out.push(Mistake::ExampleValue { tool, arg });
     }
     out
@@ -208,7 +238,10 @@ mod tests {
         };
         let gold = Trajectory {
             turns: vec![TrajectoryTurn {
-                calls: vec![call("find_customer", json!({"query": "Ann"})), call("get_order", json!({"order_id": "A1"}))],
+                calls: vec![
+                    call("find_customer", json!({"query": "Ann"})),
+                    call("get_order", json!({"order_id": "A1"})),
+                ],
                 reply: "Order A1 shipped.".to_string(),
             }],
         };
@@ -221,7 +254,10 @@ mod tests {
                 name: "quotes the wrong status".to_string(),
                 expect: FailureMode::WrongAnswer,
                 trajectory: Trajectory {
-                    turns: vec![TrajectoryTurn { calls: gold.turns[0].calls.clone(), reply: "Order A1 is delivered.".into() }],
+                    turns: vec![TrajectoryTurn {
+                        calls: gold.turns[0].calls.clone(),
+                        reply: "Order A1 is delivered.".into(),
+                    }],
                 },
             }],
             intents: vec!["order_status".to_string()],
@@ -245,17 +281,27 @@ mod tests {
     fn expectations_follow_the_mistake() {
         let tasks: Vec<Task> = (0..30).map(|i| task(&format!("T{i}"))).collect();
         let plan = MistakePlan::new(&tasks, 4, 1, 1.0);
-        let kinds: std::collections::BTreeSet<String> =
-            plan.mistakes().values().map(|m| m.describe().split(' ').next().unwrap_or("").to_string()).collect();
+        let kinds: std::collections::BTreeSet<String> = plan
+            .mistakes()
+            .values()
+            .map(|m| m.describe().split(' ').next().unwrap_or("").to_string())
+            .collect();
         assert_eq!(kinds.len(), 4, "{kinds:?}");
         for e in plan.expected() {
             match plan.mistake(&e.task, e.trial) {
-                Some(Mistake::NearMiss { .. }) => assert_eq!(e.failure_mode, Some(FailureMode::WrongAnswer)),
+                Some(Mistake::NearMiss { .. }) => {
+                    assert_eq!(e.failure_mode, Some(FailureMode::WrongAnswer))
+                }
                 Some(Mistake::LoopCap) => assert_eq!(e.failure_mode, Some(FailureMode::LoopCap)),
                 Some(_) => assert!(e.passes && e.extra_rejected == 1),
                 None => unreachable!("rate 1 plans every pair"),
             }
         }
-        assert!(MistakePlan::new(&tasks, 4, 1, 0.0).expected().iter().all(|e| e.passes && e.mistake == "none"));
+        assert!(
+            MistakePlan::new(&tasks, 4, 1, 0.0)
+                .expected()
+                .iter()
+                .all(|e| e.passes && e.mistake == "none")
+        );
     }
 }

@@ -19,8 +19,9 @@ pub use mistakes::{ExpectedTrial, Mistake, MistakePlan};
 pub use script::{Behaviour, ScriptBook, TextStyle, UNKNOWN_REPLY};
 
 use crate::wire::api::{
-    ChatMessage, ChatRequest, ChatResponse, LocalModel, ModelDetails, PsResponse, PullProgress, PullRequest,
-    RunningModel, ShowRequest, ShowResponse, TagsResponse, Timings, ToolCall, ToolCallFunction,
+    ChatMessage, ChatRequest, ChatResponse, LocalModel, ModelDetails, PsResponse, PullProgress,
+    PullRequest, RunningModel, ShowRequest, ShowResponse, TagsResponse, Timings, ToolCall,
+    ToolCallFunction,
 };
 use http::{Part, Request, Response};
 use serde_json::{Value, json};
@@ -70,7 +71,11 @@ pub struct ModelSpec {
 impl ModelSpec {
     /// A model with this behaviour and no faults.
     pub fn new(behaviour: Behaviour) -> ModelSpec {
-        ModelSpec { behaviour, faults: FaultRates::default(), fault_script: Vec::new() }
+        ModelSpec {
+            behaviour,
+            faults: FaultRates::default(),
+            fault_script: Vec::new(),
+        }
     }
 
     /// The same model with random faults at these rates.
@@ -143,7 +148,10 @@ impl Default for StubConfig {
 impl StubConfig {
     /// The default configuration with this script book.
     pub fn with_script(script: ScriptBook) -> StubConfig {
-        StubConfig { script: Arc::new(script), ..StubConfig::default() }
+        StubConfig {
+            script: Arc::new(script),
+            ..StubConfig::default()
+        }
     }
 
     /// Adds (or replaces) one model's behaviour.
@@ -179,8 +187,12 @@ impl StubServer {
     /// (or is dropped).
     pub async fn start(config: StubConfig) -> Result<StubHandle, StubError> {
         let addr = config.addr;
-        let listener = TcpListener::bind(addr).await.map_err(|source| StubError::Bind { addr, source })?;
-        let local = listener.local_addr().map_err(|source| StubError::Bind { addr, source })?;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| StubError::Bind { addr, source })?;
+        let local = listener
+            .local_addr()
+            .map_err(|source| StubError::Bind { addr, source })?;
         let state = Arc::new(State::new(config));
         let (tx, rx) = watch::channel(false);
         let handler_state = Arc::clone(&state);
@@ -201,7 +213,12 @@ impl StubServer {
                 }
             }
         });
-        Ok(StubHandle { addr: local, state, shutdown: tx, task: Some(task) })
+        Ok(StubHandle {
+            addr: local,
+            state,
+            shutdown: tx,
+            task: Some(task),
+        })
     }
 }
 
@@ -226,12 +243,22 @@ impl StubHandle {
 
     /// Faults actually injected so far, by kind.
     pub fn injected(&self) -> BTreeMap<FaultKind, u64> {
-        self.state.injected.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.state
+            .injected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Chat requests received so far for `model`.
     pub fn requests(&self, model: &str) -> u64 {
-        self.state.counters.lock().unwrap_or_else(PoisonError::into_inner).get(model).copied().unwrap_or(0)
+        self.state
+            .counters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(model)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Stops accepting and closes every connection.
@@ -281,16 +308,25 @@ impl State {
     }
 
     fn count(&self, kind: FaultKind) {
-        *self.injected.lock().unwrap_or_else(PoisonError::into_inner).entry(kind).or_insert(0) += 1;
+        *self
+            .injected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(kind)
+            .or_insert(0) += 1;
     }
 }
 
 async fn handle(state: &State, req: Request, entry: Instant) -> Response {
     match (req.method.as_str(), req.path.as_str()) {
-        ("GET" | "HEAD", "/") => {
-            Response::Full { status: 200, content_type: "text/plain; charset=utf-8", body: b"Ollama is running".to_vec() }
+        ("GET" | "HEAD", "/") => Response::Full {
+            status: 200,
+            content_type: "text/plain; charset=utf-8",
+            body: b"Ollama is running".to_vec(),
+        },
+        ("GET" | "HEAD", "/api/version") => {
+            Response::json(200, &json!({ "version": STUB_VERSION }))
         }
-        ("GET" | "HEAD", "/api/version") => Response::json(200, &json!({ "version": STUB_VERSION })),
         ("GET", "/api/tags") => to_json(&tags(state)),
         ("GET", "/api/ps") => to_json(&ps(state)),
         ("POST", "/api/show") => show(state, &req.body),
@@ -299,7 +335,11 @@ async fn handle(state: &State, req: Request, entry: Instant) -> Response {
         (_, "/api/version" | "/api/tags" | "/api/ps" | "/api/show" | "/api/chat" | "/api/pull") => {
             Response::json(405, &json!({ "error": "method not allowed" }))
         }
-        _ => Response::Full { status: 404, content_type: "text/plain", body: b"404 page not found".to_vec() },
+        _ => Response::Full {
+            status: 404,
+            content_type: "text/plain",
+            body: b"404 page not found".to_vec(),
+        },
     }
 }
 
@@ -342,8 +382,22 @@ const MODEL_SIZE: u64 = 2_000_000_000;
 
 fn tags(state: &State) -> TagsResponse {
     let mut names: BTreeSet<String> = state.config.models.keys().cloned().collect();
-    names.extend(state.pulled.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned());
-    names.extend(state.loaded.lock().unwrap_or_else(PoisonError::into_inner).keys().cloned());
+    names.extend(
+        state
+            .pulled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned(),
+    );
+    names.extend(
+        state
+            .loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned(),
+    );
     let modified_at = rfc3339(state.started);
     TagsResponse {
         models: names
@@ -393,8 +447,14 @@ fn show(state: &State, body: &[u8]) -> Response {
     }
     let mut model_info = BTreeMap::new();
     model_info.insert("general.architecture".to_string(), json!("stub"));
-    model_info.insert("general.parameter_count".to_string(), json!(1_000_000_000u64));
-    model_info.insert("stub.context_length".to_string(), json!(STUB_CONTEXT_LENGTH));
+    model_info.insert(
+        "general.parameter_count".to_string(),
+        json!(1_000_000_000u64),
+    );
+    model_info.insert(
+        "stub.context_length".to_string(),
+        json!(STUB_CONTEXT_LENGTH),
+    );
     to_json(&ShowResponse {
         parameters: Some("temperature 0".to_string()),
         template: Some("{{ .Prompt }}".to_string()),
@@ -414,15 +474,26 @@ fn pull(state: &State, body: &[u8]) -> Response {
         return error(400, "model is required");
     }
     let line = |p: &PullProgress| serde_json::to_vec(p).unwrap_or_default();
-    let status = |s: &str| PullProgress { status: s.to_string(), ..PullProgress::default() };
+    let status = |s: &str| PullProgress {
+        status: s.to_string(),
+        ..PullProgress::default()
+    };
     if state.config.spec_for(&req.model).is_none() {
         let parts = vec![
             Part::Line(line(&status("pulling manifest"))),
             Part::Line(br#"{"error":"pull model manifest: file does not exist"}"#.to_vec()),
         ];
-        return if req.stream { Response::Stream { parts } } else { error(500, "pull model manifest: file does not exist") };
+        return if req.stream {
+            Response::Stream { parts }
+        } else {
+            error(500, "pull model manifest: file does not exist")
+        };
     }
-    state.pulled.lock().unwrap_or_else(PoisonError::into_inner).insert(req.model.clone());
+    state
+        .pulled
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(req.model.clone());
     if !req.stream {
         return to_json(&status("success"));
     }
@@ -485,7 +556,10 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
     };
     let cfg = &state.config;
     let n = state.next_request(&req.model);
-    let fault = match usize::try_from(n).ok().and_then(|i| spec.fault_script.get(i)) {
+    let fault = match usize::try_from(n)
+        .ok()
+        .and_then(|i| spec.fault_script.get(i))
+    {
         Some(f) => Some(*f),
         None => spec.rates().pick(faults::draw(cfg.seed, &req.model, n)),
     };
@@ -495,13 +569,24 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
     match fault {
         Some(FaultKind::Reset) => return Response::Reset,
         Some(FaultKind::Hang) => return Response::Hang(cfg.hang),
-        Some(FaultKind::Http500) => return error(500, "llama runner process has terminated: exit status 2"),
+        Some(FaultKind::Http500) => {
+            return error(500, "llama runner process has terminated: exit status 2");
+        }
         Some(FaultKind::Http503) => {
-            return error(503, "server busy, please try again.  maximum pending requests exceeded");
+            return error(
+                503,
+                "server busy, please try again.  maximum pending requests exceeded",
+            );
         }
         Some(FaultKind::NotFound) => return not_found(&req.model),
         Some(FaultKind::NoTools) => {
-            return error(400, format!("registry.ollama.ai/library/{} does not support tools", req.model));
+            return error(
+                400,
+                format!(
+                    "registry.ollama.ai/library/{} does not support tools",
+                    req.model
+                ),
+            );
         }
         _ => {}
     }
@@ -509,7 +594,10 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
         .loaded
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(req.model.clone(), req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH));
+        .insert(
+            req.model.clone(),
+            req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH),
+        );
     if req.messages.is_empty() {
         // Ollama's preload: no generation, done_reason "load".
         let resp = ChatResponse {
@@ -517,7 +605,10 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
             created_at: rfc3339(SystemTime::now()),
             message: Some(ChatMessage::assistant("")),
             done: true,
-            timings: Timings { done_reason: Some("load".to_string()), ..Timings::default() },
+            timings: Timings {
+                done_reason: Some("load".to_string()),
+                ..Timings::default()
+            },
         };
         return to_json(&resp);
     }
@@ -534,13 +625,28 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
         reply.calls.clear();
         done_reason = "length";
     }
-    let prompt_chars: usize = req.messages.iter().map(|m| m.content.len() + m.role.len()).sum::<usize>()
-        + req.tools.as_ref().map_or(0, |t| Value::Array(t.clone()).to_string().len());
-    let calls_chars: usize = reply.calls.iter().map(|(n, a)| n.len() + a.to_string().len()).sum();
+    let prompt_chars: usize = req
+        .messages
+        .iter()
+        .map(|m| m.content.len() + m.role.len())
+        .sum::<usize>()
+        + req
+            .tools
+            .as_ref()
+            .map_or(0, |t| Value::Array(t.clone()).to_string().len());
+    let calls_chars: usize = reply
+        .calls
+        .iter()
+        .map(|(n, a)| n.len() + a.to_string().len())
+        .sum();
     let prompt_eval_count = tokens(prompt_chars);
     let mut eval_count = tokens(reply.content.len() + calls_chars);
     if done_reason == "length" {
-        eval_count = req.options.num_predict.and_then(|p| u64::try_from(p).ok()).unwrap_or(eval_count);
+        eval_count = req
+            .options
+            .num_predict
+            .and_then(|p| u64::try_from(p).ok())
+            .unwrap_or(eval_count);
     }
     let load = cfg.load;
     let prefill = secs(prompt_eval_count, cfg.prefill_tok_per_s);
@@ -551,7 +657,11 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
         .enumerate()
         .map(|(i, (name, arguments))| ToolCall {
             id: Some(call_id(cfg.seed, &req.model, n, i)),
-            function: ToolCallFunction { index: Some(i as u32), name, arguments },
+            function: ToolCallFunction {
+                index: Some(i as u32),
+                name,
+                arguments,
+            },
         })
         .collect();
     let model = req.model.clone();
@@ -572,10 +682,23 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
     };
 
     if req.stream {
-        return stream_reply(req.model.clone(), reply.content, tool_calls, load + prefill, decode, fault, final_chunk);
+        return stream_reply(
+            req.model.clone(),
+            reply.content,
+            tool_calls,
+            load + prefill,
+            decode,
+            fault,
+            final_chunk,
+        );
     }
     tokio::time::sleep_until((entry + load + prefill + decode).into()).await;
-    let message = ChatMessage { role: "assistant".to_string(), content: reply.content, tool_calls, ..ChatMessage::default() };
+    let message = ChatMessage {
+        role: "assistant".to_string(),
+        content: reply.content,
+        tool_calls,
+        ..ChatMessage::default()
+    };
     let body = serde_json::to_vec(&final_chunk(entry.elapsed(), Some(message))).unwrap_or_default();
     match fault {
         Some(FaultKind::TruncatedBody) => Response::Full {
@@ -588,8 +711,15 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
             content_type: "text/html",
             body: b"<html><body><h1>502 Bad Gateway</h1></body></html>".to_vec(),
         },
-        Some(FaultKind::StreamError) => error(500, "an error was encountered while running the model: unexpected EOF"),
-        _ => Response::Full { status: 200, content_type: "application/json; charset=utf-8", body },
+        Some(FaultKind::StreamError) => error(
+            500,
+            "an error was encountered while running the model: unexpected EOF",
+        ),
+        _ => Response::Full {
+            status: 200,
+            content_type: "application/json; charset=utf-8",
+            body,
+        },
     }
 }
 
@@ -608,30 +738,48 @@ fn stream_reply(
         serde_json::to_vec(&ChatResponse {
             model: model.clone(),
             created_at: rfc3339(SystemTime::now()),
-            message: Some(ChatMessage { role: "assistant".to_string(), content, tool_calls, ..ChatMessage::default() }),
+            message: Some(ChatMessage {
+                role: "assistant".to_string(),
+                content,
+                tool_calls,
+                ..ChatMessage::default()
+            }),
             done: false,
             timings: Timings::default(),
         })
         .unwrap_or_default()
     };
-    let split = content.char_indices().nth(content.chars().count().div_ceil(2)).map_or(content.len(), |(i, _)| i);
+    let split = content
+        .char_indices()
+        .nth(content.chars().count().div_ceil(2))
+        .map_or(content.len(), |(i, _)| i);
     let (head, tail) = content.split_at(split);
-    let mut parts = vec![Part::Delay(first_after), Part::Line(chunk(head.to_string(), tool_calls))];
+    let mut parts = vec![
+        Part::Delay(first_after),
+        Part::Line(chunk(head.to_string(), tool_calls)),
+    ];
     parts.push(Part::Delay(decode));
     if !tail.is_empty() {
         parts.push(Part::Line(chunk(tail.to_string(), Vec::new())));
     }
     match fault {
         Some(FaultKind::StreamError) => {
-            parts.push(Part::Line(br#"{"error":"an error was encountered while running the model: unexpected EOF"}"#.to_vec()));
+            parts.push(Part::Line(
+                br#"{"error":"an error was encountered while running the model: unexpected EOF"}"#
+                    .to_vec(),
+            ));
         }
-        Some(FaultKind::NonJsonBody) => parts.push(Part::Line(b"<html><body>502 Bad Gateway</body></html>".to_vec())),
+        Some(FaultKind::NonJsonBody) => parts.push(Part::Line(
+            b"<html><body>502 Bad Gateway</body></html>".to_vec(),
+        )),
         Some(FaultKind::TruncatedBody) => parts.push(Part::Final(Box::new(move |total| {
-            let full = serde_json::to_vec(&final_chunk(total, Some(ChatMessage::assistant("")))).unwrap_or_default();
+            let full = serde_json::to_vec(&final_chunk(total, Some(ChatMessage::assistant(""))))
+                .unwrap_or_default();
             full[..full.len() / 2].to_vec()
         }))),
         _ => parts.push(Part::Final(Box::new(move |total| {
-            serde_json::to_vec(&final_chunk(total, Some(ChatMessage::assistant("")))).unwrap_or_default()
+            serde_json::to_vec(&final_chunk(total, Some(ChatMessage::assistant(""))))
+                .unwrap_or_default()
         }))),
     }
     Response::Stream { parts }
@@ -669,7 +817,10 @@ mod tests {
     #[test]
     fn timestamps_are_rfc3339() {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000000000Z");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_709_210_096)), "2024-02-29T12:34:56.000000000Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_709_210_096)),
+            "2024-02-29T12:34:56.000000000Z"
+        );
     }
 
     #[test]
@@ -682,8 +833,14 @@ mod tests {
 
     #[test]
     fn names_pick_behaviours() {
-        let cfg = StubConfig { default: None, ..StubConfig::default() };
-        assert!(matches!(cfg.spec_for("never-answer:1b").map(|s| s.behaviour), Some(Behaviour::NeverAnswer)));
+        let cfg = StubConfig {
+            default: None,
+            ..StubConfig::default()
+        };
+        assert!(matches!(
+            cfg.spec_for("never-answer:1b").map(|s| s.behaviour),
+            Some(Behaviour::NeverAnswer)
+        ));
         assert!(cfg.spec_for("qwen2.5:3b").is_none());
         assert_eq!(details("qwen2.5-coder:7b").parameter_size, "7B");
         assert_eq!(details("oracle").parameter_size, "1B");

@@ -90,7 +90,11 @@ impl ScriptBook {
             }
         }
         if let Some(r) = router {
-            let pairs: Vec<(String, String)> = r.messages.iter().map(|m| (m.text.clone(), m.label.clone())).collect();
+            let pairs: Vec<(String, String)> = r
+                .messages
+                .iter()
+                .map(|m| (m.text.clone(), m.label.clone()))
+                .collect();
             book.add_router(&r.prompt, &pairs);
         }
         book
@@ -105,15 +109,24 @@ impl ScriptBook {
         customer_messages: &[String],
         intents: &[String],
     ) -> &mut ScriptBook {
-        self.conversations.insert(opening_customer_message.trim().to_string(), Conversation { gold: gold.clone() });
+        self.conversations.insert(
+            opening_customer_message.trim().to_string(),
+            Conversation { gold: gold.clone() },
+        );
         for (m, label) in customer_messages.iter().zip(intents) {
-            self.labels.entry(m.trim().to_string()).or_insert_with(|| label.clone());
+            self.labels
+                .entry(m.trim().to_string())
+                .or_insert_with(|| label.clone());
         }
         self
     }
 
     /// Adds a router prompt and its labelled messages (text, label).
-    pub fn add_router(&mut self, router_prompt: &str, messages: &[(String, String)]) -> &mut ScriptBook {
+    pub fn add_router(
+        &mut self,
+        router_prompt: &str,
+        messages: &[(String, String)],
+    ) -> &mut ScriptBook {
         let prompt = router_prompt.trim().to_string();
         if !self.router_prompts.contains(&prompt) {
             self.router_prompts.push(prompt);
@@ -142,7 +155,10 @@ impl ScriptBook {
 
     /// The example value the stub uses for a parameter.
     pub(crate) fn example_value(&self, param: &str) -> String {
-        self.example_values.get(param).cloned().unwrap_or_else(|| format!("EXAMPLE-{}", param.to_uppercase()))
+        self.example_values
+            .get(param)
+            .cloned()
+            .unwrap_or_else(|| format!("EXAMPLE-{}", param.to_uppercase()))
     }
 }
 
@@ -157,11 +173,17 @@ pub(crate) struct Reply {
 
 impl Reply {
     fn text(s: impl Into<String>) -> Reply {
-        Reply { content: s.into(), calls: Vec::new() }
+        Reply {
+            content: s.into(),
+            calls: Vec::new(),
+        }
     }
 
     fn native(call: &TrajectoryCall) -> Reply {
-        Reply { content: String::new(), calls: vec![(call.tool.clone(), Value::Object(call.args.clone()))] }
+        Reply {
+            content: String::new(),
+            calls: vec![(call.tool.clone(), Value::Object(call.args.clone()))],
+        }
     }
 }
 
@@ -188,7 +210,19 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
         return Reply::text(UNKNOWN_REPLY);
     };
     let Some(conv) = book.conversations.get(opening.content.trim()) else {
-        return Reply::text(UNKNOWN_REPLY);
+        // A model that never answers loops on any conversation that offers tools.
+        let first_tool = req
+            .tools
+            .iter()
+            .flatten()
+            .find_map(|t| t.pointer("/function/name").and_then(Value::as_str));
+        return match (behaviour, first_tool) {
+            (Behaviour::NeverAnswer, Some(tool)) => Reply {
+                content: String::new(),
+                calls: vec![(tool.to_string(), json!({}))],
+            },
+            _ => Reply::text(UNKNOWN_REPLY),
+        };
     };
     let mut trajectory = &conv.gold;
     let mut mistake = None;
@@ -218,8 +252,12 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
         Behaviour::NeverAnswer => never_answer(&pos),
         Behaviour::Flawed(_) => match mistake {
             Some(Mistake::LoopCap) => never_answer(&pos),
-            Some(Mistake::SchemaPaste { .. }) => schema_paste(&pos, req).unwrap_or_else(|| oracle(&pos)),
-            Some(Mistake::ExampleValue { .. }) => example_value(&pos, book).unwrap_or_else(|| oracle(&pos)),
+            Some(Mistake::SchemaPaste { .. }) => {
+                schema_paste(&pos, req).unwrap_or_else(|| oracle(&pos))
+            }
+            Some(Mistake::ExampleValue { .. }) => {
+                example_value(&pos, book).unwrap_or_else(|| oracle(&pos))
+            }
             Some(Mistake::NearMiss { .. }) | None => oracle(&pos),
         },
     }
@@ -227,7 +265,10 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
 
 /// The trial a request belongs to (from `options.seed`; 0 when absent).
 fn trial_of(req: &ChatRequest) -> u32 {
-    req.options.seed.and_then(crate::seed::CallSeed::decode).map_or(0, |s| s.trial)
+    req.options
+        .seed
+        .and_then(crate::seed::CallSeed::decode)
+        .map_or(0, |s| s.trial)
 }
 
 /// The label of the last user message when the request is a router call.
@@ -239,7 +280,12 @@ fn router_label(book: &ScriptBook, messages: &[ChatMessage]) -> Option<String> {
         return None;
     }
     let last = messages.iter().rev().find(|m| m.role == "user")?;
-    Some(book.labels.get(last.content.trim()).cloned().unwrap_or_else(|| "other".to_string()))
+    Some(
+        book.labels
+            .get(last.content.trim())
+            .cloned()
+            .unwrap_or_else(|| "other".to_string()),
+    )
 }
 
 fn position<'a>(trajectory: &'a Trajectory, req: &ChatRequest) -> Option<Position<'a>> {
@@ -251,12 +297,20 @@ fn position<'a>(trajectory: &'a Trajectory, req: &ChatRequest) -> Option<Positio
         .tools
         .iter()
         .flatten()
-        .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str).map(str::to_string))
+        .filter_map(|t| {
+            t.pointer("/function/name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .collect();
     let last_user = messages.iter().rposition(|m| m.role == "user").unwrap_or(0);
     let mut done = 0;
     let mut history = Vec::new();
-    for (i, m) in messages.iter().enumerate().filter(|(_, m)| m.role == "assistant") {
+    for (i, m) in messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == "assistant")
+    {
         for call in extract(m, &known) {
             if i > last_user && t.calls.get(done).is_some_and(|g| same_call(g, &call)) {
                 done += 1;
@@ -264,7 +318,15 @@ fn position<'a>(trajectory: &'a Trajectory, req: &ChatRequest) -> Option<Positio
             history.push(call);
         }
     }
-    Some(Position { turn, calls: &t.calls, reply: &t.reply, done, history, known, toolless: req.tools.as_ref().is_none_or(Vec::is_empty) })
+    Some(Position {
+        turn,
+        calls: &t.calls,
+        reply: &t.reply,
+        done,
+        history,
+        known,
+        toolless: req.tools.as_ref().is_none_or(Vec::is_empty),
+    })
 }
 
 fn same_call(gold: &TrajectoryCall, call: &ExtractedCall) -> bool {
@@ -296,23 +358,36 @@ fn text_calls(pos: &Position<'_>, style: TextStyle, salt: usize) -> Reply {
                 TextStyle::StringArguments,
                 TextStyle::Batched,
             ];
-            let h = super::faults::mix((salt as u64) << 16 | (pos.turn as u64) << 8 | pos.done as u64);
+            let h =
+                super::faults::mix((salt as u64) << 16 | (pos.turn as u64) << 8 | pos.done as u64);
             STYLES[(h % STYLES.len() as u64) as usize]
         }
         s => s,
     };
     let args = Value::Object(call.args.clone());
     let content = match style {
-        TextStyle::Fenced => format!("```json\n{}\n```", json!({"name": call.tool, "arguments": args})),
-        TextStyle::Tagged => format!("<tool_call>\n{}\n</tool_call>", json!({"name": call.tool, "arguments": args})),
+        TextStyle::Fenced => format!(
+            "```json\n{}\n```",
+            json!({"name": call.tool, "arguments": args})
+        ),
+        TextStyle::Tagged => format!(
+            "<tool_call>\n{}\n</tool_call>",
+            json!({"name": call.tool, "arguments": args})
+        ),
         TextStyle::Parameters => json!({"name": call.tool, "parameters": args}).to_string(),
-        TextStyle::StringArguments => json!({"name": call.tool, "arguments": args.to_string()}).to_string(),
+        TextStyle::StringArguments => {
+            json!({"name": call.tool, "arguments": args.to_string()}).to_string()
+        }
         TextStyle::Batched => pos.calls[pos.done..]
             .iter()
-            .map(|c| json!({"name": c.tool, "arguments": Value::Object(c.args.clone())}).to_string())
+            .map(|c| {
+                json!({"name": c.tool, "arguments": Value::Object(c.args.clone())}).to_string()
+            })
             .collect::<Vec<_>>()
             .join("\n"),
-        TextStyle::Bare | TextStyle::Mixed => json!({"name": call.tool, "arguments": args}).to_string(),
+        TextStyle::Bare | TextStyle::Mixed => {
+            json!({"name": call.tool, "arguments": args}).to_string()
+        }
     };
     Reply::text(content)
 }
@@ -320,7 +395,9 @@ fn text_calls(pos: &Position<'_>, style: TextStyle, salt: usize) -> Reply {
 /// The next gold call with its first argument replaced by that argument's schema, once.
 fn schema_paste(pos: &Position<'_>, req: &ChatRequest) -> Option<Reply> {
     let pasted_before = pos.history.iter().any(|c| {
-        c.arguments.as_object().is_some_and(|a| a.values().any(|v| v.is_object() || v.is_array()))
+        c.arguments
+            .as_object()
+            .is_some_and(|a| a.values().any(|v| v.is_object() || v.is_array()))
     });
     if pasted_before {
         return None;
@@ -332,19 +409,26 @@ fn schema_paste(pos: &Position<'_>, req: &ChatRequest) -> Option<Reply> {
         .iter()
         .flatten()
         .find(|t| t.pointer("/function/name").and_then(Value::as_str) == Some(call.tool.as_str()))
-        .and_then(|t| t.pointer(&format!("/function/parameters/properties/{arg}")).cloned())
+        .and_then(|t| {
+            t.pointer(&format!("/function/parameters/properties/{arg}"))
+                .cloned()
+        })
         .unwrap_or_else(|| json!({"type": "string"}));
     let mut args = call.args.clone();
     args.insert(arg.clone(), schema);
-    Some(Reply { content: String::new(), calls: vec![(call.tool.clone(), Value::Object(args))] })
+    Some(Reply {
+        content: String::new(),
+        calls: vec![(call.tool.clone(), Value::Object(args))],
+    })
 }
 
 /// The next gold call with an `*_id` argument set to its documented example value, once.
 fn example_value(pos: &Position<'_>, book: &ScriptBook) -> Option<Reply> {
     let used_before = pos.history.iter().any(|c| {
-        c.arguments
-            .as_object()
-            .is_some_and(|a| a.iter().any(|(k, v)| is_id_arg(k) && v.as_str() == Some(book.example_value(k).as_str())))
+        c.arguments.as_object().is_some_and(|a| {
+            a.iter()
+                .any(|(k, v)| is_id_arg(k) && v.as_str() == Some(book.example_value(k).as_str()))
+        })
     });
     if used_before {
         return None;
@@ -354,7 +438,10 @@ fn example_value(pos: &Position<'_>, book: &ScriptBook) -> Option<Reply> {
     let value = book.example_value(arg);
     let mut args: Map<String, Value> = call.args.clone();
     args.insert(arg.clone(), Value::String(value));
-    Some(Reply { content: String::new(), calls: vec![(call.tool.clone(), Value::Object(args))] })
+    Some(Reply {
+        content: String::new(),
+        calls: vec![(call.tool.clone(), Value::Object(args))],
+    })
 }
 
 /// A text call to a tool that does not exist, once per conversation.
@@ -367,7 +454,9 @@ fn invented_tool(pos: &Position<'_>) -> Option<Reply> {
     while pos.known.contains(&name) {
         name.push('x');
     }
-    Some(Reply::text(json!({"name": name, "arguments": Value::Object(call.args.clone())}).to_string()))
+    Some(Reply::text(
+        json!({"name": name, "arguments": Value::Object(call.args.clone())}).to_string(),
+    ))
 }
 
 /// A tool call on every reply: the next gold call, or the turn's first, or the first tool offered.
@@ -375,6 +464,13 @@ fn never_answer(pos: &Position<'_>) -> Reply {
     if let Some(call) = next_call(pos).or_else(|| pos.calls.first()) {
         return Reply::native(call);
     }
-    let tool = pos.known.first().cloned().unwrap_or_else(|| "find_customer".to_string());
-    Reply { content: String::new(), calls: vec![(tool, json!({}))] }
+    let tool = pos
+        .known
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "find_customer".to_string());
+    Reply {
+        content: String::new(),
+        calls: vec![(tool, json!({}))],
+    }
 }
