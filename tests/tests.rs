@@ -3,3 +3,4 @@
 
 mod reference;
 mod util;
+mod wire;

@@ -1,8 +1,92 @@
-//! `passk serve-stub` (not built yet).
+//! `passk serve-stub`: runs the Ollama-compatible stub on a fixed port until Ctrl-C, so any Ollama
+//! client (curl, ollama-python, passk itself) can be pointed at it. See docs/stub.md.
 
 use crate::cli::ServeStubArgs;
+use crate::exit_code;
+use anyhow::Context;
+use passk::suite::{RouterSuite, Task};
+use passk::wire::stub::{ScriptBook, StubConfig, StubFile, StubServer};
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+
+/// What the oracle replays: store-like tasks, the router suite, documented example values.
+struct Suites {
+    tasks: Vec<Task>,
+    router: Option<RouterSuite>,
+    examples: Vec<(String, String)>,
+}
+
+/// INTEGRATION POINT: load the suites under `root` for the oracle and the flawed plans
+/// (`passk::suite::load_store(root)` -> `Domain::tasks()` / `example_values()`, and
+/// `passk::suite::load_router(root)`). Until the loaders land the stub starts with no
+/// conversations: every request gets the "unknown conversation" reply.
+fn load_suites(_root: &Path) -> anyhow::Result<Suites> {
+    Ok(Suites {
+        tasks: Vec::new(),
+        router: None,
+        examples: Vec::new(),
+    })
+}
 
 /// Runs the command; returns the exit code.
-pub fn run(_args: &ServeStubArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
+    let suites = load_suites(&args.data.root)?;
+    let mut book = ScriptBook::from_suites(&suites.tasks, suites.router.as_ref());
+    book.set_example_values(&suites.examples);
+    if book.is_empty() {
+        eprintln!(
+            "warning: no conversations loaded; the oracle will answer \"I cannot help with that.\""
+        );
+    }
+    let mut config = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let file = StubFile::parse(&text).with_context(|| format!("in {}", path.display()))?;
+            let sets_decode = file.decode_tok_per_s.is_some();
+            let mut c = file
+                .into_config(&suites.tasks, book)
+                .with_context(|| format!("in {}", path.display()))?;
+            if !sets_decode {
+                c.decode_tok_per_s = args.speed;
+            }
+            c
+        }
+        None => StubConfig {
+            decode_tok_per_s: args.speed,
+            ..StubConfig::with_script(book)
+        },
+    };
+    anyhow::ensure!(
+        args.speed > 0.0 && args.speed.is_finite(),
+        "--speed must be a positive number"
+    );
+    let ip: IpAddr = args
+        .bind
+        .parse()
+        .with_context(|| format!("--bind {:?} is not an IP address", args.bind))?;
+    config.addr = SocketAddr::new(ip, args.port);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")?;
+    runtime.block_on(async move {
+        let handle = StubServer::start(config).await?;
+        eprintln!(
+            "passk stub listening on {} (Ctrl-C stops it)",
+            handle.base_url()
+        );
+        println!("{}", handle.base_url());
+        tokio::signal::ctrl_c()
+            .await
+            .context("waiting for Ctrl-C")?;
+        let injected = handle.injected();
+        handle.shutdown().await;
+        for (kind, n) in injected {
+            eprintln!("injected {kind:?}: {n}");
+        }
+        anyhow::Ok(())
+    })?;
+    Ok(exit_code::SUCCESS)
 }

@@ -2,4 +2,11 @@
 //! tool-call recovery from text, and the Ollama-compatible stub server.
 
 pub mod api;
+pub mod client;
+pub mod error;
+pub mod host;
 pub mod outcome;
+pub mod stub;
+pub mod tool_call;
+
+pub use error::WireError;

@@ -1,0 +1,717 @@
+//! The Ollama client: reqwest 0.12 with the project's own serde types, explicit connect and request
+//! timeouts, and bounded exponential-backoff retries.
+//!
+//! Every chat call lands in one bucket (metrics.md): `ok`, `transport` (retried) or `protocol`
+//! (retried only when the body was malformed). A call never returns an `Err`: the runner reads the
+//! outcome and every [`Attempt`] from the [`ChatResult`]. The other endpoints return a `WireError`.
+//! `pull` goes through ollama-rs (`pull_model_stream`); see docs/decisions.md for why chat does not.
+
+use super::api::{
+    ChatMessage, ChatRequest, ChatResponse, ErrorBody, PsResponse, PullProgress, ShowRequest,
+    ShowResponse, TagsResponse, VersionResponse,
+};
+pub use super::error::WireError;
+use super::outcome::{Attempt, CallOutcome, Failure, classify_status};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Settings of a [`Client`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientConfig {
+    /// Base URL from [`super::host::parse_host`], e.g. `http://127.0.0.1:11434`.
+    pub base_url: String,
+    /// Time allowed to open the TCP connection.
+    pub connect_timeout: Duration,
+    /// Time allowed for one whole attempt (headers and body).
+    pub request_timeout: Duration,
+    /// Retries after a transport failure or a malformed body (0: one attempt only).
+    pub retries: u32,
+    /// Wait before the first retry; doubled for each further retry (capped at 64x).
+    pub backoff: Duration,
+}
+
+impl ClientConfig {
+    /// Defaults for `base_url`: 5 s connect, 300 s request, 3 retries from 250 ms.
+    pub fn new(base_url: impl Into<String>) -> ClientConfig {
+        ClientConfig {
+            base_url: base_url.into(),
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(300),
+            retries: 3,
+            backoff: Duration::from_millis(250),
+        }
+    }
+
+    /// The wait before retry number `n` (0-based): `backoff * 2^min(n, 6)`.
+    pub fn backoff_for(&self, n: u32) -> Duration {
+        self.backoff.saturating_mul(1u32 << n.min(6))
+    }
+}
+
+/// Everything known about one chat call, successful or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatResult {
+    /// The response of the successful attempt.
+    pub response: Option<ChatResponse>,
+    /// Bucket of the call: the last attempt's.
+    pub outcome: CallOutcome,
+    /// Every attempt, in order, failed ones included.
+    pub attempts: Vec<Attempt>,
+    /// Client wall time of the final attempt, seconds.
+    pub wall_s: f64,
+    /// Time from sending to the response headers of the final attempt, seconds.
+    pub ttfb_s: Option<f64>,
+    /// Start of the final attempt, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+}
+
+impl ChatResult {
+    /// The last attempt's HTTP status, when a response arrived.
+    pub fn status(&self) -> Option<u16> {
+        self.attempts.last().and_then(|a| a.status)
+    }
+
+    /// The last attempt's error text, when it failed.
+    pub fn error(&self) -> Option<&str> {
+        self.attempts.last().and_then(|a| a.error.as_deref())
+    }
+}
+
+/// A streamed chat call: the result plus the time to the first content or tool-call chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamedChat {
+    /// The call as for a non-streamed one (`ttfb_s` = response headers).
+    pub result: ChatResult,
+    /// Seconds from sending to the first chunk carrying content, thinking or a tool call.
+    pub first_token_s: Option<f64>,
+}
+
+/// Client of Ollama's native API (or the stub).
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    pull_http: reqwest::Client,
+    config: ClientConfig,
+}
+
+/// One failed attempt before it becomes an [`Attempt`].
+struct AttemptError {
+    failure: Failure,
+    status: Option<u16>,
+    message: String,
+}
+
+/// What a successful attempt brings back.
+struct Reply<T> {
+    body: T,
+    status: u16,
+    ttfb_s: f64,
+    first_token_s: Option<f64>,
+}
+
+impl Client {
+    /// Builds the client (no request is made).
+    pub fn new(config: ClientConfig) -> Result<Client, WireError> {
+        let base = config.base_url.trim_end_matches('/').to_string();
+        let url = reqwest::Url::parse(&base).map_err(|e| WireError::Host {
+            value: config.base_url.clone(),
+            reason: e.to_string(),
+        })?;
+        let host = url
+            .host_str()
+            .unwrap_or("")
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let loopback = host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        let builder = || {
+            let b = reqwest::Client::builder()
+                .connect_timeout(config.connect_timeout)
+                .tcp_nodelay(true)
+                .redirect(reqwest::redirect::Policy::none());
+            if loopback { b.no_proxy() } else { b }
+        };
+        let http = builder()
+            .timeout(config.request_timeout)
+            .build()
+            .map_err(|e| WireError::Client(error_text(&e)))?;
+        // A pull may take hours: bound each read, not the whole transfer.
+        let pull_http = builder()
+            .read_timeout(config.request_timeout)
+            .build()
+            .map_err(|e| WireError::Client(error_text(&e)))?;
+        Ok(Client {
+            http,
+            pull_http,
+            config: ClientConfig {
+                base_url: base,
+                ..config
+            },
+        })
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.config.base_url)
+    }
+
+    /// One chat call (`req.stream` picks the streamed path), with retries. Never an `Err`.
+    pub async fn chat(&self, req: &ChatRequest) -> ChatResult {
+        if req.stream {
+            return self.chat_stream(req).await.result;
+        }
+        self.chat_with(req, false).await.result
+    }
+
+    /// One streamed chat call with retries; also reports the time to the first token.
+    pub async fn chat_stream(&self, req: &ChatRequest) -> StreamedChat {
+        if req.stream {
+            self.chat_with(req, true).await
+        } else {
+            let streamed = ChatRequest {
+                stream: true,
+                ..req.clone()
+            };
+            self.chat_with(&streamed, true).await
+        }
+    }
+
+    async fn chat_with(&self, req: &ChatRequest, stream: bool) -> StreamedChat {
+        let mut attempts = Vec::new();
+        let mut n = 0u32;
+        loop {
+            let started_unix_ms = unix_ms();
+            let t0 = Instant::now();
+            let r = if stream {
+                self.chat_stream_once(req, t0).await
+            } else {
+                self.chat_once(req, t0).await
+            };
+            let wall_s = t0.elapsed().as_secs_f64();
+            let elapsed_ms = wall_s * 1000.0;
+            match r {
+                Ok(reply) => {
+                    attempts.push(Attempt {
+                        outcome: CallOutcome::Ok,
+                        status: Some(reply.status),
+                        error: None,
+                        elapsed_ms,
+                    });
+                    return StreamedChat {
+                        result: ChatResult {
+                            response: Some(reply.body),
+                            outcome: CallOutcome::Ok,
+                            attempts,
+                            wall_s,
+                            ttfb_s: Some(reply.ttfb_s),
+                            started_unix_ms,
+                        },
+                        first_token_s: reply.first_token_s,
+                    };
+                }
+                Err(e) => {
+                    let outcome = e.failure.outcome();
+                    attempts.push(Attempt {
+                        outcome,
+                        status: e.status,
+                        error: Some(e.message),
+                        elapsed_ms,
+                    });
+                    if !e.failure.retryable() || n >= self.config.retries {
+                        return StreamedChat {
+                            result: ChatResult {
+                                response: None,
+                                outcome,
+                                attempts,
+                                wall_s,
+                                ttfb_s: None,
+                                started_unix_ms,
+                            },
+                            first_token_s: None,
+                        };
+                    }
+                    tokio::time::sleep(self.config.backoff_for(n)).await;
+                    n += 1;
+                }
+            }
+        }
+    }
+
+    async fn chat_once(
+        &self,
+        req: &ChatRequest,
+        t0: Instant,
+    ) -> Result<Reply<ChatResponse>, AttemptError> {
+        let resp = self
+            .http
+            .post(self.url("/api/chat"))
+            .json(req)
+            .send()
+            .await
+            .map_err(|e| self.transport(&e, None))?;
+        let ttfb_s = t0.elapsed().as_secs_f64();
+        let status = resp.status().as_u16();
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| self.transport(&e, Some(status)))?;
+        check_status(status, &bytes)?;
+        let body = parse_chat(&bytes).map_err(|(failure, message)| AttemptError {
+            failure,
+            status: Some(status),
+            message,
+        })?;
+        Ok(Reply {
+            body,
+            status,
+            ttfb_s,
+            first_token_s: None,
+        })
+    }
+
+    async fn chat_stream_once(
+        &self,
+        req: &ChatRequest,
+        t0: Instant,
+    ) -> Result<Reply<ChatResponse>, AttemptError> {
+        let resp = self
+            .http
+            .post(self.url("/api/chat"))
+            .json(req)
+            .send()
+            .await
+            .map_err(|e| self.transport(&e, None))?;
+        let ttfb_s = t0.elapsed().as_secs_f64();
+        let status = resp.status().as_u16();
+        if let Some(failure) = classify_status(status) {
+            let bytes = resp
+                .bytes()
+                .await
+                .map_err(|e| self.transport(&e, Some(status)))?;
+            return Err(AttemptError {
+                failure,
+                status: Some(status),
+                message: error_message(&bytes),
+            });
+        }
+        let fail = |failure, message: String| AttemptError {
+            failure,
+            status: Some(status),
+            message,
+        };
+        let mut acc = StreamAccumulator::default();
+        let mut buf: Vec<u8> = Vec::new();
+        let mut body = resp.bytes_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| self.transport(&e, Some(status)))?;
+            buf.extend_from_slice(&chunk);
+            while let Some(i) = buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=i).collect();
+                acc.line(&line, t0).map_err(|(f, m)| fail(f, m))?;
+            }
+        }
+        if !buf.is_empty() {
+            acc.line(&buf, t0).map_err(|(f, m)| fail(f, m))?;
+        }
+        let first_token_s = acc.first_token_s;
+        let body = acc.finish().map_err(|(f, m)| fail(f, m))?;
+        Ok(Reply {
+            body,
+            status,
+            ttfb_s,
+            first_token_s,
+        })
+    }
+
+    fn transport(&self, e: &reqwest::Error, status: Option<u16>) -> AttemptError {
+        let message = if e.is_timeout() {
+            format!(
+                "timed out after {:.3} s (request timeout {:.3} s, connect timeout {:.3} s): {}",
+                self.config.request_timeout.as_secs_f64(),
+                self.config.request_timeout.as_secs_f64(),
+                self.config.connect_timeout.as_secs_f64(),
+                error_text(e)
+            )
+        } else {
+            error_text(e)
+        };
+        AttemptError {
+            failure: Failure::Transport,
+            status,
+            message,
+        }
+    }
+
+    async fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, WireError> {
+        let url = self.url(path);
+        let mut n = 0u32;
+        loop {
+            let r = self.json_once::<T>(&url, body).await;
+            match r {
+                Ok(v) => return Ok(v),
+                Err(e) if e.failure.retryable() && n < self.config.retries => {
+                    tokio::time::sleep(self.config.backoff_for(n)).await;
+                    n += 1;
+                }
+                Err(e) => {
+                    return Err(match e.failure {
+                        Failure::Transport => WireError::Transport {
+                            url,
+                            status: e.status,
+                            message: e.message,
+                        },
+                        _ => WireError::Protocol {
+                            url,
+                            status: e.status,
+                            message: e.message,
+                        },
+                    });
+                }
+            }
+        }
+    }
+
+    async fn json_once<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, AttemptError> {
+        let rb = match body {
+            Some(b) => self.http.post(url).json(b),
+            None => self.http.get(url),
+        };
+        let resp = rb.send().await.map_err(|e| self.transport(&e, None))?;
+        let status = resp.status().as_u16();
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| self.transport(&e, Some(status)))?;
+        check_status(status, &bytes)?;
+        serde_json::from_slice(&bytes).map_err(|e| AttemptError {
+            failure: Failure::Malformed,
+            status: Some(status),
+            message: format!("body is not the expected JSON: {e}: {}", snippet(&bytes)),
+        })
+    }
+
+    /// `GET /api/version`.
+    pub async fn version(&self) -> Result<VersionResponse, WireError> {
+        self.get_json("/api/version", None).await
+    }
+
+    /// `POST /api/show` for one model (404 when the model is not there).
+    pub async fn show(&self, model: &str) -> Result<ShowResponse, WireError> {
+        let req = ShowRequest {
+            model: model.to_string(),
+            verbose: false,
+        };
+        let body = serde_json::to_value(&req).map_err(|e| WireError::Client(e.to_string()))?;
+        self.get_json("/api/show", Some(&body)).await
+    }
+
+    /// `GET /api/ps`: loaded models, with `size_vram` and the effective context length.
+    pub async fn ps(&self) -> Result<PsResponse, WireError> {
+        self.get_json("/api/ps", None).await
+    }
+
+    /// `GET /api/tags`: locally available models.
+    pub async fn tags(&self) -> Result<TagsResponse, WireError> {
+        self.get_json("/api/tags", None).await
+    }
+
+    /// `POST /api/pull`, streamed through ollama-rs; `progress` sees every status line.
+    /// Succeeds only when the server reports `success`.
+    pub async fn pull(
+        &self,
+        model: &str,
+        mut progress: impl FnMut(&PullProgress),
+    ) -> Result<(), WireError> {
+        let url_text = self.url("/api/pull");
+        let proto = |message: String| WireError::Protocol {
+            url: url_text.clone(),
+            status: None,
+            message,
+        };
+        let transport = |message: String| WireError::Transport {
+            url: url_text.clone(),
+            status: None,
+            message,
+        };
+        let base = reqwest::Url::parse(&format!("{}/", self.config.base_url))
+            .map_err(|e| proto(e.to_string()))?;
+        let ollama = ollama_rs::Ollama::builder()
+            .url(base)
+            .reqwest_client(self.pull_http.clone())
+            .build();
+        let mut stream = ollama
+            .pull_model_stream(model.to_string(), false)
+            .await
+            .map_err(|e| match e {
+                ollama_rs::error::OllamaError::ReqwestError(e) => transport(error_text(&e)),
+                ollama_rs::error::OllamaError::Other(body) => proto(error_message(body.as_bytes())),
+                other => proto(other.to_string()),
+            })?;
+        let mut success = false;
+        while let Some(item) = stream.next().await {
+            let status = item.map_err(|e| match e {
+                ollama_rs::error::OllamaError::InternalError(e) => proto(e.message),
+                ollama_rs::error::OllamaError::JsonError(e) => {
+                    proto(format!("progress line is not JSON: {e}"))
+                }
+                other => transport(other.to_string()),
+            })?;
+            let p = PullProgress {
+                status: status.message,
+                digest: status.digest,
+                total: status.total,
+                completed: status.completed,
+            };
+            success |= p.status == "success";
+            progress(&p);
+        }
+        if success {
+            Ok(())
+        } else {
+            Err(transport("the stream ended before \"success\"".to_string()))
+        }
+    }
+}
+
+/// Fails the attempt when the status is not 2xx, keeping the server's error text.
+fn check_status(status: u16, body: &[u8]) -> Result<(), AttemptError> {
+    match classify_status(status) {
+        None => Ok(()),
+        Some(failure) => Err(AttemptError {
+            failure,
+            status: Some(status),
+            message: error_message(body),
+        }),
+    }
+}
+
+/// Parses a non-streamed chat body: a message must be there.
+fn parse_chat(bytes: &[u8]) -> Result<ChatResponse, (Failure, String)> {
+    let body: ChatResponse = serde_json::from_slice(bytes).map_err(|e| {
+        (
+            Failure::Malformed,
+            format!("body is not the expected JSON: {e}: {}", snippet(bytes)),
+        )
+    })?;
+    if body.message.is_none() {
+        if let Ok(err) = serde_json::from_slice::<ErrorBody>(bytes) {
+            return Err((Failure::Transport, format!("server error: {}", err.error)));
+        }
+        return Err((
+            Failure::Malformed,
+            format!("response without a message: {}", snippet(bytes)),
+        ));
+    }
+    Ok(body)
+}
+
+/// Builds one response out of NDJSON chunks: content and thinking concatenated, tool calls from
+/// every chunk, timings from the final one.
+#[derive(Default)]
+struct StreamAccumulator {
+    content: String,
+    thinking: String,
+    role: String,
+    tool_calls: Vec<super::api::ToolCall>,
+    last: Option<ChatResponse>,
+    first_token_s: Option<f64>,
+}
+
+impl StreamAccumulator {
+    fn line(&mut self, raw: &[u8], t0: Instant) -> Result<(), (Failure, String)> {
+        let text = raw.trim_ascii();
+        if text.is_empty() {
+            return Ok(());
+        }
+        if self.last.as_ref().is_some_and(|l| l.done) {
+            return Err((
+                Failure::Malformed,
+                format!("line after the final chunk: {}", snippet(text)),
+            ));
+        }
+        let value: serde_json::Value = serde_json::from_slice(text).map_err(|e| {
+            (
+                Failure::Malformed,
+                format!("stream line is not JSON: {e}: {}", snippet(text)),
+            )
+        })?;
+        if let Some(err) = value.get("error") {
+            let msg = err
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| err.to_string());
+            return Err((Failure::Transport, format!("error line mid-stream: {msg}")));
+        }
+        let chunk: ChatResponse = serde_json::from_value(value).map_err(|e| {
+            (
+                Failure::Malformed,
+                format!("stream line is not a chat chunk: {e}: {}", snippet(text)),
+            )
+        })?;
+        if let Some(m) = &chunk.message {
+            let carries = !m.content.is_empty()
+                || !m.tool_calls.is_empty()
+                || m.thinking.as_ref().is_some_and(|t| !t.is_empty());
+            if carries && self.first_token_s.is_none() {
+                self.first_token_s = Some(t0.elapsed().as_secs_f64());
+            }
+            self.content.push_str(&m.content);
+            if let Some(t) = &m.thinking {
+                self.thinking.push_str(t);
+            }
+            if !m.role.is_empty() {
+                self.role.clone_from(&m.role);
+            }
+            self.tool_calls.extend(m.tool_calls.iter().cloned());
+        }
+        self.last = Some(chunk);
+        Ok(())
+    }
+
+    fn finish(self) -> Result<ChatResponse, (Failure, String)> {
+        match self.last {
+            Some(last) if last.done => Ok(ChatResponse {
+                message: Some(ChatMessage {
+                    role: if self.role.is_empty() {
+                        "assistant".to_string()
+                    } else {
+                        self.role
+                    },
+                    content: self.content,
+                    tool_calls: self.tool_calls,
+                    thinking: (!self.thinking.is_empty()).then_some(self.thinking),
+                    ..ChatMessage::default()
+                }),
+                ..last
+            }),
+            _ => Err((
+                Failure::Transport,
+                "the stream ended before the final chunk".to_string(),
+            )),
+        }
+    }
+}
+
+/// The `error` field of an error body, else the body itself (shortened).
+fn error_message(body: &[u8]) -> String {
+    match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(e) => e.error,
+        Err(_) => snippet(body),
+    }
+}
+
+/// The first 200 characters of a body, for error texts.
+fn snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut s: String = text.chars().take(200).collect();
+    if text.chars().count() > 200 {
+        s.push('…');
+    }
+    s
+}
+
+/// A reqwest error with its whole source chain (its `Display` alone hides the cause).
+fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let t = inner.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = inner.source();
+    }
+    s
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let c = ClientConfig {
+            backoff: Duration::from_millis(10),
+            ..ClientConfig::new("http://x")
+        };
+        assert_eq!(c.backoff_for(0), Duration::from_millis(10));
+        assert_eq!(c.backoff_for(2), Duration::from_millis(40));
+        assert_eq!(c.backoff_for(30), Duration::from_millis(640));
+    }
+
+    #[test]
+    fn a_body_without_message_is_malformed_and_an_error_body_is_transport() {
+        assert_eq!(
+            parse_chat(br#"{"model":"m","done":true}"#)
+                .map_err(|e| e.0)
+                .err(),
+            Some(Failure::Malformed)
+        );
+        assert_eq!(
+            parse_chat(br#"{"error":"boom"}"#).map_err(|e| e.0).err(),
+            Some(Failure::Transport)
+        );
+        assert_eq!(
+            parse_chat(b"<html>").map_err(|e| e.0).err(),
+            Some(Failure::Malformed)
+        );
+        let ok = parse_chat(br#"{"model":"m","message":{"role":"assistant","content":"hi"},"done":true,"eval_count":3}"#);
+        assert_eq!(ok.ok().and_then(|r| r.timings.eval_count), Some(3));
+    }
+
+    #[test]
+    fn stream_chunks_accumulate() {
+        let t0 = Instant::now();
+        let mut acc = StreamAccumulator::default();
+        let lines = [
+            r#"{"model":"m","message":{"role":"assistant","content":"Hel"},"done":false}"#,
+            r#"{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"id":"call_1","function":{"index":0,"name":"f","arguments":{}}}]},"done":false}"#,
+            r#"{"model":"m","message":{"role":"assistant","content":"lo"},"done":true,"done_reason":"stop","eval_count":2}"#,
+        ];
+        for l in lines {
+            assert!(acc.line(l.as_bytes(), t0).is_ok());
+        }
+        assert!(acc.first_token_s.is_some());
+        let r = acc
+            .finish()
+            .ok()
+            .and_then(|r| r.message.map(|m| (m.content, m.tool_calls.len())));
+        assert_eq!(r, Some(("Hello".to_string(), 1)));
+    }
+
+    #[test]
+    fn a_cut_stream_is_transport() {
+        let mut acc = StreamAccumulator::default();
+        assert!(
+            acc.line(
+                br#"{"message":{"role":"assistant","content":"x"},"done":false}"#,
+                Instant::now()
+            )
+            .is_ok()
+        );
+        assert_eq!(acc.finish().err().map(|e| e.0), Some(Failure::Transport));
+    }
+}

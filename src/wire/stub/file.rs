@@ -1,0 +1,237 @@
+//! The stub's TOML configuration file (`passk serve-stub --config FILE`): global speed and seed, a
+//! default behaviour and one table per model name. Documented with examples in docs/stub.md.
+
+use super::faults::{FaultKind, FaultRates};
+use super::mistakes::MistakePlan;
+use super::script::{Behaviour, ScriptBook, TextStyle};
+use super::{ModelSpec, StubConfig, StubError};
+use crate::suite::Task;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StubFile {
+    /// Seed of faults and call ids.
+    #[serde(default)]
+    pub seed: u64,
+    /// Simulated prefill speed, tokens per second.
+    pub prefill_tok_per_s: Option<f64>,
+    /// Simulated decode speed, tokens per second.
+    pub decode_tok_per_s: Option<f64>,
+    /// Simulated load time per call, milliseconds.
+    pub load_ms: Option<f64>,
+    /// How long a hang lasts, milliseconds.
+    pub hang_ms: Option<u64>,
+    /// Behaviour of models not listed (absent: oracle; `serve_unknown = false`: 404).
+    pub default: Option<ModelEntry>,
+    /// Whether names not listed are served at all.
+    #[serde(default = "yes")]
+    pub serve_unknown: bool,
+    /// Behaviour per model name.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelEntry>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Names of the behaviours in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BehaviourName {
+    /// Gold trajectories.
+    #[default]
+    Oracle,
+    /// Gold with a seeded mistake plan (`mistake_rate`, `trials`, `mistake_seed`).
+    Flawed,
+    /// Calls written into the text (`text_style`).
+    TextCalls,
+    /// A schema pasted as an argument once.
+    SchemaPaste,
+    /// A documented example value once.
+    ExampleValue,
+    /// An invented tool name once.
+    InventedTool,
+    /// Never answers.
+    NeverAnswer,
+}
+
+/// One model's table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelEntry {
+    /// What the model answers.
+    #[serde(default)]
+    pub behaviour: BehaviourName,
+    /// For `text_calls`: how calls are written (default `mixed`).
+    pub text_style: Option<TextStyle>,
+    /// For `flawed`: share of (task, trial) pairs with a mistake.
+    pub mistake_rate: Option<f64>,
+    /// For `flawed`: trials per task the plan covers (default 5).
+    pub trials: Option<u32>,
+    /// For `flawed`: seed of the plan (default: the file's seed).
+    pub mistake_seed: Option<u64>,
+    /// Random fault rates per chat request.
+    #[serde(default)]
+    pub faults: FaultRates,
+    /// Faults for the first requests, in order.
+    #[serde(default)]
+    pub fault_script: Vec<FaultKind>,
+}
+
+impl StubFile {
+    /// Parses the file's text.
+    pub fn parse(text: &str) -> Result<StubFile, StubError> {
+        toml::from_str(text).map_err(|e| StubError::Config(e.to_string()))
+    }
+
+    /// The server configuration: `tasks` feed the `flawed` plans, `script` the oracle.
+    pub fn into_config(self, tasks: &[Task], script: ScriptBook) -> Result<StubConfig, StubError> {
+        let base = StubConfig::with_script(script);
+        let seed = self.seed;
+        let spec = |e: &ModelEntry| -> Result<ModelSpec, StubError> {
+            let behaviour = match e.behaviour {
+                BehaviourName::Oracle => Behaviour::Oracle,
+                BehaviourName::Flawed => {
+                    let rate = e.mistake_rate.unwrap_or(0.25);
+                    if !(0.0..=1.0).contains(&rate) {
+                        return Err(StubError::Config(format!(
+                            "mistake_rate {rate} is not between 0 and 1"
+                        )));
+                    }
+                    Behaviour::Flawed(Arc::new(MistakePlan::new(
+                        tasks,
+                        e.trials.unwrap_or(5),
+                        e.mistake_seed.unwrap_or(seed),
+                        rate,
+                    )))
+                }
+                BehaviourName::TextCalls => {
+                    Behaviour::TextCalls(e.text_style.unwrap_or(TextStyle::Mixed))
+                }
+                BehaviourName::SchemaPaste => Behaviour::SchemaPaste,
+                BehaviourName::ExampleValue => Behaviour::ExampleValue,
+                BehaviourName::InventedTool => Behaviour::InventedTool,
+                BehaviourName::NeverAnswer => Behaviour::NeverAnswer,
+            };
+            let total = e.faults.total();
+            if !(0.0..=1.0).contains(&total) {
+                return Err(StubError::Config(format!(
+                    "fault rates add up to {total}, more than 1"
+                )));
+            }
+            Ok(ModelSpec {
+                behaviour,
+                faults: e.faults,
+                fault_script: e.fault_script.clone(),
+            })
+        };
+        let mut models = BTreeMap::new();
+        for (name, e) in &self.models {
+            models.insert(
+                name.clone(),
+                spec(e).map_err(|err| StubError::Config(format!("model {name:?}: {err}")))?,
+            );
+        }
+        let default = match (&self.default, self.serve_unknown) {
+            (_, false) => None,
+            (Some(e), true) => Some(spec(e)?),
+            (None, true) => base.default.clone(),
+        };
+        let positive = |v: Option<f64>, d: f64, what: &str| match v {
+            Some(x) if !(x > 0.0 && x.is_finite()) => {
+                Err(StubError::Config(format!("{what} must be positive")))
+            }
+            Some(x) => Ok(x),
+            None => Ok(d),
+        };
+        Ok(StubConfig {
+            seed,
+            models,
+            default,
+            prefill_tok_per_s: positive(
+                self.prefill_tok_per_s,
+                base.prefill_tok_per_s,
+                "prefill_tok_per_s",
+            )?,
+            decode_tok_per_s: positive(
+                self.decode_tok_per_s,
+                base.decode_tok_per_s,
+                "decode_tok_per_s",
+            )?,
+            load: match self.load_ms {
+                Some(ms) if ms >= 0.0 && ms.is_finite() => Duration::from_secs_f64(ms / 1000.0),
+                Some(_) => {
+                    return Err(StubError::Config(
+                        "load_ms must not be negative".to_string(),
+                    ));
+                }
+                None => base.load,
+            },
+            hang: self.hang_ms.map_or(base.hang, Duration::from_millis),
+            ..base
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_file_parses() {
+        let f = StubFile::parse(
+            r#"
+            seed = 7
+            decode_tok_per_s = 2000
+            hang_ms = 100
+            [default]
+            behaviour = "oracle"
+            [models."text:1b"]
+            behaviour = "text_calls"
+            text_style = "tagged"
+            [models."faulty:1b"]
+            faults = { http500 = 0.1, reset = 0.05 }
+            fault_script = ["reset", "http503"]
+            [models."flawed:1b"]
+            behaviour = "flawed"
+            mistake_rate = 0.3
+            "#,
+        );
+        let cfg = f.and_then(|f| f.into_config(&[], ScriptBook::new()));
+        let cfg = match cfg {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(cfg.seed, 7);
+        assert_eq!(cfg.hang, Duration::from_millis(100));
+        assert!(matches!(
+            cfg.models["text:1b"].behaviour,
+            Behaviour::TextCalls(TextStyle::Tagged)
+        ));
+        assert_eq!(
+            cfg.models["faulty:1b"].fault_script,
+            vec![FaultKind::Reset, FaultKind::Http503]
+        );
+        assert!(matches!(
+            cfg.models["flawed:1b"].behaviour,
+            Behaviour::Flawed(_)
+        ));
+    }
+
+    #[test]
+    fn bad_files_are_refused() {
+        assert!(StubFile::parse("nonsense = 1").is_err());
+        let over = StubFile::parse("[models.m]\nfaults = { reset = 0.8, hang = 0.5 }")
+            .map(|f| f.into_config(&[], ScriptBook::new()));
+        assert!(matches!(over, Ok(Err(_))));
+        let closed = StubFile::parse("serve_unknown = false")
+            .and_then(|f| f.into_config(&[], ScriptBook::new()));
+        assert!(closed.is_ok_and(|c| c.default.is_none()));
+    }
+}

@@ -1,0 +1,320 @@
+//! A small HTTP/1.1 server over tokio's `TcpStream`: keep-alive, `Content-Length` and chunked
+//! request bodies, and chunked NDJSON responses. It is all the stub needs, and it gives the fault
+//! injector full control of the socket (reset, hang, a body cut short) that a framework would hide.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::watch;
+
+/// Largest request head or body accepted.
+const MAX_HEAD: usize = 64 * 1024;
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// One parsed request.
+#[derive(Debug)]
+pub(crate) struct Request {
+    pub method: String,
+    pub path: String,
+    pub body: Vec<u8>,
+    keep_alive: bool,
+}
+
+/// Builds the final line of a stream from the time since handler entry.
+pub(crate) type FinalLine = Box<dyn FnOnce(Duration) -> Vec<u8> + Send>;
+
+/// One step of a streamed response.
+pub(crate) enum Part {
+    /// Wait before the next line.
+    Delay(Duration),
+    /// One NDJSON line (newline added).
+    Line(Vec<u8>),
+    /// The last line, built when it is due.
+    Final(FinalLine),
+}
+
+/// What the handler wants sent.
+pub(crate) enum Response {
+    /// A whole body with `Content-Length`.
+    Full {
+        status: u16,
+        content_type: &'static str,
+        body: Vec<u8>,
+    },
+    /// A chunked NDJSON body.
+    Stream { parts: Vec<Part> },
+    /// Reset the connection (RST) without answering.
+    Reset,
+    /// Answer nothing for this long, then close.
+    Hang(Duration),
+}
+
+impl Response {
+    /// A JSON body.
+    pub fn json(status: u16, value: &serde_json::Value) -> Response {
+        Response::Full {
+            status,
+            content_type: "application/json; charset=utf-8",
+            body: value.to_string().into_bytes(),
+        }
+    }
+}
+
+/// The request handler: request and handler-entry instant in, response out.
+pub(crate) type Handler = std::sync::Arc<
+    dyn Fn(Request, Instant) -> Pin<Box<dyn Future<Output = Response> + Send>> + Send + Sync,
+>;
+
+/// Serves one connection until the client closes it, a response closes it, or shutdown.
+pub(crate) async fn serve_connection(
+    stream: TcpStream,
+    handler: Handler,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let _ = stream.set_nodelay(true);
+    let (rd, mut wr) = stream.into_split();
+    let mut reader = BufReader::new(rd);
+    loop {
+        let req = tokio::select! {
+            r = read_request(&mut reader) => r,
+            _ = shutdown.changed() => return,
+        };
+        let Ok(Some(req)) = req else { return };
+        let keep_alive = req.keep_alive;
+        let entry = Instant::now();
+        let resp = tokio::select! {
+            r = handler(req, entry) => r,
+            _ = shutdown.changed() => return,
+        };
+        let written = match resp {
+            Response::Reset => {
+                reset(reader.into_inner(), wr);
+                return;
+            }
+            Response::Hang(d) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(d) => {}
+                    _ = shutdown.changed() => {}
+                }
+                return;
+            }
+            Response::Full {
+                status,
+                content_type,
+                body,
+            } => write_full(&mut wr, status, content_type, &body, keep_alive).await,
+            Response::Stream { parts } => write_stream(&mut wr, parts, entry, keep_alive).await,
+        };
+        if written.is_err() || !keep_alive {
+            let _ = wr.shutdown().await;
+            return;
+        }
+    }
+}
+
+/// Closes with SO_LINGER 0, so the peer sees a reset instead of an orderly close.
+fn reset(rd: OwnedReadHalf, wr: OwnedWriteHalf) {
+    if let Ok(stream) = rd.reunite(wr) {
+        let _ = stream.set_zero_linger();
+        drop(stream);
+    }
+}
+
+async fn read_request(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Option<Request>> {
+    let mut line = Vec::new();
+    // Skip blank lines between requests (RFC 9112 allows a stray CRLF).
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).await? == 0 {
+            return Ok(None);
+        }
+        if !line.trim_ascii().is_empty() {
+            break;
+        }
+    }
+    let start = String::from_utf8_lossy(&line).trim().to_string();
+    let mut words = start.split_whitespace();
+    let (Some(method), Some(target), version) = (words.next(), words.next(), words.next()) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "bad request line",
+        ));
+    };
+    let http10 = version == Some("HTTP/1.0");
+    let mut content_length = 0usize;
+    let mut chunked = false;
+    let mut keep_alive = !http10;
+    let mut head = line.len();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).await? == 0 {
+            return Ok(None);
+        }
+        head += line.len();
+        if head > MAX_HEAD {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "request head too large",
+            ));
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            break;
+        }
+        let Some((name, value)) = text.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        match name.trim().to_ascii_lowercase().as_str() {
+            "content-length" => {
+                content_length = value.parse().map_err(|_| {
+                    io::Error::new(io::ErrorKind::InvalidData, "bad content-length")
+                })?;
+            }
+            "transfer-encoding" => chunked = value.to_ascii_lowercase().contains("chunked"),
+            "connection" => {
+                let v = value.to_ascii_lowercase();
+                if v.contains("close") {
+                    keep_alive = false;
+                } else if v.contains("keep-alive") {
+                    keep_alive = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let body = if chunked {
+        read_chunked(reader).await?
+    } else {
+        read_exact(reader, content_length).await?
+    };
+    let path = target.split('?').next().unwrap_or(target).to_string();
+    Ok(Some(Request {
+        method: method.to_string(),
+        path,
+        body,
+        keep_alive,
+    }))
+}
+
+async fn read_exact(reader: &mut BufReader<OwnedReadHalf>, n: usize) -> io::Result<Vec<u8>> {
+    if n > MAX_BODY {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "request body too large",
+        ));
+    }
+    let mut body = vec![0u8; n];
+    reader.read_exact(&mut body).await?;
+    Ok(body)
+}
+
+async fn read_chunked(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        reader.read_until(b'\n', &mut line).await?;
+        let size_text = String::from_utf8_lossy(&line);
+        let size_text = size_text.trim().split(';').next().unwrap_or("");
+        let size = usize::from_str_radix(size_text, 16)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad chunk size"))?;
+        if size == 0 {
+            // Trailers, then the final blank line.
+            loop {
+                line.clear();
+                if reader.read_until(b'\n', &mut line).await? == 0 || line.trim_ascii().is_empty() {
+                    return Ok(body);
+                }
+            }
+        }
+        if body.len() + size > MAX_BODY {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "request body too large",
+            ));
+        }
+        let chunk = read_exact(reader, size).await?;
+        body.extend_from_slice(&chunk);
+        line.clear();
+        reader.read_until(b'\n', &mut line).await?;
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Unknown",
+    }
+}
+
+fn head(status: u16, content_type: &str, length: Option<usize>, keep_alive: bool) -> Vec<u8> {
+    let framing = match length {
+        Some(n) => format!("Content-Length: {n}"),
+        None => "Transfer-Encoding: chunked".to_string(),
+    };
+    let connection = if keep_alive { "keep-alive" } else { "close" };
+    format!("HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\n{framing}\r\nConnection: {connection}\r\n\r\n", reason(status))
+        .into_bytes()
+}
+
+async fn write_full(
+    wr: &mut OwnedWriteHalf,
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+    keep_alive: bool,
+) -> io::Result<()> {
+    let mut out = head(status, content_type, Some(body.len()), keep_alive);
+    out.extend_from_slice(body);
+    wr.write_all(&out).await?;
+    wr.flush().await
+}
+
+fn chunk(line: &[u8]) -> Vec<u8> {
+    let mut out = format!("{:x}\r\n", line.len() + 1).into_bytes();
+    out.extend_from_slice(line);
+    out.extend_from_slice(b"\n\r\n");
+    out
+}
+
+async fn write_stream(
+    wr: &mut OwnedWriteHalf,
+    parts: Vec<Part>,
+    entry: Instant,
+    keep_alive: bool,
+) -> io::Result<()> {
+    // Like Ollama, the head goes out with the first line, so the time to the first byte is real.
+    let mut pending = head(200, "application/x-ndjson", None, keep_alive);
+    let mut has_line = false;
+    for part in parts {
+        match part {
+            Part::Delay(d) => {
+                if has_line && !pending.is_empty() {
+                    wr.write_all(&pending).await?;
+                    wr.flush().await?;
+                    pending.clear();
+                }
+                tokio::time::sleep(d).await;
+            }
+            Part::Line(l) => {
+                pending.extend_from_slice(&chunk(&l));
+                has_line = true;
+            }
+            Part::Final(f) => pending.extend_from_slice(&chunk(&f(entry.elapsed()))),
+        }
+    }
+    pending.extend_from_slice(b"0\r\n\r\n");
+    wr.write_all(&pending).await?;
+    wr.flush().await
+}
