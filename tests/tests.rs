@@ -2,3 +2,4 @@
 //! library's public API, over loopback only.
 
 mod util;
+mod suite;

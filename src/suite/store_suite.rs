@@ -531,7 +531,7 @@ fn check_expectations(
                 "no such task in conversations.json",
             ));
         }
-        for (oid, _) in &x.orders {
+        for oid in x.orders.keys() {
             if !d.orders.iter().any(|o| &o.id == oid) {
                 return Err(invalid(
                     path,

@@ -13,6 +13,8 @@ mod search_products;
 mod update_address;
 
 #[cfg(test)]
+mod cases;
+#[cfg(test)]
 mod defects;
 
 use crate::store::state::StoreState;
@@ -111,6 +113,18 @@ pub fn check_args(params: &[&str], args: &Value) -> Result<Args, String> {
             return Err(format!("argument '{name}' is empty"));
         }
         out.insert(name.to_string(), text);
+    }
+    // Extra keys are ignored by the tools, but kept as text so a table that forgets to require a
+    // parameter (the defect tests) behaves like a tool that swallows a missing field.
+    for (k, v) in map {
+        if !out.contains_key(k) {
+            let text = match v {
+                Value::String(s) => s.trim().to_string(),
+                Value::Number(n) => number_text(n),
+                _ => continue,
+            };
+            out.insert(k.clone(), text);
+        }
     }
     Ok(Args(out))
 }
