@@ -1,5 +1,5 @@
 //! The single integration-test binary; each module tests one part through the real binary or the
 //! library's public API, over loopback only.
 
-mod util;
 mod suite;
+mod util;
