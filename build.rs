@@ -1,1 +1,63 @@
-fn main() { println!("cargo:rerun-if-changed=build.rs"); }
+//! Embeds the SHA-256 of the grading source (the files whose behaviour decides a verdict) as
+//! `PASSK_GRADING_SOURCE_DIGEST`, so `graders/graders.lock` can pin the code as well as the data.
+
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// Files and folders that make up the grading source, relative to the crate root.
+const GRADING_SOURCE: [&str; 4] = [
+    "src/grade",
+    "src/suite/expect.rs",
+    "src/suite/date.rs",
+    "src/suite/store_data.rs",
+];
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        entries.sort();
+        for e in entries {
+            collect(&e, out);
+        }
+    } else if path.extension().is_some_and(|x| x == "rs") {
+        out.push(path.to_path_buf());
+    }
+}
+
+fn main() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
+    let mut files = Vec::new();
+    for p in GRADING_SOURCE {
+        println!("cargo:rerun-if-changed={p}");
+        collect(&root.join(p), &mut files);
+    }
+    files.sort();
+    let mut hasher = Sha256::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap_or(f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        // Line endings are normalized so a checkout with CRLF gives the same digest.
+        let text = std::fs::read(f).unwrap_or_default();
+        let text: Vec<u8> = text.into_iter().filter(|b| *b != b'\r').collect();
+        hasher.update(rel.as_bytes());
+        hasher.update([0u8]);
+        hasher.update(&text);
+        hasher.update([0u8]);
+    }
+    let digest: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    println!("cargo:rustc-env=PASSK_GRADING_SOURCE_DIGEST={digest}");
+    println!(
+        "cargo:rustc-env=PASSK_GRADING_SOURCE_FILES={}",
+        GRADING_SOURCE.join(", ")
+    );
+    println!("cargo:rerun-if-changed=build.rs");
+}

@@ -2,5 +2,6 @@
 //! library's public API, over loopback only.
 
 mod reference;
+mod suite;
 mod util;
 mod wire;

@@ -72,7 +72,7 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
             out.push(Check::fail(format!("{model} is not pulled"), format!("passk pull {model}")));
             continue;
         };
-        out.push(Check::pass(format!("{model} is pulled ({})", entry.digest.clone().unwrap_or_default())));
+        out.push(Check::pass(format!("{model} is pulled ({})", entry.digest)));
         match client.show(model).await {
             Ok(show) if show.capabilities.iter().any(|c| c == "tools") => {
                 out.push(Check::pass(format!("{model} supports tools")));
@@ -83,7 +83,7 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
             )),
             Err(e) => out.push(Check::fail(format!("{model}: /api/show failed: {e}"), format!("passk pull {model}"))),
         }
-        match (entry.size, free_vram) {
+        match ((entry.size > 0).then_some(entry.size), free_vram) {
             (Some(size), Some(free)) if size < free => out.push(Check::pass(format!(
                 "{model} ({:.1} GiB) fits in free VRAM ({:.1} GiB), before its context cache",
                 gib(size),

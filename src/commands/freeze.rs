@@ -1,13 +1,38 @@
-//! `passk freeze` and `passk verify` (not built yet).
+//! `passk freeze` and `passk verify`: write `graders/graders.lock`, or check it and name every
+//! grader file (or the grading source) that moved since.
 
 use crate::cli::FreezeArgs;
+use crate::exit_code;
+use passk::grade::freeze::{FreezeError, lock_path, verify as verify_lock, write_lock};
 
 /// Writes the lock; returns the exit code.
-pub fn freeze(_args: &FreezeArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not implemented yet")
+pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
+    let root = &args.data.root;
+    let lock = write_lock(root)?;
+    println!(
+        "wrote {} ({} grader files)",
+        lock_path(root).display(),
+        lock.files.len()
+    );
+    println!("grader digest {}", lock.digest());
+    Ok(exit_code::SUCCESS)
 }
 
 /// Verifies the lock; returns the exit code.
-pub fn verify(_args: &FreezeArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not implemented yet")
+pub fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
+    match verify_lock(&args.data.root) {
+        Ok(digest) => {
+            println!("graders match graders.lock; grader digest {digest}");
+            Ok(exit_code::SUCCESS)
+        }
+        Err(
+            e @ (FreezeError::Mismatch { .. }
+            | FreezeError::Missing { .. }
+            | FreezeError::Malformed { .. }),
+        ) => {
+            eprintln!("error: {e}");
+            Ok(exit_code::GRADER_LOCK_MISMATCH)
+        }
+        Err(e) => Err(e.into()),
+    }
 }

@@ -6,3 +6,8 @@ use crate::cli::ReportArgs;
 pub fn run(_args: &ReportArgs) -> anyhow::Result<u8> {
     anyhow::bail!("not implemented yet")
 }
+
+/// Writes the report files into a run directory; returns the report's path.
+pub fn write(_run_dir: &std::path::Path, _resamples: usize) -> anyhow::Result<std::path::PathBuf> {
+    anyhow::bail!("not implemented yet")
+}

@@ -218,7 +218,7 @@ impl Player<'_> {
                         error,
                         format: Some(call.format),
                     });
-                    messages.push(ChatMessage::tool(&call.name, call.id.as_deref(), &content));
+                    messages.push(ChatMessage::tool(call.name.clone(), call.id.clone(), content));
                 }
                 step += 1;
             }

@@ -74,7 +74,8 @@ pub async fn check_model(client: &Client, host: &str, model: &str, need_tools: b
         .await
         .ok()
         .and_then(|t| t.models.into_iter().find(|m| m.name == model || m.model == model))
-        .and_then(|m| m.digest);
+        .map(|m| m.digest)
+        .filter(|d| !d.is_empty());
     let context_length = show
         .model_info
         .iter()
@@ -83,9 +84,9 @@ pub async fn check_model(client: &Client, host: &str, model: &str, need_tools: b
     Ok(ModelInfo {
         name: model.to_string(),
         digest,
-        quantization: show.details.quantization_level.clone(),
-        parameter_size: show.details.parameter_size.clone(),
-        family: show.details.family.clone(),
+        quantization: non_empty(&show.details.quantization_level),
+        parameter_size: non_empty(&show.details.parameter_size),
+        family: non_empty(&show.details.family),
         context_length,
         capabilities: show.capabilities.clone(),
         ..ModelInfo::default()
@@ -131,12 +132,11 @@ pub async fn warm_up(client: &Client, settings: &RunSettings, info: &mut ModelIn
     if let Ok(ps) = client.ps().await
         && let Some(m) = ps.models.into_iter().find(|m| m.name == info.name || m.model == info.name)
     {
-        info.size = m.size;
-        info.size_vram = m.size_vram;
+        info.size = Some(m.size);
+        info.size_vram = Some(m.size_vram);
         info.loaded_context_length = m.context_length;
-        if let (Some(size), Some(vram)) = (m.size, m.size_vram)
-            && vram < size
-        {
+        let (size, vram) = (m.size, m.size_vram);
+        if vram < size {
             info.partly_on_cpu = true;
             warnings.push(format!(
                 "MODEL PARTLY ON CPU: {} has {:.1} of {:.1} GiB in VRAM; its timings are not a GPU's. Free VRAM or choose a smaller model/num_ctx.",
@@ -155,4 +155,8 @@ pub async fn warm_up(client: &Client, settings: &RunSettings, info: &mut ModelIn
         }
     }
     Ok(warnings)
+}
+
+fn non_empty(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_string())
 }

@@ -1,1 +1,137 @@
-//! TODO
+//! The store environment the agent acts on: a fresh [`StoreState`] per conversation, the eight
+//! tools behind one dispatcher, and the [`Domain`] implementation that ties the store suite's data
+//! (`suite::StoreSuite`) to this environment and to the store grader. Deterministic: the same calls
+//! in the same order give the same results and the same end state.
+
+pub mod state;
+pub mod tools;
+
+pub use crate::suite::StoreSuite;
+pub use state::StoreState;
+
+use crate::suite::store_data::StoreData;
+use crate::suite::{Domain, Environment, Evidence, SuiteDigests, Task, ToolOutcome, ToolVariant};
+use crate::trace::{FailureMode, Verdict};
+use serde_json::Value;
+use tools::ToolSpec;
+
+/// One conversation's store: state plus the dispatch table.
+#[derive(Debug, Clone)]
+pub struct StoreEnv {
+    state: StoreState,
+    table: Vec<ToolSpec>,
+}
+
+impl StoreEnv {
+    /// A store in its seed state with the real tools.
+    pub fn new(data: &StoreData) -> StoreEnv {
+        StoreEnv::with_tools(data, tools::TOOLS.to_vec())
+    }
+
+    /// A store in its seed state with another dispatch table (used to inject tool defects).
+    pub fn with_tools(data: &StoreData, table: Vec<ToolSpec>) -> StoreEnv {
+        StoreEnv {
+            state: StoreState::new(data),
+            table,
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> &StoreState {
+        &self.state
+    }
+}
+
+impl Environment for StoreEnv {
+    fn execute(&mut self, tool: &str, args: &Value) -> ToolOutcome {
+        tools::dispatch(&self.table, &mut self.state, tool, args)
+    }
+
+    fn snapshot(&self) -> Value {
+        self.state.snapshot()
+    }
+}
+
+impl Domain for StoreSuite {
+    fn name(&self) -> &str {
+        "store"
+    }
+
+    fn system_prompt(&self) -> &str {
+        &self.policy
+    }
+
+    fn tools(&self, variant: ToolVariant) -> &[Value] {
+        match variant {
+            ToolVariant::Bare => &self.tools_bare,
+            ToolVariant::Documented => &self.tools_documented,
+        }
+    }
+
+    fn example_values(&self) -> Vec<(String, String)> {
+        self.docs_documented
+            .tools
+            .iter()
+            .flat_map(|t| &t.parameters)
+            .filter_map(|p| p.example.clone().map(|e| (p.name.clone(), e)))
+            .collect()
+    }
+
+    fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    fn new_environment(&self) -> Box<dyn Environment> {
+        Box::new(StoreEnv::new(&self.data))
+    }
+
+    fn grade(&self, task: &Task, evidence: &Evidence<'_>) -> Verdict {
+        match self.expectations.conversations.get(&task.id) {
+            Some(exp) => crate::grade::store::grade(exp, &self.baseline, task, evidence),
+            None => Verdict {
+                passed: false,
+                reasons: vec![format!("no grader for task '{}'", task.id)],
+                failure_mode: Some(FailureMode::WrongAnswer),
+                ..Verdict::default()
+            },
+        }
+    }
+
+    fn digests(&self, variant: ToolVariant) -> SuiteDigests {
+        self.suite_digests(variant)
+    }
+}
+
+/// Test helpers shared by the store's unit tests.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use crate::suite::store_data::StoreData;
+
+    /// The project root.
+    pub fn root() -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// The real seed data.
+    pub fn data() -> StoreData {
+        let path = root().join(crate::suite::store_suite::paths::STORE);
+        crate::suite::load::read_json(&path)
+            .expect("tasks/store/store.json loads")
+            .0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_matches_the_suite_loader() {
+        let table: Vec<(&str, &[&str])> = tools::TOOLS.iter().map(|t| (t.name, t.params)).collect();
+        assert_eq!(table, crate::suite::store_suite::STORE_TOOLS.to_vec());
+        assert_eq!(
+            tools::TOOLS.map(|t| t.name),
+            crate::grade::store::STORE_TOOL_NAMES
+        );
+    }
+}

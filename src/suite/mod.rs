@@ -5,10 +5,20 @@
 //! customer turns and gold trajectories, a fresh environment per trial and a grader. The store suite
 //! implements [`Domain`]; the router suite is a separate, simpler shape ([`RouterSuite`]).
 
+pub mod check;
+pub mod date;
 pub mod error;
+pub mod expect;
+pub mod load;
+pub mod replay;
+pub mod router;
+pub mod store_data;
+pub mod store_suite;
 pub mod task;
 
 pub use error::SuiteError;
+pub use router::load_router;
+pub use store_suite::{StoreSuite, load_store};
 pub use task::{NearMiss, Task, Trajectory, TrajectoryCall, TrajectoryTurn};
 
 use crate::trace::{ToolEvent, Verdict};
@@ -156,7 +166,9 @@ mod tests {
     fn router() -> RouterSuite {
         RouterSuite {
             prompt: String::new(),
-            labels: ["order_status", "cancel_order", "other"].map(String::from).to_vec(),
+            labels: ["order_status", "cancel_order", "other"]
+                .map(String::from)
+                .to_vec(),
             messages: vec![],
             digest: String::new(),
         }
@@ -164,7 +176,10 @@ mod tests {
 
     #[test]
     fn one_label_is_a_prediction() {
-        assert_eq!(router().parse_label("Label: cancel_order").as_deref(), Some("cancel_order"));
+        assert_eq!(
+            router().parse_label("Label: cancel_order").as_deref(),
+            Some("cancel_order")
+        );
     }
 
     #[test]

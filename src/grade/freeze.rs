@@ -1,0 +1,348 @@
+//! Freezing the graders: `graders/graders.lock` lists the SHA-256 of every file under `graders/`
+//! and of the grading source (embedded at build time by `build.rs`). `write_lock` writes it,
+//! `verify` compares it with what is on disk and names every file that moved. The grader digest
+//! stamped on records is the SHA-256 of the lock's body, so equal digests mean equal graders.
+
+use crate::suite::load::{hex, sha256_hex};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// SHA-256 of the grading source, computed by `build.rs`.
+pub const GRADING_SOURCE_DIGEST: &str = env!("PASSK_GRADING_SOURCE_DIGEST");
+
+/// The files and folders the grading-source digest covers.
+pub const GRADING_SOURCE_FILES: &str = env!("PASSK_GRADING_SOURCE_FILES");
+
+/// The graders' folder, relative to the project root.
+pub const GRADERS_DIR: &str = "graders";
+
+/// The lock file's name inside `graders/`.
+pub const LOCK_NAME: &str = "graders.lock";
+
+/// What went wrong while freezing or verifying.
+#[derive(Debug, thiserror::Error)]
+pub enum FreezeError {
+    /// A file or folder could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// File concerned.
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// There is no lock to verify against.
+    #[error("{path} is missing; run `passk freeze` to write it")]
+    Missing {
+        /// Where the lock was expected.
+        path: PathBuf,
+    },
+    /// The lock file is not in the expected format.
+    #[error("{path}:{line}: {message}")]
+    Malformed {
+        /// The lock file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The graders or the grading source changed since the lock was written.
+    #[error("graders/graders.lock does not match: {}; run `passk freeze` if the change is intended", list(.changes))]
+    Mismatch {
+        /// Every difference, in path order.
+        changes: Vec<Change>,
+    },
+}
+
+fn list(changes: &[Change]) -> String {
+    changes
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// One difference between the lock and the disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// A grader file's bytes changed.
+    Modified(String),
+    /// A grader file is not in the lock.
+    Added(String),
+    /// A file in the lock is gone.
+    Removed(String),
+    /// The grading source (code) changed.
+    GradingSource,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Change::Modified(p) => write!(f, "{GRADERS_DIR}/{p} changed"),
+            Change::Added(p) => write!(f, "{GRADERS_DIR}/{p} is new"),
+            Change::Removed(p) => write!(f, "{GRADERS_DIR}/{p} was removed"),
+            Change::GradingSource => {
+                write!(f, "the grading source ({GRADING_SOURCE_FILES}) changed")
+            }
+        }
+    }
+}
+
+/// The content of a lock: the grading-source digest and each grader file's digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lock {
+    /// SHA-256 of the grading source.
+    pub source: String,
+    /// SHA-256 of each grader file, by path relative to `graders/` (with `/`).
+    pub files: BTreeMap<String, String>,
+}
+
+impl Lock {
+    fn body(&self) -> String {
+        let mut s = format!("source {}\n", self.source);
+        for (p, h) in &self.files {
+            s.push_str(&format!("file {h} {p}\n"));
+        }
+        s
+    }
+
+    /// The combined grader digest (SHA-256 of the lock's body).
+    pub fn digest(&self) -> String {
+        sha256_hex(self.body().as_bytes())
+    }
+
+    /// The lock file's text.
+    pub fn render(&self) -> String {
+        format!(
+            "# SHA-256 of every file under graders/ and of the grading source.\n\
+             # Written by `passk freeze`; checked by `passk verify` and before every run.\n\
+             digest {}\n{}",
+            self.digest(),
+            self.body()
+        )
+    }
+
+    /// Parses a lock file's text (the `digest` line must agree with the body).
+    pub fn parse(path: &Path, text: &str) -> Result<Lock, FreezeError> {
+        let bad = |line: usize, message: &str| FreezeError::Malformed {
+            path: path.to_path_buf(),
+            line,
+            message: message.into(),
+        };
+        let mut digest = None;
+        let mut source = None;
+        let mut files = BTreeMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let n = i + 1;
+            let line = line.trim_end();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (kind, rest) = line
+                .split_once(' ')
+                .ok_or_else(|| bad(n, "expected `<kind> <value>`"))?;
+            match kind {
+                "digest" => digest = Some(rest.to_string()),
+                "source" => source = Some(rest.to_string()),
+                "file" => {
+                    let (h, p) = rest
+                        .split_once(' ')
+                        .ok_or_else(|| bad(n, "expected `file <sha256> <path>`"))?;
+                    files.insert(p.to_string(), h.to_string());
+                }
+                _ => {
+                    return Err(bad(
+                        n,
+                        "unknown line kind (expected digest, source or file)",
+                    ));
+                }
+            }
+        }
+        let lock = Lock {
+            source: source.ok_or_else(|| bad(0, "no `source` line"))?,
+            files,
+        };
+        if digest.as_deref() != Some(lock.digest().as_str()) {
+            return Err(bad(
+                0,
+                "the `digest` line does not match the lines below it (edited by hand?)",
+            ));
+        }
+        Ok(lock)
+    }
+
+    /// The differences from `self` (the lock) to `now` (the disk).
+    pub fn changes_to(&self, now: &Lock) -> Vec<Change> {
+        let mut out = Vec::new();
+        if self.source != now.source {
+            out.push(Change::GradingSource);
+        }
+        for (p, h) in &now.files {
+            match self.files.get(p) {
+                None => out.push(Change::Added(p.clone())),
+                Some(old) if old != h => out.push(Change::Modified(p.clone())),
+                _ => {}
+            }
+        }
+        for p in self.files.keys() {
+            if !now.files.contains_key(p) {
+                out.push(Change::Removed(p.clone()));
+            }
+        }
+        out
+    }
+}
+
+/// Path of the lock file under `root`.
+pub fn lock_path(root: &Path) -> PathBuf {
+    root.join(GRADERS_DIR).join(LOCK_NAME)
+}
+
+fn scan(dir: &Path, rel: &str, out: &mut BTreeMap<String, String>) -> Result<(), FreezeError> {
+    let io = |source| FreezeError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .collect::<Result<_, _>>()
+        .map_err(io)?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        let child = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        let ft = e.file_type().map_err(|source| FreezeError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if ft.is_dir() {
+            scan(&path, &child, out)?;
+        } else if child != LOCK_NAME {
+            let bytes = std::fs::read(&path).map_err(|source| FreezeError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            out.insert(child, hex(&Sha256::digest(&bytes)));
+        }
+    }
+    Ok(())
+}
+
+/// The lock the current graders and grading source would have.
+pub fn current(root: &Path) -> Result<Lock, FreezeError> {
+    let mut files = BTreeMap::new();
+    scan(&root.join(GRADERS_DIR), "", &mut files)?;
+    Ok(Lock {
+        source: GRADING_SOURCE_DIGEST.to_string(),
+        files,
+    })
+}
+
+/// The combined grader digest of what is on disk now (stamped on every record).
+pub fn grader_digest(root: &Path) -> Result<String, FreezeError> {
+    Ok(current(root)?.digest())
+}
+
+/// Reads `graders/graders.lock`.
+pub fn read_lock(root: &Path) -> Result<Lock, FreezeError> {
+    let path = lock_path(root);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(FreezeError::Missing { path });
+        }
+        Err(source) => return Err(FreezeError::Io { path, source }),
+    };
+    Lock::parse(&path, &text)
+}
+
+/// Writes `graders/graders.lock` for the current graders; returns what was written.
+pub fn write_lock(root: &Path) -> Result<Lock, FreezeError> {
+    let lock = current(root)?;
+    let path = lock_path(root);
+    std::fs::write(&path, lock.render()).map_err(|source| FreezeError::Io { path, source })?;
+    Ok(lock)
+}
+
+/// Checks the lock against the disk; returns the grader digest when they match.
+pub fn verify(root: &Path) -> Result<String, FreezeError> {
+    let locked = read_lock(root)?;
+    let now = current(root)?;
+    let changes = locked.changes_to(&now);
+    if changes.is_empty() {
+        Ok(now.digest())
+    } else {
+        Err(FreezeError::Mismatch { changes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir_all(dir.path().join("graders/store")).expect("mkdir");
+        std::fs::write(dir.path().join("graders/store/a.json"), "{}").expect("write");
+        std::fs::write(dir.path().join("graders/b.json"), "[]").expect("write");
+        dir
+    }
+
+    #[test]
+    fn freeze_then_verify_then_detect_each_kind_of_change() {
+        let dir = tree();
+        let root = dir.path();
+        assert!(matches!(verify(root), Err(FreezeError::Missing { .. })));
+        let lock = write_lock(root).expect("freeze");
+        assert_eq!(verify(root).expect("verify"), lock.digest());
+        assert_eq!(grader_digest(root).expect("digest"), lock.digest());
+
+        std::fs::write(root.join("graders/store/a.json"), "{ }").expect("edit");
+        std::fs::write(root.join("graders/c.json"), "1").expect("add");
+        std::fs::remove_file(root.join("graders/b.json")).expect("rm");
+        let Err(FreezeError::Mismatch { changes }) = verify(root) else {
+            panic!("expected a mismatch")
+        };
+        assert_eq!(
+            changes,
+            vec![
+                Change::Added("c.json".into()),
+                Change::Modified("store/a.json".into()),
+                Change::Removed("b.json".into())
+            ]
+        );
+        let msg = FreezeError::Mismatch { changes }.to_string();
+        assert!(msg.contains("graders/store/a.json changed"), "{msg}");
+    }
+
+    #[test]
+    fn a_different_source_digest_is_reported() {
+        let dir = tree();
+        let mut lock = write_lock(dir.path()).expect("freeze");
+        lock.source = "0".repeat(64);
+        std::fs::write(lock_path(dir.path()), lock.render()).expect("write");
+        let Err(FreezeError::Mismatch { changes }) = verify(dir.path()) else {
+            panic!("expected a mismatch")
+        };
+        assert_eq!(changes, vec![Change::GradingSource]);
+    }
+
+    #[test]
+    fn a_hand_edited_lock_is_malformed() {
+        let dir = tree();
+        let lock = write_lock(dir.path()).expect("freeze");
+        let text = lock.render().replace("file ", "file 00");
+        std::fs::write(lock_path(dir.path()), text).expect("write");
+        assert!(matches!(
+            verify(dir.path()),
+            Err(FreezeError::Malformed { .. })
+        ));
+    }
+}

@@ -1,0 +1,225 @@
+//! The dispatch table of the eight store tools and the argument rules every call goes through
+//! (experiment.md section 2): unknown tool, arguments not an object, a required argument missing or
+//! empty, numbers turned into strings, any other non-string rejected, extra keys ignored. Each tool
+//! lives in its own file and receives only checked string arguments.
+
+mod cancel_order;
+mod create_ticket;
+mod find_customer;
+mod get_order;
+mod list_orders;
+mod request_return;
+mod search_products;
+mod update_address;
+
+#[cfg(test)]
+mod cases;
+#[cfg(test)]
+mod defects;
+
+use crate::store::state::StoreState;
+use crate::suite::ToolOutcome;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Checked arguments of one call: every declared parameter, trimmed and non-empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Args(BTreeMap<String, String>);
+
+impl Args {
+    /// The value of a parameter ("" when it was not declared).
+    pub fn get(&self, name: &str) -> &str {
+        self.0.get(name).map(String::as_str).unwrap_or("")
+    }
+}
+
+/// What a tool body returns: the JSON result, or the error text for the model.
+pub type ToolResult = Result<Value, String>;
+
+/// A tool body.
+pub type ToolFn = fn(&mut StoreState, &Args) -> ToolResult;
+
+/// One entry of the dispatch table.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    /// Tool name as offered to the model.
+    pub name: &'static str,
+    /// Required string parameters, in order.
+    pub params: &'static [&'static str],
+    /// The body.
+    pub run: ToolFn,
+}
+
+/// The store's tools, in the order they are offered.
+pub const TOOLS: [ToolSpec; 8] = [
+    find_customer::SPEC,
+    list_orders::SPEC,
+    get_order::SPEC,
+    search_products::SPEC,
+    cancel_order::SPEC,
+    update_address::SPEC,
+    request_return::SPEC,
+    create_ticket::SPEC,
+];
+
+/// Names of the store's tools, in order.
+pub fn tool_names() -> Vec<&'static str> {
+    TOOLS.iter().map(|t| t.name).collect()
+}
+
+/// The parameters of a store tool (`None` for an unknown name).
+pub fn params_of(tool: &str) -> Option<&'static [&'static str]> {
+    TOOLS.iter().find(|t| t.name == tool).map(|t| t.params)
+}
+
+/// Runs one call through the argument rules and the tool. Never panics.
+pub fn dispatch(
+    table: &[ToolSpec],
+    state: &mut StoreState,
+    tool: &str,
+    args: &Value,
+) -> ToolOutcome {
+    let Some(spec) = table.iter().find(|t| t.name == tool) else {
+        let names: Vec<&str> = table.iter().map(|t| t.name).collect();
+        return ToolOutcome::Rejected(format!(
+            "unknown tool '{tool}'; the tools are {}",
+            names.join(", ")
+        ));
+    };
+    let checked = match check_args(spec.params, args) {
+        Ok(a) => a,
+        Err(e) => return ToolOutcome::Rejected(e),
+    };
+    match (spec.run)(state, &checked) {
+        Ok(v) => ToolOutcome::Ok(v.to_string()),
+        Err(e) => ToolOutcome::Rejected(e),
+    }
+}
+
+/// Applies the argument rules for `params` to `args`.
+pub fn check_args(params: &[&str], args: &Value) -> Result<Args, String> {
+    let Value::Object(map) = args else {
+        return Err("arguments must be a JSON object of named parameters".to_string());
+    };
+    let mut out = BTreeMap::new();
+    for &name in params {
+        let text = match map.get(name) {
+            None | Some(Value::Null) => return Err(format!("missing required argument '{name}'")),
+            Some(Value::String(s)) => s.trim().to_string(),
+            Some(Value::Number(n)) => number_text(n),
+            Some(_) => return Err(format!("argument '{name}' must be a string")),
+        };
+        if text.is_empty() {
+            return Err(format!("argument '{name}' is empty"));
+        }
+        out.insert(name.to_string(), text);
+    }
+    // Extra keys are ignored by the tools, but kept as text so a table that forgets to require a
+    // parameter (the defect tests) behaves like a tool that swallows a missing field.
+    for (k, v) in map {
+        if !out.contains_key(k) {
+            let text = match v {
+                Value::String(s) => s.trim().to_string(),
+                Value::Number(n) => number_text(n),
+                _ => continue,
+            };
+            out.insert(k.clone(), text);
+        }
+    }
+    Ok(Args(out))
+}
+
+/// A number as the string a model meant: `5105` and `5105.0` both give "5105".
+fn number_text(n: &serde_json::Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    match n.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+        _ => n.to_string(),
+    }
+}
+
+/// Shared error text for an order id that does not exist.
+fn no_order(id: &str) -> String {
+    format!("no order with id '{id}'")
+}
+
+/// Shared error text for a customer id that does not exist.
+fn no_customer(id: &str) -> String {
+    format!("no customer with id '{id}'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn state() -> StoreState {
+        StoreState::new(&crate::store::tests_support::data())
+    }
+
+    fn run(tool: &str, args: Value) -> ToolOutcome {
+        dispatch(&TOOLS, &mut state(), tool, &args)
+    }
+
+    #[test]
+    fn there_are_eight_tools_and_thirteen_parameters() {
+        assert_eq!(TOOLS.len(), 8);
+        assert_eq!(TOOLS.iter().map(|t| t.params.len()).sum::<usize>(), 13);
+    }
+
+    #[test]
+    fn unknown_tool_is_rejected() {
+        let ToolOutcome::Rejected(e) = run("cancel", json!({})) else {
+            panic!("accepted")
+        };
+        assert!(e.contains("unknown tool 'cancel'"), "{e}");
+    }
+
+    #[test]
+    fn argument_rules() {
+        let rejected = |tool: &str, args: Value| match run(tool, args) {
+            ToolOutcome::Rejected(e) => e,
+            ToolOutcome::Ok(v) => panic!("accepted: {v}"),
+        };
+        assert!(rejected("get_order", json!(["5101"])).contains("JSON object"));
+        assert!(rejected("get_order", json!("5101")).contains("JSON object"));
+        assert_eq!(
+            rejected("get_order", json!({})),
+            "missing required argument 'order_id'"
+        );
+        assert_eq!(
+            rejected("get_order", json!({"order_id": null})),
+            "missing required argument 'order_id'"
+        );
+        assert_eq!(
+            rejected("get_order", json!({"order_id": "  "})),
+            "argument 'order_id' is empty"
+        );
+        for bad in [json!({"type": "string"}), json!(["5101"]), json!(true)] {
+            assert_eq!(
+                rejected("get_order", json!({"order_id": bad})),
+                "argument 'order_id' must be a string"
+            );
+        }
+        assert_eq!(
+            rejected("cancel_order", json!({"order_id": "5111"})),
+            "missing required argument 'reason'"
+        );
+    }
+
+    #[test]
+    fn numbers_become_strings_and_extra_keys_are_ignored() {
+        for args in [
+            json!({"order_id": 5101}),
+            json!({"order_id": 5101.0}),
+            json!({"order_id": "5101", "x": [1]}),
+        ] {
+            assert!(matches!(run("get_order", args), ToolOutcome::Ok(_)));
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Reading suite files: JSON with errors that carry the file, line and column, and SHA-256
+//! digests of the bytes that were read.
+
+use crate::suite::SuiteError;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A file's text and its digest.
+#[derive(Debug, Clone)]
+pub struct FileText {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its contents.
+    pub text: String,
+    /// SHA-256 of its bytes.
+    pub digest: String,
+}
+
+/// Reads a UTF-8 file.
+pub fn read_text(path: &Path) -> Result<FileText, SuiteError> {
+    let bytes = std::fs::read(path).map_err(|source| SuiteError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let digest = sha256_hex(&bytes);
+    let text = String::from_utf8(bytes).map_err(|e| SuiteError::Invalid {
+        path: path.to_path_buf(),
+        key: "(file)".into(),
+        message: format!("not UTF-8: {e}"),
+    })?;
+    Ok(FileText {
+        path: path.to_path_buf(),
+        text,
+        digest,
+    })
+}
+
+/// Reads and deserializes a JSON file; a syntax or type error names the line and column.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<(T, FileText), SuiteError> {
+    let file = read_text(path)?;
+    let value = serde_json::from_str(&file.text).map_err(|e| parse_error(path, &e))?;
+    Ok((value, file))
+}
+
+/// Turns a serde_json error into [`SuiteError::Parse`].
+pub fn parse_error(path: &Path, e: &serde_json::Error) -> SuiteError {
+    let full = e.to_string();
+    let message = match full.rsplit_once(" at line ") {
+        Some((m, _)) => m.to_string(),
+        None => full,
+    };
+    SuiteError::Parse {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message,
+    }
+}
+
+/// Shorthand for an [`SuiteError::Invalid`].
+pub fn invalid(path: &Path, key: impl Into<String>, message: impl Into<String>) -> SuiteError {
+    SuiteError::Invalid {
+        path: path.to_path_buf(),
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syntax_errors_name_line_and_column() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = dir.path().join("x.json");
+        std::fs::write(&p, "{\n  \"a\": 1,\n  \"b\": ]\n}").expect("write");
+        let err = read_json::<serde_json::Value>(&p).expect_err("bad json");
+        let text = err.to_string();
+        assert!(text.contains("x.json:3:8"), "{text}");
+    }
+
+    #[test]
+    fn digest_is_sha256() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

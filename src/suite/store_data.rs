@@ -1,0 +1,309 @@
+//! Typed contents of `tasks/store/`: the store's seed state (`store.json`) and the tool
+//! documentation files (`tools/<variant>.json`). Dates and prices deserialize into checked types, so
+//! a bad value is reported by serde_json with its line and column.
+
+use crate::suite::date::Date;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// An amount of money in cents, written `"64.00"` in the data files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Money(pub u64);
+
+impl Money {
+    /// Parses `"64"`, `"64.5"` or `"64.50"` (an optional leading `$` is allowed).
+    pub fn parse(text: &str) -> Option<Money> {
+        let t = text.trim().trim_start_matches('$');
+        let (whole, frac) = match t.split_once('.') {
+            Some((w, f)) => (w, f),
+            None => (t, ""),
+        };
+        if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) || whole.len() > 12 {
+            return None;
+        }
+        if frac.len() > 2 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let w: u64 = whole.parse().ok()?;
+        let f: u64 = match frac.len() {
+            0 => 0,
+            1 => frac.parse::<u64>().ok()? * 10,
+            _ => frac.parse().ok()?,
+        };
+        Some(Money(w * 100 + f))
+    }
+}
+
+impl fmt::Display for Money {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:02}", self.0 / 100, self.0 % 100)
+    }
+}
+
+impl<'de> Deserialize<'de> for Money {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Money::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!("invalid amount '{s}', expected e.g. \"64.00\""))
+        })
+    }
+}
+
+impl Serialize for Money {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Date {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Date::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!("invalid date '{s}', expected YYYY-MM-DD"))
+        })
+    }
+}
+
+impl Serialize for Date {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+/// Lifecycle of an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderStatus {
+    /// Paid, not yet handed to the carrier: may be cancelled or re-addressed.
+    Processing,
+    /// With the carrier.
+    Shipped,
+    /// Delivered; returns possible within the window.
+    Delivered,
+    /// Cancelled.
+    Cancelled,
+}
+
+impl OrderStatus {
+    /// The status as written in the data and tool results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderStatus::Processing => "processing",
+            OrderStatus::Shipped => "shipped",
+            OrderStatus::Delivered => "delivered",
+            OrderStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the written form.
+    pub fn parse(text: &str) -> Option<OrderStatus> {
+        [
+            OrderStatus::Processing,
+            OrderStatus::Shipped,
+            OrderStatus::Delivered,
+            OrderStatus::Cancelled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// A customer of the store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Customer {
+    /// Customer id.
+    pub id: String,
+    /// Full name.
+    pub name: String,
+    /// Email address.
+    pub email: String,
+}
+
+/// A product of the catalogue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Product {
+    /// Stock-keeping unit.
+    pub sku: String,
+    /// Display name.
+    pub name: String,
+    /// Unit price.
+    pub price: Money,
+    /// Units in stock (0: out of stock).
+    pub stock: u32,
+}
+
+/// One line of an order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrderItem {
+    /// Product sku.
+    pub sku: String,
+    /// Quantity.
+    pub qty: u32,
+    /// Price per unit when ordered.
+    pub unit_price: Money,
+}
+
+/// An order in its seed state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Order {
+    /// Order id.
+    pub id: String,
+    /// Owner.
+    pub customer_id: String,
+    /// Lines.
+    pub items: Vec<OrderItem>,
+    /// Status.
+    pub status: OrderStatus,
+    /// Day the order was placed.
+    pub created: Date,
+    /// Day it was delivered (delivered orders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_on: Option<Date>,
+    /// Estimated delivery (processing and shipped orders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_delivery: Option<Date>,
+    /// Delivery address.
+    pub address: String,
+}
+
+impl Order {
+    /// Sum of qty x unit price over the lines.
+    pub fn total(&self) -> Money {
+        Money(
+            self.items
+                .iter()
+                .map(|i| u64::from(i.qty).saturating_mul(i.unit_price.0))
+                .fold(0u64, u64::saturating_add),
+        )
+    }
+}
+
+/// The whole seed state of the store (`tasks/store/store.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreData {
+    /// The fixed "today" every date rule is computed against.
+    pub today: Date,
+    /// Days after delivery during which a return may be opened (inclusive).
+    pub return_window_days: u32,
+    /// Customers.
+    pub customers: Vec<Customer>,
+    /// Products.
+    pub products: Vec<Product>,
+    /// Orders.
+    pub orders: Vec<Order>,
+}
+
+/// Documentation of one tool parameter in a variant file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamDoc {
+    /// Parameter name (must match the tool's code).
+    pub name: String,
+    /// What the model is told about it (absent: no description).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// An example value quoted in the description; never a value of the store data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+}
+
+/// Documentation of one tool in a variant file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDoc {
+    /// Tool name (must be one of the store's tools).
+    pub name: String,
+    /// What the model is told the tool does.
+    pub description: String,
+    /// Parameters in order; every one is a required string.
+    pub parameters: Vec<ParamDoc>,
+}
+
+/// A tool documentation variant file (`tasks/store/tools/<variant>.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDocs {
+    /// The tools, in the order they are offered.
+    pub tools: Vec<ToolDoc>,
+}
+
+impl ToolDocs {
+    /// The tools in Ollama's `tools` shape.
+    pub fn to_ollama(&self) -> Vec<serde_json::Value> {
+        self.tools
+            .iter()
+            .map(|t| {
+                let mut props = serde_json::Map::new();
+                for p in &t.parameters {
+                    let mut prop = serde_json::Map::new();
+                    prop.insert("type".into(), "string".into());
+                    if let Some(d) = &p.description {
+                        prop.insert("description".into(), d.clone().into());
+                    }
+                    props.insert(p.name.clone(), prop.into());
+                }
+                let required: Vec<serde_json::Value> =
+                    t.parameters.iter().map(|p| p.name.clone().into()).collect();
+                serde_json::json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": {"type": "object", "properties": props, "required": required},
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_parses_common_forms() {
+        assert_eq!(Money::parse("64.00"), Some(Money(6400)));
+        assert_eq!(Money::parse("$60.5"), Some(Money(6050)));
+        assert_eq!(Money::parse("7"), Some(Money(700)));
+        assert_eq!(Money(6050).to_string(), "60.50");
+        for bad in ["", "1.234", "abc", "-3", "1.x"] {
+            assert_eq!(Money::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn order_total_multiplies_quantities() {
+        let o = Order {
+            id: "1".into(),
+            customer_id: "c".into(),
+            items: vec![
+                OrderItem {
+                    sku: "a".into(),
+                    qty: 2,
+                    unit_price: Money(1900),
+                },
+                OrderItem {
+                    sku: "b".into(),
+                    qty: 1,
+                    unit_price: Money(3400),
+                },
+            ],
+            status: OrderStatus::Delivered,
+            created: Date {
+                year: 2026,
+                month: 1,
+                day: 1,
+            },
+            delivered_on: None,
+            estimated_delivery: None,
+            address: String::new(),
+        };
+        assert_eq!(o.total(), Money(7200));
+    }
+}

@@ -1,0 +1,602 @@
+//! The store suite as data: `tasks/store/` (seed state, policy, tool documentation variants,
+//! conversations) and `graders/store/` (expectations, baseline), read and cross-checked. Every
+//! inconsistency is reported with the file and the key at fault. The environment and the grader
+//! that give this data behaviour live in `store` and `grade`.
+
+use crate::suite::expect::{Baseline, Fact, StoreExpectations, TicketRule};
+use crate::suite::load::{FileText, invalid, read_json, read_text};
+use crate::suite::store_data::{StoreData, ToolDocs};
+use crate::suite::{SuiteDigests, SuiteError, Task, ToolVariant, Trajectory};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The store's tools and their parameters, as the environment implements them. The loader checks
+/// every documentation variant against this list, so a renamed parameter cannot slip through.
+pub const STORE_TOOLS: [(&str, &[&str]); 8] = [
+    ("find_customer", &["query"]),
+    ("list_orders", &["customer_id"]),
+    ("get_order", &["order_id"]),
+    ("search_products", &["query"]),
+    ("cancel_order", &["order_id", "reason"]),
+    ("update_address", &["order_id", "address"]),
+    ("request_return", &["order_id", "sku", "reason"]),
+    ("create_ticket", &["customer_id", "summary"]),
+];
+
+/// The categories of store conversations and the id prefix of each.
+pub const STORE_CATEGORIES: [(&str, &str); 4] = [
+    ("lookup", "L"),
+    ("multi-hop", "M"),
+    ("write", "W"),
+    ("multi-turn", "T"),
+];
+
+/// Paths of the store suite's files, relative to the project root.
+pub mod paths {
+    /// Seed state.
+    pub const STORE: &str = "tasks/store/store.json";
+    /// Policy (system prompt).
+    pub const POLICY: &str = "tasks/store/policy.md";
+    /// Conversations with scripted customer messages, gold trajectories and near-misses.
+    pub const CONVERSATIONS: &str = "tasks/store/conversations.json";
+    /// Tool documentation, one file per variant.
+    pub const TOOLS_DIR: &str = "tasks/store/tools";
+    /// Expectations per conversation.
+    pub const EXPECTATIONS: &str = "graders/store/expectations.json";
+    /// Orders' seed state as the graders remember it.
+    pub const BASELINE: &str = "graders/store/baseline.json";
+}
+
+/// Everything the store suite is made of, loaded and checked.
+#[derive(Debug, Clone)]
+pub struct StoreSuite {
+    /// Seed state.
+    pub data: StoreData,
+    /// The policy prompt.
+    pub policy: String,
+    /// Tool documentation, bare variant.
+    pub docs_bare: ToolDocs,
+    /// Tool documentation, documented variant.
+    pub docs_documented: ToolDocs,
+    /// Ollama tool JSON, bare variant.
+    pub tools_bare: Vec<Value>,
+    /// Ollama tool JSON, documented variant.
+    pub tools_documented: Vec<Value>,
+    /// Conversations in file order.
+    pub tasks: Vec<Task>,
+    /// Expectations by task id.
+    pub expectations: StoreExpectations,
+    /// Orders' seed state for the graders.
+    pub baseline: Baseline,
+    /// Digest of the task files (store.json + conversations.json).
+    pub tasks_digest: String,
+    /// Digest of policy.md.
+    pub policy_digest: String,
+    /// Digest of tools/bare.json.
+    pub tools_bare_digest: String,
+    /// Digest of tools/documented.json.
+    pub tools_documented_digest: String,
+}
+
+impl StoreSuite {
+    /// Tool documentation of a variant.
+    pub fn docs(&self, variant: ToolVariant) -> &ToolDocs {
+        match variant {
+            ToolVariant::Bare => &self.docs_bare,
+            ToolVariant::Documented => &self.docs_documented,
+        }
+    }
+
+    /// The digests of the non-grader parts for a variant.
+    pub fn suite_digests(&self, variant: ToolVariant) -> SuiteDigests {
+        SuiteDigests {
+            tasks: self.tasks_digest.clone(),
+            tools: match variant {
+                ToolVariant::Bare => self.tools_bare_digest.clone(),
+                ToolVariant::Documented => self.tools_documented_digest.clone(),
+            },
+            policy: self.policy_digest.clone(),
+        }
+    }
+
+    /// Total number of tool parameters (13 for the store).
+    pub fn parameter_count(&self) -> usize {
+        STORE_TOOLS.iter().map(|(_, p)| p.len()).sum()
+    }
+}
+
+/// Loads and cross-checks the store suite from the project root.
+pub fn load_store(root: &Path) -> Result<StoreSuite, SuiteError> {
+    let store_path = root.join(paths::STORE);
+    let (data, store_file): (StoreData, FileText) = read_json(&store_path)?;
+    check_store(&store_path, &data)?;
+    let policy = read_text(&root.join(paths::POLICY))?;
+    let tools_dir = root.join(paths::TOOLS_DIR);
+    let (docs_bare, bare_file) = load_docs(&tools_dir.join("bare.json"), &data, ToolVariant::Bare)?;
+    let (docs_documented, doc_file) = load_docs(
+        &tools_dir.join("documented.json"),
+        &data,
+        ToolVariant::Documented,
+    )?;
+    let conv_path = root.join(paths::CONVERSATIONS);
+    let (tasks, conv_file): (Vec<Task>, FileText) = read_json(&conv_path)?;
+    check_tasks(&conv_path, &tasks)?;
+    let base_path = root.join(paths::BASELINE);
+    let (baseline, _): (Baseline, FileText) = read_json(&base_path)?;
+    check_baseline(&base_path, &baseline, &data)?;
+    let exp_path = root.join(paths::EXPECTATIONS);
+    let (expectations, _): (StoreExpectations, FileText) = read_json(&exp_path)?;
+    check_expectations(&exp_path, &expectations, &tasks, &data)?;
+    let tasks_digest = crate::suite::load::sha256_hex(
+        format!("{}\n{}\n", store_file.digest, conv_file.digest).as_bytes(),
+    );
+    Ok(StoreSuite {
+        tools_bare: docs_bare.to_ollama(),
+        tools_documented: docs_documented.to_ollama(),
+        data,
+        policy: policy.text,
+        docs_bare,
+        docs_documented,
+        tasks,
+        expectations,
+        baseline,
+        tasks_digest,
+        policy_digest: policy.digest,
+        tools_bare_digest: bare_file.digest,
+        tools_documented_digest: doc_file.digest,
+    })
+}
+
+fn unique<'a>(
+    path: &Path,
+    key: &str,
+    ids: impl Iterator<Item = &'a str>,
+) -> Result<BTreeSet<&'a str>, SuiteError> {
+    let mut seen = BTreeSet::new();
+    for id in ids {
+        if !seen.insert(id) {
+            return Err(invalid(path, key, format!("duplicate id '{id}'")));
+        }
+    }
+    Ok(seen)
+}
+
+fn check_store(path: &Path, d: &StoreData) -> Result<(), SuiteError> {
+    use crate::suite::store_data::OrderStatus as S;
+    let customers = unique(path, "customers", d.customers.iter().map(|c| c.id.as_str()))?;
+    let skus = unique(path, "products", d.products.iter().map(|p| p.sku.as_str()))?;
+    unique(path, "orders", d.orders.iter().map(|o| o.id.as_str()))?;
+    for (i, c) in d.customers.iter().enumerate() {
+        if c.id.trim().is_empty() || c.name.trim().is_empty() || c.email.trim().is_empty() {
+            return Err(invalid(
+                path,
+                format!("customers[{i}]"),
+                "id, name and email must not be empty",
+            ));
+        }
+    }
+    for (i, o) in d.orders.iter().enumerate() {
+        let key = |k: &str| format!("orders[{i}].{k}");
+        if !customers.contains(o.customer_id.as_str()) {
+            return Err(invalid(
+                path,
+                key("customer_id"),
+                format!("unknown customer '{}'", o.customer_id),
+            ));
+        }
+        if o.items.is_empty() {
+            return Err(invalid(
+                path,
+                key("items"),
+                "an order needs at least one item",
+            ));
+        }
+        for (j, it) in o.items.iter().enumerate() {
+            if !skus.contains(it.sku.as_str()) {
+                return Err(invalid(
+                    path,
+                    key(&format!("items[{j}].sku")),
+                    format!("unknown sku '{}'", it.sku),
+                ));
+            }
+            if it.qty == 0 {
+                return Err(invalid(
+                    path,
+                    key(&format!("items[{j}].qty")),
+                    "quantity must be at least 1",
+                ));
+            }
+        }
+        if o.address.trim().is_empty() {
+            return Err(invalid(path, key("address"), "must not be empty"));
+        }
+        match o.status {
+            S::Delivered if o.delivered_on.is_none() => {
+                return Err(invalid(
+                    path,
+                    key("delivered_on"),
+                    "a delivered order needs its delivery date",
+                ));
+            }
+            S::Processing | S::Shipped if o.estimated_delivery.is_none() => {
+                return Err(invalid(
+                    path,
+                    key("estimated_delivery"),
+                    "an open order needs an estimated delivery",
+                ));
+            }
+            _ => {}
+        }
+        if o.created > d.today {
+            return Err(invalid(path, key("created"), "created after today"));
+        }
+    }
+    Ok(())
+}
+
+/// Every string value of the store data, lower-cased (to keep documented examples out of it).
+fn store_strings(d: &StoreData) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &d.customers {
+        out.extend([c.id.clone(), c.name.clone(), c.email.clone()]);
+    }
+    for p in &d.products {
+        out.extend([p.sku.clone(), p.name.clone()]);
+    }
+    for o in &d.orders {
+        out.extend([o.id.clone(), o.address.clone()]);
+    }
+    out.into_iter().map(|s| s.to_lowercase()).collect()
+}
+
+fn load_docs(
+    path: &Path,
+    data: &StoreData,
+    variant: ToolVariant,
+) -> Result<(ToolDocs, FileText), SuiteError> {
+    let (docs, file): (ToolDocs, FileText) = read_json(path)?;
+    let names: Vec<&str> = docs.tools.iter().map(|t| t.name.as_str()).collect();
+    let expected: Vec<&str> = STORE_TOOLS.iter().map(|(n, _)| *n).collect();
+    for (i, t) in docs.tools.iter().enumerate() {
+        let Some((_, params)) = STORE_TOOLS.iter().find(|(n, _)| *n == t.name) else {
+            return Err(invalid(
+                path,
+                format!("tools[{i}].name"),
+                format!("unknown tool '{}'", t.name),
+            ));
+        };
+        let got: Vec<&str> = t.parameters.iter().map(|p| p.name.as_str()).collect();
+        if got != *params {
+            return Err(invalid(
+                path,
+                format!("tools[{i}].parameters"),
+                format!(
+                    "{} takes ({}), the file documents ({})",
+                    t.name,
+                    params.join(", "),
+                    got.join(", ")
+                ),
+            ));
+        }
+        if t.description.trim().is_empty() {
+            return Err(invalid(
+                path,
+                format!("tools[{i}].description"),
+                "must not be empty",
+            ));
+        }
+    }
+    let mut sorted_names = names.clone();
+    sorted_names.sort_unstable();
+    let mut sorted_expected = expected.clone();
+    sorted_expected.sort_unstable();
+    if sorted_names != sorted_expected {
+        return Err(invalid(
+            path,
+            "tools",
+            format!("must document exactly: {}", expected.join(", ")),
+        ));
+    }
+    let all = store_strings(data);
+    for (i, t) in docs.tools.iter().enumerate() {
+        for (j, p) in t.parameters.iter().enumerate() {
+            let key = format!("tools[{i}].parameters[{j}]");
+            match variant {
+                ToolVariant::Documented => {
+                    let (Some(desc), Some(ex)) = (&p.description, &p.example) else {
+                        return Err(invalid(
+                            path,
+                            key,
+                            "the documented variant needs a description and an example",
+                        ));
+                    };
+                    if !desc.contains(ex.as_str()) {
+                        return Err(invalid(
+                            path,
+                            format!("{key}.example"),
+                            "the example must be quoted in the description",
+                        ));
+                    }
+                    let lower = ex.to_lowercase();
+                    if let Some(hit) = all.iter().find(|s| {
+                        s.contains(&lower) || (s.len() >= 4 && lower.contains(s.as_str()))
+                    }) {
+                        return Err(invalid(
+                            path,
+                            format!("{key}.example"),
+                            format!("'{ex}' overlaps store data '{hit}'"),
+                        ));
+                    }
+                }
+                ToolVariant::Bare => {
+                    if p.example.is_some() {
+                        return Err(invalid(
+                            path,
+                            format!("{key}.example"),
+                            "the bare variant has no examples",
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if variant == ToolVariant::Bare {
+        let described = docs
+            .tools
+            .iter()
+            .flat_map(|t| &t.parameters)
+            .filter(|p| p.description.is_some())
+            .count();
+        if described != 1 {
+            return Err(invalid(
+                path,
+                "tools",
+                format!("the bare variant describes exactly one parameter, not {described}"),
+            ));
+        }
+    }
+    Ok((docs, file))
+}
+
+fn check_trajectory(
+    path: &Path,
+    key: &str,
+    t: &Trajectory,
+    turns: usize,
+    strict: bool,
+) -> Result<(), SuiteError> {
+    if t.turns.len() != turns {
+        return Err(invalid(
+            path,
+            format!("{key}.turns"),
+            format!("{} turns for {turns} customer messages", t.turns.len()),
+        ));
+    }
+    for (i, turn) in t.turns.iter().enumerate() {
+        for (j, call) in turn.calls.iter().enumerate() {
+            let ck = format!("{key}.turns[{i}].calls[{j}]");
+            let Some((_, params)) = STORE_TOOLS.iter().find(|(n, _)| *n == call.tool) else {
+                if strict {
+                    return Err(invalid(
+                        path,
+                        format!("{ck}.tool"),
+                        format!("unknown tool '{}'", call.tool),
+                    ));
+                }
+                continue;
+            };
+            if strict {
+                for p in *params {
+                    match call.args.get(*p) {
+                        Some(Value::String(s)) if !s.trim().is_empty() => {}
+                        _ => {
+                            return Err(invalid(
+                                path,
+                                format!("{ck}.args.{p}"),
+                                "a gold call needs every argument as a non-empty string",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        if turn.reply.trim().is_empty() && strict {
+            return Err(invalid(
+                path,
+                format!("{key}.turns[{i}].reply"),
+                "the gold reply must not be empty",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_tasks(path: &Path, tasks: &[Task]) -> Result<(), SuiteError> {
+    unique(path, "(task ids)", tasks.iter().map(|t| t.id.as_str()))?;
+    let labels = crate::suite::router::ROUTER_LABELS;
+    for t in tasks {
+        let id = &t.id;
+        let Some((_, prefix)) = STORE_CATEGORIES.iter().find(|(c, _)| *c == t.category) else {
+            return Err(invalid(
+                path,
+                format!("{id}.category"),
+                format!("unknown category '{}'", t.category),
+            ));
+        };
+        if !id.starts_with(prefix) {
+            return Err(invalid(
+                path,
+                format!("{id}.id"),
+                format!("a {} task id starts with '{prefix}'", t.category),
+            ));
+        }
+        if t.customer.is_empty() || t.customer.iter().any(|m| m.trim().is_empty()) {
+            return Err(invalid(
+                path,
+                format!("{id}.customer"),
+                "needs at least one non-empty message",
+            ));
+        }
+        if t.intents.len() != t.customer.len() {
+            return Err(invalid(
+                path,
+                format!("{id}.intents"),
+                "one router label per customer message",
+            ));
+        }
+        for (i, l) in t.intents.iter().enumerate() {
+            if !labels.contains(&l.as_str()) {
+                return Err(invalid(
+                    path,
+                    format!("{id}.intents[{i}]"),
+                    format!("unknown label '{l}'"),
+                ));
+            }
+        }
+        check_trajectory(path, &format!("{id}.gold"), &t.gold, t.customer.len(), true)?;
+        if t.near_misses.is_empty() {
+            return Err(invalid(
+                path,
+                format!("{id}.near_misses"),
+                "needs at least one near-miss",
+            ));
+        }
+        for (i, nm) in t.near_misses.iter().enumerate() {
+            check_trajectory(
+                path,
+                &format!("{id}.near_misses[{i}].trajectory"),
+                &nm.trajectory,
+                t.customer.len(),
+                false,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn check_baseline(path: &Path, b: &Baseline, d: &StoreData) -> Result<(), SuiteError> {
+    for o in &d.orders {
+        let Some(got) = b.orders.get(&o.id) else {
+            return Err(invalid(
+                path,
+                format!("orders.{}", o.id),
+                "missing (the order is in tasks/store/store.json)",
+            ));
+        };
+        if got.customer_id != o.customer_id || got.status != o.status || got.address != o.address {
+            return Err(invalid(
+                path,
+                format!("orders.{}", o.id),
+                "differs from tasks/store/store.json",
+            ));
+        }
+    }
+    if let Some(extra) = b
+        .orders
+        .keys()
+        .find(|id| !d.orders.iter().any(|o| &o.id == *id))
+    {
+        return Err(invalid(
+            path,
+            format!("orders.{extra}"),
+            "no such order in tasks/store/store.json",
+        ));
+    }
+    Ok(())
+}
+
+fn check_expectations(
+    path: &Path,
+    e: &StoreExpectations,
+    tasks: &[Task],
+    d: &StoreData,
+) -> Result<(), SuiteError> {
+    let customers: BTreeSet<&str> = d.customers.iter().map(|c| c.id.as_str()).collect();
+    for t in tasks {
+        if !e.conversations.contains_key(&t.id) {
+            return Err(invalid(
+                path,
+                format!("conversations.{}", t.id),
+                "missing (the task is in conversations.json)",
+            ));
+        }
+    }
+    for (id, x) in &e.conversations {
+        let key = |k: &str| format!("conversations.{id}.{k}");
+        if !tasks.iter().any(|t| &t.id == id) {
+            return Err(invalid(
+                path,
+                format!("conversations.{id}"),
+                "no such task in conversations.json",
+            ));
+        }
+        for oid in x.orders.keys() {
+            if !d.orders.iter().any(|o| &o.id == oid) {
+                return Err(invalid(
+                    path,
+                    key(&format!("orders.{oid}")),
+                    "unknown order",
+                ));
+            }
+        }
+        for (i, r) in x.returns.iter().enumerate() {
+            let Some(o) = d.orders.iter().find(|o| o.id == r.order_id) else {
+                return Err(invalid(
+                    path,
+                    key(&format!("returns[{i}].order_id")),
+                    format!("unknown order '{}'", r.order_id),
+                ));
+            };
+            if !o.items.iter().any(|it| it.sku == r.sku) {
+                return Err(invalid(
+                    path,
+                    key(&format!("returns[{i}].sku")),
+                    format!("'{}' is not in order {}", r.sku, o.id),
+                ));
+            }
+        }
+        if let TicketRule::Required { customers: req, .. } = &x.tickets {
+            if req.is_empty() {
+                return Err(invalid(
+                    path,
+                    key("tickets.required.customers"),
+                    "list at least one customer",
+                ));
+            }
+            for c in req {
+                if !customers.contains(c.as_str()) {
+                    return Err(invalid(
+                        path,
+                        key("tickets.required.customers"),
+                        format!("unknown customer '{c}'"),
+                    ));
+                }
+            }
+        }
+        for (i, f) in x.facts.iter().enumerate() {
+            if let Fact::Any(alts) = f
+                && (alts.is_empty() || alts.iter().any(|a| a.trim().is_empty()))
+            {
+                return Err(invalid(
+                    path,
+                    key(&format!("facts[{i}].any")),
+                    "needs non-empty alternatives",
+                ));
+            }
+        }
+        if x.forbidden.iter().any(|f| f.trim().is_empty()) {
+            return Err(invalid(path, key("forbidden"), "empty phrase"));
+        }
+    }
+    Ok(())
+}
+
+/// Counts of a suite's tasks by category, in [`STORE_CATEGORIES`] order.
+pub fn counts_by_category(tasks: &[Task]) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for t in tasks {
+        *out.entry(t.category.clone()).or_insert(0) += 1;
+    }
+    out
+}

@@ -1,0 +1,488 @@
+//! The suites through the real binary (`passk suite check`, `freeze`, `verify`) and through the
+//! library (loading, error messages, the store environment under arbitrary arguments, grading).
+
+use crate::util::{copy_data, output, passk, root, tempdir};
+use passk::grade::freeze::{grader_digest, read_lock};
+use passk::suite::replay::{play, replay};
+use passk::suite::store_data::StoreData;
+use passk::suite::{Domain, Evidence, ToolOutcome, ToolVariant, load_router, load_store};
+use passk::trace::FailureMode;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).expect("read");
+    assert!(text.contains(from), "{} lacks {from:?}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).expect("write");
+}
+
+#[test]
+fn suite_check_reports_counts_and_replays() {
+    let (code, out, err) = output(passk().args(["suite", "check"]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("store: 8 tools, 13 parameters, 24 conversations (lookup 6, multi-hop 6, write 6, multi-turn 6)"), "{out}");
+    assert!(
+        out.contains("router: 48 messages (order_status 8, cancel_order 8, change_address 8, return_item 8, product_info 8, other 8)"),
+        "{out}"
+    );
+    assert!(out.contains("gold: 24/24 passing"), "{out}");
+    let suite = load_store(&root()).expect("store");
+    let n: usize = suite.tasks().iter().map(|t| t.near_misses.len()).sum();
+    assert!(
+        out.contains(&format!("near-misses: {n}/{n} failing as expected")),
+        "{out}"
+    );
+    assert!(!out.contains("SURPRISE"), "{out}");
+}
+
+#[test]
+fn suite_check_fails_on_a_surprise() {
+    let dir = tempdir();
+    copy_data(dir.path());
+    // A near-miss whose expected mode is wrong, and a gold reply that loses its fact.
+    edit(
+        &dir.path().join("tasks/store/conversations.json"),
+        "\"expect\": \"missed_escalation\"",
+        "\"expect\": \"wrong_answer\"",
+    );
+    edit(
+        &dir.path().join("tasks/store/conversations.json"),
+        "arrive on 18 October 2026.",
+        "arrive soon.",
+    );
+    let (code, out, _) = output(passk().args(["suite", "check", "--root"]).arg(dir.path()));
+    assert_eq!(code, 6, "{out}");
+    assert!(out.contains("gold: 23/24 passing"), "{out}");
+    assert!(out.contains("SURPRISE L1 gold"), "{out}");
+    assert!(
+        out.contains("expected wrong_answer, got MissedEscalation"),
+        "{out}"
+    );
+}
+
+#[test]
+fn malformed_files_name_the_file_and_line() {
+    let dir = tempdir();
+    copy_data(dir.path());
+    let conv = dir.path().join("tasks/store/conversations.json");
+    edit(
+        &conv,
+        "\"category\": \"lookup\",",
+        "\"category\": \"lookup\",,",
+    );
+    let err = load_store(dir.path()).expect_err("broken json").to_string();
+    assert!(
+        err.contains("conversations.json:4:26: key must be a string"),
+        "{err}"
+    );
+
+    copy_data(dir.path());
+    edit(
+        &conv,
+        "{\"tool\": \"cancel_order\", \"args\": {\"order_id\": \"5111\", \"reason\": \"ordered by mistake\"}}",
+        "{\"tool\": \"cancel\", \"args\": {}}",
+    );
+    let err = load_store(dir.path())
+        .expect_err("unknown tool")
+        .to_string();
+    assert!(
+        err.contains("conversations.json: W1.gold.turns[0].calls[2].tool: unknown tool 'cancel'"),
+        "{err}"
+    );
+
+    copy_data(dir.path());
+    edit(
+        &dir.path().join("graders/store/expectations.json"),
+        "{\"date\": \"2026-10-18\"}",
+        "{\"date\": \"2026-10-32\"}",
+    );
+    let err = load_store(dir.path()).expect_err("bad date").to_string();
+    assert!(
+        err.contains("expectations.json:3:") && err.contains("invalid date '2026-10-32'"),
+        "{err}"
+    );
+
+    copy_data(dir.path());
+    edit(
+        &dir.path().join("graders/store/expectations.json"),
+        "\"5111\": {\"status\": \"cancelled\"}",
+        "\"5999\": {\"status\": \"cancelled\"}",
+    );
+    let err = load_store(dir.path())
+        .expect_err("unknown order")
+        .to_string();
+    assert!(
+        err.contains("conversations.W1.orders.5999: unknown order"),
+        "{err}"
+    );
+
+    copy_data(dir.path());
+    edit(
+        &dir.path().join("tasks/store/tools/documented.json"),
+        "\"example\": \"C900\"",
+        "\"example\": \"C101\"",
+    );
+    let err = load_store(dir.path())
+        .expect_err("example in data")
+        .to_string();
+    assert!(
+        err.contains("documented.json: tools[1].parameters[0].example"),
+        "{err}"
+    );
+
+    let (code, _, stderr) = output(passk().args(["suite", "check", "--root"]).arg(dir.path()));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("documented.json"), "{stderr}");
+}
+
+#[test]
+fn the_committed_lock_matches_and_carries_the_grader_digest() {
+    let (code, out, err) = output(passk().arg("verify"));
+    assert_eq!(
+        code, 0,
+        "graders/graders.lock is stale: run `passk freeze`\n{out}{err}"
+    );
+    let lock = read_lock(&root()).expect("lock");
+    assert_eq!(grader_digest(&root()).expect("digest"), lock.digest());
+    assert!(out.contains(&lock.digest()));
+}
+
+#[test]
+fn editing_any_grader_file_fails_verify_and_names_it() {
+    let suite_files = [
+        "store/expectations.json",
+        "store/baseline.json",
+        "router/labels.json",
+    ];
+    for file in suite_files {
+        let dir = tempdir();
+        copy_data(dir.path());
+        let path = dir.path().join("graders").join(file);
+        let mut text = std::fs::read_to_string(&path).expect("read");
+        text.push(' ');
+        std::fs::write(&path, text).expect("write");
+        let (code, _, err) = output(passk().args(["verify", "--root"]).arg(dir.path()));
+        assert_eq!(code, 3, "{file}: {err}");
+        assert!(err.contains(&format!("graders/{file} changed")), "{err}");
+    }
+}
+
+#[test]
+fn editing_non_graders_keeps_the_lock_valid() {
+    let dir = tempdir();
+    copy_data(dir.path());
+    edit(
+        &dir.path().join("tasks/store/tools/documented.json"),
+        "Find customers by email address or by name.",
+        "Look a customer up.",
+    );
+    edit(
+        &dir.path().join("tasks/store/policy.md"),
+        "Hearth & Grain",
+        "Hearth and Grain",
+    );
+    let (code, _, err) = output(passk().args(["verify", "--root"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let suite = load_store(dir.path()).expect("still loads");
+    let real = load_store(&root()).expect("store");
+    assert_ne!(
+        suite.digests(ToolVariant::Documented).tools,
+        real.digests(ToolVariant::Documented).tools
+    );
+    assert_ne!(
+        suite.digests(ToolVariant::Bare).policy,
+        real.digests(ToolVariant::Bare).policy
+    );
+    assert_eq!(
+        suite.digests(ToolVariant::Bare).tools,
+        real.digests(ToolVariant::Bare).tools
+    );
+}
+
+#[test]
+fn freeze_then_verify_in_a_copy() {
+    let dir = tempdir();
+    copy_data(dir.path());
+    std::fs::remove_file(dir.path().join("graders/graders.lock")).expect("rm");
+    let (code, _, err) = output(passk().args(["verify", "--root"]).arg(dir.path()));
+    assert_eq!(code, 3);
+    assert!(err.contains("missing"), "{err}");
+    let (code, out, _) = output(passk().args(["freeze", "--root"]).arg(dir.path()));
+    assert_eq!(code, 0);
+    assert!(out.contains("3 grader files"), "{out}");
+    let (code, _, _) = output(passk().args(["verify", "--root"]).arg(dir.path()));
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn router_suite_loads_with_gold_labels() {
+    let r = load_router(&root()).expect("router");
+    assert_eq!(r.messages.len(), 48);
+    assert_eq!(r.labels.len(), 6);
+    for l in &r.labels {
+        assert_eq!(
+            r.messages.iter().filter(|m| &m.label == l).count(),
+            8,
+            "{l}"
+        );
+        assert!(r.prompt.contains(l.as_str()), "the prompt names {l}");
+    }
+    assert!(
+        r.messages
+            .iter()
+            .enumerate()
+            .all(|(i, m)| m.index as usize == i)
+    );
+    assert_eq!(r.digest.len(), 64);
+}
+
+#[test]
+fn tools_are_ollama_shaped_and_examples_stay_out_of_the_data() {
+    let suite = load_store(&root()).expect("store");
+    for variant in [ToolVariant::Bare, ToolVariant::Documented] {
+        let tools = suite.tools(variant);
+        assert_eq!(tools.len(), 8);
+        let params: usize = tools
+            .iter()
+            .map(|t| {
+                t["function"]["parameters"]["required"]
+                    .as_array()
+                    .map_or(0, Vec::len)
+            })
+            .sum();
+        assert_eq!(params, 13);
+        for t in tools {
+            assert_eq!(t["type"], "function");
+            assert_eq!(t["function"]["parameters"]["type"], "object");
+        }
+    }
+    let described = |v: ToolVariant| {
+        suite
+            .tools(v)
+            .iter()
+            .flat_map(|t| {
+                t["function"]["parameters"]["properties"]
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter(|(_, p)| p.get("description").is_some())
+            .count()
+    };
+    assert_eq!(described(ToolVariant::Bare), 1);
+    assert_eq!(described(ToolVariant::Documented), 13);
+    let data = std::fs::read_to_string(root().join("tasks/store/store.json"))
+        .expect("store.json")
+        .to_lowercase();
+    let examples = suite.example_values();
+    assert_eq!(examples.len(), 13);
+    for (param, value) in examples {
+        assert!(
+            !data.contains(&value.to_lowercase()),
+            "example {value} of {param} appears in the store data"
+        );
+    }
+}
+
+#[test]
+fn snapshot_is_canonical() {
+    let suite = load_store(&root()).expect("store");
+    let mut env = suite.new_environment();
+    let snap = env.snapshot();
+    assert_eq!(snap["orders"].as_object().map(|o| o.len()), Some(16));
+    assert_eq!(snap["returns"], json!([]));
+    assert_eq!(snap["tickets"], json!([]));
+    assert_eq!(
+        snap["orders"]["5111"],
+        json!({"status": "processing", "address": "Storgatan 8, 113 51 Stockholm"})
+    );
+    env.execute("cancel_order", &json!({"order_id": 5111, "reason": "x"}));
+    env.execute(
+        "create_ticket",
+        &json!({"customer_id": "C101", "summary": "s"}),
+    );
+    let snap = env.snapshot();
+    assert_eq!(snap["orders"]["5111"]["status"], "cancelled");
+    assert_eq!(
+        snap["tickets"],
+        json!([{"customer_id": "C101", "summary": "s"}])
+    );
+    let keys: Vec<&String> = snap["orders"].as_object().expect("orders").keys().collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+}
+
+#[test]
+fn store_data_covers_the_experiment() {
+    let suite = load_store(&root()).expect("store");
+    let d: &StoreData = &suite.data;
+    let firsts: Vec<&str> = d
+        .customers
+        .iter()
+        .filter_map(|c| c.name.split(' ').next())
+        .collect();
+    assert!(
+        firsts
+            .iter()
+            .any(|f| firsts.iter().filter(|g| *g == f).count() >= 2),
+        "a shared first name"
+    );
+    assert!(d.products.iter().filter(|p| p.stock == 0).count() >= 2);
+    for s in ["processing", "shipped", "delivered", "cancelled"] {
+        assert!(d.orders.iter().any(|o| o.status.as_str() == s), "{s}");
+    }
+    let ages: Vec<i64> = d
+        .orders
+        .iter()
+        .filter_map(|o| o.delivered_on)
+        .map(|x| d.today.days_after(x))
+        .collect();
+    assert!(
+        ages.contains(&30) && ages.contains(&31),
+        "both sides of the window edge"
+    );
+    assert!(d.orders.iter().any(|o| o.items.len() > 1));
+    assert!(
+        d.customers
+            .iter()
+            .all(|c| d.orders.iter().filter(|o| o.customer_id == c.id).count() >= 2)
+    );
+    let turns: Vec<usize> = suite
+        .tasks()
+        .iter()
+        .filter(|t| t.category == "multi-turn")
+        .map(|t| t.customer.len())
+        .collect();
+    assert!(turns.iter().filter(|n| **n == 3).count() >= 2);
+    assert!(turns.iter().all(|n| (2..=3).contains(n)));
+}
+
+#[test]
+fn grading_precedence_and_control_flags() {
+    let suite = load_store(&root()).expect("store");
+    let task = suite.tasks().iter().find(|t| t.id == "L1").expect("L1");
+    // The gold replay: passes, trajectory right, no flags.
+    let (played, verdict) = replay(&suite, task, &task.gold);
+    assert!(verdict.passed, "{:?}", verdict.reasons);
+    assert_eq!(verdict.control.under_tool, Some(false));
+    // The same conversation cut by the call cap: loop cap wins over everything.
+    let capped = Evidence {
+        hit_call_cap: true,
+        ..played.evidence()
+    };
+    let v = suite.grade(task, &capped);
+    assert_eq!(v.failure_mode, Some(FailureMode::LoopCap));
+    assert_eq!(v.control.loop_overrun, Some(true));
+    // One model call too many: still passes, but overruns the loop.
+    let extra = Evidence {
+        model_calls: played.model_calls + 1,
+        ..played.evidence()
+    };
+    let v = suite.grade(task, &extra);
+    assert!(v.passed);
+    assert_eq!(v.control.loop_overrun, Some(true));
+    // A toolless answer that states the order's date: under-tool, and no usable tool call.
+    let replies = [Some(
+        "Order 5105 has shipped and arrives on 18 October 2026.".to_string(),
+    )];
+    let toolless = Evidence {
+        end_state: &played.end_state,
+        replies: &replies,
+        tool_events: &[],
+        hit_call_cap: false,
+        model_calls: 1,
+    };
+    let v = suite.grade(task, &toolless);
+    assert_eq!(v.failure_mode, Some(FailureMode::NoUsableToolCall));
+    assert_eq!(v.control.under_tool, Some(true));
+    assert_eq!(v.trajectory_correct, Some(false));
+    // An invented tool is an unknown verb.
+    let mut env = suite.new_environment();
+    let mut traj = task.gold.clone();
+    traj.turns[0].calls.insert(
+        0,
+        passk::suite::TrajectoryCall {
+            tool: "lookup_order".into(),
+            args: Default::default(),
+        },
+    );
+    let p = play(env.as_mut(), &traj);
+    assert!(!p.events[0].ok);
+    let v = suite.grade(task, &p.evidence());
+    assert_eq!(v.control.unknown_verb, Some(true));
+    assert_eq!(v.trajectory_correct, Some(true));
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        ".{0,12}".prop_map(Value::String),
+        prop_oneof![
+            Just("5111"),
+            Just("C101"),
+            Just("VAS-03"),
+            Just("5104"),
+            Just("maya"),
+            Just("#5106"),
+            Just("")
+        ]
+        .prop_map(|s| Value::String(s.into())),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("query".to_string()),
+                    Just("customer_id".to_string()),
+                    Just("order_id".to_string()),
+                    Just("reason".to_string()),
+                    Just("address".to_string()),
+                    Just("sku".to_string()),
+                    Just("summary".to_string()),
+                    ".{0,6}",
+                ],
+                inner,
+                0..6
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn arb_tool() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::sample::select(passk::grade::store::STORE_TOOL_NAMES.to_vec()).prop_map(String::from),
+        1 => ".{0,16}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tools_never_panic_and_are_deterministic(calls in prop::collection::vec((arb_tool(), arb_json()), 1..6)) {
+        let suite = load_store(&root()).expect("store");
+        let mut a = suite.new_environment();
+        let mut b = suite.new_environment();
+        for (tool, args) in &calls {
+            let x = a.execute(tool, args);
+            let y = b.execute(tool, args);
+            prop_assert_eq!(&x, &y);
+            if let ToolOutcome::Rejected(e) = &x {
+                prop_assert!(!e.is_empty());
+                prop_assert!(!e.starts_with("error"));
+            }
+            if let ToolOutcome::Ok(text) = &x {
+                prop_assert!(serde_json::from_str::<Value>(text).is_ok());
+            }
+        }
+        prop_assert_eq!(a.snapshot(), b.snapshot());
+    }
+}
