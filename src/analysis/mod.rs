@@ -11,6 +11,7 @@
 
 pub mod behaviour;
 pub mod bootstrap;
+pub mod calibration;
 pub mod compare;
 pub mod cost;
 pub mod cost_model;
@@ -50,6 +51,17 @@ pub struct AnalysisOptions {
     /// needs tools).
     #[serde(default)]
     pub toolless_tasks: BTreeSet<String>,
+}
+
+impl AnalysisOptions {
+    /// The defaults, with the example values and tool-free tasks the run's manifest recorded.
+    pub fn for_manifest(manifest: &crate::runner::record::Manifest) -> Self {
+        AnalysisOptions {
+            example_values: manifest.example_values.clone(),
+            toolless_tasks: manifest.tasks_without_tools.iter().cloned().collect(),
+            ..AnalysisOptions::default()
+        }
+    }
 }
 
 impl Default for AnalysisOptions {

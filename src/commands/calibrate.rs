@@ -1,8 +1,133 @@
-//! `passk calibrate` (not built yet).
+//! `passk calibrate`: the whole experiment against the stub started in-process, with models whose
+//! results are known in advance. Oracle models must score 100%; a flawed model must give exactly
+//! the success, pass^k and failure modes its mistake plan implies; a faulty model's injected
+//! faults must land in the transport and protocol buckets and never in the model's. Any mismatch
+//! means the harness or the graders are broken, and the command exits `CALIBRATION_FAILED`.
 
 use crate::cli::CalibrateArgs;
+use crate::exit_code;
+use anyhow::Context;
+use passk::analysis::calibration::{Check, fault_checks, flawed_checks, oracle_checks};
+use passk::analysis::load_run;
+use passk::runner::event::EventSink;
+use passk::runner::experiment::{self, Experiment};
+use passk::runner::progress::{Progress, bars_wanted};
+use passk::runner::settings::{RunSettings, SuiteChoice};
+use passk::suite::Domain;
+use passk::wire::stub::{Behaviour, FaultRates, MistakePlan, ModelSpec, ScriptBook, StubConfig, StubServer};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Model names the stub serves during calibration.
+const ORACLE_SMALL: &str = "oracle-small";
+const ORACLE_LARGE: &str = "oracle-large";
+const FLAWED: &str = "flawed";
+const FAULTY: &str = "faulty";
+
+/// Share of (task, trial) pairs the flawed model gets wrong, and its plan's seed.
+const MISTAKE_RATE: f64 = 0.3;
+const MISTAKE_SEED: u64 = 2026;
+
+/// Client timeout of the fault pass, and how long an injected hang holds a request.
+const FAULT_TIMEOUT: Duration = Duration::from_millis(400);
+const HANG: Duration = Duration::from_millis(700);
+
+fn fault_rates() -> FaultRates {
+    FaultRates {
+        reset: 0.02,
+        hang: 0.005,
+        http500: 0.02,
+        http503: 0.02,
+        not_found: 0.004,
+        no_tools: 0.004,
+        bad_body: 0.02,
+        stream_error: 0.01,
+        length: 0.01,
+    }
+}
 
 /// Runs the command; returns the exit code.
-pub fn run(_args: &CalibrateArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
+    let started = Instant::now();
+    let root = &args.data.root;
+    let store = passk::suite::load_store(root)?;
+    let router = passk::suite::load_router(root)?;
+    let mut book = ScriptBook::from_suites(store.tasks(), Some(&router));
+    book.set_example_values(&store.example_values());
+    let plan = MistakePlan::new(store.tasks(), args.trials, MISTAKE_SEED, MISTAKE_RATE);
+    let expected = plan.expected();
+    let mut config = StubConfig::with_script(book)
+        .model(ORACLE_SMALL, Behaviour::Oracle)
+        .model(ORACLE_LARGE, Behaviour::Oracle)
+        .model(FLAWED, Behaviour::Flawed(Arc::new(plan)))
+        .model(FAULTY, ModelSpec::new(Behaviour::Oracle).with_faults(fault_rates()));
+    config.hang = HANG;
+
+    let base = args.out.join("calibrate");
+    let rt = tokio::runtime::Runtime::new()?;
+    let stub = rt.block_on(StubServer::start(config))?;
+    let progress = Progress::new(bars_wanted(args.no_progress), "calibrate");
+    let cancel = AtomicBool::new(false);
+    let pass = |name: &str, models: &[&str], suites: Vec<SuiteChoice>, timeout: Duration| -> anyhow::Result<PathBuf> {
+        let dir = base.join(name);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
+        }
+        let settings = RunSettings {
+            models: models.iter().map(|m| m.to_string()).collect(),
+            suites,
+            trials: args.trials,
+            timeout_s: timeout.as_secs_f64(),
+            retries: 3,
+            ..RunSettings::default()
+        };
+        settings.validate()?;
+        let exp = Experiment {
+            settings,
+            root: root.clone(),
+            host: stub.base_url(),
+            run_dir: dir.clone(),
+            backend: "stub".into(),
+            experiment_file: None,
+            telemetry: true,
+        };
+        let sink: &dyn EventSink = &progress;
+        rt.block_on(experiment::run(&exp, sink, &cancel))?;
+        Ok(dir)
+    };
+    let both = vec![SuiteChoice::Store, SuiteChoice::Router];
+    let oracle_dir = pass("oracle", &[ORACLE_SMALL, ORACLE_LARGE], both.clone(), Duration::from_secs(30))?;
+    let flawed_dir = pass("flawed", &[FLAWED], vec![SuiteChoice::Store], Duration::from_secs(30))?;
+    let faults_dir = pass("faults", &[FAULTY], both, FAULT_TIMEOUT)?;
+    let injected = stub.injected();
+    rt.block_on(stub.shutdown());
+    progress.finish();
+
+    let mut checks = oracle_checks(&load_run(&oracle_dir)?);
+    checks.extend(flawed_checks(&load_run(&flawed_dir)?, FLAWED, &expected));
+    checks.extend(fault_checks(&load_run(&faults_dir)?, FAULTY, &injected));
+    for dir in [&oracle_dir, &flawed_dir, &faults_dir] {
+        super::report::write(dir, 10_000)?;
+    }
+    print_checks(&checks);
+    let failed = checks.iter().filter(|c| !c.passed()).count();
+    eprintln!("calibrate: {} checks, {failed} failed, {:.1} s", checks.len(), started.elapsed().as_secs_f64());
+    for dir in [&oracle_dir, &flawed_dir, &faults_dir] {
+        println!("{}", dir.display());
+    }
+    Ok(if failed == 0 { exit_code::SUCCESS } else { exit_code::CALIBRATION_FAILED })
+}
+
+fn print_checks(checks: &[Check]) {
+    let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in checks {
+        let mark = if c.passed() { " ok " } else { "FAIL" };
+        if c.passed() {
+            eprintln!("[{mark}] {:width$}  {}", c.name, c.observed);
+        } else {
+            eprintln!("[{mark}] {:width$}  expected {}, observed {}", c.name, c.expected, c.observed);
+        }
+    }
 }

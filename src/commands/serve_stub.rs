@@ -4,7 +4,7 @@
 use crate::cli::ServeStubArgs;
 use crate::exit_code;
 use anyhow::Context;
-use passk::suite::{RouterSuite, Task};
+use passk::suite::{Domain, RouterSuite, Task};
 use passk::wire::stub::{ScriptBook, StubConfig, StubFile, StubServer};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -16,15 +16,14 @@ struct Suites {
     examples: Vec<(String, String)>,
 }
 
-/// INTEGRATION POINT: load the suites under `root` for the oracle and the flawed plans
-/// (`passk::suite::load_store(root)` -> `Domain::tasks()` / `example_values()`, and
-/// `passk::suite::load_router(root)`). Until the loaders land the stub starts with no
-/// conversations: every request gets the "unknown conversation" reply.
-fn load_suites(_root: &Path) -> anyhow::Result<Suites> {
+/// Loads the store and router suites under `root` for the oracle and the flawed plans.
+fn load_suites(root: &Path) -> anyhow::Result<Suites> {
+    let store = passk::suite::load_store(root)?;
+    let router = passk::suite::load_router(root)?;
     Ok(Suites {
-        tasks: Vec::new(),
-        router: None,
-        examples: Vec::new(),
+        tasks: store.tasks().to_vec(),
+        router: Some(router),
+        examples: store.example_values(),
     })
 }
 

@@ -141,6 +141,12 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
         backend: exp.backend.clone(),
         models: models.clone(),
         gpu: telemetry.gpu_info().clone(),
+        example_values: suites.domains.iter().flat_map(|d| d.example_values()).map(|(_, v)| v).collect(),
+        tasks_without_tools: suites
+            .domains
+            .iter()
+            .flat_map(|d| d.tasks().iter().filter(|t| !t.needs_tools).map(|t| t.id.clone()))
+            .collect(),
         host: telemetry::host_info(),
         ..Manifest::default()
     };

@@ -469,6 +469,12 @@ pub struct Manifest {
     /// For imported runs: where the records came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported_from: Option<String>,
+    /// Documented example values of the tool schemas shown (for counting example-copy calls).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub example_values: Vec<String>,
+    /// Tasks that need no tools (left out of steps per correct answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks_without_tools: Vec<String>,
     /// Free-form notes (warnings raised during the run: partial offload, context overflow).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

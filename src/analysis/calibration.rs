@@ -1,0 +1,202 @@
+//! Calibration checks: a run against the stub compared with what the stub was told to do.
+//!
+//! Three kinds of run are checked. The oracle models replay the gold trajectories, so every graded
+//! conversation and router call must pass. The flawed model follows a mistake plan, so its verdicts,
+//! success rate, pass^k, failure modes and extra rejected calls are known from the plan alone, and
+//! the figures computed from the records must equal them. The faulty model gets injected faults, so
+//! the attempts the records bucket as transport and protocol must equal what the stub injected, and
+//! no conversation ended by a fault may be graded. Each check is a row with an expected and an
+//! observed value; calibration passes when every row matches.
+
+use super::passk::pass_hat_k;
+use super::{AnalysisOptions, Run, summarize};
+use crate::runner::record::{CallRecord, Outcome};
+use crate::trace::FailureMode;
+use crate::wire::outcome::CallOutcome;
+use crate::wire::stub::{ExpectedTrial, FaultKind};
+use std::collections::BTreeMap;
+
+/// One calibration check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// What is checked.
+    pub name: String,
+    /// Value the stub's configuration implies.
+    pub expected: String,
+    /// Value computed from the records.
+    pub observed: String,
+}
+
+impl Check {
+    fn new(name: impl Into<String>, expected: impl ToString, observed: impl ToString) -> Check {
+        Check { name: name.into(), expected: expected.to_string(), observed: observed.to_string() }
+    }
+
+    /// Whether the observed value equals the expected one.
+    pub fn passed(&self) -> bool {
+        self.expected == self.observed
+    }
+}
+
+/// The oracle models: every graded conversation and router call passes.
+pub fn oracle_checks(run: &Run) -> Vec<Check> {
+    let summary = summarize(&run.manifest, &run.conversations, &run.router, &quick());
+    let mut out = Vec::new();
+    for model in &summary.models {
+        for (group, g) in &summary.groups {
+            if let Some(m) = g.models.get(model) {
+                let graded = m.outcomes.pass + m.outcomes.model_fail;
+                out.push(Check::new(
+                    format!("{model} {group}: conversations passing"),
+                    format!("{graded}/{graded}"),
+                    format!("{}/{graded}", m.passes),
+                ));
+                let traj = run
+                    .conversations
+                    .iter()
+                    .filter(|c| &c.model == model && c.outcome.is_graded())
+                    .filter(|c| c.verdict.trajectory_correct == Some(true))
+                    .count();
+                out.push(Check::new(format!("{model} {group}: gold trajectory followed"), graded, traj));
+            }
+        }
+        if let Some(r) = summary.router.get(model) {
+            out.push(Check::new(
+                format!("{model} router: correct labels"),
+                format!("{0}/{0}", r.calls),
+                format!("{}/{}", r.correct, r.calls),
+            ));
+        }
+    }
+    out
+}
+
+/// The flawed model: verdicts, success, pass^k, failure modes and extra rejected calls equal what
+/// the mistake plan implies.
+pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Check> {
+    let records: BTreeMap<(String, u32), _> = run
+        .conversations
+        .iter()
+        .filter(|c| c.model == model)
+        .map(|c| ((c.task.clone(), c.trial), c))
+        .collect();
+    let mut out = Vec::new();
+    let mismatched: Vec<String> = plan
+        .iter()
+        .filter(|e| records.get(&(e.task.clone(), e.trial)).is_none_or(|r| r.verdict.passed != e.passes))
+        .map(|e| format!("{}#{}", e.task, e.trial))
+        .collect();
+    out.push(Check::new(
+        format!("{model}: trials whose verdict differs from the plan"),
+        "none",
+        if mismatched.is_empty() { "none".to_string() } else { mismatched.join(" ") },
+    ));
+    let expected_passes = plan.iter().filter(|e| e.passes).count();
+    let observed_passes = records.values().filter(|r| r.outcome == Outcome::Pass).count();
+    out.push(Check::new(
+        format!("{model}: success"),
+        format!("{expected_passes}/{}", plan.len()),
+        format!("{observed_passes}/{}", records.len()),
+    ));
+    let per_task = |passes: &dyn Fn(&str, u32) -> bool| -> Vec<(usize, usize)> {
+        let mut t: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for e in plan {
+            let entry = t.entry(e.task.as_str()).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(passes(&e.task, e.trial));
+        }
+        t.into_values().collect()
+    };
+    let expected_k = pass_hat_k(&per_task(&|task, trial| {
+        plan.iter().any(|e| e.task == task && e.trial == trial && e.passes)
+    }));
+    let summary = summarize(&run.manifest, &run.conversations, &run.router, &quick());
+    let observed_k = summary
+        .groups
+        .values()
+        .find_map(|g| g.models.get(model))
+        .map(|m| m.pass_hat_k.clone())
+        .unwrap_or_default();
+    out.push(Check::new(format!("{model}: pass^k, k = 1..n"), fmt_k(&expected_k), fmt_k(&observed_k)));
+    let mut expected_modes: BTreeMap<FailureMode, usize> = BTreeMap::new();
+    for mode in plan.iter().filter_map(|e| e.failure_mode) {
+        *expected_modes.entry(mode).or_default() += 1;
+    }
+    let mut observed_modes: BTreeMap<FailureMode, usize> = BTreeMap::new();
+    for mode in records.values().filter_map(|r| r.verdict.failure_mode) {
+        *observed_modes.entry(mode).or_default() += 1;
+    }
+    out.push(Check::new(format!("{model}: failure modes"), fmt_modes(&expected_modes), fmt_modes(&observed_modes)));
+    let clean: Vec<&ExpectedTrial> = plan.iter().filter(|e| e.passes).collect();
+    let expected_rejected: u32 = clean.iter().map(|e| e.extra_rejected).sum();
+    let observed_rejected: usize = clean
+        .iter()
+        .filter_map(|e| records.get(&(e.task.clone(), e.trial)))
+        .map(|r| r.tool_events.iter().filter(|t| !t.ok).count())
+        .sum();
+    out.push(Check::new(
+        format!("{model}: rejected calls in passing trials"),
+        expected_rejected,
+        observed_rejected,
+    ));
+    out
+}
+
+/// The faulty model: what the records bucket equals what the stub injected, and a fault never
+/// turns into a model failure.
+pub fn fault_checks(run: &Run, model: &str, injected: &BTreeMap<FaultKind, u64>) -> Vec<Check> {
+    let count = |kinds: &[FaultKind]| -> u64 { kinds.iter().map(|k| injected.get(k).copied().unwrap_or(0)).sum() };
+    let mut calls: Vec<&CallRecord> = run
+        .conversations
+        .iter()
+        .filter(|c| c.model == model)
+        .flat_map(|c| c.calls.iter())
+        .chain(run.router.iter().filter(|r| r.model == model).map(|r| &r.call))
+        .collect();
+    calls.extend(run.manifest.models.iter().filter(|m| m.name == model).filter_map(|m| m.warmup.as_ref()));
+    let attempts = |o: CallOutcome| -> u64 {
+        calls.iter().flat_map(|c| c.attempts.iter()).filter(|a| a.outcome == o).count() as u64
+    };
+    let transport = [FaultKind::Reset, FaultKind::Hang, FaultKind::Http500, FaultKind::Http503, FaultKind::StreamError];
+    let protocol = [FaultKind::NotFound, FaultKind::NoTools, FaultKind::TruncatedBody, FaultKind::NonJsonBody];
+    let mut out = vec![
+        Check::new(format!("{model}: transport attempts = injected resets, hangs, 500s, 503s, stream errors"), count(&transport), attempts(CallOutcome::Transport)),
+        Check::new(format!("{model}: protocol attempts = injected 404s, 400s, bad bodies"), count(&protocol), attempts(CallOutcome::Protocol)),
+        Check::new(
+            format!("{model}: calls flagged truncated = injected length stops"),
+            count(&[FaultKind::Length]),
+            calls.iter().filter(|c| c.truncated).count(),
+        ),
+    ];
+    let blamed = run
+        .conversations
+        .iter()
+        .filter(|c| c.model == model && c.outcome == Outcome::ModelFail)
+        .filter(|c| !c.calls.iter().any(|k| k.truncated))
+        .count()
+        + run.router.iter().filter(|r| r.model == model && r.outcome == Outcome::ModelFail && !r.call.truncated).count();
+    out.push(Check::new(format!("{model}: model failures without a truncated reply"), 0, blamed));
+    let graded_fault = run
+        .conversations
+        .iter()
+        .filter(|c| c.model == model && !c.outcome.is_graded() && c.verdict.failure_mode.is_some())
+        .count();
+    out.push(Check::new(format!("{model}: conversations ended by a fault yet graded"), 0, graded_fault));
+    out
+}
+
+/// Bootstrap-free options: calibration compares point figures only.
+fn quick() -> AnalysisOptions {
+    AnalysisOptions { resamples: 0, ..AnalysisOptions::default() }
+}
+
+fn fmt_k(k: &BTreeMap<usize, f64>) -> String {
+    k.iter().map(|(k, v)| format!("{k}:{v:.6}")).collect::<Vec<_>>().join(" ")
+}
+
+fn fmt_modes(m: &BTreeMap<FailureMode, usize>) -> String {
+    if m.is_empty() {
+        return "none".into();
+    }
+    m.iter().map(|(k, v)| format!("{k:?}={v}")).collect::<Vec<_>>().join(" ")
+}
