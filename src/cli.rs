@@ -20,7 +20,7 @@ pub enum Command {
     /// Run the full experiment against the built-in stub and check the harness scores what it must.
     Calibrate(CalibrateArgs),
     /// Run models x conversations x k trials against Ollama and write records under results/.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check what a run against a real Ollama needs: server, models, tools support, VRAM, NVML.
     Doctor(DoctorArgs),
     /// Pull a model through Ollama with a progress bar.

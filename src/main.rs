@@ -8,7 +8,13 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { exit_code::USAGE } else { exit_code::SUCCESS });
+        }
+    };
     match commands::dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {

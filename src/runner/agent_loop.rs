@@ -87,7 +87,6 @@ impl Player<'_> {
             stream: self.settings.stream,
             options,
             keep_alive: Some(self.settings.keep_alive.clone()),
-            ..ChatRequest::default()
         }
     }
 
@@ -164,7 +163,7 @@ impl Player<'_> {
                     break 'turns;
                 }
                 let label = predicted.unwrap_or_else(|| "unknown".into());
-                messages.push(ChatMessage::system(&format!("intent router: {label}")));
+                messages.push(ChatMessage::system(format!("intent router: {label}")));
             }
             messages.push(ChatMessage::user(text));
             let mut step = 0u32;

@@ -208,7 +208,7 @@ impl RunSettings {
         if self.base_seed > 9_000_000 {
             return bad("base seed must be at most 9000000");
         }
-        if !(self.timeout_s > 0.0) {
+        if self.timeout_s.is_nan() || self.timeout_s <= 0.0 {
             return bad("timeout must be positive");
         }
         Ok(())
