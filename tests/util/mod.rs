@@ -58,3 +58,58 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A stub server running on its own runtime for the length of a test, serving the project's suites.
+pub struct Stub {
+    rt: tokio::runtime::Runtime,
+    handle: Option<passk::wire::stub::StubHandle>,
+}
+
+impl Stub {
+    /// Starts the stub with the project's store, router and triage suites in its script book; model
+    /// names follow the stub's conventions (`oracle`, `text-calls`, `never-answer`, ...) unless
+    /// `models` overrides them.
+    pub fn start(models: Vec<(&str, passk::wire::stub::ModelSpec)>, tweak: impl FnOnce(&mut passk::wire::stub::StubConfig)) -> Stub {
+        use passk::suite::Domain;
+        let store = passk::suite::load_store(&root()).expect("store suite");
+        let router = passk::suite::load_router(&root()).expect("router suite");
+        let mut book = passk::wire::stub::ScriptBook::from_suites(store.tasks(), Some(&router));
+        book.set_example_values(&store.example_values());
+        let mut config = passk::wire::stub::StubConfig::with_script(book);
+        config.default = None;
+        for (name, spec) in models {
+            config = config.model(name, spec);
+        }
+        tweak(&mut config);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let handle = rt.block_on(passk::wire::stub::StubServer::start(config)).expect("stub");
+        Stub { rt, handle: Some(handle) }
+    }
+
+    /// `host:port` to pass as `--host`.
+    pub fn host(&self) -> String {
+        self.handle.as_ref().expect("running").base_url()
+    }
+
+    /// Faults injected so far.
+    pub fn injected(&self) -> std::collections::BTreeMap<passk::wire::stub::FaultKind, u64> {
+        self.handle.as_ref().expect("running").injected()
+    }
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        if let Some(h) = self.handle.take() {
+            self.rt.block_on(h.shutdown());
+        }
+    }
+}
+
+/// Reads a run directory back through the analysis loader.
+pub fn load(dir: &Path) -> passk::analysis::Run {
+    passk::analysis::load_run(dir).expect("load run")
+}

@@ -1,0 +1,243 @@
+//! `passk run` end to end: the real binary against the stub over loopback, records parsed back
+//! into the record types; refusals before any trace; misbehaving models recorded, not fatal;
+//! failed sockets never graded; kills and resumes that lose and duplicate nothing.
+
+use crate::util::{self, Stub, load, output, passk};
+use passk::runner::record::{Outcome, Record, Status, TrialKey};
+use passk::trace::{CallFormat, FailureMode};
+use passk::wire::stub::{Behaviour, FaultRates, ModelSpec, STUB_VERSION};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+fn run_args(stub: &Stub, out: &Path, models: &str) -> Vec<String> {
+    [
+        "run", "--no-progress", "--host", &stub.host(), "--models", models, "--out", &out.display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn run_writes_records_that_parse_back_and_pass() {
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into()), ("oracle-b", Behaviour::Oracle.into())], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let mut args = run_args(&stub, &out, "oracle-a,oracle-b");
+    args.extend(["--trials", "1"].map(String::from));
+    let (code, stdout, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), out.display().to_string());
+    let run = load(&out);
+    assert_eq!(run.conversations.len(), 2 * 24);
+    assert_eq!(run.router.len(), 2 * 48);
+    assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass), "oracle must pass everything");
+    assert!(run.router.iter().all(|r| r.correct));
+    assert_eq!(run.manifest.ollama_version.as_deref(), Some(STUB_VERSION));
+    assert!(run.manifest.models.iter().all(|m| m.digest.is_some() && m.warmup.is_some()));
+    let digest = &run.manifest.grader_digest;
+    assert!(run.conversations.iter().all(|c| &c.grader_digest == digest));
+    // Seeds are paired: the same (task, trial, turn, step) gets the same seed for both models.
+    let seeds = |m: &str| -> Vec<Option<i64>> {
+        let mut v: Vec<_> = run.conversations.iter().filter(|c| c.model == m).collect();
+        v.sort_by(|a, b| a.task.cmp(&b.task));
+        v.iter().flat_map(|c| c.calls.iter().map(|k| k.seed)).collect()
+    };
+    assert_eq!(seeds("oracle-a"), seeds("oracle-b"));
+    // Every call carries Ollama's timing fields as the stub filled them.
+    assert!(run.conversations.iter().flat_map(|c| &c.calls).all(|k| k.timings.total_duration.is_some()));
+}
+
+#[test]
+fn refuses_to_run_when_graders_moved() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    util::copy_data(tmp.path());
+    let grader = tmp.path().join("graders/router/labels.json");
+    let text = std::fs::read_to_string(&grader).expect("read");
+    std::fs::write(&grader, text.replacen("other", "order_status", 1)).expect("write");
+    let out = tmp.path().join("run");
+    let mut args = run_args(&stub, &out, "oracle");
+    args.extend(["--root".to_string(), tmp.path().display().to_string()]);
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("labels.json"), "names the moved file: {stderr}");
+    assert!(!out.join("conversations.jsonl").exists(), "no trace before the check");
+}
+
+#[test]
+fn refuses_a_missing_model_before_any_trace() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "nosuch:1b")));
+    assert_eq!(code, 7, "{stderr}");
+    assert!(stderr.contains("passk pull nosuch:1b"), "{stderr}");
+    assert!(!out.join("conversations.jsonl").exists());
+}
+
+#[test]
+fn refuses_to_append_when_the_ollama_version_changed() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let mut args = run_args(&stub, &out, "oracle");
+    args.extend(["--trials", "1", "--suite", "router"].map(String::from));
+    assert_eq!(output(passk().args(&args)).0, 0);
+    let path = out.join("manifest.json");
+    let text = std::fs::read_to_string(&path).expect("manifest");
+    std::fs::write(&path, text.replace(STUB_VERSION, "0.1.0")).expect("write");
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("Ollama version"), "{stderr}");
+}
+
+#[test]
+fn misbehaving_models_are_recorded_not_fatal() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let mut args = run_args(&stub, &out, "text-calls,invented-tool,schema-paste,never-answer");
+    args.extend(["--trials", "1", "--suite", "store", "--tasks", "L1,M1,W1,T1"].map(String::from));
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    let run = load(&out);
+    let of = |m: &'static str| run.conversations.iter().filter(move |c| c.model == m);
+    assert!(of("text-calls").all(|c| c.outcome == Outcome::Pass), "text calls are recovered");
+    assert!(of("text-calls").flat_map(|c| &c.tool_events).all(|e| e.format == Some(CallFormat::Text)));
+    for c in of("invented-tool") {
+        assert_eq!(c.outcome, Outcome::Pass, "{}: {:?}", c.task, c.verdict.reasons);
+        assert!(c.tool_events.iter().any(|e| !e.ok), "the invented tool is rejected");
+        assert_eq!(c.verdict.control.unknown_verb, Some(true));
+    }
+    for c in of("schema-paste") {
+        assert_eq!(c.outcome, Outcome::Pass, "{}: {:?}", c.task, c.verdict.reasons);
+        assert!(c.tool_events.iter().any(|e| !e.ok && e.args.as_object().is_some_and(|a| a.values().any(|v| v.is_object()))));
+    }
+    for c in of("never-answer") {
+        assert_eq!((c.status, c.outcome), (Status::LoopCap, Outcome::ModelFail));
+        assert_eq!(c.verdict.failure_mode, Some(FailureMode::LoopCap));
+        assert_eq!(c.calls.len(), 10, "the cap is 10 model calls per turn");
+    }
+}
+
+#[test]
+fn dead_sockets_are_never_graded() {
+    let faulty = ModelSpec::new(Behaviour::Oracle).with_faults(FaultRates { reset: 0.4, ..FaultRates::default() });
+    let stub = Stub::start(vec![("faulty", faulty)], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let mut args = run_args(&stub, &out, "faulty");
+    args.extend(["--trials", "2", "--suite", "store", "--retries", "0"].map(String::from));
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    let run = load(&out);
+    let failed: Vec<_> = run.conversations.iter().filter(|c| c.outcome == Outcome::TransportFail).collect();
+    assert!(!failed.is_empty(), "a 40% reset rate without retries must end some conversations");
+    for c in &failed {
+        assert_eq!(c.status, Status::Aborted);
+        assert!(!c.verdict.passed && c.verdict.failure_mode.is_none(), "never graded");
+    }
+    assert!(run.conversations.iter().filter(|c| c.outcome.is_graded()).all(|c| c.outcome == Outcome::Pass));
+    let transport_attempts = run
+        .conversations
+        .iter()
+        .flat_map(|c| &c.calls)
+        .chain(run.manifest.models.iter().filter_map(|m| m.warmup.as_ref()))
+        .flat_map(|k| &k.attempts)
+        .filter(|a| a.outcome == passk::wire::outcome::CallOutcome::Transport)
+        .count() as u64;
+    let injected = stub.injected().values().sum::<u64>();
+    assert_eq!(transport_attempts, injected, "every injected reset is recorded, none hidden");
+}
+
+/// Keys of a run's records; panics on an unparsable line, and on a torn last line when `strict`
+/// (right after a kill the last line may legitimately be torn: the next run cuts it off).
+fn keys_of(dir: &Path, strict: bool) -> Vec<TrialKey> {
+    let mut out = Vec::new();
+    for name in ["conversations.jsonl", "router.jsonl"] {
+        let mut text = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+        if strict {
+            assert!(text.is_empty() || text.ends_with('\n'), "{name} ends in a whole line");
+        } else if let Some(end) = text.rfind('\n') {
+            text.truncate(end + 1);
+        } else {
+            text.clear();
+        }
+        for line in text.lines() {
+            let record: Record = serde_json::from_str(line).expect("every line is a record");
+            out.push(match record {
+                Record::Conversation(c) => c.key(),
+                Record::Router(r) => r.key(),
+            });
+        }
+    }
+    out
+}
+
+fn keys(dir: &Path) -> Vec<TrialKey> {
+    keys_of(dir, true)
+}
+
+#[test]
+fn kill_at_random_points_and_resume_loses_and_duplicates_nothing() {
+    // About 3 ms per call so that a run lasts long enough to be killed in the middle.
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| c.load = Duration::from_millis(3));
+    let tmp = util::tempdir();
+    let mut args = |dir: &Path| {
+        let mut a = run_args(&stub, dir, "oracle-a");
+        a.extend(["--trials", "2"].map(String::from));
+        a
+    };
+    let reference = tmp.path().join("uninterrupted");
+    assert_eq!(output(passk().args(args(&reference))).0, 0);
+    let expected: BTreeSet<TrialKey> = keys(&reference).into_iter().collect();
+
+    let out = tmp.path().join("killed");
+    // A fixed sequence of pseudo-random kill delays (a linear congruential generator).
+    let mut x: u64 = 0x5eed;
+    let mut kills = 0;
+    for _ in 0..8 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let delay = Duration::from_millis(150 + (x >> 33) % 900);
+        let mut child = passk().args(args(&out)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+        std::thread::sleep(delay);
+        if child.try_wait().expect("wait").is_none() {
+            child.kill().expect("SIGKILL");
+            kills += 1;
+        }
+        child.wait().expect("reap");
+        let seen = keys_of(&out, false);
+        let unique: BTreeSet<_> = seen.iter().cloned().collect();
+        assert_eq!(seen.len(), unique.len(), "no duplicates after a kill");
+    }
+    assert!(kills >= 3, "the test must actually interrupt runs ({kills} kills)");
+    let (code, _, stderr) = output(passk().args(args(&out)));
+    assert_eq!(code, 0, "{stderr}");
+    let got = keys(&out);
+    let unique: BTreeSet<TrialKey> = got.iter().cloned().collect();
+    assert_eq!(got.len(), unique.len(), "no duplicates");
+    assert_eq!(unique, expected, "the same trials as an uninterrupted run");
+}
+
+#[test]
+fn ctrl_c_finishes_the_trial_in_flight_and_the_same_command_resumes() {
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| c.load = Duration::from_millis(3));
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let mut args = run_args(&stub, &out, "oracle-a");
+    args.extend(["--trials", "2"].map(String::from));
+    let child = passk().args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn");
+    std::thread::sleep(Duration::from_millis(700));
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill");
+    assert!(status.success());
+    let done = child.wait_with_output().expect("wait");
+    assert_eq!(done.status.code(), Some(130), "{}", String::from_utf8_lossy(&done.stderr));
+    let partial = keys(&out).len();
+    assert!(partial > 0 && partial < 2 * (24 + 48));
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(keys(&out).len(), 2 * (24 + 48));
+}
