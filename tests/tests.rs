@@ -2,4 +2,5 @@
 //! library's public API, over loopback only.
 
 mod reference;
+mod report;
 mod util;
