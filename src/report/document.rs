@@ -232,10 +232,19 @@ pub fn tokens(x: f64) -> String {
     number(x, 0)
 }
 
-/// The first characters of a digest (with any `sha256:` prefix dropped).
+/// The first characters of a digest, after its `kind:` prefix (kept unless it is `sha256:`).
 pub fn short_digest(d: &str) -> String {
-    let d = d.strip_prefix("sha256:").unwrap_or(d);
-    d.chars().take(SHORT_DIGEST).collect()
+    let (prefix, hex) = match d.rsplit_once(':') {
+        Some(("sha256", hex)) => ("", hex),
+        Some((p, hex)) => (p, hex),
+        None => ("", d),
+    };
+    let hex: String = hex.chars().take(SHORT_DIGEST).collect();
+    if prefix.is_empty() {
+        hex
+    } else {
+        format!("{prefix}:{hex}")
+    }
 }
 
 /// The note beside a rate: nothing when no conversation was excluded, else `(n = 118 of 120; ...)`.
@@ -1379,4 +1388,113 @@ pub fn terminal_table(s: &Summary) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{AnalysisOptions, summarize};
+    use crate::runner::record::{CallRecord, Node, Outcome, Status};
+    use crate::trace::Verdict;
+
+    fn conv(model: &str, task: &str, cap: u32, passed: bool) -> ConversationRecord {
+        let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
+        call.wall_s = Some(1.0);
+        ConversationRecord {
+            schema_version: 1,
+            grader_digest: "g".into(),
+            suite: "store".into(),
+            task: task.into(),
+            category: "lookup".into(),
+            model: model.into(),
+            trial: 0,
+            call_cap: cap,
+            mode: Mode::Agent,
+            router_in_front: false,
+            status: Status::Ok,
+            outcome: if passed {
+                Outcome::Pass
+            } else {
+                Outcome::ModelFail
+            },
+            calls: vec![call],
+            tool_events: vec![],
+            replies: vec![],
+            transcript: vec![],
+            end_state: Value::Null,
+            verdict: Verdict {
+                passed,
+                ..Verdict::default()
+            },
+            wall_s: 1.0,
+            imported: false,
+        }
+    }
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(points(0.275), "+27.5 pp");
+        assert_eq!(points(-0.05), "-5.0 pp");
+        assert_eq!(points(0.0), "0.0 pp");
+        let i = Interval {
+            low: -0.031,
+            high: 0.42,
+        };
+        assert_eq!(ci_points(&i), "-3 to +42 pp");
+        assert_eq!(
+            short_digest(&format!("sha256:{}", "a".repeat(64))),
+            "a".repeat(12)
+        );
+        assert_eq!(
+            short_digest("imported:0123456789abcdef"),
+            "imported:0123456789ab"
+        );
+        assert_eq!(opt(None, percent), "n/a");
+    }
+
+    #[test]
+    fn budget_sweep_and_primary_group() {
+        let manifest = Manifest {
+            run_id: "r".into(),
+            grader_digest: "g".into(),
+            ..Manifest::default()
+        };
+        let recs = vec![
+            conv("a", "T1", 4, false),
+            conv("a", "T1", 10, true),
+            conv("a", "T2", 4, true),
+            conv("a", "T2", 10, true),
+        ];
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        assert_eq!(
+            primary_group(&s).map(|(k, _)| k.as_str()),
+            Some("store/cap=10")
+        );
+        let r = Report::new(&manifest, &s, &recs, &[], vec!["a note".into()]);
+        assert_eq!(
+            r.observations.conversation_latency["store/cap=4"]["a"],
+            [1.0, 1.0]
+        );
+        let md = markdown(&r);
+        assert!(md.contains("## `store/cap=10`"), "{md}");
+        assert!(md.contains("## `store/cap=4`"), "{md}");
+        assert!(md.contains("## Budget sweep: `store`"), "{md}");
+        let sweep = &md[md.find("## Budget sweep").expect("sweep")..];
+        assert!(
+            sweep.find("| 4 ") < sweep.find("| 10 "),
+            "caps in numeric order: {sweep}"
+        );
+        assert!(
+            sweep.contains("50.0% (1/2)") && sweep.contains("100.0% (2/2)"),
+            "{sweep}"
+        );
+        assert!(md.contains("No GPU telemetry recorded."), "{md}");
+        assert!(md.contains("- a note"), "{md}");
+        assert_eq!(md, markdown(&r), "deterministic");
+        let table = terminal_table(&s);
+        assert!(
+            table.contains("store/cap=4") && table.contains("100.0% (2/2)"),
+            "{table}"
+        );
+    }
 }
