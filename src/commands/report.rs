@@ -35,14 +35,13 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     ]
     .iter()
     .any(|p| p.as_deref() == Some(Path::new("-")));
-    if !to_stdout {
-        if let Err(e) = stdout
+    if !to_stdout
+        && let Err(e) = stdout
             .write_all(table.as_bytes())
             .and_then(|()| stdout.flush())
-            && e.kind() != std::io::ErrorKind::BrokenPipe
-        {
-            return Err(e).context("writing to standard output");
-        }
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return Err(e).context("writing to standard output");
     }
     eprintln!("report: {}", path.display());
     Ok(crate::exit_code::SUCCESS)
