@@ -2,6 +2,7 @@
 //! library's public API, over loopback only.
 
 mod reference;
+mod report;
 mod run;
 mod suite;
 mod util;

@@ -1,13 +1,133 @@
-//! `passk report` (being assembled).
+//! `passk report RUN_DIR`: reads a run, computes its summary and writes `RUN_DIR/report/`
+//! (`report.md`, `summary.json`, `conversations.csv`, `charts/*.svg`), plus the `--export-*`
+//! copies; prints the headline table on stdout and the report's path on stderr. [`write`] does the
+//! same without the terminal, for `passk run --report` and `passk calibrate`.
 
-use crate::cli::ReportArgs;
+use crate::cli::{ExportArgs, ReportArgs};
+use anyhow::Context;
+use passk::analysis::{AnalysisOptions, load_run, summarize};
+use passk::report::charts::charts;
+use passk::report::csv::conversations_csv;
+use passk::report::document::{self, Report};
+use passk::report::json::JsonExporter;
+use passk::report::{
+    CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_DIR, REPORT_MD,
+    ReportError, SUMMARY_JSON,
+};
+use passk::runner::record::Manifest;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// Runs the command; returns the exit code.
-pub fn run(_args: &ReportArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
+    let mut stdout = std::io::stdout().lock();
+    let (path, table) = match generate(&args.run, args.resamples, &args.export, &mut stdout) {
+        Ok(x) => x,
+        Err(e) if is_broken_pipe(&e) => return Ok(crate::exit_code::SUCCESS),
+        Err(e) => return Err(e),
+    };
+    let to_stdout = [
+        &args.export.export_markdown,
+        &args.export.export_json,
+        &args.export.export_csv,
+    ]
+    .iter()
+    .any(|p| p.as_deref() == Some(Path::new("-")));
+    if !to_stdout
+        && let Err(e) = stdout
+            .write_all(table.as_bytes())
+            .and_then(|()| stdout.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return Err(e).context("writing to standard output");
+    }
+    eprintln!("report: {}", path.display());
+    Ok(crate::exit_code::SUCCESS)
 }
 
-/// Writes the report files into a run directory; returns the report's path.
-pub fn write(run_dir: &std::path::Path, _resamples: usize) -> anyhow::Result<std::path::PathBuf> {
-    Ok(run_dir.to_path_buf())
+/// Writes the report of the run in `run_dir` into `run_dir/report/`; returns the path of
+/// `report.md`. Prints nothing.
+pub fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<PathBuf> {
+    let none = ExportArgs {
+        export_markdown: None,
+        export_json: None,
+        export_csv: None,
+    };
+    let (path, _) = generate(run_dir, resamples, &none, &mut std::io::sink())?;
+    Ok(path)
+}
+
+/// Analysis settings for a run: the given resamples, and the documented example values and
+/// tool-free tasks the manifest records.
+pub fn options(manifest: &Manifest, resamples: usize) -> AnalysisOptions {
+    AnalysisOptions {
+        resamples,
+        ..AnalysisOptions::for_manifest(manifest)
+    }
+}
+
+/// Loads, summarizes and writes every file; `stdout` receives the exports sent to `-`. Returns the
+/// path of `report.md` and the terminal table.
+fn generate(
+    run_dir: &Path,
+    resamples: usize,
+    export: &ExportArgs,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<(PathBuf, String)> {
+    let run = load_run(run_dir).with_context(|| format!("reading run {}", run_dir.display()))?;
+    let opts = options(&run.manifest, resamples);
+    let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
+    let mut notes = Vec::new();
+    if run.torn_lines > 0 {
+        notes.push(format!(
+            "{} torn last line(s) skipped while reading the records (an interrupted write).",
+            run.torn_lines
+        ));
+    }
+    let report = Report::new(
+        &run.manifest,
+        &summary,
+        &run.conversations,
+        &run.router,
+        notes,
+    );
+    let out_dir = run_dir.join(REPORT_DIR);
+    let md_path = out_dir.join(REPORT_MD);
+
+    let markdown =
+        |r: &Report| -> Result<Vec<u8>, ReportError> { Ok(document::markdown(r).into_bytes()) };
+    let json = |r: &Report| JsonExporter.render(r.summary);
+    let csv = |r: &Report| conversations_csv(r.conversations);
+    let mut m: ExportManager<Report> = ExportManager::new();
+    m.add(REPORT_MD, Destination::File(md_path.clone()), markdown)?;
+    m.add(
+        SUMMARY_JSON,
+        Destination::File(out_dir.join(SUMMARY_JSON)),
+        json,
+    )?;
+    m.add(
+        CONVERSATIONS_CSV,
+        Destination::File(out_dir.join(CONVERSATIONS_CSV)),
+        csv,
+    )?;
+    for (file, svg) in charts(&report) {
+        let dest = Destination::File(out_dir.join(CHARTS_DIR).join(file));
+        m.add(file, dest, move |_: &Report| Ok(svg.clone().into_bytes()))?;
+    }
+    m.add_optional(
+        "--export-markdown",
+        export.export_markdown.as_deref(),
+        markdown,
+    )?;
+    m.add_optional("--export-json", export.export_json.as_deref(), json)?;
+    m.add_optional("--export-csv", export.export_csv.as_deref(), csv)?;
+    m.write(&report, stdout)?;
+    Ok((md_path, document::terminal_table(&summary)))
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(c.downcast_ref::<ReportError>(), Some(ReportError::Stdout(io))
+            if io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

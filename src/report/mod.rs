@@ -3,11 +3,16 @@
 //! Each output format is an [`Exporter`]: it receives a finished report value and only formats it into
 //! bytes; nothing is computed in an exporter. Where the bytes go is decided by an [`ExportManager`],
 //! which maps each export to a [`Destination`] (a file, or standard output for `-`), renders them all,
-//! then writes them. The formats live beside this file: [`markdown`] (table builder and number
-//! formats), [`csv`] (`conversations.csv`), [`json`] (`summary.json`) and [`svg`] (charts). Output is
-//! deterministic: the same input gives byte-identical files.
+//! then writes them. The formats live beside this file: [`document`] (`report.md` and the terminal
+//! table), [`comparison`] (`compare.md` and its terminal table), [`charts`] (the report's charts,
+//! drawn with [`svg`]), [`markdown`] (table builder and number formats), [`csv`]
+//! (`conversations.csv`) and [`json`] (`summary.json`). Output is deterministic: the same input
+//! gives byte-identical files.
 
+pub mod charts;
+pub mod comparison;
 pub mod csv;
+pub mod document;
 pub mod error;
 pub mod json;
 pub mod markdown;
@@ -29,6 +34,10 @@ pub const SUMMARY_JSON: &str = "summary.json";
 pub const CONVERSATIONS_CSV: &str = "conversations.csv";
 /// Directory of the SVG charts, inside [`REPORT_DIR`] (report.md links `charts/<name>.svg`).
 pub const CHARTS_DIR: &str = "charts";
+/// The comparison of two runs, written by `passk compare`.
+pub const COMPARE_MD: &str = "compare.md";
+/// The comparison as JSON (`analysis::RunComparison`), written by `passk compare`.
+pub const COMPARE_JSON: &str = "compare.json";
 
 /// File names of the charts inside [`CHARTS_DIR`], one constant per chart (`docs/report.md`).
 pub mod chart_files {

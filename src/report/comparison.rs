@@ -1,0 +1,193 @@
+//! `compare.md`: two runs side by side (from `analysis::RunComparison`), and the short table
+//! `passk compare` prints. For every configuration and model both runs have: the main metrics of A
+//! and B, B − A, and the success-rate difference over the shared tasks with its paired bootstrap
+//! 95% interval. When the runs were graded by different graders, that is said first, loudly.
+
+use super::document::{ci_points, opt, points, short_digest, tokens};
+use super::markdown::{MarkdownTable, NOT_AVAILABLE, number, percent, seconds};
+use crate::analysis::compare::MetricPair;
+use crate::analysis::{RunComparison, Summary};
+use std::fmt::Write as _;
+
+/// How a metric of [`MetricPair`] is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Share,
+    Seconds,
+    Tokens,
+    Count,
+}
+
+fn kind(metric: &str) -> Kind {
+    if metric == "success_rate"
+        || metric.starts_with("pass^")
+        || metric.ends_with("_rate")
+        || metric == "noise_mean"
+    {
+        Kind::Share
+    } else if metric.ends_with("_s") {
+        Kind::Seconds
+    } else if metric.contains("tokens") {
+        Kind::Tokens
+    } else {
+        Kind::Count
+    }
+}
+
+fn value(k: Kind, v: Option<f64>) -> String {
+    match k {
+        Kind::Share => opt(v, percent),
+        Kind::Seconds => opt(v, seconds),
+        Kind::Tokens => opt(v, tokens),
+        Kind::Count => opt(v, |x| number(x, 2)),
+    }
+}
+
+fn signed(text: String) -> String {
+    if text.starts_with('-') || text.chars().all(|c| c == '0' || c == '.' || c == ',') {
+        text
+    } else {
+        format!("+{text}")
+    }
+}
+
+fn difference(k: Kind, p: &MetricPair) -> String {
+    let (Some(a), Some(b)) = (p.a, p.b) else {
+        return NOT_AVAILABLE.into();
+    };
+    let d = b - a;
+    match k {
+        Kind::Share => points(d),
+        Kind::Seconds => format!("{} s", signed(number(d, 2))),
+        Kind::Tokens => signed(number(d, 0)),
+        Kind::Count => signed(number(d, 2)),
+    }
+}
+
+fn run_line(label: &str, dir: &str, s: &Summary) -> String {
+    let mut line = format!(
+        "- **{label}**: `{}` (`{dir}`), backend `{}`, graders `{}`",
+        s.run_id,
+        if s.backend.is_empty() {
+            "unknown"
+        } else {
+            &s.backend
+        },
+        short_digest(&s.grader_digest)
+    );
+    if s.backend == "imported" || s.imported_from.is_some() {
+        line.push_str(", **imported**");
+    }
+    line
+}
+
+/// The whole `compare.md`; `dir_a` and `dir_b` name the run directories as given.
+pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# passk compare: {} vs {}\n", c.run_a, c.run_b);
+    if c.different_graders {
+        let _ = writeln!(
+            out,
+            "> **DIFFERENT GRADERS.** Run A was graded by `{}` and run B by `{}`; the comparison was \
+             allowed with `--allow-different-graders`. A difference below may come from the graders, \
+             not the models.\n",
+            c.summary_a.grader_digest, c.summary_b.grader_digest
+        );
+    }
+    out.push_str(&run_line("A (baseline)", dir_a, &c.summary_a));
+    out.push('\n');
+    out.push_str(&run_line("B", dir_b, &c.summary_b));
+    out.push_str("\n\n");
+    let _ = writeln!(
+        out,
+        "Differences are B − A. The success-rate difference is over the tasks both runs graded, with \
+         a paired bootstrap 95% interval ({} resamples, the same task resample applied to both runs).\n",
+        number(c.resamples as f64, 0)
+    );
+    if c.groups.values().all(|m| m.is_empty()) {
+        out.push_str("The runs share no configuration and model.\n");
+        return out;
+    }
+    for (key, models) in &c.groups {
+        for (model, m) in models {
+            let _ = writeln!(out, "## `{key}`: `{model}`\n");
+            let notes = |s: &Summary| {
+                s.groups
+                    .get(key)
+                    .and_then(|g| g.models.get(model))
+                    .map_or(NOT_AVAILABLE.to_string(), |x| x.denominator_note.clone())
+            };
+            let mut t = MarkdownTable::new(["metric", "A", "B", "B − A"]);
+            t.numeric_after_first();
+            t.row([
+                "conversations graded".to_string(),
+                notes(&c.summary_a),
+                notes(&c.summary_b),
+                String::new(),
+            ]);
+            for p in &m.metrics {
+                let k = kind(&p.metric);
+                t.row([
+                    p.metric.clone(),
+                    value(k, p.a),
+                    value(k, p.b),
+                    difference(k, p),
+                ]);
+            }
+            out.push_str(&t.render());
+            out.push('\n');
+            let _ = writeln!(
+                out,
+                "Success rate on the {} shared tasks: {}, 95% CI {}.\n",
+                m.shared_tasks,
+                opt(m.success_rate_difference, points),
+                m.success_rate_difference_ci95
+                    .as_ref()
+                    .map_or(NOT_AVAILABLE.into(), ci_points)
+            );
+        }
+    }
+    out
+}
+
+/// The short table `passk compare` prints: success of A and B and the difference with its CI.
+pub fn terminal_table(c: &RunComparison) -> String {
+    let mut out = String::new();
+    if c.different_graders {
+        let _ = writeln!(
+            out,
+            "DIFFERENT GRADERS: A {} vs B {} (allowed)",
+            short_digest(&c.summary_a.grader_digest),
+            short_digest(&c.summary_b.grader_digest)
+        );
+    }
+    let mut t = MarkdownTable::new([
+        "configuration",
+        "model",
+        "success A",
+        "success B",
+        "B − A (shared tasks)",
+        "95% CI",
+    ]);
+    t.numeric_after_first();
+    t.align(1, super::markdown::Align::Left);
+    for (key, models) in &c.groups {
+        for (model, m) in models {
+            let get = |name: &str, which: fn(&MetricPair) -> Option<f64>| {
+                m.metrics.iter().find(|p| p.metric == name).and_then(which)
+            };
+            t.row([
+                key.clone(),
+                model.clone(),
+                opt(get("success_rate", |p| p.a), percent),
+                opt(get("success_rate", |p| p.b), percent),
+                opt(m.success_rate_difference, points),
+                m.success_rate_difference_ci95
+                    .as_ref()
+                    .map_or(NOT_AVAILABLE.into(), ci_points),
+            ]);
+        }
+    }
+    out.push_str(&t.render());
+    out
+}

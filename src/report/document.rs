@@ -1,0 +1,1500 @@
+//! `report.md`: the human-readable report of one run, and the short table `passk report` prints.
+//!
+//! A [`Report`] bundles what the report formats: the run's manifest (the setup), its finished
+//! [`Summary`] (every figure) and the records (for `conversations.csv` and the two charts that plot
+//! one point per conversation or call, see [`Observations`]). [`markdown`] formats it; nothing is
+//! computed here beyond picking values out of the summary. The same report gives byte-identical text:
+//! no wall-clock time, no host name, maps in key order, numbers with fixed digits. Every number is
+//! defined in `docs/metrics.md`; the layout is described in `docs/report.md`.
+
+use super::markdown::{
+    MarkdownTable, NOT_AVAILABLE, ci_percent, ci_ratio, escape_cell, fixed, number, percent,
+    percent_with_n, ratio, seconds,
+};
+use super::{CHARTS_DIR, chart_files};
+use crate::analysis::bootstrap::Interval;
+use crate::analysis::{GroupSummary, ModelSummary, Rate, Summary};
+use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
+use crate::trace::FailureMode;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+/// Length of a digest as shown in tables (the full digest is in `manifest.json`).
+const SHORT_DIGEST: usize = 12;
+
+/// What the report files are made from.
+#[derive(Debug, Clone)]
+pub struct Report<'a> {
+    /// The run's manifest (setup section).
+    pub manifest: &'a Manifest,
+    /// The finished analysis.
+    pub summary: &'a Summary,
+    /// Every conversation record (for `conversations.csv`).
+    pub conversations: &'a [ConversationRecord],
+    /// Per-conversation and per-call observations the charts plot.
+    pub observations: Observations,
+    /// Notes about reading the run (e.g. a torn last line skipped), listed under warnings.
+    pub notes: Vec<String>,
+}
+
+impl<'a> Report<'a> {
+    /// Bundles a run's manifest, summary and records; `notes` go to the warnings section.
+    pub fn new(
+        manifest: &'a Manifest,
+        summary: &'a Summary,
+        conversations: &'a [ConversationRecord],
+        router: &[RouterRecord],
+        notes: Vec<String>,
+    ) -> Report<'a> {
+        Report {
+            manifest,
+            summary,
+            conversations,
+            observations: Observations::of(summary, conversations, router),
+            notes,
+        }
+    }
+}
+
+/// One point of the GPU timeline: a call's mean utilization at its midpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuPoint {
+    /// Seconds since the run's first recorded call start.
+    pub t_s: f64,
+    /// The call's mean GPU utilization, percent (`None`: no sample in its window).
+    pub util_pct: Option<f64>,
+    /// Model that made the call.
+    pub model: String,
+    /// Call start and end, seconds since the run's first call (for the loaded-model bands).
+    pub span: (f64, f64),
+}
+
+/// Values read straight off the records, one per conversation or call, for the charts and checks
+/// that a summary does not hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observations {
+    /// By group key, then model: latency of each graded conversation (sum of its orchestrator
+    /// calls' latency, seconds), sorted ascending; conversations without any latency are left out.
+    pub conversation_latency: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
+    /// Every call with a start time, in time order (then by model).
+    pub gpu_timeline: Vec<GpuPoint>,
+    /// Grader digests stamped on the records.
+    pub record_grader_digests: BTreeSet<String>,
+}
+
+impl Observations {
+    /// Reads the observations of these records; groups are matched as [`Summary::groups`] defines
+    /// them (suite, mode, and call cap where the group has one).
+    pub fn of(
+        summary: &Summary,
+        conversations: &[ConversationRecord],
+        router: &[RouterRecord],
+    ) -> Observations {
+        let mut obs = Observations::default();
+        for (key, g) in &summary.groups {
+            let mut by_model: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for c in conversations.iter().filter(|c| in_group(g, c)) {
+                let lats: Vec<f64> = c
+                    .orchestrator_calls()
+                    .filter_map(|x| x.latency_s())
+                    .collect();
+                if !lats.is_empty() {
+                    by_model
+                        .entry(c.model.clone())
+                        .or_default()
+                        .push(lats.iter().sum());
+                }
+            }
+            for v in by_model.values_mut() {
+                v.sort_by(f64::total_cmp);
+            }
+            obs.conversation_latency.insert(key.clone(), by_model);
+        }
+        let calls = conversations
+            .iter()
+            .flat_map(|c| c.calls.iter().map(move |x| (&c.model, x)))
+            .chain(router.iter().map(|r| (&r.model, &r.call)));
+        let mut raw: Vec<(u64, f64, Option<f64>, String)> = calls
+            .filter_map(|(m, x)| {
+                let start = x.started_unix_ms?;
+                let util = x.gpu.as_ref().and_then(|g| g.util_mean);
+                Some((start, x.wall_s.unwrap_or(0.0).max(0.0), util, m.clone()))
+            })
+            .collect();
+        raw.sort_by(|a, b| {
+            (a.0, &a.3)
+                .cmp(&(b.0, &b.3))
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.unwrap_or(-1.0).total_cmp(&b.2.unwrap_or(-1.0)))
+        });
+        if let Some(first) = raw.first().map(|r| r.0) {
+            obs.gpu_timeline = raw
+                .into_iter()
+                .map(|(start, wall, util, model)| {
+                    let from = (start - first) as f64 / 1000.0;
+                    GpuPoint {
+                        t_s: from + wall / 2.0,
+                        util_pct: util,
+                        model,
+                        span: (from, from + wall),
+                    }
+                })
+                .collect();
+        }
+        obs.record_grader_digests = conversations
+            .iter()
+            .map(|c| c.grader_digest.clone())
+            .chain(router.iter().map(|r| r.grader_digest.clone()))
+            .collect();
+        obs
+    }
+}
+
+/// Whether a graded conversation belongs to a group of the summary.
+fn in_group(g: &GroupSummary, c: &ConversationRecord) -> bool {
+    c.outcome.is_graded()
+        && c.suite == g.suite
+        && c.mode == g.mode
+        && g.call_cap.is_none_or(|n| n == c.call_cap)
+}
+
+/// The group the charts and the terminal table describe: the agent group with the largest call
+/// cap (the full budget), else the first group.
+pub fn primary_group(summary: &Summary) -> Option<(&String, &GroupSummary)> {
+    summary
+        .groups
+        .iter()
+        .filter(|(_, g)| g.mode == Mode::Agent)
+        .max_by(|a, b| a.1.call_cap.cmp(&b.1.call_cap).then_with(|| b.0.cmp(a.0)))
+        .or_else(|| summary.groups.iter().next())
+}
+
+/// The models of a group, in the summary's report order.
+pub fn group_models<'s>(
+    summary: &'s Summary,
+    g: &'s GroupSummary,
+) -> Vec<(&'s str, &'s ModelSummary)> {
+    summary
+        .models
+        .iter()
+        .filter_map(|m| g.models.get(m).map(|s| (m.as_str(), s)))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Number formats shared by the report, the comparison and the terminal table
+
+/// An optional value formatted by `f`, `n/a` when absent.
+pub fn opt(value: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    value.map_or_else(|| NOT_AVAILABLE.to_string(), f)
+}
+
+/// A rate as `40.8% (49/120)`, `n/a` when undefined.
+pub fn rate(r: Option<Rate>) -> String {
+    r.map_or_else(
+        || NOT_AVAILABLE.to_string(),
+        |r| percent_with_n(r.hits as u64, r.of as u64),
+    )
+}
+
+/// Percentage points with a sign and one decimal: `0.275` -> `+27.5 pp`.
+pub fn points(diff: f64) -> String {
+    if !diff.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    let v = fixed(diff * 100.0, 1);
+    if v.starts_with('-') || v == "0.0" {
+        format!("{v} pp")
+    } else {
+        format!("+{v} pp")
+    }
+}
+
+/// A CI of a difference in percentage points: `+13 to +42 pp`.
+pub fn ci_points(i: &Interval) -> String {
+    let p = |x: f64| {
+        let v = fixed(x * 100.0, 0);
+        if v.starts_with('-') || v == "0" {
+            v
+        } else {
+            format!("+{v}")
+        }
+    };
+    if !i.low.is_finite() || !i.high.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    format!("{} to {} pp", p(i.low), p(i.high))
+}
+
+/// Tokens: whole numbers with thousands separators.
+pub fn tokens(x: f64) -> String {
+    number(x, 0)
+}
+
+/// The first characters of a digest, after its `kind:` prefix (kept unless it is `sha256:`).
+pub fn short_digest(d: &str) -> String {
+    let (prefix, hex) = match d.rsplit_once(':') {
+        Some(("sha256", hex)) => ("", hex),
+        Some((p, hex)) => (p, hex),
+        None => ("", d),
+    };
+    let hex: String = hex.chars().take(SHORT_DIGEST).collect();
+    if prefix.is_empty() {
+        hex
+    } else {
+        format!("{prefix}:{hex}")
+    }
+}
+
+/// The note beside a rate: nothing when no conversation was excluded, else `(n = 118 of 120; ...)`.
+fn excluded(m: &ModelSummary) -> String {
+    if m.outcomes.graded == m.outcomes.total {
+        String::new()
+    } else {
+        format!(" ({})", m.denominator_note)
+    }
+}
+
+/// A column header for a model, flagged when it ran partly on the CPU.
+fn model_header(summary: &Summary, model: &str) -> String {
+    if summary.partly_on_cpu.iter().any(|m| m == model) {
+        format!("{model} (partly on CPU)")
+    } else {
+        model.to_string()
+    }
+}
+
+/// A table with a label column and one column per model; each row formats every model.
+struct ModelTable<'s> {
+    table: MarkdownTable,
+    models: Vec<(&'s str, &'s ModelSummary)>,
+}
+
+impl<'s> ModelTable<'s> {
+    fn new(summary: &Summary, label: &str, models: &[(&'s str, &'s ModelSummary)]) -> Self {
+        let mut header = vec![label.to_string()];
+        header.extend(models.iter().map(|(m, _)| model_header(summary, m)));
+        let mut table = MarkdownTable::new(header);
+        table.numeric_after_first();
+        ModelTable {
+            table,
+            models: models.to_vec(),
+        }
+    }
+
+    fn row(&mut self, label: impl Into<String>, f: impl Fn(&ModelSummary) -> String) -> &mut Self {
+        let mut cells = vec![label.into()];
+        cells.extend(self.models.iter().map(|(_, s)| f(s)));
+        self.table.row(cells);
+        self
+    }
+
+    fn render(&self) -> String {
+        self.table.render()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// report.md
+
+/// The whole `report.md`.
+pub fn markdown(r: &Report) -> String {
+    let s = r.summary;
+    let mut out = String::new();
+    title(&mut out, r);
+    setup(&mut out, r);
+    if let Some((key, _)) = primary_group(s) {
+        let _ = writeln!(
+            out,
+            "## Charts\n\nThe charts describe `{key}`{}.\n",
+            if s.groups.len() > 1 {
+                " (the agent at its full call budget)"
+            } else {
+                ""
+            }
+        );
+        for (file, what) in [
+            (chart_files::PASS_K, "pass^k by k"),
+            (chart_files::SUCCESS_BY_CATEGORY, "success by category"),
+            (
+                chart_files::TOKENS_PER_SUCCESS,
+                "tokens per successful task",
+            ),
+            (chart_files::LATENCY, "latency per conversation"),
+            (chart_files::CONTEXT_GROWTH, "context growth"),
+            (chart_files::FOUR_STATE, "trajectory and answer"),
+            (chart_files::FAILURE_BUCKETS, "failure modes"),
+            (chart_files::GPU_UTILIZATION, "GPU utilization over the run"),
+        ] {
+            let _ = writeln!(out, "- [{what}]({CHARTS_DIR}/{file})");
+        }
+        out.push('\n');
+    }
+    for (key, g) in &s.groups {
+        group(&mut out, s, key, g);
+    }
+    budget_sweep(&mut out, s);
+    router(&mut out, s);
+    warnings(&mut out, r);
+    out
+}
+
+fn title(out: &mut String, r: &Report) {
+    let s = r.summary;
+    let _ = writeln!(out, "# passk report: {}\n", s.run_id);
+    let backend = if s.backend.is_empty() {
+        "unknown"
+    } else {
+        s.backend.as_str()
+    };
+    let _ = writeln!(out, "Backend: `{backend}`.\n");
+    if s.backend == "imported" || s.imported_from.is_some() {
+        let _ = writeln!(
+            out,
+            "> **IMPORTED RUN.** These records were imported from `{}`, not produced by passk; \
+             their verdicts are kept as recorded and were not re-graded.\n",
+            s.imported_from.as_deref().unwrap_or("another harness")
+        );
+    }
+    let others: Vec<&String> = r
+        .observations
+        .record_grader_digests
+        .iter()
+        .filter(|d| **d != s.grader_digest)
+        .collect();
+    if !others.is_empty() {
+        let list: Vec<String> = others.iter().map(|d| format!("`{d}`")).collect();
+        let _ = writeln!(
+            out,
+            "> **GRADERS DIFFER.** The manifest's grader digest is `{}`, but records carry {}: \
+             verdicts in this run were not all produced by the same graders.\n",
+            s.grader_digest,
+            list.join(", ")
+        );
+    }
+}
+
+fn setting<'v>(settings: &'v Value, key: &str) -> Option<&'v Value> {
+    settings.get(key).filter(|v| !v.is_null())
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+fn setup(out: &mut String, r: &Report) {
+    let (m, s) = (r.manifest, r.summary);
+    out.push_str("## Setup\n\n");
+    let mut t = MarkdownTable::new(["model", "parameters", "quantization", "digest", "placement"]);
+    for info in &m.models {
+        t.row([
+            info.name.clone(),
+            info.parameter_size
+                .clone()
+                .unwrap_or_else(|| NOT_AVAILABLE.into()),
+            info.quantization
+                .clone()
+                .unwrap_or_else(|| NOT_AVAILABLE.into()),
+            info.digest
+                .as_deref()
+                .map_or_else(|| NOT_AVAILABLE.into(), short_digest),
+            if info.partly_on_cpu {
+                "partly on CPU".into()
+            } else if info.size_vram.is_some() {
+                "GPU".into()
+            } else {
+                NOT_AVAILABLE.into()
+            },
+        ]);
+    }
+    if !t.is_empty() {
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+    let mut t = MarkdownTable::new(["setting", "value"]);
+    t.row([
+        "Ollama version",
+        m.ollama_version.as_deref().unwrap_or(NOT_AVAILABLE),
+    ]);
+    let gpu = match (&m.gpu.name, &m.gpu.unavailable) {
+        (Some(name), _) => {
+            let mut g = name.clone();
+            if let Some(mib) = m.gpu.memory_mib {
+                g.push_str(&format!(", {} MiB", number(mib as f64, 0)));
+            }
+            if let Some(d) = &m.gpu.driver {
+                g.push_str(&format!(", driver {d}"));
+            }
+            g
+        }
+        (None, Some(why)) => format!("no GPU telemetry ({why})"),
+        (None, None) => "no GPU telemetry".into(),
+    };
+    t.row(["GPU".to_string(), gpu]);
+    let st = &m.settings;
+    let known: [(&str, &str); 9] = [
+        ("trials", "trials per task"),
+        ("tool_docs", "tool docs variant"),
+        ("temperature", "temperature"),
+        ("router_temperature", "router temperature"),
+        ("num_ctx", "num_ctx"),
+        ("num_predict", "num_predict"),
+        ("call_caps", "call cap(s), model calls per turn"),
+        ("router_in_front", "router in front"),
+        ("toolless", "baseline"),
+    ];
+    for (key, label) in known {
+        if let Some(v) = setting(st, key) {
+            let text = if key == "toolless" {
+                if v.as_bool() == Some(true) {
+                    "toolless".into()
+                } else {
+                    "none".into()
+                }
+            } else {
+                value_text(v)
+            };
+            t.row([label.to_string(), text]);
+        }
+    }
+    if let Value::Object(map) = st {
+        for (k, v) in map {
+            if known.iter().any(|(key, _)| key == k) || v.is_null() {
+                continue;
+            }
+            if matches!(v, Value::Object(_)) {
+                continue;
+            }
+            t.row([k.replace('_', " "), value_text(v)]);
+        }
+    }
+    t.row([
+        "grader digest".to_string(),
+        format!("`{}`", s.grader_digest),
+    ]);
+    t.row([
+        "bootstrap".to_string(),
+        format!(
+            "{} resamples over tasks, seed {}",
+            number(s.settings.resamples as f64, 0),
+            s.settings.seed
+        ),
+    ]);
+    t.row([
+        "blended tokens".to_string(),
+        format!(
+            "input + {} x output; cached: re-sent prefix at {}",
+            fixed(s.settings.output_weight, 0),
+            percent(s.settings.cache_discount)
+        ),
+    ]);
+    if let Some(p) = &s.pairing {
+        t.row([
+            "model pair".to_string(),
+            format!("small `{}`, large `{}` ({})", p.small, p.large, p.rule),
+        ]);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
+    let models = group_models(s, g);
+    let _ = writeln!(out, "## `{key}`\n");
+    if g.mode == Mode::Toolless {
+        out.push_str("Toolless baseline: one call per customer message, no tools.\n\n");
+    }
+    if let Some(cap) = g.call_cap {
+        let _ = writeln!(out, "Call cap: {cap} model calls per turn.\n");
+    }
+    if models.is_empty() {
+        out.push_str("No conversations.\n\n");
+        return;
+    }
+    let ci = g.comparison.as_ref().map(|c| &c.ci95);
+    let ci_of = |model: &str| -> Option<Interval> {
+        let c = g.comparison.as_ref()?;
+        if c.small == model {
+            c.ci95.success_rate_small
+        } else if c.large == model {
+            c.ci95.success_rate_large
+        } else {
+            None
+        }
+    };
+
+    // Headline
+    let mut t = ModelTable::new(s, "", &models);
+    t.row("Conversations graded", |m| m.denominator_note.clone());
+    t.row("Success rate (pass^1)", |m| {
+        format!(
+            "{}{}",
+            percent_with_n(m.passes as u64, m.outcomes.graded as u64),
+            excluded(m)
+        )
+    });
+    if ci.is_some() {
+        let mut row = vec!["  95% CI, bootstrap over tasks".to_string()];
+        row.extend(models.iter().map(|(name, _)| {
+            ci_of(name).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
+        }));
+        t.table.row(row);
+    }
+    let k = models
+        .iter()
+        .map(|(_, m)| m.trials_per_task)
+        .min()
+        .unwrap_or(0);
+    if k > 0 {
+        t.row(format!("All {k} runs succeed (pass^{k})"), |m| {
+            format!(
+                "{} ({}/{} tasks){}",
+                opt(m.pass_hat_k.get(&k).copied(), percent),
+                m.tasks_passing_every_trial,
+                m.tasks,
+                excluded(m)
+            )
+        });
+    }
+    t.row("Model calls per conversation", |m| {
+        opt(m.behaviour.model_calls_per_conversation, |x| number(x, 2))
+    });
+    t.row("Tool errors (rejected calls) per conversation", |m| {
+        opt(m.behaviour.rejected_calls_per_conversation, |x| {
+            number(x, 2)
+        })
+    });
+    t.row("Identified customer first", |m| {
+        format!("{}{}", rate(m.behaviour.identify_first), excluded(m))
+    });
+    t.row("Tokens per conversation", |m| {
+        opt(m.tokens.blended_per_conversation, tokens)
+    });
+    t.row("**Tokens per successful task**", |m| {
+        opt(m.tokens.blended_per_success, |x| {
+            format!("**{}**", tokens(x))
+        })
+    });
+    t.row(
+        format!(
+            "Tokens per successful task, re-sent prefix at {}",
+            percent(s.settings.cache_discount)
+        ),
+        |m| opt(m.tokens.cached_blended_per_success, tokens),
+    );
+    t.row("Latency per call", |m| {
+        opt(m.latency.per_call_mean_s, seconds)
+    });
+    t.row("Latency per conversation, p50 / p95", |m| {
+        match (m.latency.conversation_p50_s, m.latency.conversation_p95_s) {
+            (Some(a), Some(b)) => format!("{} / {} s", number(a, 2), number(b, 2)),
+            _ => NOT_AVAILABLE.into(),
+        }
+    });
+    t.row("**Time per successful task**", |m| {
+        opt(m.latency.time_per_success_s, |x| {
+            format!("**{}**", seconds(x))
+        })
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+
+    // By category
+    let cats: BTreeSet<&String> = models
+        .iter()
+        .flat_map(|(_, m)| m.by_category.keys())
+        .collect();
+    if !cats.is_empty() {
+        out.push_str("### By category\n\n");
+        let mut t = ModelTable::new(s, "category", &models);
+        for c in cats {
+            t.row(c.clone(), |m| {
+                m.by_category.get(c).map_or_else(
+                    || NOT_AVAILABLE.into(),
+                    |x| percent_with_n(x.passes as u64, x.conversations as u64),
+                )
+            });
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+
+    // pass^k
+    let kmax = models
+        .iter()
+        .map(|(_, m)| m.trials_per_task)
+        .max()
+        .unwrap_or(0);
+    if kmax > 0 {
+        out.push_str("### pass^k\n\n");
+        out.push_str(
+            "Chance that k trials of a task all succeed (unbiased estimator, averaged over tasks).\n\n",
+        );
+        let mut t = ModelTable::new(s, "k", &models);
+        for k in 1..=kmax {
+            t.row(k.to_string(), |m| {
+                format!(
+                    "{}{}",
+                    opt(m.pass_hat_k.get(&k).copied(), percent),
+                    excluded(m)
+                )
+            });
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+
+    if let Some(c) = &g.comparison {
+        break_even(out, s, c);
+    }
+    latency(out, s, &models);
+    context_growth(out, s, &models);
+    taxonomy(out, s, &models);
+    behaviour(out, s, &models);
+    quality(out, s, &models);
+    gpu(out, s, &models);
+    pipeline(out, s, &models);
+}
+
+fn break_even(out: &mut String, s: &Summary, c: &crate::analysis::Comparison) {
+    let ci = &c.ci95;
+    out.push_str("### Break-even\n\n");
+    let _ = writeln!(
+        out,
+        "How many times cheaper per token `{}` must be than `{}` to cost the same per successful \
+         task (tokens per successful task, small / large). Paired bootstrap over {} tasks, {} \
+         resamples (seed {}); the ratio is defined in {} of them.\n",
+        c.small,
+        c.large,
+        ci.tasks,
+        number(ci.resamples as f64, 0),
+        ci.seed,
+        number(ci.resamples_with_defined_break_even as f64, 0)
+    );
+    let mut t = MarkdownTable::new(["break-even", "ratio", "95% CI"]);
+    t.numeric_after_first();
+    let ci_text = |i: Option<Interval>| i.map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high));
+    t.row([
+        "Plain".to_string(),
+        opt(c.break_even, ratio),
+        ci_text(ci.break_even),
+    ]);
+    t.row([
+        format!("Re-sent prefix at {}", percent(s.settings.cache_discount)),
+        opt(c.break_even_cached, ratio),
+        ci_text(ci.break_even_cached),
+    ]);
+    if c.break_even_pipeline.is_some() || ci.break_even_pipeline.is_some() {
+        t.row([
+            "Pipeline (router + orchestrator)".to_string(),
+            opt(c.break_even_pipeline, ratio),
+            ci_text(ci.break_even_pipeline),
+        ]);
+    }
+    for (w, v) in &c.break_even_by_output_weight {
+        t.row([
+            format!("Output tokens weighted {w}x"),
+            opt(*v, ratio),
+            String::new(),
+        ]);
+    }
+    if let Some(e) = c.break_even_energy {
+        t.row([
+            "Energy per successful task".to_string(),
+            ratio(e),
+            String::new(),
+        ]);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Success-rate gap (large minus small): {}, 95% CI {}.\n",
+        opt(c.success_rate_difference, points),
+        ci.success_rate_difference
+            .as_ref()
+            .map_or(NOT_AVAILABLE.into(), ci_points)
+    );
+}
+
+fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    if models.iter().any(|(_, m)| m.latency.fit.is_some()) {
+        out.push_str("### Latency fit\n\n");
+        out.push_str(
+            "Per model call: latency = fixed + output tokens / decode speed + input term.\n\n",
+        );
+        let mut t = ModelTable::new(s, "", models);
+        t.row("Fixed time per call", |m| {
+            opt(m.latency.fit.as_ref().map(|f| f.fixed_s_per_call), seconds)
+        });
+        t.row("Decode speed", |m| {
+            opt(m.latency.fit.as_ref().map(|f| f.decode_tokens_per_s), |x| {
+                format!("{} tokens/s", number(x, 0))
+            })
+        });
+        t.row("Input term per 1,000 input tokens", |m| {
+            opt(
+                m.latency.fit.as_ref().map(|f| f.s_per_1k_input_tokens),
+                |x| format!("{} s", fixed(x, 3)),
+            )
+        });
+        t.row("Calls in the fit", |m| {
+            m.latency
+                .fit
+                .as_ref()
+                .map_or(NOT_AVAILABLE.into(), |f| number(f.calls as f64, 0))
+        });
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+    if models
+        .iter()
+        .any(|(_, m)| m.latency.ollama_timing.is_some())
+    {
+        out.push_str("### Time per call, from Ollama's own durations\n\n");
+        let mut t = ModelTable::new(s, "", models);
+        let split = |m: &ModelSummary| m.latency.ollama_timing.clone();
+        t.row("Model time (prompt eval + eval)", |m| {
+            opt(split(m).map(|x| x.model_s_per_call), seconds)
+        });
+        t.row(
+            "Request overhead (latency minus model time), mean / p50",
+            |m| {
+                split(m).map_or(NOT_AVAILABLE.into(), |x| {
+                    format!(
+                        "{} / {} s",
+                        fixed(x.overhead_s_per_call, 3),
+                        fixed(x.overhead_s_p50, 3)
+                    )
+                })
+            },
+        );
+        t.row("Decode speed (output tokens / eval time)", |m| {
+            opt(split(m).and_then(|x| x.decode_tokens_per_s), |x| {
+                format!("{} tokens/s", number(x, 0))
+            })
+        });
+        t.row("Prefill speed (input tokens / prompt eval time)", |m| {
+            opt(split(m).and_then(|x| x.prefill_tokens_per_s), |x| {
+                format!("{} tokens/s", number(x, 0))
+            })
+        });
+        t.row("Calls", |m| {
+            split(m).map_or(NOT_AVAILABLE.into(), |x| number(x.calls as f64, 0))
+        });
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+}
+
+fn context_growth(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    let calls: BTreeSet<usize> = models
+        .iter()
+        .flat_map(|(_, m)| m.context_growth.keys().copied())
+        .collect();
+    if calls.is_empty() {
+        return;
+    }
+    out.push_str("### Context growth\n\n");
+    out.push_str(
+        "Mean input tokens of the j-th model call, over the conversations that reached it (shown \
+         where at least 5 did).\n\n",
+    );
+    let mut t = ModelTable::new(s, "call", models);
+    for j in calls {
+        t.row(format!("Call {}", j + 1), |m| {
+            m.context_growth.get(&j).map_or(NOT_AVAILABLE.into(), |p| {
+                format!("{} (n={})", tokens(p.mean_input_tokens), p.conversations)
+            })
+        });
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    out.push_str("### Failure taxonomy\n\n");
+    out.push_str(
+        "How conversations ended (transport and protocol failures are excluded from every rate), \
+         and every model call by bucket.\n\n",
+    );
+    let mut t = ModelTable::new(s, "", models);
+    t.row("Conversations", |m| number(m.outcomes.total as f64, 0));
+    t.row("Passed", |m| number(m.outcomes.pass as f64, 0));
+    t.row("Failed (model)", |m| {
+        number(m.outcomes.model_fail as f64, 0)
+    });
+    t.row("Transport failure (excluded)", |m| {
+        number(m.outcomes.transport_fail as f64, 0)
+    });
+    t.row("Protocol failure (excluded)", |m| {
+        number(m.outcomes.protocol_fail as f64, 0)
+    });
+    t.row("Model calls", |m| number(m.calls.calls as f64, 0));
+    t.row("Calls ok", |m| number(m.calls.ok as f64, 0));
+    t.row("Calls failed: transport", |m| {
+        number(m.calls.transport as f64, 0)
+    });
+    t.row("Calls failed: protocol", |m| {
+        number(m.calls.protocol as f64, 0)
+    });
+    t.row("Retries (attempts beyond the first)", |m| {
+        number(m.calls.retries as f64, 0)
+    });
+    t.row("Truncated replies (hit num_predict)", |m| {
+        number(m.calls.truncated as f64, 0)
+    });
+    t.row("Context overflow", |m| {
+        number(m.calls.context_overflow as f64, 0)
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+    out.push_str("Failure modes of failed conversations:\n\n");
+    let mut t = ModelTable::new(s, "failure mode", models);
+    for f in FailureMode::ALL {
+        t.row(f.describe(), |m| {
+            number(
+                m.failure_modes.by_mode.get(&f).copied().unwrap_or(0) as f64,
+                0,
+            )
+        });
+    }
+    t.row("unlabelled", |m| {
+        number(m.failure_modes.unlabelled as f64, 0)
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+fn keyed(by_key: &BTreeMap<String, usize>) -> String {
+    if by_key.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = by_key.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    format!(" ({})", parts.join(", "))
+}
+
+fn behaviour(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    out.push_str("### Behaviour\n\n");
+    let mut t = ModelTable::new(s, "", models);
+    t.row("Tool calls per conversation", |m| {
+        opt(m.behaviour.tool_calls_per_conversation, |x| number(x, 2))
+    });
+    t.row("Rejected tool calls", |m| {
+        number(m.behaviour.rejected_calls as f64, 0)
+    });
+    t.row("Malformed calls", |m| {
+        number(m.behaviour.malformed_calls as f64, 0)
+    });
+    t.row("Conversations stopped by the call cap", |m| {
+        number(m.behaviour.loop_caps as f64, 0)
+    });
+    t.row(
+        "Schema-copy calls (object or array argument), by argument",
+        |m| {
+            format!(
+                "{}{}",
+                m.behaviour.schema_copy.calls,
+                keyed(&m.behaviour.schema_copy.by_key)
+            )
+        },
+    );
+    t.row(
+        "Example-copy calls (documented example value), by value",
+        |m| {
+            format!(
+                "{}{}",
+                m.behaviour.example_copy.calls,
+                keyed(&m.behaviour.example_copy.by_key)
+            )
+        },
+    );
+    t.row("Model calls with native tool calls", |m| {
+        number(m.behaviour.call_formats.native_calls as f64, 0)
+    });
+    t.row("Model calls with tool calls in the text", |m| {
+        number(m.behaviour.call_formats.text_calls as f64, 0)
+    });
+    t.row("Model calls with a malformed tool call", |m| {
+        number(m.behaviour.call_formats.malformed_calls as f64, 0)
+    });
+    t.row("Model calls without a tool call", |m| {
+        number(m.behaviour.call_formats.no_tool_call as f64, 0)
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+fn quality(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    out.push_str("### Trajectory and answer\n\n");
+    out.push_str(
+        "Graded conversations by whether the gold tool sequence was followed (trajectory) and \
+         whether the end state and replies were right (answer).\n\n",
+    );
+    let mut t = ModelTable::new(s, "", models);
+    let n = |x: usize| number(x as f64, 0);
+    t.row("Right trajectory, right answer", |m| {
+        n(m.four_state.right_path_right_answer)
+    });
+    t.row("Right trajectory, wrong answer", |m| {
+        n(m.four_state.right_path_wrong_answer)
+    });
+    t.row("Wrong trajectory, right answer", |m| {
+        n(m.four_state.wrong_path_right_answer)
+    });
+    t.row("Wrong trajectory, wrong answer", |m| {
+        n(m.four_state.wrong_path_wrong_answer)
+    });
+    t.row("Trajectory unknown", |m| n(m.four_state.trajectory_unknown));
+    t.row("Steps per correct answer (tasks that need tools)", |m| {
+        opt(m.four_state.steps_per_correct_answer, |x| number(x, 2))
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+
+    out.push_str(
+        "Control flow (share of conversations flagged, among those the suite can judge):\n\n",
+    );
+    let mut t = ModelTable::new(s, "", models);
+    t.row("Unknown tool name called", |m| {
+        format!("{}{}", rate(m.control_flow.unknown_verb), excluded(m))
+    });
+    t.row("Stated a fact without the lookup (under-tooled)", |m| {
+        format!("{}{}", rate(m.control_flow.under_tool), excluded(m))
+    });
+    t.row("More calls than the gold trajectory (overrun)", |m| {
+        format!("{}{}", rate(m.control_flow.loop_overrun), excluded(m))
+    });
+    t.row("Model turns on a rule-resolved task (over-modelled)", |m| {
+        format!("{}{}", rate(m.control_flow.over_model), excluded(m))
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+
+    out.push_str("Noise (disagreement among the trials of a task):\n\n");
+    let mut t = ModelTable::new(s, "", models);
+    t.row("Mean share of trials disagreeing with the majority", |m| {
+        opt(m.noise.mean, percent)
+    });
+    t.row("Tasks with any disagreement", |m| {
+        format!("{} of {}", m.noise.tasks_with_disagreement, m.tasks)
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    out.push_str("### GPU\n\n");
+    if models.iter().all(|(_, m)| m.gpu.is_none()) {
+        out.push_str("No GPU telemetry recorded.\n\n");
+        return;
+    }
+    let mut t = ModelTable::new(s, "", models);
+    let g = |m: &ModelSummary| m.gpu.clone();
+    t.row("Calls with GPU samples", |m| {
+        g(m).map_or("no GPU telemetry".into(), |x| {
+            number(x.calls_with_samples as f64, 0)
+        })
+    });
+    t.row("Utilization, mean / max", |m| {
+        g(m).map_or(NOT_AVAILABLE.into(), |x| {
+            format!(
+                "{} / {}",
+                opt(x.util_mean_pct, |v| format!("{}%", fixed(v, 0))),
+                opt(x.util_max_pct, |v| format!("{}%", fixed(v, 0)))
+            )
+        })
+    });
+    t.row("Memory in use, max", |m| {
+        opt(g(m).and_then(|x| x.mem_used_max_mib), |v| {
+            format!("{} MiB", number(v, 0))
+        })
+    });
+    t.row("Power, mean", |m| {
+        opt(g(m).and_then(|x| x.power_mean_w), |v| {
+            format!("{} W", number(v, 0))
+        })
+    });
+    t.row("Energy", |m| {
+        opt(g(m).and_then(|x| x.energy_j), |v| {
+            format!("{} J", number(v, 0))
+        })
+    });
+    t.row("**Energy per successful task**", |m| {
+        opt(g(m).and_then(|x| x.energy_per_success_j), |v| {
+            format!("**{} J**", number(v, 1))
+        })
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+fn pipeline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    if models.iter().all(|(_, m)| m.pipeline.is_none()) {
+        return;
+    }
+    out.push_str("### Pipeline (router in front of the agent)\n\n");
+    let mut t = ModelTable::new(s, "", models);
+    let p = |m: &ModelSummary| m.pipeline.clone();
+    t.row("Router calls per conversation", |m| {
+        opt(p(m).map(|x| x.router_calls_per_conversation), |v| {
+            number(v, 2)
+        })
+    });
+    t.row("Router tokens per conversation", |m| {
+        opt(
+            p(m).map(|x| x.router_blended_tokens_per_conversation),
+            tokens,
+        )
+    });
+    t.row("Router share of pipeline tokens", |m| {
+        opt(p(m).and_then(|x| x.router_share_of_tokens), percent)
+    });
+    t.row("Router latency per call", |m| {
+        opt(p(m).and_then(|x| x.router_latency_per_call_s), seconds)
+    });
+    t.row("**Pipeline tokens per successful task**", |m| {
+        opt(p(m).and_then(|x| x.blended_tokens_per_success), |v| {
+            format!("**{}**", tokens(v))
+        })
+    });
+    t.row("**Pipeline time per successful task**", |m| {
+        opt(p(m).and_then(|x| x.time_per_success_s), |v| {
+            format!("**{}**", seconds(v))
+        })
+    });
+    let labels: BTreeSet<&String> = models
+        .iter()
+        .filter_map(|(_, m)| m.pipeline.as_ref())
+        .flat_map(|p| p.router_label_counts.keys())
+        .collect();
+    for label in labels {
+        t.row(format!("Router predicted `{label}`"), |m| {
+            p(m).map_or(NOT_AVAILABLE.into(), |x| {
+                number(
+                    x.router_label_counts.get(label).copied().unwrap_or(0) as f64,
+                    0,
+                )
+            })
+        });
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// Groups of the same suite and mode that ran under several call caps, keyed by (suite, mode).
+fn sweeps(s: &Summary) -> BTreeMap<(String, bool), Vec<(u32, &GroupSummary)>> {
+    let mut out: BTreeMap<(String, bool), Vec<(u32, &GroupSummary)>> = BTreeMap::new();
+    for g in s.groups.values() {
+        if let Some(cap) = g.call_cap {
+            out.entry((g.suite.clone(), g.mode == Mode::Toolless))
+                .or_default()
+                .push((cap, g));
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_by_key(|(cap, _)| *cap);
+    }
+    out.retain(|_, v| v.len() > 1);
+    out
+}
+
+fn budget_sweep(out: &mut String, s: &Summary) {
+    for ((suite, toolless), caps) in sweeps(s) {
+        let _ = writeln!(
+            out,
+            "## Budget sweep: `{suite}`{}\n",
+            if toolless { " (toolless)" } else { "" }
+        );
+        out.push_str(
+            "Success rate and steps per correct answer by call cap (model calls per turn).\n\n",
+        );
+        let models: Vec<&String> = s
+            .models
+            .iter()
+            .filter(|m| caps.iter().any(|(_, g)| g.models.contains_key(*m)))
+            .collect();
+        let mut header = vec!["call cap".to_string()];
+        for m in &models {
+            let h = model_header(s, m);
+            header.push(format!("{h}: success"));
+            header.push(format!("{h}: steps per correct answer"));
+        }
+        let mut t = MarkdownTable::new(header);
+        t.numeric_after_first();
+        for (cap, g) in &caps {
+            let mut row = vec![cap.to_string()];
+            for m in &models {
+                match g.models.get(*m) {
+                    Some(ms) => {
+                        row.push(format!(
+                            "{}{}",
+                            percent_with_n(ms.passes as u64, ms.outcomes.graded as u64),
+                            excluded(ms)
+                        ));
+                        row.push(opt(ms.four_state.steps_per_correct_answer, |x| {
+                            number(x, 2)
+                        }));
+                    }
+                    None => {
+                        row.push(NOT_AVAILABLE.into());
+                        row.push(NOT_AVAILABLE.into());
+                    }
+                }
+            }
+            t.row(row);
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+}
+
+fn router(out: &mut String, s: &Summary) {
+    if s.router.is_empty() {
+        return;
+    }
+    out.push_str("## Router (leaf node)\n\n");
+    let models: Vec<(&str, &crate::analysis::router::RouterSummary)> = s
+        .models
+        .iter()
+        .filter_map(|m| s.router.get(m).map(|r| (m.as_str(), r)))
+        .collect();
+    let counts: Vec<String> = models
+        .iter()
+        .map(|(m, r)| {
+            format!(
+                "`{m}`: {} messages x {} runs = {} calls ({})",
+                r.messages,
+                r.runs_per_message,
+                r.calls,
+                r.outcomes.denominator_note()
+            )
+        })
+        .collect();
+    let _ = writeln!(out, "{}.\n", counts.join("; "));
+    let rc = s.router_comparison.as_ref();
+    let ci_of = |model: &str| -> Option<Interval> {
+        let c = rc?;
+        if c.small == model {
+            c.ci95.accuracy_small
+        } else if c.large == model {
+            c.ci95.accuracy_large
+        } else {
+            None
+        }
+    };
+    let mut header = vec![String::new()];
+    header.extend(models.iter().map(|(m, _)| model_header(s, m)));
+    let mut t = MarkdownTable::new(header);
+    t.numeric_after_first();
+    type RouterRow<'r> = (
+        String,
+        Box<dyn Fn(&str, &crate::analysis::router::RouterSummary) -> String + 'r>,
+    );
+    let rows: Vec<RouterRow> = vec![
+        (
+            "Accuracy".into(),
+            Box::new(|_, r| {
+                let ex = if r.outcomes.graded == r.outcomes.total {
+                    String::new()
+                } else {
+                    format!(" ({})", r.outcomes.denominator_note())
+                };
+                format!("{}{ex}", percent_with_n(r.correct as u64, r.calls as u64))
+            }),
+        ),
+        (
+            "  95% CI, bootstrap over messages".into(),
+            Box::new(|m, _| ci_of(m).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))),
+        ),
+        (
+            "Unparseable replies".into(),
+            Box::new(|_, r| opt(r.unparseable, percent)),
+        ),
+        (
+            "Tokens per call (input / output)".into(),
+            Box::new(
+                |_, r| match (r.input_tokens_per_call, r.output_tokens_per_call) {
+                    (Some(a), Some(b)) => format!("{} / {}", tokens(a), number(b, 1)),
+                    _ => NOT_AVAILABLE.into(),
+                },
+            ),
+        ),
+        (
+            "Blended tokens per call".into(),
+            Box::new(|_, r| opt(r.blended_tokens_per_call, tokens)),
+        ),
+        (
+            "**Tokens per correct call**".into(),
+            Box::new(|_, r| {
+                opt(r.blended_tokens_per_correct, |v| {
+                    format!("**{}**", tokens(v))
+                })
+            }),
+        ),
+        (
+            "Latency per call, mean / p95".into(),
+            Box::new(|_, r| match (r.latency_per_call_s, r.latency_p95_s) {
+                (Some(a), Some(b)) => format!("{} / {} s", number(a, 2), number(b, 2)),
+                _ => NOT_AVAILABLE.into(),
+            }),
+        ),
+        (
+            "Fastest call".into(),
+            Box::new(|_, r| {
+                r.fastest_call.as_ref().map_or(NOT_AVAILABLE.into(), |f| {
+                    format!(
+                        "{} for {} output tokens",
+                        seconds(f.latency_s),
+                        f.output_tokens
+                    )
+                })
+            }),
+        ),
+        (
+            "Model time (Ollama)".into(),
+            Box::new(|_, r| {
+                opt(r.ollama_timing.as_ref().map(|x| x.model_s_per_call), |v| {
+                    format!("{} s", fixed(v, 3))
+                })
+            }),
+        ),
+        (
+            "Request overhead, mean / p50".into(),
+            Box::new(|_, r| {
+                r.ollama_timing.as_ref().map_or(NOT_AVAILABLE.into(), |x| {
+                    format!(
+                        "{} / {} s",
+                        fixed(x.overhead_s_per_call, 3),
+                        fixed(x.overhead_s_p50, 3)
+                    )
+                })
+            }),
+        ),
+        (
+            "Temperature".into(),
+            Box::new(|_, r| opt(r.temperature, |v| fixed(v, 2))),
+        ),
+    ];
+    for (label, f) in &rows {
+        let mut cells = vec![label.clone()];
+        cells.extend(models.iter().map(|(m, r)| f(m, r)));
+        t.row(cells);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    if let Some(c) = rc {
+        let _ = writeln!(
+            out,
+            "Router break-even: `{}` must be at least **{}** cheaper per token than `{}` to cost the \
+             same per correct call (95% CI {}, paired bootstrap over {} messages).\n",
+            c.small,
+            opt(c.break_even, ratio),
+            c.large,
+            c.ci95
+                .break_even
+                .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
+            c.ci95.messages
+        );
+    }
+}
+
+fn warnings(out: &mut String, r: &Report) {
+    let s = r.summary;
+    let mut items: Vec<String> = Vec::new();
+    for m in &s.partly_on_cpu {
+        items.push(format!(
+            "`{m}` ran partly on the CPU (`/api/ps` size_vram < size): its latency and energy \
+             are not those of a GPU-resident model."
+        ));
+    }
+    items.extend(s.warnings.iter().cloned());
+    items.extend(r.notes.iter().cloned());
+    if items.is_empty() {
+        return;
+    }
+    out.push_str("## Warnings\n\n");
+    for w in items {
+        let _ = writeln!(out, "- {}", escape_cell(&w));
+    }
+    out.push('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Terminal table
+
+/// The short table `passk report` prints on stdout: the headline figures of every configuration.
+pub fn terminal_table(s: &Summary) -> String {
+    let mut out = String::new();
+    for (key, g) in &s.groups {
+        let models = group_models(s, g);
+        if models.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{key}");
+        let k = models
+            .iter()
+            .map(|(_, m)| m.trials_per_task)
+            .min()
+            .unwrap_or(0);
+        let mut t = ModelTable::new(s, "", &models);
+        t.row("Success", |m| {
+            format!(
+                "{}{}",
+                percent_with_n(m.passes as u64, m.outcomes.graded as u64),
+                excluded(m)
+            )
+        });
+        if k > 0 {
+            t.row(format!("pass^{k}"), |m| {
+                opt(m.pass_hat_k.get(&k).copied(), percent)
+            });
+        }
+        t.row("Tokens per successful task", |m| {
+            opt(m.tokens.blended_per_success, tokens)
+        });
+        t.row("Time per successful task", |m| {
+            opt(m.latency.time_per_success_s, seconds)
+        });
+        out.push_str(&t.render());
+        if let Some(c) = &g.comparison {
+            let _ = writeln!(
+                out,
+                "Break-even {} (95% CI {}); success gap {}",
+                opt(c.break_even, ratio),
+                c.ci95
+                    .break_even
+                    .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
+                opt(c.success_rate_difference, points)
+            );
+        }
+        out.push('\n');
+    }
+    if let Some(c) = &s.router_comparison {
+        let acc = |m: &str| opt(s.router.get(m).and_then(|r| r.accuracy), percent);
+        let _ = writeln!(
+            out,
+            "router: accuracy {} {} vs {} {}; break-even {}",
+            c.small,
+            acc(&c.small),
+            c.large,
+            acc(&c.large),
+            opt(c.break_even, ratio)
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{AnalysisOptions, summarize};
+    use crate::runner::record::{CallRecord, Node, Outcome, Status};
+    use crate::trace::Verdict;
+
+    fn conv(model: &str, task: &str, cap: u32, passed: bool) -> ConversationRecord {
+        let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
+        call.wall_s = Some(1.0);
+        ConversationRecord {
+            schema_version: 1,
+            grader_digest: "g".into(),
+            suite: "store".into(),
+            task: task.into(),
+            category: "lookup".into(),
+            model: model.into(),
+            trial: 0,
+            call_cap: cap,
+            mode: Mode::Agent,
+            router_in_front: false,
+            status: Status::Ok,
+            outcome: if passed {
+                Outcome::Pass
+            } else {
+                Outcome::ModelFail
+            },
+            calls: vec![call],
+            tool_events: vec![],
+            replies: vec![],
+            transcript: vec![],
+            end_state: Value::Null,
+            verdict: Verdict {
+                passed,
+                ..Verdict::default()
+            },
+            wall_s: 1.0,
+            imported: false,
+        }
+    }
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(points(0.275), "+27.5 pp");
+        assert_eq!(points(-0.05), "-5.0 pp");
+        assert_eq!(points(0.0), "0.0 pp");
+        let i = Interval {
+            low: -0.031,
+            high: 0.42,
+        };
+        assert_eq!(ci_points(&i), "-3 to +42 pp");
+        assert_eq!(
+            short_digest(&format!("sha256:{}", "a".repeat(64))),
+            "a".repeat(12)
+        );
+        assert_eq!(
+            short_digest("imported:0123456789abcdef"),
+            "imported:0123456789ab"
+        );
+        assert_eq!(opt(None, percent), "n/a");
+    }
+
+    #[test]
+    fn budget_sweep_and_primary_group() {
+        let manifest = Manifest {
+            run_id: "r".into(),
+            grader_digest: "g".into(),
+            ..Manifest::default()
+        };
+        let recs = vec![
+            conv("a", "T1", 4, false),
+            conv("a", "T1", 10, true),
+            conv("a", "T2", 4, true),
+            conv("a", "T2", 10, true),
+        ];
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        assert_eq!(
+            primary_group(&s).map(|(k, _)| k.as_str()),
+            Some("store/cap=10")
+        );
+        let r = Report::new(&manifest, &s, &recs, &[], vec!["a note".into()]);
+        assert_eq!(
+            r.observations.conversation_latency["store/cap=4"]["a"],
+            [1.0, 1.0]
+        );
+        let md = markdown(&r);
+        assert!(md.contains("## `store/cap=10`"), "{md}");
+        assert!(md.contains("## `store/cap=4`"), "{md}");
+        assert!(md.contains("## Budget sweep: `store`"), "{md}");
+        let sweep = &md[md.find("## Budget sweep").expect("sweep")..];
+        assert!(
+            sweep.find("| 4 ") < sweep.find("| 10 "),
+            "caps in numeric order: {sweep}"
+        );
+        assert!(
+            sweep.contains("50.0% (1/2)") && sweep.contains("100.0% (2/2)"),
+            "{sweep}"
+        );
+        assert!(md.contains("No GPU telemetry recorded."), "{md}");
+        assert!(md.contains("- a note"), "{md}");
+        assert_eq!(md, markdown(&r), "deterministic");
+        let table = terminal_table(&s);
+        assert!(
+            table.contains("store/cap=4") && table.contains("100.0% (2/2)"),
+            "{table}"
+        );
+    }
+}

@@ -1,0 +1,381 @@
+//! `passk report` and `passk compare` through the real binary, on small run directories written
+//! from records made here with known pass patterns (2 models x 4 tasks x 3 trials).
+
+use crate::util::{output, passk, tempdir};
+use passk::analysis::{RunComparison, Summary};
+use passk::report::{
+    CHARTS_DIR, CONVERSATIONS_CSV, REPORT_DIR, REPORT_MD, SUMMARY_JSON, chart_files,
+};
+use passk::runner::record::{
+    CONVERSATIONS_FILE, CallRecord, ConversationRecord, GpuWindow, MANIFEST_FILE, Manifest, Mode,
+    ModelInfo, Node, Outcome, Record, Status,
+};
+use passk::trace::Verdict;
+use passk::wire::api::Timings;
+use serde_json::json;
+use std::path::Path;
+
+/// `passk compare` refused runs graded by different graders (docs/cli.md).
+const DIFFERENT_GRADERS: i32 = 8;
+
+const SMALL: &str = "m:small";
+const LARGE: &str = "m:large";
+const TASKS: [&str; 4] = ["T1", "T2", "T3", "T4"];
+
+/// Pass pattern per task (three trials each).
+fn pattern(model: &str) -> [[bool; 3]; 4] {
+    if model == SMALL {
+        [
+            [true, true, true],
+            [true, false, false],
+            [false, false, false],
+            [true, true, false],
+        ]
+    } else {
+        [
+            [true, true, true],
+            [true, true, true],
+            [true, false, true],
+            [true, true, true],
+        ]
+    }
+}
+
+fn call(i: u64, start_ms: u64) -> CallRecord {
+    let mut c = CallRecord::new(Node::Orchestrator, 0, i as u32);
+    c.started_unix_ms = Some(start_ms);
+    c.wall_s = Some(0.5 + 0.1 * i as f64);
+    c.timings = Timings {
+        prompt_eval_count: Some(1000 + 100 * i),
+        eval_count: Some(20),
+        ..Timings::default()
+    };
+    c.gpu = Some(GpuWindow {
+        samples: 2,
+        util_mean: Some(60.0 + i as f64),
+        util_max: Some(90.0),
+        energy_j: Some(10.0),
+        ..GpuWindow::default()
+    });
+    c
+}
+
+fn conversation(
+    digest: &str,
+    model: &str,
+    task: usize,
+    trial: u32,
+    outcome: Outcome,
+) -> ConversationRecord {
+    let passed = outcome == Outcome::Pass;
+    let start = 1_000_000 + (task as u64 * 10 + u64::from(trial)) * 5_000;
+    ConversationRecord {
+        schema_version: 1,
+        grader_digest: digest.into(),
+        suite: "store".into(),
+        task: TASKS[task].into(),
+        category: if task < 2 { "lookup" } else { "write" }.into(),
+        model: model.into(),
+        trial,
+        call_cap: 10,
+        mode: Mode::Agent,
+        router_in_front: false,
+        status: Status::Ok,
+        outcome,
+        calls: vec![call(0, start), call(1, start + 1_000)],
+        tool_events: vec![],
+        replies: vec![Some("done".into())],
+        transcript: vec![],
+        end_state: json!({}),
+        verdict: Verdict {
+            passed,
+            ..Verdict::default()
+        },
+        wall_s: 1.5,
+        imported: false,
+    }
+}
+
+/// Every record of a run: the pattern above, plus one transport failure of the small model.
+fn records(digest: &str) -> Vec<ConversationRecord> {
+    let mut out = Vec::new();
+    for model in [SMALL, LARGE] {
+        for (task, trials) in pattern(model).iter().enumerate() {
+            for (trial, passed) in trials.iter().enumerate() {
+                let o = if *passed {
+                    Outcome::Pass
+                } else {
+                    Outcome::ModelFail
+                };
+                out.push(conversation(digest, model, task, trial as u32, o));
+            }
+        }
+    }
+    out.push(conversation(digest, SMALL, 0, 3, Outcome::TransportFail));
+    out
+}
+
+fn write_run(dir: &Path, digest: &str, records: &[ConversationRecord]) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let info = |name: &str, size: &str| ModelInfo {
+        name: name.into(),
+        parameter_size: Some(size.into()),
+        quantization: Some("Q4_K_M".into()),
+        digest: Some(format!("sha256:{}", "ab".repeat(32))),
+        ..ModelInfo::default()
+    };
+    let manifest = Manifest {
+        schema_version: 1,
+        run_id: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        passk_version: "test".into(),
+        grader_digest: digest.into(),
+        settings: json!({"trials": 3, "tool_docs": "bare", "temperature": 0.7, "num_ctx": 16384,
+            "num_predict": 1024, "call_caps": [10], "router_in_front": false, "toolless": false}),
+        ollama_version: Some("0.0.0".into()),
+        backend: "stub".into(),
+        // Listed large first: the report orders them by parameter size.
+        models: vec![info(LARGE, "7B"), info(SMALL, "1.5B")],
+        ..Manifest::default()
+    };
+    std::fs::write(
+        dir.join(MANIFEST_FILE),
+        serde_json::to_string_pretty(&manifest).expect("manifest json"),
+    )
+    .expect("write manifest");
+    let mut lines = String::new();
+    for r in records {
+        lines += &serde_json::to_string(&Record::Conversation(Box::new(r.clone()))).expect("json");
+        lines.push('\n');
+    }
+    std::fs::write(dir.join(CONVERSATIONS_FILE), lines).expect("write records");
+}
+
+fn report(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+    output(
+        passk()
+            .arg("report")
+            .arg(dir)
+            .args(["--resamples", "200"])
+            .args(extra),
+    )
+}
+
+fn chart_names() -> [&'static str; 8] {
+    [
+        chart_files::PASS_K,
+        chart_files::SUCCESS_BY_CATEGORY,
+        chart_files::TOKENS_PER_SUCCESS,
+        chart_files::LATENCY,
+        chart_files::CONTEXT_GROWTH,
+        chart_files::FOUR_STATE,
+        chart_files::FAILURE_BUCKETS,
+        chart_files::GPU_UTILIZATION,
+    ]
+}
+
+/// Every file of the report, as (name, bytes), in a fixed order.
+fn report_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let out = dir.join(REPORT_DIR);
+    let mut names: Vec<String> = [REPORT_MD, SUMMARY_JSON, CONVERSATIONS_CSV]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    names.extend(chart_names().iter().map(|c| format!("{CHARTS_DIR}/{c}")));
+    names
+        .into_iter()
+        .map(|n| {
+            let bytes = std::fs::read(out.join(&n)).unwrap_or_else(|e| panic!("{n}: {e}"));
+            (n, bytes)
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-12
+}
+
+#[test]
+fn report_writes_every_file_with_the_hand_computed_figures() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("run-a");
+    write_run(&dir, "g1", &records("g1"));
+    let (code, stdout, stderr) = report(&dir, &[]);
+    assert_eq!(code, 0, "stderr: {stderr}");
+    let files = report_files(&dir);
+    for (name, bytes) in &files {
+        assert!(!bytes.is_empty(), "{name} is empty");
+    }
+    let text = std::fs::read_to_string(dir.join(REPORT_DIR).join(SUMMARY_JSON)).expect("read");
+    let s: Summary = serde_json::from_str(&text).expect("summary.json parses back");
+    assert_eq!(s.models, [SMALL, LARGE], "ordered by parameter size");
+    let g = &s.groups["store"];
+    let small = &g.models[SMALL];
+    let large = &g.models[LARGE];
+    assert_eq!((small.passes, small.outcomes.graded), (6, 12));
+    assert_eq!(small.success_rate, Some(0.5));
+    assert_eq!(small.outcomes.transport_fail, 1);
+    assert_eq!(small.denominator_note, "n = 12 of 13; 1 transport");
+    // pass^k = mean over tasks of C(c, k) / C(3, k): small c = 3, 1, 0, 2; large c = 3, 3, 2, 3.
+    assert!(close(small.pass_hat_k[&1], 0.5));
+    assert!(close(
+        small.pass_hat_k[&2],
+        (1.0 + 0.0 + 0.0 + 1.0 / 3.0) / 4.0
+    ));
+    assert!(close(small.pass_hat_k[&3], 0.25));
+    assert_eq!(small.tasks_passing_every_trial, 1);
+    assert_eq!((large.passes, large.outcomes.graded), (11, 12));
+    assert!(close(large.pass_hat_k[&2], (3.0 + 1.0 / 3.0) / 4.0));
+    assert!(close(large.pass_hat_k[&3], 0.75));
+    assert_eq!(large.tasks_passing_every_trial, 3);
+    let gap = g.comparison.as_ref().expect("pair").success_rate_difference;
+    assert!(close(gap.expect("gap"), 11.0 / 12.0 - 0.5));
+
+    let md = String::from_utf8(files[0].1.clone()).expect("utf-8");
+    assert!(md.starts_with("# passk report: run-a\n"), "{md}");
+    assert!(
+        md.contains("50.0% (6/12) (n = 12 of 13; 1 transport)"),
+        "{md}"
+    );
+    assert!(md.contains("91.7% (11/12)"), "{md}");
+    assert!(md.contains("All 3 runs succeed (pass^3)"), "{md}");
+    assert!(md.contains("25.0% (1/4 tasks)"), "{md}");
+    assert!(md.contains("### Break-even"), "{md}");
+    assert!(!md.contains("No GPU telemetry recorded"), "{md}");
+    assert!(!md.contains("IMPORTED"), "{md}");
+    for c in chart_names() {
+        assert!(
+            md.contains(&format!("({CHARTS_DIR}/{c})")),
+            "{c} not linked"
+        );
+    }
+    let csv = String::from_utf8(files[2].1.clone()).expect("utf-8");
+    assert_eq!(
+        csv.lines().count(),
+        1 + 25,
+        "header and one row per conversation"
+    );
+    assert!(stdout.contains("50.0% (6/12)"), "{stdout}");
+    assert!(stdout.contains("pass^3"), "{stdout}");
+    assert!(stderr.contains(REPORT_MD), "{stderr}");
+}
+
+#[test]
+fn same_records_give_byte_identical_files_in_any_order() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("run");
+    let mut recs = records("g1");
+    write_run(&dir, "g1", &recs);
+    assert_eq!(report(&dir, &[]).0, 0);
+    let first = report_files(&dir);
+    assert_eq!(report(&dir, &[]).0, 0);
+    assert_eq!(first, report_files(&dir), "same records, same bytes");
+    recs.reverse();
+    write_run(&dir, "g1", &recs);
+    assert_eq!(report(&dir, &[]).0, 0);
+    assert_eq!(first, report_files(&dir), "append order does not matter");
+}
+
+#[test]
+fn export_to_stdout_replaces_the_table() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("run");
+    write_run(&dir, "g1", &records("g1"));
+    let copy = tmp.path().join("elsewhere/report.md");
+    let (code, stdout, stderr) = report(
+        &dir,
+        &[
+            "--export-json",
+            "-",
+            "--export-markdown",
+            copy.to_str().expect("utf-8 path"),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let s: Summary = serde_json::from_str(&stdout).expect("stdout is the summary JSON");
+    assert_eq!(s.run_id, "run");
+    assert_eq!(
+        std::fs::read(&copy).expect("copy"),
+        std::fs::read(dir.join(REPORT_DIR).join(REPORT_MD)).expect("report")
+    );
+    let (code, _, stderr) = report(&dir, &["--export-json", "-", "--export-csv", "-"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("standard output"), "{stderr}");
+}
+
+#[test]
+fn compare_refuses_different_graders_unless_allowed() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("run-a"), tmp.path().join("run-b"));
+    write_run(&a, "digest-one", &records("digest-one"));
+    write_run(&b, "digest-two", &records("digest-two"));
+    let (code, stdout, stderr) = output(passk().arg("compare").arg(&a).arg(&b));
+    assert_eq!(code, DIFFERENT_GRADERS, "{stderr}");
+    assert!(
+        stderr.contains("digest-one") && stderr.contains("digest-two"),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty());
+    assert!(!b.join("compare-run-a").exists());
+
+    let (code, stdout, stderr) = output(passk().arg("compare").arg(&a).arg(&b).args([
+        "--allow-different-graders",
+        "--resamples",
+        "200",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("DIFFERENT GRADERS"), "{stdout}");
+    let out = b.join("compare-run-a");
+    let md = std::fs::read_to_string(out.join("compare.md")).expect("compare.md");
+    let top: String = md.lines().take(3).collect::<Vec<_>>().join("\n");
+    assert!(top.contains("DIFFERENT GRADERS"), "{md}");
+    assert!(
+        md.contains("digest-one") && md.contains("digest-two"),
+        "{md}"
+    );
+    let c: RunComparison =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).expect("json"))
+            .expect("compare.json parses back");
+    assert!(c.different_graders);
+    let m = &c.groups["store"][SMALL];
+    assert_eq!(m.shared_tasks, 4);
+    assert_eq!(m.success_rate_difference, Some(0.0));
+}
+
+#[test]
+fn compare_shows_the_difference_over_shared_tasks() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    write_run(&a, "g", &records("g"));
+    // B: the small model now passes every trial of T3.
+    let better: Vec<ConversationRecord> = records("g")
+        .into_iter()
+        .map(|mut c| {
+            if c.model == SMALL && c.task == "T3" {
+                c.outcome = Outcome::Pass;
+                c.verdict.passed = true;
+            }
+            c
+        })
+        .collect();
+    write_run(&b, "g", &better);
+    let out = tmp.path().join("cmp");
+    let (code, stdout, stderr) = output(
+        passk()
+            .arg("compare")
+            .arg(&a)
+            .arg(&b)
+            .arg("--out")
+            .arg(&out)
+            .args(["--resamples", "200"]),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("DIFFERENT GRADERS"));
+    assert!(stdout.contains("+25.0 pp"), "{stdout}");
+    let md = std::fs::read_to_string(out.join("compare.md")).expect("compare.md");
+    assert!(!md.contains("DIFFERENT GRADERS"), "{md}");
+    assert!(md.contains("## `store`: `m:small`"), "{md}");
+    assert!(md.contains("| success_rate"), "{md}");
+}
