@@ -2,6 +2,7 @@
 //! library's public API, over loopback only.
 
 mod reference;
+mod regrade;
 mod report;
 mod run;
 mod suite;

@@ -24,6 +24,7 @@ mod load;
 pub mod mt19937;
 pub mod passk;
 pub mod quality;
+pub mod regrade;
 pub mod router;
 mod summary;
 pub mod taxonomy;

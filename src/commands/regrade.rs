@@ -1,8 +1,38 @@
-//! `passk regrade` (not built yet).
+//! `passk regrade`: grades a run's records again with the current graders (only when asked), and
+//! writes `regrade.md` and `regrade.json` beside the records, listing every verdict that moved. The
+//! original verdicts on disk are never overwritten.
 
 use crate::cli::RegradeArgs;
+use crate::exit_code;
+use anyhow::Context;
+use passk::analysis::load_run;
+use passk::analysis::regrade::regrade;
+use passk::grade::freeze;
+use passk::suite::Domain;
 
 /// Runs the command; returns the exit code.
-pub fn run(_args: &RegradeArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
+    let run = load_run(&args.run).with_context(|| format!("reading {}", args.run.display()))?;
+    let root = &args.data.root;
+    let digest = freeze::grader_digest(root)?;
+    if let Err(e) = freeze::verify(root) {
+        eprintln!("warning: the current graders are not the locked ones ({e}); re-grading with them as they are");
+    }
+    let store = passk::suite::load_store(root)?;
+    let router = passk::suite::load_router(root)?;
+    let domains: Vec<&dyn Domain> = vec![&store];
+    let result = regrade(&run, &domains, Some(&router), &digest);
+    let md = passk::report::regrade::markdown(&result, &run.manifest.run_id);
+    let md_path = args.run.join("regrade.md");
+    passk::report::write_file(&md_path, md.as_bytes())?;
+    passk::report::write_file(&args.run.join("regrade.json"), &serde_json::to_vec_pretty(&result)?)?;
+    println!(
+        "{} re-graded, {} moved ({} pass -> fail, {} fail -> pass); see {}",
+        result.regraded,
+        result.moved.len(),
+        result.pass_to_fail(),
+        result.fail_to_pass(),
+        md_path.display()
+    );
+    Ok(exit_code::SUCCESS)
 }

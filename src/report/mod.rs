@@ -16,6 +16,7 @@ pub mod document;
 pub mod error;
 pub mod json;
 pub mod markdown;
+pub mod regrade;
 pub mod svg;
 
 pub use error::ReportError;

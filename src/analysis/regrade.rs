@@ -1,0 +1,148 @@
+//! Re-grading a run's records with the current graders (`passk regrade`): the recorded end state,
+//! replies and tool events go through the suite's grader again, and every verdict that moved is
+//! listed. The records themselves are never touched. Imported records keep their verdicts (the
+//! graders that produced them are not ours), and conversations ended by a transport or protocol
+//! failure were never graded, so both are counted and skipped.
+
+use super::Run;
+use crate::runner::record::{Node, Status};
+use crate::suite::{Domain, Evidence, RouterSuite};
+use serde::{Deserialize, Serialize};
+
+/// One verdict that changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MovedVerdict {
+    /// Suite (`router` for standalone router calls).
+    pub suite: String,
+    /// Task id (router: message index).
+    pub task: String,
+    /// Model tag.
+    pub model: String,
+    /// Trial index.
+    pub trial: u32,
+    /// Passed before.
+    pub was: bool,
+    /// Passes now.
+    pub now: bool,
+    /// The current grader's reasons (empty when it passes now).
+    pub reasons: Vec<String>,
+    /// The replies, first 160 characters of each.
+    pub replies: Vec<String>,
+}
+
+/// The outcome of a re-grade.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Regrade {
+    /// Digest the records were graded with.
+    pub recorded_digest: String,
+    /// Digest of the current graders.
+    pub current_digest: String,
+    /// Records graded again.
+    pub regraded: usize,
+    /// Imported records, kept as recorded.
+    pub imported: usize,
+    /// Conversations never graded (transport or protocol failures).
+    pub not_graded: usize,
+    /// Records whose task is no longer in the suite.
+    pub unknown_tasks: usize,
+    /// Every verdict that moved, in (suite, model, task, trial) order.
+    pub moved: Vec<MovedVerdict>,
+}
+
+impl Regrade {
+    /// Verdicts that went from pass to fail.
+    pub fn pass_to_fail(&self) -> usize {
+        self.moved.iter().filter(|m| m.was && !m.now).count()
+    }
+
+    /// Verdicts that went from fail to pass.
+    pub fn fail_to_pass(&self) -> usize {
+        self.moved.iter().filter(|m| !m.was && m.now).count()
+    }
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(160).collect()
+}
+
+/// Grades `run` again with `domains` (and the router's current labels).
+pub fn regrade(run: &Run, domains: &[&dyn Domain], router: Option<&RouterSuite>, current_digest: &str) -> Regrade {
+    let mut out = Regrade {
+        recorded_digest: run.manifest.grader_digest.clone(),
+        current_digest: current_digest.to_string(),
+        regraded: 0,
+        imported: 0,
+        not_graded: 0,
+        unknown_tasks: 0,
+        moved: Vec::new(),
+    };
+    for c in &run.conversations {
+        if c.imported {
+            out.imported += 1;
+            continue;
+        }
+        if !c.outcome.is_graded() {
+            out.not_graded += 1;
+            continue;
+        }
+        let task = domains
+            .iter()
+            .find(|d| d.name() == c.suite)
+            .and_then(|d| d.tasks().iter().find(|t| t.id == c.task).map(|t| (d, t)));
+        let Some((domain, task)) = task else {
+            out.unknown_tasks += 1;
+            continue;
+        };
+        let evidence = Evidence {
+            end_state: &c.end_state,
+            replies: &c.replies,
+            tool_events: &c.tool_events,
+            hit_call_cap: c.status == Status::LoopCap,
+            model_calls: c.calls.iter().filter(|k| k.node == Node::Orchestrator).count() as u32,
+        };
+        let verdict = domain.grade(task, &evidence);
+        out.regraded += 1;
+        if verdict.passed != c.verdict.passed {
+            out.moved.push(MovedVerdict {
+                suite: c.suite.clone(),
+                task: c.task.clone(),
+                model: c.model.clone(),
+                trial: c.trial,
+                was: c.verdict.passed,
+                now: verdict.passed,
+                reasons: verdict.reasons,
+                replies: c.replies.iter().map(|r| clip(r.as_deref().unwrap_or("(no reply: call cap)"))).collect(),
+            });
+        }
+    }
+    for r in &run.router {
+        if r.imported {
+            out.imported += 1;
+            continue;
+        }
+        if !r.outcome.is_graded() {
+            out.not_graded += 1;
+            continue;
+        }
+        let Some(label) = router.and_then(|s| s.messages.iter().find(|m| m.index == r.index)).map(|m| &m.label) else {
+            out.unknown_tasks += 1;
+            continue;
+        };
+        let now = r.predicted.as_ref() == Some(label);
+        out.regraded += 1;
+        if now != r.correct {
+            out.moved.push(MovedVerdict {
+                suite: "router".into(),
+                task: r.index.to_string(),
+                model: r.model.clone(),
+                trial: r.trial,
+                was: r.correct,
+                now,
+                reasons: if now { vec![] } else { vec![format!("gold label is now '{label}'")] },
+                replies: vec![clip(&r.raw)],
+            });
+        }
+    }
+    out.moved.sort_by(|a, b| (&a.suite, &a.model, &a.task, a.trial).cmp(&(&b.suite, &b.model, &b.task, b.trial)));
+    out
+}

@@ -1,0 +1,51 @@
+//! `regrade.md`: every verdict a re-grade moved, with the current grader's reasons.
+
+use super::markdown::MarkdownTable;
+use crate::analysis::regrade::Regrade;
+
+/// Renders the re-grade report.
+pub fn markdown(r: &Regrade, run_id: &str) -> String {
+    let mut s = format!("# Re-grading {run_id}\n\n");
+    s.push_str(&format!(
+        "The saved records were graded again with the current graders; nothing was re-run and the \
+         recorded verdicts are unchanged on disk.\n\n- recorded grader digest: `{}`\n- current grader digest: `{}`{}\n\n",
+        r.recorded_digest,
+        r.current_digest,
+        if r.recorded_digest == r.current_digest { " (the same graders)" } else { "" }
+    ));
+    s.push_str(&format!(
+        "{} records re-graded; {} grades changed: {} pass -> fail, {} fail -> pass.\n",
+        r.regraded,
+        r.moved.len(),
+        r.pass_to_fail(),
+        r.fail_to_pass()
+    ));
+    let skipped = [
+        (r.imported, "imported records keep the verdicts they were recorded with"),
+        (r.not_graded, "conversations ended by a transport or protocol failure were never graded"),
+        (r.unknown_tasks, "records whose task is no longer in the suite"),
+    ];
+    for (n, why) in skipped.iter().filter(|(n, _)| *n > 0) {
+        s.push_str(&format!("\nSkipped {n}: {why}.\n"));
+    }
+    if !r.moved.is_empty() {
+        let mut t = MarkdownTable::new(["model", "suite", "task", "trial", "was", "now", "why, under the current graders", "replies (first 160 characters of each)"]);
+        for m in &r.moved {
+            let word = |p: bool| if p { "pass" } else { "fail" };
+            let why = if m.reasons.is_empty() { "all checks pass".to_string() } else { m.reasons.join("; ") };
+            t.row([
+                m.model.clone(),
+                m.suite.clone(),
+                m.task.clone(),
+                m.trial.to_string(),
+                word(m.was).to_string(),
+                word(m.now).to_string(),
+                why,
+                m.replies.join(" / ").replace('\n', " "),
+            ]);
+        }
+        s.push('\n');
+        s.push_str(&t.render());
+    }
+    s
+}
