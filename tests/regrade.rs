@@ -33,8 +33,11 @@ fn regrade_lists_moved_verdicts_and_keeps_the_records() {
     assert!(stdout.contains("2 moved (2 pass -> fail, 0 fail -> pass)"), "{stdout}");
     assert!(stderr.contains("not the locked ones"), "says the graders moved: {stderr}");
     let md = std::fs::read_to_string(out.join("regrade.md")).expect("regrade.md");
-    let cells = |l: &str| l.split('|').map(str::trim).collect::<Vec<_>>();
-    let moved: Vec<Vec<&str>> = md.lines().filter(|l| l.starts_with("| oracle-a")).map(cells).collect();
+    let moved: Vec<Vec<&str>> = md
+        .lines()
+        .filter(|l| l.starts_with("| oracle-a"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
     assert_eq!(moved.len(), 2, "{md}");
     for row in &moved {
         assert_eq!((row[3], row[5], row[6]), ("L1", "pass", "fail"), "{md}");

@@ -186,7 +186,7 @@ fn kill_at_random_points_and_resume_loses_and_duplicates_nothing() {
     // About 3 ms per call so that a run lasts long enough to be killed in the middle.
     let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| c.load = Duration::from_millis(3));
     let tmp = util::tempdir();
-    let mut args = |dir: &Path| {
+    let args = |dir: &Path| {
         let mut a = run_args(&stub, dir, "oracle-a");
         a.extend(["--trials", "2"].map(String::from));
         a
