@@ -195,7 +195,8 @@ fn server_processes(sys: &mut sysinfo::System) -> (Option<f64>, Option<f64>) {
 }
 
 /// Summarises the samples that fall in `[from, to]`; a call shorter than one interval takes the
-/// sample nearest to its middle (when one lies within an interval of it).
+/// sample nearest to its middle (when one lies within an interval of it). `None` when no sample
+/// holds any reading (no GPU and no model-server process).
 pub fn window_of(samples: &[Sample], from: Duration, to: Duration, interval: Duration) -> Option<GpuWindow> {
     let mut inside: Vec<&Sample> = samples.iter().filter(|s| s.at >= from && s.at <= to).collect();
     if inside.is_empty() {
@@ -212,7 +213,7 @@ pub fn window_of(samples: &[Sample], from: Duration, to: Duration, interval: Dur
     let power = values(|s| s.power_w);
     let cpu = values(|s| s.server_cpu_pct);
     let rss = values(|s| s.server_rss_mib);
-    Some(GpuWindow {
+    let window = GpuWindow {
         samples: inside.len() as u32,
         util_mean: mean(&util),
         util_max: util.iter().copied().reduce(f64::max),
@@ -221,7 +222,9 @@ pub fn window_of(samples: &[Sample], from: Duration, to: Duration, interval: Dur
         energy_j: energy_between(samples, from, to),
         server_cpu_pct: mean(&cpu),
         server_rss_mib: rss.iter().copied().reduce(f64::max),
-    })
+    };
+    let empty = GpuWindow { samples: window.samples, ..GpuWindow::default() };
+    (window != empty).then_some(window)
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
