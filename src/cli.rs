@@ -137,7 +137,7 @@ pub struct RunArgs {
     /// Put the router in front of the agent (its label goes in a system note)
     #[arg(long)]
     pub router_in_front: bool,
-    /// Baseline mode [default: none]
+    /// Also play the toolless baseline beside the agent (toolless) [default: none]
     #[arg(long, value_name = "MODE")]
     pub baseline: Option<Baseline>,
     /// Orchestrator temperature [default: 0.7]

@@ -241,3 +241,34 @@ fn ctrl_c_finishes_the_trial_in_flight_and_the_same_command_resumes() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(keys(&out).len(), 2 * (24 + 48));
 }
+
+#[test]
+fn toolless_baseline_and_budget_sweep_run_beside_the_agent() {
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let mut args = run_args(&stub, &out, "oracle-a");
+    args.extend(["--trials", "1", "--suite", "store", "--baseline", "toolless", "--call-cap", "2,10"].map(String::from));
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    let run = load(&out);
+    let agent = |cap: u32| run.conversations.iter().filter(move |c| c.mode == passk::runner::record::Mode::Agent && c.call_cap == cap);
+    let toolless: Vec<_> = run.conversations.iter().filter(|c| c.mode == passk::runner::record::Mode::Toolless).collect();
+    assert_eq!((agent(2).count(), agent(10).count(), toolless.len()), (24, 24, 24));
+    assert!(agent(10).all(|c| c.outcome == Outcome::Pass));
+    // Two model calls per turn cannot finish a turn that needs two tool calls.
+    assert!(agent(2).any(|c| c.status == Status::LoopCap && c.verdict.failure_mode == Some(FailureMode::LoopCap)));
+    for c in &toolless {
+        assert!(c.tool_events.is_empty() && c.calls.len() == c.replies.len(), "one call per turn, no tools");
+        assert_ne!(c.verdict.trajectory_correct, Some(true));
+    }
+    // Without tools nothing changes in the store: every write task fails.
+    assert!(toolless.iter().filter(|c| c.category == "write").all(|c| c.outcome == Outcome::ModelFail));
+    let (code, _, stderr) = output(passk().args(["report", &out.display().to_string()]));
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report/summary.json")).expect("summary")).expect("json");
+    let groups: Vec<&str> = summary["groups"].as_object().expect("groups").keys().map(String::as_str).collect();
+    assert_eq!(groups.len(), 3, "agent at two caps and the baseline: {groups:?}");
+    assert!(groups.iter().any(|g| g.contains("toolless")), "{groups:?}");
+}

@@ -133,10 +133,10 @@ impl Player<'_> {
         }
     }
 
-    /// Plays one conversation trial of `task` and grades it.
-    pub async fn play(&self, domain: &dyn Domain, task: &Task, trial: u32, call_cap: u32) -> ConversationRecord {
+    /// Plays one conversation trial of `task` in `mode` and grades it.
+    pub async fn play(&self, domain: &dyn Domain, task: &Task, trial: u32, call_cap: u32, mode: Mode) -> ConversationRecord {
         let started = Instant::now();
-        let toolless = self.settings.toolless;
+        let toolless = mode == Mode::Toolless;
         let tools = domain.tools(self.settings.tool_docs).to_vec();
         let tool_names: Vec<String> = tools
             .iter()
@@ -259,7 +259,7 @@ impl Player<'_> {
             model: self.model.to_string(),
             trial,
             call_cap,
-            mode: if toolless { Mode::Toolless } else { Mode::Agent },
+            mode,
             router_in_front: self.router_in_front.is_some(),
             status,
             outcome,

@@ -120,7 +120,7 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
     let version = preflight::server_version(&client, &exp.host).await?;
     let mut models = Vec::new();
     for model in &s.models {
-        models.push(preflight::check_model(&client, &exp.host, model, !s.toolless && !suites.domains.is_empty()).await?);
+        models.push(preflight::check_model(&client, &exp.host, model, !suites.domains.is_empty()).await?);
     }
     let telemetry = if exp.telemetry { Telemetry::start(telemetry::DEFAULT_INTERVAL) } else { Telemetry::disabled("telemetry off for this backend") };
     if let Some(why) = &telemetry.gpu_info().unavailable {
@@ -175,6 +175,7 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
         },
         trials: s.trials,
         call_caps: &s.call_caps,
+        modes: s.modes(),
     };
     let (todo, skipped) = plan(&input, journal.done());
     let mut per_model: Vec<(String, u64)> = Vec::new();
@@ -214,10 +215,10 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
             router_in_front: if s.router_in_front { suites.router.as_ref() } else { None },
         };
         let record = match spec {
-            TrialSpec::Conversation { suite, task_index, trial, call_cap, .. } => {
+            TrialSpec::Conversation { suite, task_index, trial, call_cap, mode, .. } => {
                 let Some(domain) = suites.domains.iter().find(|d| d.name() == suite) else { continue };
                 let task = &domain.tasks()[*task_index];
-                let rec = player.play(domain.as_ref(), task, *trial, *call_cap).await;
+                let rec = player.play(domain.as_ref(), task, *trial, *call_cap, *mode).await;
                 if rec.calls.iter().any(|c| c.context_overflow) {
                     let w = format!(
                         "CONTEXT OVERFLOW in {} {} trial {}: raise --num-ctx (now {})",

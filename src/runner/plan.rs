@@ -4,7 +4,7 @@
 //! trial over all tasks, so that an interrupted run has spread its finished trials evenly over the
 //! tasks; standalone router messages follow each model's conversations.
 
-use crate::runner::record::TrialKey;
+use crate::runner::record::{Mode, TrialKey};
 use std::collections::BTreeSet;
 
 /// One unit of work.
@@ -24,6 +24,8 @@ pub enum TrialSpec {
         trial: u32,
         /// Call cap.
         call_cap: u32,
+        /// Agent or toolless baseline.
+        mode: Mode,
     },
     /// A standalone router call.
     Router {
@@ -40,12 +42,13 @@ impl TrialSpec {
     /// The key the record of this trial will carry.
     pub fn key(&self) -> TrialKey {
         match self {
-            TrialSpec::Conversation { suite, model, task_id, trial, call_cap, .. } => TrialKey {
+            TrialSpec::Conversation { suite, model, task_id, trial, call_cap, mode, .. } => TrialKey {
                 suite: suite.clone(),
                 model: model.clone(),
                 task: task_id.clone(),
                 trial: *trial,
                 call_cap: *call_cap,
+                mode: *mode,
             },
             TrialSpec::Router { model, index, trial } => TrialKey {
                 suite: "router".into(),
@@ -53,6 +56,7 @@ impl TrialSpec {
                 task: index.to_string(),
                 trial: *trial,
                 call_cap: 1,
+                mode: Mode::Agent,
             },
         }
     }
@@ -78,24 +82,31 @@ pub struct PlanInput<'a> {
     pub trials: u32,
     /// Call caps.
     pub call_caps: &'a [u32],
+    /// Modes (agent, and the toolless baseline when asked).
+    pub modes: Vec<Mode>,
 }
 
 /// The full plan and, separately, the trials a resume skips.
 pub fn plan(input: &PlanInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>, usize) {
     let mut all = Vec::new();
     for model in input.models {
-        for &call_cap in input.call_caps {
-            for trial in 0..input.trials {
-                for (suite, ids) in &input.suites {
-                    for (task_index, id) in ids.iter().enumerate() {
-                        all.push(TrialSpec::Conversation {
-                            suite: suite.clone(),
-                            model: model.clone(),
-                            task_index,
-                            task_id: id.clone(),
-                            trial,
-                            call_cap,
-                        });
+        for &mode in &input.modes {
+            // The toolless baseline makes one call per turn: the call cap does not apply to it.
+            let caps = if mode == Mode::Toolless { &input.call_caps[..1] } else { input.call_caps };
+            for &call_cap in caps {
+                for trial in 0..input.trials {
+                    for (suite, ids) in &input.suites {
+                        for (task_index, id) in ids.iter().enumerate() {
+                            all.push(TrialSpec::Conversation {
+                                suite: suite.clone(),
+                                model: model.clone(),
+                                task_index,
+                                task_id: id.clone(),
+                                trial,
+                                call_cap,
+                                mode,
+                            });
+                        }
                     }
                 }
             }
@@ -125,6 +136,7 @@ mod tests {
             router_messages: vec![0, 1, 2],
             trials: 2,
             call_caps: &[10],
+            modes: vec![Mode::Agent],
         };
         let (all, skipped) = plan(&input, &BTreeSet::new());
         assert_eq!((all.len(), skipped), (2 * (2 * 2 + 3 * 2), 0));

@@ -43,7 +43,7 @@ pub enum Node {
 }
 
 /// How the conversation was played.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// The agent with tools.
@@ -281,6 +281,7 @@ impl ConversationRecord {
             task: self.task.clone(),
             trial: self.trial,
             call_cap: self.call_cap,
+            mode: self.mode,
         }
     }
 }
@@ -329,6 +330,7 @@ impl RouterRecord {
             task: self.index.to_string(),
             trial: self.trial,
             call_cap: 1,
+            mode: Mode::Agent,
         }
     }
 }
@@ -346,6 +348,9 @@ pub struct TrialKey {
     pub trial: u32,
     /// Call cap (distinguishes the runs of a budget sweep).
     pub call_cap: u32,
+    /// Agent or toolless baseline (both may run in one run).
+    #[serde(default)]
+    pub mode: Mode,
 }
 
 /// What the run knows about one model (from `/api/show`, `/api/tags` and `/api/ps`).

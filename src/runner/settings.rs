@@ -32,7 +32,7 @@ pub struct RunSettings {
     pub tool_docs: ToolVariant,
     /// Router in front of the agent.
     pub router_in_front: bool,
-    /// Toolless baseline instead of the agent.
+    /// Also play the toolless baseline (one call per customer message, no tools) beside the agent.
     pub toolless: bool,
     /// Orchestrator temperature.
     pub temperature: f64,
@@ -190,6 +190,12 @@ impl ExperimentFile {
 }
 
 impl RunSettings {
+    /// The modes each conversation trial is played in: the agent, and the baseline when asked.
+    pub fn modes(&self) -> Vec<crate::runner::record::Mode> {
+        use crate::runner::record::Mode;
+        if self.toolless { vec![Mode::Agent, Mode::Toolless] } else { vec![Mode::Agent] }
+    }
+
     /// Checks ranges the rest of the runner relies on.
     pub fn validate(&self) -> Result<(), SettingsError> {
         let bad = |m: &str| Err(SettingsError::Invalid(m.to_string()));
@@ -228,7 +234,7 @@ impl RunSettings {
                 SuiteChoice::Router => "router",
             })
             .collect();
-        let mode = if self.toolless { "toolless" } else { self.tool_docs.as_str() };
+        let mode = if self.toolless { format!("{}+toolless", self.tool_docs.as_str()) } else { self.tool_docs.as_str().to_string() };
         format!("{}-{}-k{}-{}", suites.join("+"), mode, self.trials, short)
     }
 }
