@@ -48,7 +48,7 @@ pub enum Command {
 /// Where the project's data lives (tasks/ and graders/).
 #[derive(Debug, Clone, Args)]
 pub struct DataArgs {
-    /// Project root holding tasks/ and graders/ [default: the current directory]
+    /// Project root holding tasks/ and graders/
     #[arg(long, value_name = "DIR", default_value = ".", global = true)]
     pub root: PathBuf,
 }
@@ -283,6 +283,10 @@ pub struct CompareArgs {
     /// Compare even when the runs were graded by different graders (said at the top)
     #[arg(long)]
     pub allow_different_graders: bool,
+    /// A second run of RUN_A's configuration (another --base-seed): its run-to-run differences are
+    /// the noise band, and differences inside it are marked "not measurable"
+    #[arg(long, value_name = "RUN_A2")]
+    pub noise: Option<PathBuf>,
     /// Directory for compare.md and compare.json [default: RUN_B/compare-<RUN_A name>]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -272,3 +272,31 @@ fn toolless_baseline_and_budget_sweep_run_beside_the_agent() {
     assert_eq!(groups.len(), 3, "agent at two caps and the baseline: {groups:?}");
     assert!(groups.iter().any(|g| g.contains("toolless")), "{groups:?}");
 }
+
+#[test]
+fn compare_marks_differences_inside_the_noise_band() {
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let tmp = util::tempdir();
+    let mut dirs = Vec::new();
+    for (name, extra) in [("a", ["--base-seed", "0"]), ("a2", ["--base-seed", "1"]), ("b", ["--tool-docs", "documented"])] {
+        let out = tmp.path().join(name);
+        let mut args = run_args(&stub, &out, "oracle-a");
+        args.extend(["--trials", "1", "--suite", "store", "--tasks", "L1,W1"].map(String::from));
+        args.extend(extra.map(String::from));
+        assert_eq!(output(passk().args(&args)).0, 0);
+        dirs.push(out.display().to_string());
+    }
+    let cmp = tmp.path().join("cmp");
+    let (code, _, stderr) = output(passk().args([
+        "compare", &dirs[0], &dirs[2], "--noise", &dirs[1], "--out", &cmp.display().to_string(), "--resamples", "100",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let md = std::fs::read_to_string(cmp.join("compare.md")).expect("compare.md");
+    assert!(md.contains("Noise band"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cmp.join("compare.json")).expect("json")).expect("parse");
+    let metrics = json["groups"]["store"]["oracle-a"]["metrics"].as_array().expect("metrics");
+    let rate = metrics.iter().find(|m| m["metric"] == "success_rate").expect("success_rate");
+    // Two oracle runs differ by nothing, so no difference can be told from noise.
+    assert_eq!((rate["noise_band"].as_f64(), rate["measurable"].as_bool()), (Some(0.0), Some(false)));
+}

@@ -17,6 +17,24 @@ pub struct MetricPair {
     pub a: Option<f64>,
     /// Value in run B.
     pub b: Option<f64>,
+    /// Run-to-run difference of this metric between two runs of A's configuration (|A' − A|),
+    /// when a noise run was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_band: Option<f64>,
+    /// Whether |B − A| exceeds the noise band (`None` without a noise run, or a value missing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurable: Option<bool>,
+}
+
+impl MetricPair {
+    /// Sets the noise band from the same metric measured in a second run of A's configuration.
+    fn with_noise(mut self, again: Option<&MetricPair>) -> MetricPair {
+        if let Some(band) = again.and_then(|n| Some((n.b? - n.a?).abs())) {
+            self.noise_band = Some(band);
+            self.measurable = self.a.zip(self.b).map(|(a, b)| (b - a).abs() > band);
+        }
+        self
+    }
 }
 
 /// One model of one configuration in both runs.
@@ -39,6 +57,9 @@ pub struct RunComparison {
     pub run_a: String,
     /// Run id of B.
     pub run_b: String,
+    /// Run id of the second run of A's configuration that set the noise bands, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_run: Option<String>,
     /// The runs were graded by different graders (allowed by the caller): say so at the top.
     pub different_graders: bool,
     /// Bootstrap resamples.
@@ -94,6 +115,8 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
             metric,
             a: f(a),
             b: f(b),
+            noise_band: None,
+            measurable: None,
         })
         .collect();
     if k > 0 {
@@ -103,6 +126,8 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
                 metric: format!("pass^{k}"),
                 a: a.pass_hat_k.get(&k).copied(),
                 b: b.pass_hat_k.get(&k).copied(),
+                noise_band: None,
+                measurable: None,
             },
         );
     }
@@ -137,6 +162,28 @@ pub fn compare(
     opts: &AnalysisOptions,
     allow_different_graders: bool,
 ) -> Result<RunComparison, AnalysisError> {
+    compare_with_noise(a, b, None, opts, allow_different_graders)
+}
+
+/// As [`compare`], with `noise`: a second run of A's configuration (another base seed). Each
+/// metric's run-to-run difference |A' − A| becomes its noise band, and a B − A difference no larger
+/// than the band is marked not measurable (seed 003). The noise run must share A's graders.
+pub fn compare_with_noise(
+    a: &Run,
+    b: &Run,
+    noise: Option<&Run>,
+    opts: &AnalysisOptions,
+    allow_different_graders: bool,
+) -> Result<RunComparison, AnalysisError> {
+    if let Some(n) = noise
+        && n.manifest.grader_digest != a.manifest.grader_digest
+    {
+        return Err(AnalysisError::DifferentGraders {
+            a: a.manifest.grader_digest.clone(),
+            b: n.manifest.grader_digest.clone(),
+        });
+    }
+    let sn = noise.map(|n| summarize(&n.manifest, &n.conversations, &n.router, opts));
     let different = a.manifest.grader_digest != b.manifest.grader_digest;
     if different && !allow_different_graders {
         return Err(AnalysisError::DifferentGraders {
@@ -177,7 +224,20 @@ pub fn compare(
                         opts.resamples,
                         opts.seed,
                     ),
-                    metrics: metrics(ma, mb),
+                    metrics: {
+                        let again = sn
+                            .as_ref()
+                            .and_then(|s| s.groups.get(key))
+                            .and_then(|g| g.models.get(model))
+                            .map(|mn| metrics(ma, mn));
+                        metrics(ma, mb)
+                            .into_iter()
+                            .map(|p| {
+                                let n = again.as_ref().and_then(|v| v.iter().find(|x| x.metric == p.metric));
+                                p.with_noise(n)
+                            })
+                            .collect()
+                    },
                 },
             );
         }
@@ -186,6 +246,7 @@ pub fn compare(
     Ok(RunComparison {
         run_a: a.manifest.run_id.clone(),
         run_b: b.manifest.run_id.clone(),
+        noise_run: noise.map(|n| n.manifest.run_id.clone()),
         different_graders: different,
         resamples: opts.resamples,
         groups,
@@ -245,5 +306,28 @@ mod tests {
             .find(|x| x.metric == "success_rate")
             .unwrap();
         assert_eq!((sr.a, sr.b), (Some(0.5), Some(1.0)));
+        assert_eq!(sr.measurable, None, "no noise run, no verdict on measurability");
+    }
+
+    #[test]
+    fn differences_inside_the_noise_band_are_not_measurable() {
+        let opts = AnalysisOptions {
+            resamples: 0,
+            ..AnalysisOptions::default()
+        };
+        let a = run("g", &[true, false, true, false]);
+        // A second run of A's configuration: success 0.75 instead of 0.5, a band of 0.25.
+        let again = run("g", &[true, true, true, false]);
+        let small = run("g", &[true, true, true, false]);
+        let large = run("g", &[true, true, true, true]);
+        let rate = |c: &RunComparison| {
+            c.groups["store"]["m"].metrics.iter().find(|x| x.metric == "success_rate").cloned().unwrap()
+        };
+        let c = compare_with_noise(&a, &small, Some(&again), &opts, false).unwrap();
+        assert_eq!((rate(&c).noise_band, rate(&c).measurable), (Some(0.25), Some(false)));
+        let c = compare_with_noise(&a, &large, Some(&again), &opts, false).unwrap();
+        assert_eq!(rate(&c).measurable, Some(true));
+        let other = run("g2", &[true]);
+        assert!(compare_with_noise(&a, &large, Some(&other), &opts, false).is_err());
     }
 }

@@ -6,7 +6,8 @@
 
 use crate::cli::CompareArgs;
 use anyhow::Context;
-use passk::analysis::{AnalysisError, compare, load_run};
+use passk::analysis::compare::compare_with_noise;
+use passk::analysis::{AnalysisError, load_run};
 use passk::report::comparison;
 use passk::report::json::JsonExporter;
 use passk::report::{COMPARE_JSON, COMPARE_MD, Exporter, write_file};
@@ -17,8 +18,12 @@ use std::path::{Path, PathBuf};
 pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     let a = load_run(&args.a).with_context(|| format!("reading run {}", args.a.display()))?;
     let b = load_run(&args.b).with_context(|| format!("reading run {}", args.b.display()))?;
+    let noise = match &args.noise {
+        Some(dir) => Some(load_run(dir).with_context(|| format!("reading run {}", dir.display()))?),
+        None => None,
+    };
     let opts = super::report::options(&a.manifest, args.resamples);
-    let c = match compare(&a, &b, &opts, args.allow_different_graders) {
+    let c = match compare_with_noise(&a, &b, noise.as_ref(), &opts, args.allow_different_graders) {
         Ok(c) => c,
         Err(e @ AnalysisError::DifferentGraders { .. }) => {
             eprintln!("error: {e}");

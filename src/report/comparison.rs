@@ -98,6 +98,14 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
     out.push('\n');
     out.push_str(&run_line("B", dir_b, &c.summary_b));
     out.push_str("\n\n");
+    if let Some(noise) = &c.noise_run {
+        let _ = writeln!(
+            out,
+            "Noise band: `{noise}`, a second run of A's configuration with another base seed. A difference \
+             B − A no larger than the run-to-run difference |A′ − A| of the same metric is marked \
+             \"not measurable\".\n"
+        );
+    }
     let _ = writeln!(
         out,
         "Differences are B − A. The success-rate difference is over the tasks both runs graded, with \
@@ -117,7 +125,12 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
                     .and_then(|g| g.models.get(model))
                     .map_or(NOT_AVAILABLE.to_string(), |x| x.denominator_note.clone())
             };
-            let mut t = MarkdownTable::new(["metric", "A", "B", "B − A"]);
+            let with_noise = c.noise_run.is_some();
+            let mut header = vec!["metric", "A", "B", "B − A"];
+            if with_noise {
+                header.extend(["noise band (|A′ − A|)", "measurable?"]);
+            }
+            let mut t = MarkdownTable::new(header);
             t.numeric_after_first();
             t.row([
                 "conversations graded".to_string(),
@@ -127,12 +140,22 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
             ]);
             for p in &m.metrics {
                 let k = kind(&p.metric);
-                t.row([
+                let mut cells = vec![
                     p.metric.clone(),
                     value(k, p.a),
                     value(k, p.b),
                     difference(k, p),
-                ]);
+                ];
+                if with_noise {
+                    let band = MetricPair { a: Some(0.0), b: p.noise_band, ..p.clone() };
+                    cells.push(p.noise_band.map_or(NOT_AVAILABLE.into(), |_| difference(k, &band)));
+                    cells.push(match p.measurable {
+                        Some(true) => "yes".into(),
+                        Some(false) => "not measurable".into(),
+                        None => NOT_AVAILABLE.into(),
+                    });
+                }
+                t.row(cells);
             }
             out.push_str(&t.render());
             out.push('\n');
