@@ -300,3 +300,25 @@ fn compare_marks_differences_inside_the_noise_band() {
     // Two oracle runs differ by nothing, so no difference can be told from noise.
     assert_eq!((rate["noise_band"].as_f64(), rate["measurable"].as_bool()), (Some(0.0), Some(false)));
 }
+
+#[test]
+fn cli_doc_lists_every_command_and_exit_code() {
+    let doc = std::fs::read_to_string(util::root().join("docs/cli.md")).expect("docs/cli.md");
+    let (_, help, _) = output(passk().arg("--help"));
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 12, "{help}");
+    for c in commands {
+        assert!(doc.contains(&format!("`{c}")), "docs/cli.md does not describe `passk {c}`");
+    }
+    let codes = std::fs::read_to_string(util::root().join("src/exit_code.rs")).expect("exit_code.rs");
+    for name in codes.lines().filter_map(|l| l.strip_prefix("pub const ")).filter_map(|l| l.split(':').next()) {
+        assert!(doc.contains(&format!("`{name}`")), "docs/cli.md does not list exit code {name}");
+    }
+}
