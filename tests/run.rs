@@ -322,3 +322,21 @@ fn cli_doc_lists_every_command_and_exit_code() {
         assert!(doc.contains(&format!("`{name}`")), "docs/cli.md does not list exit code {name}");
     }
 }
+
+#[test]
+fn streaming_calls_record_first_byte_and_first_token() {
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let mut args = run_args(&stub, &out, "oracle-a");
+    args.extend(["--trials", "1", "--suite", "store", "--tasks", "M1", "--stream"].map(String::from));
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    let run = load(&out);
+    assert_eq!(run.conversations[0].outcome, Outcome::Pass, "tool calls arrive in stream chunks too");
+    for call in &run.conversations[0].calls {
+        let (ttfb, ttft, wall) = (call.ttfb_s.expect("ttfb"), call.ttft_s.expect("ttft"), call.wall_s.expect("wall"));
+        assert!(ttfb <= ttft && ttft <= wall, "{ttfb} <= {ttft} <= {wall}");
+        assert!(call.timings.eval_count.is_some(), "metrics come from the final chunk");
+    }
+}

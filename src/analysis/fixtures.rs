@@ -30,6 +30,7 @@ pub fn call(input: u64, output: u64) -> CallRecord {
         gpu: None,
         predicted: None,
         ttfb_s: None,
+        ttft_s: None,
     }
 }
 

@@ -149,6 +149,7 @@ fn call_record(span: &RefSpan, node: Node) -> CallRecord {
         gpu: None,
         predicted: span.predicted.clone(),
         ttfb_s: None,
+        ttft_s: None,
     }
 }
 

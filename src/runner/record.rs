@@ -165,6 +165,9 @@ pub struct CallRecord {
     /// Time to first byte, seconds (streaming only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttfb_s: Option<f64>,
+    /// Time to the first chunk carrying content or a tool call, seconds (streaming only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_s: Option<f64>,
 }
 
 impl CallRecord {
@@ -188,6 +191,7 @@ impl CallRecord {
             gpu: None,
             predicted: None,
             ttfb_s: None,
+            ttft_s: None,
         }
     }
 
