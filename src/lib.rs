@@ -14,5 +14,6 @@ pub mod runner;
 pub mod seed;
 pub mod store;
 pub mod suite;
+pub mod timefmt;
 pub mod trace;
 pub mod wire;

@@ -27,7 +27,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<u8> {
     if let Some(name) = out.file_name() {
         manifest.run_id = name.to_string_lossy().into_owned();
     }
-    manifest.created = rfc3339_now();
+    manifest.created = passk::timefmt::now_rfc3339();
     let mpath = out.join(MANIFEST_FILE);
     std::fs::write(&mpath, serde_json::to_string_pretty(&manifest)? + "\n")
         .with_context(|| format!("writing {}", mpath.display()))?;
@@ -72,26 +72,3 @@ fn write_lines(path: &Path, records: impl Iterator<Item = Record>) -> anyhow::Re
     Ok(())
 }
 
-/// The current time as RFC 3339 in UTC (seconds precision).
-fn rfc3339_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}

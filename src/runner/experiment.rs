@@ -131,7 +131,7 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
         run_id: exp.run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         passk_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: option_env!("PASSK_GIT_COMMIT").map(String::from),
-        created: now_rfc3339(),
+        created: crate::timefmt::now_rfc3339(),
         grader_digest: suites.grader_digest.clone(),
         settings: serde_json::to_value(s).unwrap_or_default(),
         experiment_file: exp.experiment_file.clone(),
@@ -246,40 +246,4 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
     }
     journal.update_manifest(&manifest)?;
     Ok(summary)
-}
-
-/// The current UTC time as RFC 3339 (seconds), without a date-time dependency.
-pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-/// Days since 1970-01-01 to (year, month, day), Howard Hinnant's algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_787), (2026, 11, 30));
-    }
 }

@@ -244,11 +244,12 @@ impl Client {
         }
     }
 
-    async fn chat_once(
+    /// Sends one chat request; returns the response, time to its headers and its status.
+    async fn post_chat(
         &self,
         req: &ChatRequest,
         t0: Instant,
-    ) -> Result<Reply<ChatResponse>, AttemptError> {
+    ) -> Result<(reqwest::Response, f64, u16), AttemptError> {
         let resp = self
             .http
             .post(self.url("/api/chat"))
@@ -256,8 +257,16 @@ impl Client {
             .send()
             .await
             .map_err(|e| self.transport(&e, None))?;
-        let ttfb_s = t0.elapsed().as_secs_f64();
         let status = resp.status().as_u16();
+        Ok((resp, t0.elapsed().as_secs_f64(), status))
+    }
+
+    async fn chat_once(
+        &self,
+        req: &ChatRequest,
+        t0: Instant,
+    ) -> Result<Reply<ChatResponse>, AttemptError> {
+        let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
         let bytes = resp
             .bytes()
             .await
@@ -281,15 +290,7 @@ impl Client {
         req: &ChatRequest,
         t0: Instant,
     ) -> Result<Reply<ChatResponse>, AttemptError> {
-        let resp = self
-            .http
-            .post(self.url("/api/chat"))
-            .json(req)
-            .send()
-            .await
-            .map_err(|e| self.transport(&e, None))?;
-        let ttfb_s = t0.elapsed().as_secs_f64();
-        let status = resp.status().as_u16();
+        let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
         if let Some(failure) = classify_status(status) {
             let bytes = resp
                 .bytes()

@@ -1,7 +1,7 @@
 //! `cancel_order(order_id, reason)`: status becomes `cancelled`, only while `processing`.
 //! Ownership is not checked here: acting only on the customer's own orders is policy.
 
-use super::{Args, ToolResult, ToolSpec, no_order};
+use super::{Args, ToolResult, ToolSpec, processing_order};
 use crate::store::state::StoreState;
 use crate::suite::store_data::OrderStatus;
 use serde_json::json;
@@ -14,16 +14,7 @@ pub const SPEC: ToolSpec = ToolSpec {
 };
 
 fn run(state: &mut StoreState, args: &Args) -> ToolResult {
-    let id = args.get("order_id");
-    let idx = state.order_index(id).ok_or_else(|| no_order(id))?;
-    let order = &mut state.orders[idx];
-    if order.status != OrderStatus::Processing {
-        return Err(format!(
-            "order {} is {}; only processing orders can be cancelled",
-            order.id,
-            order.status.as_str()
-        ));
-    }
+    let order = processing_order(state, args, "only processing orders can be cancelled")?;
     order.status = OrderStatus::Cancelled;
     Ok(json!({"order_id": order.id, "status": order.status.as_str()}))
 }

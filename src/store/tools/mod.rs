@@ -148,6 +148,26 @@ fn no_order(id: &str) -> String {
     format!("no order with id '{id}'")
 }
 
+/// The order named by `order_id`, for a change allowed only while it is `processing`; otherwise the
+/// error text: the order's status, then `refusal`.
+fn processing_order<'a>(
+    state: &'a mut crate::store::state::StoreState,
+    args: &Args,
+    refusal: &str,
+) -> Result<&'a mut crate::suite::store_data::Order, String> {
+    let id = args.get("order_id");
+    let idx = state.order_index(id).ok_or_else(|| no_order(id))?;
+    let order = &mut state.orders[idx];
+    if order.status != crate::suite::store_data::OrderStatus::Processing {
+        return Err(format!(
+            "order {} is {}; {refusal}",
+            order.id,
+            order.status.as_str()
+        ));
+    }
+    Ok(order)
+}
+
 /// Shared error text for a customer id that does not exist.
 fn no_customer(id: &str) -> String {
     format!("no customer with id '{id}'")

@@ -29,7 +29,8 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use crate::timefmt::rfc3339;
+use std::time::{Duration, Instant, SystemTime};
 use thiserror::Error;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -398,7 +399,7 @@ fn tags(state: &State) -> TagsResponse {
             .keys()
             .cloned(),
     );
-    let modified_at = rfc3339(state.started);
+    let modified_at = rfc3339(state.started, true);
     TagsResponse {
         models: names
             .into_iter()
@@ -415,7 +416,7 @@ fn tags(state: &State) -> TagsResponse {
 }
 
 fn ps(state: &State) -> PsResponse {
-    let expires_at = rfc3339(SystemTime::now() + Duration::from_secs(15 * 60));
+    let expires_at = rfc3339(SystemTime::now() + Duration::from_secs(15 * 60), true);
     let loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
     PsResponse {
         models: loaded
@@ -461,7 +462,7 @@ fn show(state: &State, body: &[u8]) -> Response {
         details: details(&req.model),
         model_info,
         capabilities: vec!["completion".to_string(), "tools".to_string()],
-        modified_at: Some(rfc3339(state.started)),
+        modified_at: Some(rfc3339(state.started, true)),
     })
 }
 
@@ -602,7 +603,7 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
         // Ollama's preload: no generation, done_reason "load".
         let resp = ChatResponse {
             model: req.model.clone(),
-            created_at: rfc3339(SystemTime::now()),
+            created_at: rfc3339(SystemTime::now(), true),
             message: Some(ChatMessage::assistant("")),
             done: true,
             timings: Timings {
@@ -667,7 +668,7 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
     let model = req.model.clone();
     let final_chunk = move |total: Duration, message: Option<ChatMessage>| ChatResponse {
         model: model.clone(),
-        created_at: rfc3339(SystemTime::now()),
+        created_at: rfc3339(SystemTime::now(), true),
         message,
         done: true,
         timings: Timings {
@@ -737,7 +738,7 @@ fn stream_reply(
     let chunk = |content: String, tool_calls: Vec<ToolCall>| {
         serde_json::to_vec(&ChatResponse {
             model: model.clone(),
-            created_at: rfc3339(SystemTime::now()),
+            created_at: rfc3339(SystemTime::now(), true),
             message: Some(ChatMessage {
                 role: "assistant".to_string(),
                 content,
@@ -785,43 +786,10 @@ fn stream_reply(
     Response::Stream { parts }
 }
 
-/// RFC 3339 UTC timestamp with nanoseconds, as Ollama writes `created_at`.
-fn rfc3339(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:09}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60,
-        d.subsec_nanos()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn timestamps_are_rfc3339() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000000000Z");
-        assert_eq!(
-            rfc3339(UNIX_EPOCH + Duration::from_secs(1_709_210_096)),
-            "2024-02-29T12:34:56.000000000Z"
-        );
-    }
 
     #[test]
     fn call_ids_look_like_ollamas() {
