@@ -3,5 +3,6 @@
 
 mod reference;
 mod suite;
+mod triage;
 mod util;
 mod wire;
