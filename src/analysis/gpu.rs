@@ -70,6 +70,7 @@ mod tests {
             mem_used_mib: Some(4000.0),
             power_w: Some(100.0),
             energy_j: Some(30.0),
+            ..GpuWindow::default()
         });
         let mut b = call(1, 1);
         b.gpu = Some(GpuWindow {
@@ -79,6 +80,7 @@ mod tests {
             mem_used_mib: Some(3000.0),
             power_w: Some(200.0),
             energy_j: Some(10.0),
+            ..GpuWindow::default()
         });
         let g = gpu_summary([&a, &b, &call(1, 1)], 4).unwrap();
         assert_eq!(g.calls_with_samples, 2);
