@@ -26,7 +26,12 @@ fn load_suites(root: &Path) -> anyhow::Result<Suites> {
     let mut examples = triage.example_values();
     examples.extend(store.example_values());
     Ok(Suites {
-        tasks: store.tasks().iter().chain(triage.tasks()).cloned().collect(),
+        tasks: store
+            .tasks()
+            .iter()
+            .chain(triage.tasks())
+            .cloned()
+            .collect(),
         router: Some(router),
         examples,
     })
