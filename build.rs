@@ -5,11 +5,13 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Files and folders that make up the grading source, relative to the crate root.
-const GRADING_SOURCE: [&str; 4] = [
+const GRADING_SOURCE: [&str; 6] = [
     "src/grade",
     "src/suite/expect.rs",
     "src/suite/date.rs",
     "src/suite/store_data.rs",
+    "src/suite/triage/data.rs",
+    "src/suite/triage/policy.rs",
 ];
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) {

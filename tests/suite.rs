@@ -210,7 +210,7 @@ fn freeze_then_verify_in_a_copy() {
     assert!(err.contains("missing"), "{err}");
     let (code, out, _) = output(passk().args(["freeze", "--root"]).arg(dir.path()));
     assert_eq!(code, 0);
-    assert!(out.contains("3 grader files"), "{out}");
+    assert!(out.contains("4 grader files"), "{out}");
     let (code, _, _) = output(passk().args(["verify", "--root"]).arg(dir.path()));
     assert_eq!(code, 0);
 }

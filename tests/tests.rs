@@ -6,5 +6,6 @@ mod regrade;
 mod report;
 mod run;
 mod suite;
+mod triage;
 mod util;
 mod wire;

@@ -38,7 +38,8 @@ impl Check {
     }
 }
 
-/// The oracle models: every graded conversation and router call passes.
+/// The oracle models: every graded conversation and router call passes, follows the gold
+/// trajectory and raises no control-flow flag.
 pub fn oracle_checks(run: &Run) -> Vec<Check> {
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &quick());
     let mut out = Vec::new();
@@ -51,13 +52,17 @@ pub fn oracle_checks(run: &Run) -> Vec<Check> {
                     format!("{graded}/{graded}"),
                     format!("{}/{graded}", m.passes),
                 ));
-                let traj = run
+                // The group's graded conversations of this model (a run may hold several suites).
+                let mine: Vec<_> = run
                     .conversations
                     .iter()
-                    .filter(|c| &c.model == model && c.outcome.is_graded())
-                    .filter(|c| c.verdict.trajectory_correct == Some(true))
-                    .count();
+                    .filter(|c| &c.model == model && c.suite == g.suite && c.mode == g.mode)
+                    .filter(|c| c.outcome.is_graded() && g.call_cap.is_none_or(|cap| c.call_cap == cap))
+                    .collect();
+                let traj = mine.iter().filter(|c| c.verdict.trajectory_correct == Some(true)).count();
                 out.push(Check::new(format!("{model} {group}: gold trajectory followed"), graded, traj));
+                let flagged = mine.iter().filter(|c| raised_flags(&c.verdict.control) > 0).count();
+                out.push(Check::new(format!("{model} {group}: conversations with a control-flow flag"), 0, flagged));
             }
         }
         if let Some(r) = summary.router.get(model) {
@@ -183,6 +188,11 @@ pub fn fault_checks(run: &Run, model: &str, injected: &BTreeMap<FaultKind, u64>)
         .count();
     out.push(Check::new(format!("{model}: conversations ended by a fault yet graded"), 0, graded_fault));
     out
+}
+
+/// How many of the four control-flow flags (seed 000) are raised.
+fn raised_flags(c: &crate::trace::ControlFlags) -> usize {
+    [c.unknown_verb, c.under_tool, c.loop_overrun, c.over_model].iter().filter(|f| **f == Some(true)).count()
 }
 
 /// Bootstrap-free options: calibration compares point figures only.

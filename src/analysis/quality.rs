@@ -53,16 +53,20 @@ pub fn four_state(convs: &[&ConversationRecord], toolless_tasks: &BTreeSet<Strin
     f
 }
 
-/// Control-flow rates (seed 000), each over the conversations whose verdict says.
+/// Control-flow rates (seed 000), each over the conversations whose verdict says: a suite leaves a
+/// flag unset (`None`) where it does not apply, so the triage suite's over-model rate is over its
+/// rule-resolvable tickets and its under-tool rate over its lookup tickets.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ControlFlow {
-    /// Invented tool names.
+    /// Invented tool names (outside the suite's tools).
     pub unknown_verb: Option<Rate>,
-    /// A reply stating an order fact without a successful lookup of that order.
+    /// A fact that needed a lookup stated without a successful one (store: an order fact in a
+    /// reply; triage: a drafted reply before looking the ticket's order up, or no lookup at all).
     pub under_tool: Option<Rate>,
-    /// More model calls than the gold trajectory needs, or the cap.
+    /// More model calls than the gold trajectory needs, or the cap (triage: or never halted).
     pub loop_overrun: Option<Rate>,
-    /// Model turns spent on rule-resolvable tickets (triage suite).
+    /// Rule-resolvable tickets on which a model call went to something the rule did not need
+    /// before the ticket was closed (triage suite).
     pub over_model: Option<Rate>,
 }
 
@@ -150,6 +154,20 @@ mod tests {
         let f = control_flow(&[&a, &b, &c]);
         assert_eq!(f.unknown_verb, Some(Rate::new(1, 2)));
         assert_eq!(f.under_tool, None);
+    }
+
+    #[test]
+    fn over_model_is_over_the_conversations_that_set_it() {
+        let mut rule = conversation("m", "TK-101", 0, true, vec![]);
+        rule.verdict.control.over_model = Some(true);
+        let mut rule2 = conversation("m", "TK-102", 0, true, vec![]);
+        rule2.verdict.control.over_model = Some(false);
+        let mut lookup = conversation("m", "TK-115", 0, true, vec![]);
+        lookup.verdict.control.under_tool = Some(true);
+        let f = control_flow(&[&rule, &rule2, &lookup]);
+        assert_eq!(f.over_model, Some(Rate::new(1, 2)));
+        assert_eq!(f.under_tool, Some(Rate::new(1, 1)));
+        assert_eq!(f.loop_overrun, None);
     }
 
     #[test]

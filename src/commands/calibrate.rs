@@ -54,8 +54,13 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     let root = &args.data.root;
     let store = passk::suite::load_store(root)?;
     let router = passk::suite::load_router(root)?;
-    let mut book = ScriptBook::from_suites(store.tasks(), Some(&router));
-    book.set_example_values(&store.example_values());
+    let triage = passk::suite::load_triage(root)?;
+    let tasks: Vec<passk::suite::Task> = store.tasks().iter().chain(triage.tasks()).cloned().collect();
+    let mut book = ScriptBook::from_suites(&tasks, Some(&router));
+    // The store's examples win a shared parameter name: the flawed plan plays the store only.
+    let mut examples = triage.example_values();
+    examples.extend(store.example_values());
+    book.set_example_values(&examples);
     let plan = MistakePlan::new(store.tasks(), args.trials, MISTAKE_SEED, MISTAKE_RATE);
     let expected = plan.expected();
     let mut config = StubConfig::with_script(book)
@@ -98,7 +103,8 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         Ok(dir)
     };
     let both = vec![SuiteChoice::Store, SuiteChoice::Router];
-    let oracle_dir = pass("oracle", &[ORACLE_SMALL, ORACLE_LARGE], both.clone(), Duration::from_secs(30))?;
+    let all = vec![SuiteChoice::Store, SuiteChoice::Router, SuiteChoice::Triage];
+    let oracle_dir = pass("oracle", &[ORACLE_SMALL, ORACLE_LARGE], all, Duration::from_secs(30))?;
     let flawed_dir = pass("flawed", &[FLAWED], vec![SuiteChoice::Store], Duration::from_secs(30))?;
     let faults_dir = pass("faults", &[FAULTY], both, FAULT_TIMEOUT)?;
     let injected = stub.injected();

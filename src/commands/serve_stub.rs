@@ -9,21 +9,31 @@ use passk::wire::stub::{ScriptBook, StubConfig, StubFile, StubServer};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
-/// What the oracle replays: store-like tasks, the router suite, documented example values.
+/// What the oracle replays: the store's and the triage suite's tasks, the router suite, documented
+/// example values.
 struct Suites {
     tasks: Vec<Task>,
     router: Option<RouterSuite>,
     examples: Vec<(String, String)>,
 }
 
-/// Loads the store and router suites under `root` for the oracle and the flawed plans.
+/// Loads the store, triage and router suites under `root` for the oracle and the flawed plans.
 fn load_suites(root: &Path) -> anyhow::Result<Suites> {
     let store = passk::suite::load_store(root)?;
+    let triage = passk::suite::load_triage(root)?;
     let router = passk::suite::load_router(root)?;
+    // The store's examples win a shared parameter name.
+    let mut examples = triage.example_values();
+    examples.extend(store.example_values());
     Ok(Suites {
-        tasks: store.tasks().to_vec(),
+        tasks: store
+            .tasks()
+            .iter()
+            .chain(triage.tasks())
+            .cloned()
+            .collect(),
         router: Some(router),
-        examples: store.example_values(),
+        examples,
     })
 }
 

@@ -1,11 +1,12 @@
 //! Pure graders: (expectations, end state, replies, tool events) -> [`Verdict`]. This module holds
 //! the parts any suite can reuse (the trajectory check against the gold sequence, the unknown-verb
 //! and loop-overrun flags, the failure-mode precedence); `store` grades the store's conversations,
-//! `facts` matches answer facts, and `freeze` fingerprints the graders and this source.
+//! `triage` the triage tickets, `facts` matches answer facts, and `freeze` fingerprints the graders and this source.
 
 pub mod facts;
 pub mod freeze;
 pub mod store;
+pub mod triage;
 
 use crate::suite::Trajectory;
 use crate::trace::{FailureMode, ToolEvent, Verdict};

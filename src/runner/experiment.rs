@@ -89,6 +89,7 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
     for suite in &settings.suites {
         match suite {
             SuiteChoice::Store => domains.push(Box::new(crate::suite::load_store(root)?)),
+            SuiteChoice::Triage => domains.push(Box::new(crate::suite::load_triage(root)?)),
             SuiteChoice::Router => {}
         }
     }

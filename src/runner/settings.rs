@@ -17,6 +17,8 @@ pub enum SuiteChoice {
     Store,
     /// Standalone router messages.
     Router,
+    /// The ticket-triage agent's tickets (seed 000).
+    Triage,
 }
 
 /// Every setting of a run, resolved.
@@ -232,6 +234,7 @@ impl RunSettings {
             .map(|s| match s {
                 SuiteChoice::Store => "store",
                 SuiteChoice::Router => "router",
+                SuiteChoice::Triage => "triage",
             })
             .collect();
         let mode = if self.toolless { format!("{}+toolless", self.tool_docs.as_str()) } else { self.tool_docs.as_str().to_string() };

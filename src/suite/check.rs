@@ -91,6 +91,7 @@ pub fn check_gold(domain: &dyn Domain, task: &Task) -> GoldCheck {
         (c.unknown_verb, "unknown_verb"),
         (c.under_tool, "under_tool"),
         (c.loop_overrun, "loop_overrun"),
+        (c.over_model, "over_model"),
     ] {
         if flag == Some(true) {
             problems.push(format!("control flag {name} is raised"));

@@ -15,11 +15,13 @@ pub mod router;
 pub mod store_data;
 pub mod store_suite;
 pub mod task;
+pub mod triage;
 
 pub use error::SuiteError;
 pub use router::load_router;
 pub use store_suite::{StoreSuite, load_store};
 pub use task::{NearMiss, Task, Trajectory, TrajectoryCall, TrajectoryTurn};
+pub use triage::{TriageSuite, load_triage};
 
 use crate::trace::{ToolEvent, Verdict};
 use serde::{Deserialize, Serialize};
