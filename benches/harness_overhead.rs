@@ -20,14 +20,19 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let trials: u32 = std::env::args().filter_map(|a| a.parse().ok()).next().unwrap_or(5);
+    let trials: u32 = std::env::args()
+        .filter_map(|a| a.parse().ok())
+        .next()
+        .unwrap_or(5);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let store = passk::suite::load_store(&root)?;
     let router = passk::suite::load_router(&root)?;
     let mut book = ScriptBook::from_suites(store.tasks(), Some(&router));
     book.set_example_values(&store.example_values());
     let rt = tokio::runtime::Runtime::new()?;
-    let stub = rt.block_on(StubServer::start(StubConfig::with_script(book).model("oracle", Behaviour::Oracle)))?;
+    let stub = rt.block_on(StubServer::start(
+        StubConfig::with_script(book).model("oracle", Behaviour::Oracle),
+    ))?;
     let tmp = std::env::temp_dir().join(format!("passk-bench-{}", std::process::id()));
     let exp = Experiment {
         settings: RunSettings {
@@ -44,7 +49,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         telemetry: true,
     };
     let started = Instant::now();
-    rt.block_on(experiment::run(&exp, &Collect::default(), &AtomicBool::new(false)))?;
+    rt.block_on(experiment::run(
+        &exp,
+        &Collect::default(),
+        &AtomicBool::new(false),
+    ))?;
     let wall = started.elapsed().as_secs_f64();
     let run = passk::analysis::load_run(&tmp)?;
     let _ = std::fs::remove_dir_all(&tmp);
@@ -52,7 +61,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut per_call = Vec::new();
     let (mut calls, mut conv_wall, mut stub_time) = (0usize, 0.0, 0.0);
     for c in &run.conversations {
-        let total: f64 = c.calls.iter().filter_map(|k| k.timings.total_duration).map(|ns| ns as f64 / 1e9).sum();
+        let total: f64 = c
+            .calls
+            .iter()
+            .filter_map(|k| k.timings.total_duration)
+            .map(|ns| ns as f64 / 1e9)
+            .sum();
         let n = c.calls.len().max(1);
         per_call.push((c.wall_s - total) / n as f64 * 1e3);
         calls += c.calls.len();
@@ -62,7 +76,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let writing_per_call = (wall - conv_wall) / calls.max(1) as f64 * 1e3;
     per_call.iter_mut().for_each(|v| *v += writing_per_call);
     per_call.sort_by(f64::total_cmp);
-    println!("conversations: {}, model calls: {calls}, run wall time: {wall:.2} s", run.conversations.len());
+    println!(
+        "conversations: {}, model calls: {calls}, run wall time: {wall:.2} s",
+        run.conversations.len()
+    );
     println!(
         "harness overhead per call (ms): p50 {:.3}, p95 {:.3}, max {:.3} (of which record writing and preflight {:.3} on average)",
         percentile(&per_call, 50.0).unwrap_or(f64::NAN),

@@ -88,7 +88,12 @@ pub struct FreezeArgs {
 #[derive(Debug, Clone, Args)]
 pub struct HostArgs {
     /// Ollama server, as OLLAMA_HOST ([scheme://]host[:port]; 0.0.0.0 means 127.0.0.1)
-    #[arg(long, env = "OLLAMA_HOST", value_name = "URL", default_value = "127.0.0.1:11434")]
+    #[arg(
+        long,
+        env = "OLLAMA_HOST",
+        value_name = "URL",
+        default_value = "127.0.0.1:11434"
+    )]
     pub host: String,
     /// Connect timeout, seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]

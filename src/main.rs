@@ -12,7 +12,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { exit_code::USAGE } else { exit_code::SUCCESS });
+            return ExitCode::from(if e.use_stderr() {
+                exit_code::USAGE
+            } else {
+                exit_code::SUCCESS
+            });
         }
     };
     match commands::dispatch(cli) {

@@ -45,7 +45,12 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        let s = CallSeed { base: 7, trial: 4, turn: 2, step: 9 };
+        let s = CallSeed {
+            base: 7,
+            trial: 4,
+            turn: 2,
+            step: 9,
+        };
         assert_eq!(s.encode(), 7_040_209);
         assert_eq!(CallSeed::decode(s.encode()), Some(s));
         assert_eq!(CallSeed::decode(-1), None);

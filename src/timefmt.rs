@@ -11,7 +11,10 @@ pub fn rfc3339(t: SystemTime, nanos: bool) -> String {
     let rem = secs % 86_400;
     let (hh, mm, ss) = (rem / 3600, rem % 3600 / 60, rem % 60);
     if nanos {
-        format!("{y:04}-{m:02}-{day:02}T{hh:02}:{mm:02}:{ss:02}.{:09}Z", d.subsec_nanos())
+        format!(
+            "{y:04}-{m:02}-{day:02}T{hh:02}:{mm:02}:{ss:02}.{:09}Z",
+            d.subsec_nanos()
+        )
     } else {
         format!("{y:04}-{m:02}-{day:02}T{hh:02}:{mm:02}:{ss:02}Z")
     }

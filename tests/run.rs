@@ -13,7 +13,14 @@ use std::time::Duration;
 
 fn run_args(stub: &Stub, out: &Path, models: &str) -> Vec<String> {
     [
-        "run", "--no-progress", "--host", &stub.host(), "--models", models, "--out", &out.display().to_string(),
+        "run",
+        "--no-progress",
+        "--host",
+        &stub.host(),
+        "--models",
+        models,
+        "--out",
+        &out.display().to_string(),
     ]
     .iter()
     .map(|s| s.to_string())
@@ -22,7 +29,13 @@ fn run_args(stub: &Stub, out: &Path, models: &str) -> Vec<String> {
 
 #[test]
 fn run_writes_records_that_parse_back_and_pass() {
-    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into()), ("oracle-b", Behaviour::Oracle.into())], |_| {});
+    let stub = Stub::start(
+        vec![
+            ("oracle-a", Behaviour::Oracle.into()),
+            ("oracle-b", Behaviour::Oracle.into()),
+        ],
+        |_| {},
+    );
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let mut args = run_args(&stub, &out, "oracle-a,oracle-b");
@@ -33,21 +46,36 @@ fn run_writes_records_that_parse_back_and_pass() {
     let run = load(&out);
     assert_eq!(run.conversations.len(), 2 * 24);
     assert_eq!(run.router.len(), 2 * 48);
-    assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass), "oracle must pass everything");
+    assert!(
+        run.conversations.iter().all(|c| c.outcome == Outcome::Pass),
+        "oracle must pass everything"
+    );
     assert!(run.router.iter().all(|r| r.correct));
     assert_eq!(run.manifest.ollama_version.as_deref(), Some(STUB_VERSION));
-    assert!(run.manifest.models.iter().all(|m| m.digest.is_some() && m.warmup.is_some()));
+    assert!(
+        run.manifest
+            .models
+            .iter()
+            .all(|m| m.digest.is_some() && m.warmup.is_some())
+    );
     let digest = &run.manifest.grader_digest;
     assert!(run.conversations.iter().all(|c| &c.grader_digest == digest));
     // Seeds are paired: the same (task, trial, turn, step) gets the same seed for both models.
     let seeds = |m: &str| -> Vec<Option<i64>> {
         let mut v: Vec<_> = run.conversations.iter().filter(|c| c.model == m).collect();
         v.sort_by(|a, b| a.task.cmp(&b.task));
-        v.iter().flat_map(|c| c.calls.iter().map(|k| k.seed)).collect()
+        v.iter()
+            .flat_map(|c| c.calls.iter().map(|k| k.seed))
+            .collect()
     };
     assert_eq!(seeds("oracle-a"), seeds("oracle-b"));
     // Every call carries Ollama's timing fields as the stub filled them.
-    assert!(run.conversations.iter().flat_map(|c| &c.calls).all(|k| k.timings.total_duration.is_some()));
+    assert!(
+        run.conversations
+            .iter()
+            .flat_map(|c| &c.calls)
+            .all(|k| k.timings.total_duration.is_some())
+    );
 }
 
 #[test]
@@ -63,8 +91,14 @@ fn refuses_to_run_when_graders_moved() {
     args.extend(["--root".to_string(), tmp.path().display().to_string()]);
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 3, "{stderr}");
-    assert!(stderr.contains("labels.json"), "names the moved file: {stderr}");
-    assert!(!out.join("conversations.jsonl").exists(), "no trace before the check");
+    assert!(
+        stderr.contains("labels.json"),
+        "names the moved file: {stderr}"
+    );
+    assert!(
+        !out.join("conversations.jsonl").exists(),
+        "no trace before the check"
+    );
 }
 
 #[test]
@@ -99,22 +133,63 @@ fn misbehaving_models_are_recorded_not_fatal() {
     let stub = Stub::start(vec![], |_| {});
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
-    let mut args = run_args(&stub, &out, "text-calls,invented-tool,schema-paste,never-answer");
-    args.extend(["--trials", "1", "--suite", "store", "--tasks", "L1,M1,W1,T1"].map(String::from));
+    let mut args = run_args(
+        &stub,
+        &out,
+        "text-calls,invented-tool,schema-paste,never-answer",
+    );
+    args.extend(
+        [
+            "--trials",
+            "1",
+            "--suite",
+            "store",
+            "--tasks",
+            "L1,M1,W1,T1",
+        ]
+        .map(String::from),
+    );
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
     let run = load(&out);
     let of = |m: &'static str| run.conversations.iter().filter(move |c| c.model == m);
-    assert!(of("text-calls").all(|c| c.outcome == Outcome::Pass), "text calls are recovered");
-    assert!(of("text-calls").flat_map(|c| &c.tool_events).all(|e| e.format == Some(CallFormat::Text)));
+    assert!(
+        of("text-calls").all(|c| c.outcome == Outcome::Pass),
+        "text calls are recovered"
+    );
+    assert!(
+        of("text-calls")
+            .flat_map(|c| &c.tool_events)
+            .all(|e| e.format == Some(CallFormat::Text))
+    );
     for c in of("invented-tool") {
-        assert_eq!(c.outcome, Outcome::Pass, "{}: {:?}", c.task, c.verdict.reasons);
-        assert!(c.tool_events.iter().any(|e| !e.ok), "the invented tool is rejected");
+        assert_eq!(
+            c.outcome,
+            Outcome::Pass,
+            "{}: {:?}",
+            c.task,
+            c.verdict.reasons
+        );
+        assert!(
+            c.tool_events.iter().any(|e| !e.ok),
+            "the invented tool is rejected"
+        );
         assert_eq!(c.verdict.control.unknown_verb, Some(true));
     }
     for c in of("schema-paste") {
-        assert_eq!(c.outcome, Outcome::Pass, "{}: {:?}", c.task, c.verdict.reasons);
-        assert!(c.tool_events.iter().any(|e| !e.ok && e.args.as_object().is_some_and(|a| a.values().any(|v| v.is_object()))));
+        assert_eq!(
+            c.outcome,
+            Outcome::Pass,
+            "{}: {:?}",
+            c.task,
+            c.verdict.reasons
+        );
+        assert!(c.tool_events.iter().any(|e| {
+            !e.ok
+                && e.args
+                    .as_object()
+                    .is_some_and(|a| a.values().any(|v| v.is_object()))
+        }));
     }
     for c in of("never-answer") {
         assert_eq!((c.status, c.outcome), (Status::LoopCap, Outcome::ModelFail));
@@ -125,7 +200,10 @@ fn misbehaving_models_are_recorded_not_fatal() {
 
 #[test]
 fn dead_sockets_are_never_graded() {
-    let faulty = ModelSpec::new(Behaviour::Oracle).with_faults(FaultRates { reset: 0.4, ..FaultRates::default() });
+    let faulty = ModelSpec::new(Behaviour::Oracle).with_faults(FaultRates {
+        reset: 0.4,
+        ..FaultRates::default()
+    });
     let stub = Stub::start(vec![("faulty", faulty)], |_| {});
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
@@ -134,13 +212,28 @@ fn dead_sockets_are_never_graded() {
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
     let run = load(&out);
-    let failed: Vec<_> = run.conversations.iter().filter(|c| c.outcome == Outcome::TransportFail).collect();
-    assert!(!failed.is_empty(), "a 40% reset rate without retries must end some conversations");
+    let failed: Vec<_> = run
+        .conversations
+        .iter()
+        .filter(|c| c.outcome == Outcome::TransportFail)
+        .collect();
+    assert!(
+        !failed.is_empty(),
+        "a 40% reset rate without retries must end some conversations"
+    );
     for c in &failed {
         assert_eq!(c.status, Status::Aborted);
-        assert!(!c.verdict.passed && c.verdict.failure_mode.is_none(), "never graded");
+        assert!(
+            !c.verdict.passed && c.verdict.failure_mode.is_none(),
+            "never graded"
+        );
     }
-    assert!(run.conversations.iter().filter(|c| c.outcome.is_graded()).all(|c| c.outcome == Outcome::Pass));
+    assert!(
+        run.conversations
+            .iter()
+            .filter(|c| c.outcome.is_graded())
+            .all(|c| c.outcome == Outcome::Pass)
+    );
     let transport_attempts = run
         .conversations
         .iter()
@@ -150,7 +243,10 @@ fn dead_sockets_are_never_graded() {
         .filter(|a| a.outcome == passk::wire::outcome::CallOutcome::Transport)
         .count() as u64;
     let injected = stub.injected().values().sum::<u64>();
-    assert_eq!(transport_attempts, injected, "every injected reset is recorded, none hidden");
+    assert_eq!(
+        transport_attempts, injected,
+        "every injected reset is recorded, none hidden"
+    );
 }
 
 /// Keys of a run's records; panics on an unparsable line, and on a torn last line when `strict`
@@ -160,7 +256,10 @@ fn keys_of(dir: &Path, strict: bool) -> Vec<TrialKey> {
     for name in ["conversations.jsonl", "router.jsonl"] {
         let mut text = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
         if strict {
-            assert!(text.is_empty() || text.ends_with('\n'), "{name} ends in a whole line");
+            assert!(
+                text.is_empty() || text.ends_with('\n'),
+                "{name} ends in a whole line"
+            );
         } else if let Some(end) = text.rfind('\n') {
             text.truncate(end + 1);
         } else {
@@ -184,7 +283,9 @@ fn keys(dir: &Path) -> Vec<TrialKey> {
 #[test]
 fn kill_at_random_points_and_resume_loses_and_duplicates_nothing() {
     // About 3 ms per call so that a run lasts long enough to be killed in the middle.
-    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| c.load = Duration::from_millis(3));
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| {
+        c.load = Duration::from_millis(3)
+    });
     let tmp = util::tempdir();
     let args = |dir: &Path| {
         let mut a = run_args(&stub, dir, "oracle-a");
@@ -200,9 +301,16 @@ fn kill_at_random_points_and_resume_loses_and_duplicates_nothing() {
     let mut x: u64 = 0x5eed;
     let mut kills = 0;
     for _ in 0..8 {
-        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         let delay = Duration::from_millis(150 + (x >> 33) % 900);
-        let mut child = passk().args(args(&out)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+        let mut child = passk()
+            .args(args(&out))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
         std::thread::sleep(delay);
         if child.try_wait().expect("wait").is_none() {
             child.kill().expect("SIGKILL");
@@ -213,7 +321,10 @@ fn kill_at_random_points_and_resume_loses_and_duplicates_nothing() {
         let unique: BTreeSet<_> = seen.iter().cloned().collect();
         assert_eq!(seen.len(), unique.len(), "no duplicates after a kill");
     }
-    assert!(kills >= 3, "the test must actually interrupt runs ({kills} kills)");
+    assert!(
+        kills >= 3,
+        "the test must actually interrupt runs ({kills} kills)"
+    );
     let (code, _, stderr) = output(passk().args(args(&out)));
     assert_eq!(code, 0, "{stderr}");
     let got = keys(&out);
@@ -224,17 +335,32 @@ fn kill_at_random_points_and_resume_loses_and_duplicates_nothing() {
 
 #[test]
 fn ctrl_c_finishes_the_trial_in_flight_and_the_same_command_resumes() {
-    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| c.load = Duration::from_millis(3));
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| {
+        c.load = Duration::from_millis(3)
+    });
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let mut args = run_args(&stub, &out, "oracle-a");
     args.extend(["--trials", "2"].map(String::from));
-    let child = passk().args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let child = passk()
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
     std::thread::sleep(Duration::from_millis(700));
-    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill");
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
     assert!(status.success());
     let done = child.wait_with_output().expect("wait");
-    assert_eq!(done.status.code(), Some(130), "{}", String::from_utf8_lossy(&done.stderr));
+    assert_eq!(
+        done.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
     let partial = keys(&out).len();
     assert!(partial > 0 && partial < 2 * (24 + 48));
     let (code, _, stderr) = output(passk().args(&args));
@@ -248,28 +374,72 @@ fn toolless_baseline_and_budget_sweep_run_beside_the_agent() {
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let mut args = run_args(&stub, &out, "oracle-a");
-    args.extend(["--trials", "1", "--suite", "store", "--baseline", "toolless", "--call-cap", "2,10"].map(String::from));
+    args.extend(
+        [
+            "--trials",
+            "1",
+            "--suite",
+            "store",
+            "--baseline",
+            "toolless",
+            "--call-cap",
+            "2,10",
+        ]
+        .map(String::from),
+    );
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
     let run = load(&out);
-    let agent = |cap: u32| run.conversations.iter().filter(move |c| c.mode == passk::runner::record::Mode::Agent && c.call_cap == cap);
-    let toolless: Vec<_> = run.conversations.iter().filter(|c| c.mode == passk::runner::record::Mode::Toolless).collect();
-    assert_eq!((agent(2).count(), agent(10).count(), toolless.len()), (24, 24, 24));
+    let agent = |cap: u32| {
+        run.conversations
+            .iter()
+            .filter(move |c| c.mode == passk::runner::record::Mode::Agent && c.call_cap == cap)
+    };
+    let toolless: Vec<_> = run
+        .conversations
+        .iter()
+        .filter(|c| c.mode == passk::runner::record::Mode::Toolless)
+        .collect();
+    assert_eq!(
+        (agent(2).count(), agent(10).count(), toolless.len()),
+        (24, 24, 24)
+    );
     assert!(agent(10).all(|c| c.outcome == Outcome::Pass));
     // Two model calls per turn cannot finish a turn that needs two tool calls.
-    assert!(agent(2).any(|c| c.status == Status::LoopCap && c.verdict.failure_mode == Some(FailureMode::LoopCap)));
+    assert!(agent(2).any(
+        |c| c.status == Status::LoopCap && c.verdict.failure_mode == Some(FailureMode::LoopCap)
+    ));
     for c in &toolless {
-        assert!(c.tool_events.is_empty() && c.calls.len() == c.replies.len(), "one call per turn, no tools");
+        assert!(
+            c.tool_events.is_empty() && c.calls.len() == c.replies.len(),
+            "one call per turn, no tools"
+        );
         assert_ne!(c.verdict.trajectory_correct, Some(true));
     }
     // Without tools nothing changes in the store: every write task fails.
-    assert!(toolless.iter().filter(|c| c.category == "write").all(|c| c.outcome == Outcome::ModelFail));
+    assert!(
+        toolless
+            .iter()
+            .filter(|c| c.category == "write")
+            .all(|c| c.outcome == Outcome::ModelFail)
+    );
     let (code, _, stderr) = output(passk().args(["report", &out.display().to_string()]));
     assert_eq!(code, 0, "{stderr}");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("report/summary.json")).expect("summary")).expect("json");
-    let groups: Vec<&str> = summary["groups"].as_object().expect("groups").keys().map(String::as_str).collect();
-    assert_eq!(groups.len(), 3, "agent at two caps and the baseline: {groups:?}");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("report/summary.json")).expect("summary"),
+    )
+    .expect("json");
+    let groups: Vec<&str> = summary["groups"]
+        .as_object()
+        .expect("groups")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        groups.len(),
+        3,
+        "agent at two caps and the baseline: {groups:?}"
+    );
     assert!(groups.iter().any(|g| g.contains("toolless")), "{groups:?}");
 }
 
@@ -278,7 +448,11 @@ fn compare_marks_differences_inside_the_noise_band() {
     let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
     let tmp = util::tempdir();
     let mut dirs = Vec::new();
-    for (name, extra) in [("a", ["--base-seed", "0"]), ("a2", ["--base-seed", "1"]), ("b", ["--tool-docs", "documented"])] {
+    for (name, extra) in [
+        ("a", ["--base-seed", "0"]),
+        ("a2", ["--base-seed", "1"]),
+        ("b", ["--tool-docs", "documented"]),
+    ] {
         let out = tmp.path().join(name);
         let mut args = run_args(&stub, &out, "oracle-a");
         args.extend(["--trials", "1", "--suite", "store", "--tasks", "L1,W1"].map(String::from));
@@ -288,17 +462,34 @@ fn compare_marks_differences_inside_the_noise_band() {
     }
     let cmp = tmp.path().join("cmp");
     let (code, _, stderr) = output(passk().args([
-        "compare", &dirs[0], &dirs[2], "--noise", &dirs[1], "--out", &cmp.display().to_string(), "--resamples", "100",
+        "compare",
+        &dirs[0],
+        &dirs[2],
+        "--noise",
+        &dirs[1],
+        "--out",
+        &cmp.display().to_string(),
+        "--resamples",
+        "100",
     ]));
     assert_eq!(code, 0, "{stderr}");
     let md = std::fs::read_to_string(cmp.join("compare.md")).expect("compare.md");
     assert!(md.contains("Noise band"), "{md}");
     let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(cmp.join("compare.json")).expect("json")).expect("parse");
-    let metrics = json["groups"]["store"]["oracle-a"]["metrics"].as_array().expect("metrics");
-    let rate = metrics.iter().find(|m| m["metric"] == "success_rate").expect("success_rate");
+        serde_json::from_str(&std::fs::read_to_string(cmp.join("compare.json")).expect("json"))
+            .expect("parse");
+    let metrics = json["groups"]["store"]["oracle-a"]["metrics"]
+        .as_array()
+        .expect("metrics");
+    let rate = metrics
+        .iter()
+        .find(|m| m["metric"] == "success_rate")
+        .expect("success_rate");
     // Two oracle runs differ by nothing, so no difference can be told from noise.
-    assert_eq!((rate["noise_band"].as_f64(), rate["measurable"].as_bool()), (Some(0.0), Some(false)));
+    assert_eq!(
+        (rate["noise_band"].as_f64(), rate["measurable"].as_bool()),
+        (Some(0.0), Some(false))
+    );
 }
 
 #[test]
@@ -315,11 +506,22 @@ fn cli_doc_lists_every_command_and_exit_code() {
         .collect();
     assert!(commands.len() >= 12, "{help}");
     for c in commands {
-        assert!(doc.contains(&format!("`{c}")), "docs/cli.md does not describe `passk {c}`");
+        assert!(
+            doc.contains(&format!("`{c}")),
+            "docs/cli.md does not describe `passk {c}`"
+        );
     }
-    let codes = std::fs::read_to_string(util::root().join("src/exit_code.rs")).expect("exit_code.rs");
-    for name in codes.lines().filter_map(|l| l.strip_prefix("pub const ")).filter_map(|l| l.split(':').next()) {
-        assert!(doc.contains(&format!("`{name}`")), "docs/cli.md does not list exit code {name}");
+    let codes =
+        std::fs::read_to_string(util::root().join("src/exit_code.rs")).expect("exit_code.rs");
+    for name in codes
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub const "))
+        .filter_map(|l| l.split(':').next())
+    {
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "docs/cli.md does not list exit code {name}"
+        );
     }
 }
 
@@ -329,14 +531,30 @@ fn streaming_calls_record_first_byte_and_first_token() {
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let mut args = run_args(&stub, &out, "oracle-a");
-    args.extend(["--trials", "1", "--suite", "store", "--tasks", "M1", "--stream"].map(String::from));
+    args.extend(
+        [
+            "--trials", "1", "--suite", "store", "--tasks", "M1", "--stream",
+        ]
+        .map(String::from),
+    );
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
     let run = load(&out);
-    assert_eq!(run.conversations[0].outcome, Outcome::Pass, "tool calls arrive in stream chunks too");
+    assert_eq!(
+        run.conversations[0].outcome,
+        Outcome::Pass,
+        "tool calls arrive in stream chunks too"
+    );
     for call in &run.conversations[0].calls {
-        let (ttfb, ttft, wall) = (call.ttfb_s.expect("ttfb"), call.ttft_s.expect("ttft"), call.wall_s.expect("wall"));
+        let (ttfb, ttft, wall) = (
+            call.ttfb_s.expect("ttfb"),
+            call.ttft_s.expect("ttft"),
+            call.wall_s.expect("wall"),
+        );
         assert!(ttfb <= ttft && ttft <= wall, "{ttfb} <= {ttft} <= {wall}");
-        assert!(call.timings.eval_count.is_some(), "metrics come from the final chunk");
+        assert!(
+            call.timings.eval_count.is_some(),
+            "metrics come from the final chunk"
+        );
     }
 }

@@ -242,7 +242,11 @@ async fn play_all(book: ScriptBook, model: &str, behaviour: Behaviour) -> Vec<Co
     };
     let mut out = Vec::new();
     for t in s.tasks() {
-        out.push(player.play(&s, t, 0, 6, passk::runner::record::Mode::Agent).await);
+        out.push(
+            player
+                .play(&s, t, 0, 6, passk::runner::record::Mode::Agent)
+                .await,
+        );
     }
     handle.shutdown().await;
     out

@@ -29,7 +29,11 @@ pub struct Check {
 
 impl Check {
     fn new(name: impl Into<String>, expected: impl ToString, observed: impl ToString) -> Check {
-        Check { name: name.into(), expected: expected.to_string(), observed: observed.to_string() }
+        Check {
+            name: name.into(),
+            expected: expected.to_string(),
+            observed: observed.to_string(),
+        }
     }
 
     /// Whether the observed value equals the expected one.
@@ -57,12 +61,28 @@ pub fn oracle_checks(run: &Run) -> Vec<Check> {
                     .conversations
                     .iter()
                     .filter(|c| &c.model == model && c.suite == g.suite && c.mode == g.mode)
-                    .filter(|c| c.outcome.is_graded() && g.call_cap.is_none_or(|cap| c.call_cap == cap))
+                    .filter(|c| {
+                        c.outcome.is_graded() && g.call_cap.is_none_or(|cap| c.call_cap == cap)
+                    })
                     .collect();
-                let traj = mine.iter().filter(|c| c.verdict.trajectory_correct == Some(true)).count();
-                out.push(Check::new(format!("{model} {group}: gold trajectory followed"), graded, traj));
-                let flagged = mine.iter().filter(|c| raised_flags(&c.verdict.control) > 0).count();
-                out.push(Check::new(format!("{model} {group}: conversations with a control-flow flag"), 0, flagged));
+                let traj = mine
+                    .iter()
+                    .filter(|c| c.verdict.trajectory_correct == Some(true))
+                    .count();
+                out.push(Check::new(
+                    format!("{model} {group}: gold trajectory followed"),
+                    graded,
+                    traj,
+                ));
+                let flagged = mine
+                    .iter()
+                    .filter(|c| raised_flags(&c.verdict.control) > 0)
+                    .count();
+                out.push(Check::new(
+                    format!("{model} {group}: conversations with a control-flow flag"),
+                    0,
+                    flagged,
+                ));
             }
         }
         if let Some(r) = summary.router.get(model) {
@@ -88,16 +108,27 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
     let mut out = Vec::new();
     let mismatched: Vec<String> = plan
         .iter()
-        .filter(|e| records.get(&(e.task.clone(), e.trial)).is_none_or(|r| r.verdict.passed != e.passes))
+        .filter(|e| {
+            records
+                .get(&(e.task.clone(), e.trial))
+                .is_none_or(|r| r.verdict.passed != e.passes)
+        })
         .map(|e| format!("{}#{}", e.task, e.trial))
         .collect();
     out.push(Check::new(
         format!("{model}: trials whose verdict differs from the plan"),
         "none",
-        if mismatched.is_empty() { "none".to_string() } else { mismatched.join(" ") },
+        if mismatched.is_empty() {
+            "none".to_string()
+        } else {
+            mismatched.join(" ")
+        },
     ));
     let expected_passes = plan.iter().filter(|e| e.passes).count();
-    let observed_passes = records.values().filter(|r| r.outcome == Outcome::Pass).count();
+    let observed_passes = records
+        .values()
+        .filter(|r| r.outcome == Outcome::Pass)
+        .count();
     out.push(Check::new(
         format!("{model}: success"),
         format!("{expected_passes}/{}", plan.len()),
@@ -113,7 +144,8 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
         t.into_values().collect()
     };
     let expected_k = pass_hat_k(&per_task(&|task, trial| {
-        plan.iter().any(|e| e.task == task && e.trial == trial && e.passes)
+        plan.iter()
+            .any(|e| e.task == task && e.trial == trial && e.passes)
     }));
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &quick());
     let observed_k = summary
@@ -122,7 +154,11 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
         .find_map(|g| g.models.get(model))
         .map(|m| m.pass_hat_k.clone())
         .unwrap_or_default();
-    out.push(Check::new(format!("{model}: pass^k, k = 1..n"), fmt_k(&expected_k), fmt_k(&observed_k)));
+    out.push(Check::new(
+        format!("{model}: pass^k, k = 1..n"),
+        fmt_k(&expected_k),
+        fmt_k(&observed_k),
+    ));
     let mut expected_modes: BTreeMap<FailureMode, usize> = BTreeMap::new();
     for mode in plan.iter().filter_map(|e| e.failure_mode) {
         *expected_modes.entry(mode).or_default() += 1;
@@ -131,7 +167,11 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
     for mode in records.values().filter_map(|r| r.verdict.failure_mode) {
         *observed_modes.entry(mode).or_default() += 1;
     }
-    out.push(Check::new(format!("{model}: failure modes"), fmt_modes(&expected_modes), fmt_modes(&observed_modes)));
+    out.push(Check::new(
+        format!("{model}: failure modes"),
+        fmt_modes(&expected_modes),
+        fmt_modes(&observed_modes),
+    ));
     let clean: Vec<&ExpectedTrial> = plan.iter().filter(|e| e.passes).collect();
     let expected_rejected: u32 = clean.iter().map(|e| e.extra_rejected).sum();
     let observed_rejected: usize = clean
@@ -150,23 +190,64 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
 /// The faulty model: what the records bucket equals what the stub injected, and a fault never
 /// turns into a model failure.
 pub fn fault_checks(run: &Run, model: &str, injected: &BTreeMap<FaultKind, u64>) -> Vec<Check> {
-    let count = |kinds: &[FaultKind]| -> u64 { kinds.iter().map(|k| injected.get(k).copied().unwrap_or(0)).sum() };
+    let count = |kinds: &[FaultKind]| -> u64 {
+        kinds
+            .iter()
+            .map(|k| injected.get(k).copied().unwrap_or(0))
+            .sum()
+    };
     let mut calls: Vec<&CallRecord> = run
         .conversations
         .iter()
         .filter(|c| c.model == model)
         .flat_map(|c| c.calls.iter())
-        .chain(run.router.iter().filter(|r| r.model == model).map(|r| &r.call))
+        .chain(
+            run.router
+                .iter()
+                .filter(|r| r.model == model)
+                .map(|r| &r.call),
+        )
         .collect();
-    calls.extend(run.manifest.models.iter().filter(|m| m.name == model).filter_map(|m| m.warmup.as_ref()));
+    calls.extend(
+        run.manifest
+            .models
+            .iter()
+            .filter(|m| m.name == model)
+            .filter_map(|m| m.warmup.as_ref()),
+    );
     let attempts = |o: CallOutcome| -> u64 {
-        calls.iter().flat_map(|c| c.attempts.iter()).filter(|a| a.outcome == o).count() as u64
+        calls
+            .iter()
+            .flat_map(|c| c.attempts.iter())
+            .filter(|a| a.outcome == o)
+            .count() as u64
     };
-    let transport = [FaultKind::Reset, FaultKind::Hang, FaultKind::Http500, FaultKind::Http503, FaultKind::StreamError];
-    let protocol = [FaultKind::NotFound, FaultKind::NoTools, FaultKind::TruncatedBody, FaultKind::NonJsonBody];
+    let transport = [
+        FaultKind::Reset,
+        FaultKind::Hang,
+        FaultKind::Http500,
+        FaultKind::Http503,
+        FaultKind::StreamError,
+    ];
+    let protocol = [
+        FaultKind::NotFound,
+        FaultKind::NoTools,
+        FaultKind::TruncatedBody,
+        FaultKind::NonJsonBody,
+    ];
     let mut out = vec![
-        Check::new(format!("{model}: transport attempts = injected resets, hangs, 500s, 503s, stream errors"), count(&transport), attempts(CallOutcome::Transport)),
-        Check::new(format!("{model}: protocol attempts = injected 404s, 400s, bad bodies"), count(&protocol), attempts(CallOutcome::Protocol)),
+        Check::new(
+            format!(
+                "{model}: transport attempts = injected resets, hangs, 500s, 503s, stream errors"
+            ),
+            count(&transport),
+            attempts(CallOutcome::Transport),
+        ),
+        Check::new(
+            format!("{model}: protocol attempts = injected 404s, 400s, bad bodies"),
+            count(&protocol),
+            attempts(CallOutcome::Protocol),
+        ),
         Check::new(
             format!("{model}: calls flagged truncated = injected length stops"),
             count(&[FaultKind::Length]),
@@ -179,34 +260,58 @@ pub fn fault_checks(run: &Run, model: &str, injected: &BTreeMap<FaultKind, u64>)
         .filter(|c| c.model == model && c.outcome == Outcome::ModelFail)
         .filter(|c| !c.calls.iter().any(|k| k.truncated))
         .count()
-        + run.router.iter().filter(|r| r.model == model && r.outcome == Outcome::ModelFail && !r.call.truncated).count();
-    out.push(Check::new(format!("{model}: model failures without a truncated reply"), 0, blamed));
+        + run
+            .router
+            .iter()
+            .filter(|r| r.model == model && r.outcome == Outcome::ModelFail && !r.call.truncated)
+            .count();
+    out.push(Check::new(
+        format!("{model}: model failures without a truncated reply"),
+        0,
+        blamed,
+    ));
     let graded_fault = run
         .conversations
         .iter()
         .filter(|c| c.model == model && !c.outcome.is_graded() && c.verdict.failure_mode.is_some())
         .count();
-    out.push(Check::new(format!("{model}: conversations ended by a fault yet graded"), 0, graded_fault));
+    out.push(Check::new(
+        format!("{model}: conversations ended by a fault yet graded"),
+        0,
+        graded_fault,
+    ));
     out
 }
 
 /// How many of the four control-flow flags (seed 000) are raised.
 fn raised_flags(c: &crate::trace::ControlFlags) -> usize {
-    [c.unknown_verb, c.under_tool, c.loop_overrun, c.over_model].iter().filter(|f| **f == Some(true)).count()
+    [c.unknown_verb, c.under_tool, c.loop_overrun, c.over_model]
+        .iter()
+        .filter(|f| **f == Some(true))
+        .count()
 }
 
 /// Bootstrap-free options: calibration compares point figures only.
 fn quick() -> AnalysisOptions {
-    AnalysisOptions { resamples: 0, ..AnalysisOptions::default() }
+    AnalysisOptions {
+        resamples: 0,
+        ..AnalysisOptions::default()
+    }
 }
 
 fn fmt_k(k: &BTreeMap<usize, f64>) -> String {
-    k.iter().map(|(k, v)| format!("{k}:{v:.6}")).collect::<Vec<_>>().join(" ")
+    k.iter()
+        .map(|(k, v)| format!("{k}:{v:.6}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn fmt_modes(m: &BTreeMap<FailureMode, usize>) -> String {
     if m.is_empty() {
         return "none".into();
     }
-    m.iter().map(|(k, v)| format!("{k:?}={v}")).collect::<Vec<_>>().join(" ")
+    m.iter()
+        .map(|(k, v)| format!("{k:?}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -233,7 +233,9 @@ pub fn compare_with_noise(
                         metrics(ma, mb)
                             .into_iter()
                             .map(|p| {
-                                let n = again.as_ref().and_then(|v| v.iter().find(|x| x.metric == p.metric));
+                                let n = again
+                                    .as_ref()
+                                    .and_then(|v| v.iter().find(|x| x.metric == p.metric));
                                 p.with_noise(n)
                             })
                             .collect()
@@ -306,7 +308,10 @@ mod tests {
             .find(|x| x.metric == "success_rate")
             .unwrap();
         assert_eq!((sr.a, sr.b), (Some(0.5), Some(1.0)));
-        assert_eq!(sr.measurable, None, "no noise run, no verdict on measurability");
+        assert_eq!(
+            sr.measurable, None,
+            "no noise run, no verdict on measurability"
+        );
     }
 
     #[test]
@@ -321,10 +326,18 @@ mod tests {
         let small = run("g", &[true, true, true, false]);
         let large = run("g", &[true, true, true, true]);
         let rate = |c: &RunComparison| {
-            c.groups["store"]["m"].metrics.iter().find(|x| x.metric == "success_rate").cloned().unwrap()
+            c.groups["store"]["m"]
+                .metrics
+                .iter()
+                .find(|x| x.metric == "success_rate")
+                .cloned()
+                .unwrap()
         };
         let c = compare_with_noise(&a, &small, Some(&again), &opts, false).unwrap();
-        assert_eq!((rate(&c).noise_band, rate(&c).measurable), (Some(0.25), Some(false)));
+        assert_eq!(
+            (rate(&c).noise_band, rate(&c).measurable),
+            (Some(0.25), Some(false))
+        );
         let c = compare_with_noise(&a, &large, Some(&again), &opts, false).unwrap();
         assert_eq!(rate(&c).measurable, Some(true));
         let other = run("g2", &[true]);

@@ -66,7 +66,12 @@ fn clip(s: &str) -> String {
 }
 
 /// Grades `run` again with `domains` (and the router's current labels).
-pub fn regrade(run: &Run, domains: &[&dyn Domain], router: Option<&RouterSuite>, current_digest: &str) -> Regrade {
+pub fn regrade(
+    run: &Run,
+    domains: &[&dyn Domain],
+    router: Option<&RouterSuite>,
+    current_digest: &str,
+) -> Regrade {
     let mut out = Regrade {
         recorded_digest: run.manifest.grader_digest.clone(),
         current_digest: current_digest.to_string(),
@@ -98,7 +103,11 @@ pub fn regrade(run: &Run, domains: &[&dyn Domain], router: Option<&RouterSuite>,
             replies: &c.replies,
             tool_events: &c.tool_events,
             hit_call_cap: c.status == Status::LoopCap,
-            model_calls: c.calls.iter().filter(|k| k.node == Node::Orchestrator).count() as u32,
+            model_calls: c
+                .calls
+                .iter()
+                .filter(|k| k.node == Node::Orchestrator)
+                .count() as u32,
         };
         let verdict = domain.grade(task, &evidence);
         out.regraded += 1;
@@ -111,7 +120,11 @@ pub fn regrade(run: &Run, domains: &[&dyn Domain], router: Option<&RouterSuite>,
                 was: c.verdict.passed,
                 now: verdict.passed,
                 reasons: verdict.reasons,
-                replies: c.replies.iter().map(|r| clip(r.as_deref().unwrap_or("(no reply: call cap)"))).collect(),
+                replies: c
+                    .replies
+                    .iter()
+                    .map(|r| clip(r.as_deref().unwrap_or("(no reply: call cap)")))
+                    .collect(),
             });
         }
     }
@@ -124,7 +137,10 @@ pub fn regrade(run: &Run, domains: &[&dyn Domain], router: Option<&RouterSuite>,
             out.not_graded += 1;
             continue;
         }
-        let Some(label) = router.and_then(|s| s.messages.iter().find(|m| m.index == r.index)).map(|m| &m.label) else {
+        let Some(label) = router
+            .and_then(|s| s.messages.iter().find(|m| m.index == r.index))
+            .map(|m| &m.label)
+        else {
             out.unknown_tasks += 1;
             continue;
         };
@@ -138,11 +154,17 @@ pub fn regrade(run: &Run, domains: &[&dyn Domain], router: Option<&RouterSuite>,
                 trial: r.trial,
                 was: r.correct,
                 now,
-                reasons: if now { vec![] } else { vec![format!("gold label is now '{label}'")] },
+                reasons: if now {
+                    vec![]
+                } else {
+                    vec![format!("gold label is now '{label}'")]
+                },
                 replies: vec![clip(&r.raw)],
             });
         }
     }
-    out.moved.sort_by(|a, b| (&a.suite, &a.model, &a.task, a.trial).cmp(&(&b.suite, &b.model, &b.task, b.trial)));
+    out.moved.sort_by(|a, b| {
+        (&a.suite, &a.model, &a.task, a.trial).cmp(&(&b.suite, &b.model, &b.task, b.trial))
+    });
     out
 }

@@ -14,7 +14,9 @@ use passk::runner::experiment::{self, Experiment};
 use passk::runner::progress::{Progress, bars_wanted};
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::suite::Domain;
-use passk::wire::stub::{Behaviour, FaultRates, MistakePlan, ModelSpec, ScriptBook, StubConfig, StubServer};
+use passk::wire::stub::{
+    Behaviour, FaultRates, MistakePlan, ModelSpec, ScriptBook, StubConfig, StubServer,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -55,7 +57,12 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     let store = passk::suite::load_store(root)?;
     let router = passk::suite::load_router(root)?;
     let triage = passk::suite::load_triage(root)?;
-    let tasks: Vec<passk::suite::Task> = store.tasks().iter().chain(triage.tasks()).cloned().collect();
+    let tasks: Vec<passk::suite::Task> = store
+        .tasks()
+        .iter()
+        .chain(triage.tasks())
+        .cloned()
+        .collect();
     let mut book = ScriptBook::from_suites(&tasks, Some(&router));
     // The store's examples win a shared parameter name: the flawed plan plays the store only.
     let mut examples = triage.example_values();
@@ -67,7 +74,10 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         .model(ORACLE_SMALL, Behaviour::Oracle)
         .model(ORACLE_LARGE, Behaviour::Oracle)
         .model(FLAWED, Behaviour::Flawed(Arc::new(plan)))
-        .model(FAULTY, ModelSpec::new(Behaviour::Oracle).with_faults(fault_rates()));
+        .model(
+            FAULTY,
+            ModelSpec::new(Behaviour::Oracle).with_faults(fault_rates()),
+        );
     config.hang = HANG;
 
     let base = args.out.join("calibrate");
@@ -75,7 +85,11 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     let stub = rt.block_on(StubServer::start(config))?;
     let progress = Progress::new(bars_wanted(args.no_progress), "calibrate");
     let cancel = AtomicBool::new(false);
-    let pass = |name: &str, models: &[&str], suites: Vec<SuiteChoice>, timeout: Duration| -> anyhow::Result<PathBuf> {
+    let pass = |name: &str,
+                models: &[&str],
+                suites: Vec<SuiteChoice>,
+                timeout: Duration|
+     -> anyhow::Result<PathBuf> {
         let dir = base.join(name);
         if dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
@@ -104,8 +118,18 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     };
     let both = vec![SuiteChoice::Store, SuiteChoice::Router];
     let all = vec![SuiteChoice::Store, SuiteChoice::Router, SuiteChoice::Triage];
-    let oracle_dir = pass("oracle", &[ORACLE_SMALL, ORACLE_LARGE], all, Duration::from_secs(30))?;
-    let flawed_dir = pass("flawed", &[FLAWED], vec![SuiteChoice::Store], Duration::from_secs(30))?;
+    let oracle_dir = pass(
+        "oracle",
+        &[ORACLE_SMALL, ORACLE_LARGE],
+        all,
+        Duration::from_secs(30),
+    )?;
+    let flawed_dir = pass(
+        "flawed",
+        &[FLAWED],
+        vec![SuiteChoice::Store],
+        Duration::from_secs(30),
+    )?;
     let faults_dir = pass("faults", &[FAULTY], both, FAULT_TIMEOUT)?;
     let injected = stub.injected();
     rt.block_on(stub.shutdown());
@@ -119,11 +143,19 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     }
     print_checks(&checks);
     let failed = checks.iter().filter(|c| !c.passed()).count();
-    eprintln!("calibrate: {} checks, {failed} failed, {:.1} s", checks.len(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "calibrate: {} checks, {failed} failed, {:.1} s",
+        checks.len(),
+        started.elapsed().as_secs_f64()
+    );
     for dir in [&oracle_dir, &flawed_dir, &faults_dir] {
         println!("{}", dir.display());
     }
-    Ok(if failed == 0 { exit_code::SUCCESS } else { exit_code::CALIBRATION_FAILED })
+    Ok(if failed == 0 {
+        exit_code::SUCCESS
+    } else {
+        exit_code::CALIBRATION_FAILED
+    })
 }
 
 fn print_checks(checks: &[Check]) {
@@ -133,7 +165,10 @@ fn print_checks(checks: &[Check]) {
         if c.passed() {
             eprintln!("[{mark}] {:width$}  {}", c.name, c.observed);
         } else {
-            eprintln!("[{mark}] {:width$}  expected {}, observed {}", c.name, c.expected, c.observed);
+            eprintln!(
+                "[{mark}] {:width$}  expected {}, observed {}",
+                c.name, c.expected, c.observed
+            );
         }
     }
 }

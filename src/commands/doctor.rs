@@ -16,10 +16,18 @@ struct Check {
 
 impl Check {
     fn pass(what: String) -> Check {
-        Check { ok: true, what, fix: None }
+        Check {
+            ok: true,
+            what,
+            fix: None,
+        }
     }
     fn fail(what: String, fix: String) -> Check {
-        Check { ok: false, what, fix: Some(fix) }
+        Check {
+            ok: false,
+            what,
+            fix: Some(fix),
+        }
     }
 }
 
@@ -48,13 +56,20 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
             println!("       fix: {fix}");
         }
     }
-    Ok(if all_ok { exit_code::SUCCESS } else { exit_code::PREFLIGHT_FAILED })
+    Ok(if all_ok {
+        exit_code::SUCCESS
+    } else {
+        exit_code::PREFLIGHT_FAILED
+    })
 }
 
 async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
     let mut out = Vec::new();
     match client.version().await {
-        Ok(v) => out.push(Check::pass(format!("Ollama reachable at {host}, version {}", v.version))),
+        Ok(v) => out.push(Check::pass(format!(
+            "Ollama reachable at {host}, version {}",
+            v.version
+        ))),
         Err(e) => {
             out.push(Check::fail(
                 format!("Ollama not reachable at {host}: {e}"),
@@ -67,9 +82,16 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
     let tags = client.tags().await.ok();
     let (nvml, free_vram) = nvml_check();
     for model in models {
-        let pulled = tags.as_ref().and_then(|t| t.models.iter().find(|m| &m.name == model || &m.model == model));
+        let pulled = tags.as_ref().and_then(|t| {
+            t.models
+                .iter()
+                .find(|m| &m.name == model || &m.model == model)
+        });
         let Some(entry) = pulled else {
-            out.push(Check::fail(format!("{model} is not pulled"), format!("passk pull {model}")));
+            out.push(Check::fail(
+                format!("{model} is not pulled"),
+                format!("passk pull {model}"),
+            ));
             continue;
         };
         out.push(Check::pass(format!("{model} is pulled ({})", entry.digest)));
@@ -78,10 +100,16 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
                 out.push(Check::pass(format!("{model} supports tools")));
             }
             Ok(show) => out.push(Check::fail(
-                format!("{model} does not support tools (capabilities: {})", show.capabilities.join(", ")),
+                format!(
+                    "{model} does not support tools (capabilities: {})",
+                    show.capabilities.join(", ")
+                ),
                 "choose a model whose template supports tools (e.g. qwen2.5-coder)".into(),
             )),
-            Err(e) => out.push(Check::fail(format!("{model}: /api/show failed: {e}"), format!("passk pull {model}"))),
+            Err(e) => out.push(Check::fail(
+                format!("{model}: /api/show failed: {e}"),
+                format!("passk pull {model}"),
+            )),
         }
         match ((entry.size > 0).then_some(entry.size), free_vram) {
             (Some(size), Some(free)) if size < free => out.push(Check::pass(format!(

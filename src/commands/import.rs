@@ -71,4 +71,3 @@ fn write_lines(path: &Path, records: impl Iterator<Item = Record>) -> anyhow::Re
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
-

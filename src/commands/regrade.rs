@@ -16,7 +16,9 @@ pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
     let root = &args.data.root;
     let digest = freeze::grader_digest(root)?;
     if let Err(e) = freeze::verify(root) {
-        eprintln!("warning: the current graders are not the locked ones ({e}); re-grading with them as they are");
+        eprintln!(
+            "warning: the current graders are not the locked ones ({e}); re-grading with them as they are"
+        );
     }
     let store = passk::suite::load_store(root)?;
     let router = passk::suite::load_router(root)?;
@@ -25,7 +27,10 @@ pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
     let md = passk::report::regrade::markdown(&result, &run.manifest.run_id);
     let md_path = args.run.join("regrade.md");
     passk::report::write_file(&md_path, md.as_bytes())?;
-    passk::report::write_file(&args.run.join("regrade.json"), &serde_json::to_vec_pretty(&result)?)?;
+    passk::report::write_file(
+        &args.run.join("regrade.json"),
+        &serde_json::to_vec_pretty(&result)?,
+    )?;
     println!(
         "{} re-graded, {} moved ({} pass -> fail, {} fail -> pass); see {}",
         result.regraded,

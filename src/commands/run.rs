@@ -17,7 +17,8 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<(RunSettings, Option<String>)> 
     let mut s = RunSettings::default();
     let mut file_text = None;
     if let Some(path) = &args.config {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         ExperimentFile::parse(&path.display().to_string(), &text)?.apply(&mut s)?;
         file_text = Some(text);
     }
@@ -69,7 +70,9 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<(RunSettings, Option<String>)> 
 pub fn exit_code_of(err: &RunError) -> u8 {
     match err {
         RunError::GraderLock(_) => exit_code::GRADER_LOCK_MISMATCH,
-        RunError::Journal(passk::runner::journal::JournalError::Mixed { .. }) => exit_code::MIXED_VERSIONS,
+        RunError::Journal(passk::runner::journal::JournalError::Mixed { .. }) => {
+            exit_code::MIXED_VERSIONS
+        }
         RunError::Preflight(_) => exit_code::PREFLIGHT_FAILED,
         _ => exit_code::FAILURE,
     }
@@ -94,8 +97,14 @@ pub fn cancel_on_ctrl_c(rt: &tokio::runtime::Runtime) -> Arc<AtomicBool> {
 pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let (settings, experiment_file) = resolve(args)?;
     let host = parse_host(&args.host.host)?;
-    let run_id = args.run_id.clone().unwrap_or_else(|| settings.default_run_id());
-    let run_dir = args.out.clone().unwrap_or_else(|| args.data.root.join("results").join(&run_id));
+    let run_id = args
+        .run_id
+        .clone()
+        .unwrap_or_else(|| settings.default_run_id());
+    let run_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.data.root.join("results").join(&run_id));
     let exp = Experiment {
         settings,
         root: args.data.root.clone(),
@@ -116,13 +125,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
                 "run: {} new records, {} already on disk{}",
                 summary.written,
                 summary.skipped,
-                if summary.interrupted { " (interrupted: rerun the same command to resume)" } else { "" }
+                if summary.interrupted {
+                    " (interrupted: rerun the same command to resume)"
+                } else {
+                    ""
+                }
             );
             if args.report && !summary.interrupted {
                 super::report::write(&summary.dir, 10_000)?;
             }
             println!("{}", summary.dir.display());
-            Ok(if summary.interrupted { exit_code::INTERRUPTED } else { exit_code::SUCCESS })
+            Ok(if summary.interrupted {
+                exit_code::INTERRUPTED
+            } else {
+                exit_code::SUCCESS
+            })
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -147,8 +147,15 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
                     difference(k, p),
                 ];
                 if with_noise {
-                    let band = MetricPair { a: Some(0.0), b: p.noise_band, ..p.clone() };
-                    cells.push(p.noise_band.map_or(NOT_AVAILABLE.into(), |_| difference(k, &band)));
+                    let band = MetricPair {
+                        a: Some(0.0),
+                        b: p.noise_band,
+                        ..p.clone()
+                    };
+                    cells.push(
+                        p.noise_band
+                            .map_or(NOT_AVAILABLE.into(), |_| difference(k, &band)),
+                    );
                     cells.push(match p.measurable {
                         Some(true) => "yes".into(),
                         Some(false) => "not measurable".into(),

@@ -21,18 +21,40 @@ pub fn markdown(r: &Regrade, run_id: &str) -> String {
         r.fail_to_pass()
     ));
     let skipped = [
-        (r.imported, "imported records keep the verdicts they were recorded with"),
-        (r.not_graded, "conversations ended by a transport or protocol failure were never graded"),
-        (r.unknown_tasks, "records whose task is no longer in the suite"),
+        (
+            r.imported,
+            "imported records keep the verdicts they were recorded with",
+        ),
+        (
+            r.not_graded,
+            "conversations ended by a transport or protocol failure were never graded",
+        ),
+        (
+            r.unknown_tasks,
+            "records whose task is no longer in the suite",
+        ),
     ];
     for (n, why) in skipped.iter().filter(|(n, _)| *n > 0) {
         s.push_str(&format!("\nSkipped {n}: {why}.\n"));
     }
     if !r.moved.is_empty() {
-        let mut t = MarkdownTable::new(["model", "suite", "task", "trial", "was", "now", "why, under the current graders", "replies (first 160 characters of each)"]);
+        let mut t = MarkdownTable::new([
+            "model",
+            "suite",
+            "task",
+            "trial",
+            "was",
+            "now",
+            "why, under the current graders",
+            "replies (first 160 characters of each)",
+        ]);
         for m in &r.moved {
             let word = |p: bool| if p { "pass" } else { "fail" };
-            let why = if m.reasons.is_empty() { "all checks pass".to_string() } else { m.reasons.join("; ") };
+            let why = if m.reasons.is_empty() {
+                "all checks pass".to_string()
+            } else {
+                m.reasons.join("; ")
+            };
             t.row([
                 m.model.clone(),
                 m.suite.clone(),

@@ -67,7 +67,9 @@ impl Player<'_> {
         record.ttfb_s = result.ttfb_s;
         record.ttft_s = ttft_s;
         record.gpu = self.telemetry.window(start, end);
-        let response = result.response.filter(|_| result.outcome == CallOutcome::Ok);
+        let response = result
+            .response
+            .filter(|_| result.outcome == CallOutcome::Ok);
         if let Some(r) = &response {
             record.timings = r.timings.clone();
             record.truncated = r.timings.done_reason.as_deref() == Some("length");
@@ -85,7 +87,12 @@ impl Player<'_> {
         }
     }
 
-    fn request(&self, messages: Vec<ChatMessage>, tools: Option<Vec<Value>>, options: ChatOptions) -> ChatRequest {
+    fn request(
+        &self,
+        messages: Vec<ChatMessage>,
+        tools: Option<Vec<Value>>,
+        options: ChatOptions,
+    ) -> ChatRequest {
         ChatRequest {
             model: self.model.to_string(),
             messages,
@@ -97,9 +104,19 @@ impl Player<'_> {
     }
 
     /// Classifies one customer message with the router; returns the call and the label.
-    async fn route(&self, router: &RouterSuite, text: &str, seed: CallSeed, turn: u32) -> (CallRecord, Option<String>, String) {
+    async fn route(
+        &self,
+        router: &RouterSuite,
+        text: &str,
+        seed: CallSeed,
+        turn: u32,
+    ) -> (CallRecord, Option<String>, String) {
         let messages = vec![ChatMessage::system(&router.prompt), ChatMessage::user(text)];
-        let options = self.options(self.settings.router_temperature, self.settings.router_num_predict, seed.encode());
+        let options = self.options(
+            self.settings.router_temperature,
+            self.settings.router_num_predict,
+            seed.encode(),
+        );
         let request = self.request(messages, None, options);
         let mut called = self.call(&request, Node::Router, turn, 0).await;
         let reply = called
@@ -114,14 +131,25 @@ impl Player<'_> {
     }
 
     /// Plays one standalone router call.
-    pub async fn play_router(&self, router: &RouterSuite, message: &RouterMessage, trial: u32) -> RouterRecord {
-        let seed = CallSeed { base: self.settings.base_seed, trial, turn: 0, step: 0 };
+    pub async fn play_router(
+        &self,
+        router: &RouterSuite,
+        message: &RouterMessage,
+        trial: u32,
+    ) -> RouterRecord {
+        let seed = CallSeed {
+            base: self.settings.base_seed,
+            trial,
+            turn: 0,
+            step: 0,
+        };
         let (call, predicted, reply) = self.route(router, &message.text, seed, 0).await;
-        let outcome = wire_outcome(call.outcome).unwrap_or(if predicted.as_deref() == Some(&message.label) {
-            Outcome::Pass
-        } else {
-            Outcome::ModelFail
-        });
+        let outcome =
+            wire_outcome(call.outcome).unwrap_or(if predicted.as_deref() == Some(&message.label) {
+                Outcome::Pass
+            } else {
+                Outcome::ModelFail
+            });
         RouterRecord {
             schema_version: SCHEMA_VERSION,
             grader_digest: self.grader_digest.to_string(),
@@ -140,13 +168,24 @@ impl Player<'_> {
     }
 
     /// Plays one conversation trial of `task` in `mode` and grades it.
-    pub async fn play(&self, domain: &dyn Domain, task: &Task, trial: u32, call_cap: u32, mode: Mode) -> ConversationRecord {
+    pub async fn play(
+        &self,
+        domain: &dyn Domain,
+        task: &Task,
+        trial: u32,
+        call_cap: u32,
+        mode: Mode,
+    ) -> ConversationRecord {
         let started = Instant::now();
         let toolless = mode == Mode::Toolless;
         let tools = domain.tools(self.settings.tool_docs).to_vec();
         let tool_names: Vec<String> = tools
             .iter()
-            .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str).map(String::from))
+            .filter_map(|t| {
+                t.pointer("/function/name")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            })
             .collect();
         let mut env = domain.new_environment();
         let mut messages = vec![ChatMessage::system(domain.system_prompt())];
@@ -160,7 +199,12 @@ impl Player<'_> {
         'turns: for (turn, text) in task.customer.iter().enumerate() {
             let turn = turn as u32;
             if let Some(router) = self.router_in_front {
-                let seed = CallSeed { base: self.settings.base_seed, trial, turn, step: 0 };
+                let seed = CallSeed {
+                    base: self.settings.base_seed,
+                    trial,
+                    turn,
+                    step: 0,
+                };
                 let (call, predicted, _) = self.route(router, text, seed, turn).await;
                 let failed = wire_outcome(call.outcome);
                 calls.push(call);
@@ -179,9 +223,20 @@ impl Player<'_> {
                     replies.push(None);
                     break 'turns;
                 }
-                let seed = CallSeed { base: self.settings.base_seed, trial, turn, step }.encode();
-                let options = self.options(self.settings.temperature, self.settings.num_predict, seed);
-                let request = self.request(messages.clone(), (!toolless).then(|| tools.clone()), options);
+                let seed = CallSeed {
+                    base: self.settings.base_seed,
+                    trial,
+                    turn,
+                    step,
+                }
+                .encode();
+                let options =
+                    self.options(self.settings.temperature, self.settings.num_predict, seed);
+                let request = self.request(
+                    messages.clone(),
+                    (!toolless).then(|| tools.clone()),
+                    options,
+                );
                 let mut called = self.call(&request, Node::Orchestrator, turn, step).await;
                 if let Some(o) = wire_outcome(called.record.outcome) {
                     calls.push(called.record);
@@ -194,7 +249,11 @@ impl Player<'_> {
                         prompt >= self.settings.num_ctx || last_prompt.is_some_and(|p| prompt < p);
                     last_prompt = Some(prompt);
                 }
-                let extracted = if toolless { Vec::new() } else { tool_call::extract(&message, &tool_names) };
+                let extracted = if toolless {
+                    Vec::new()
+                } else {
+                    tool_call::extract(&message, &tool_names)
+                };
                 called.record.tool_calls = extracted.len() as u32;
                 called.record.call_format = summarise_format(extracted.iter().map(|c| c.format));
                 calls.push(called.record);
@@ -211,7 +270,9 @@ impl Player<'_> {
                         }
                         _ => match env.execute(&call.name, &call.arguments) {
                             ToolOutcome::Ok(text) => (true, text, None),
-                            ToolOutcome::Rejected(e) => (false, format!("{ERROR_PREFIX}{e}"), Some(e)),
+                            ToolOutcome::Rejected(e) => {
+                                (false, format!("{ERROR_PREFIX}{e}"), Some(e))
+                            }
                         },
                     };
                     events.push(ToolEvent {
@@ -223,14 +284,21 @@ impl Player<'_> {
                         error,
                         format: Some(call.format),
                     });
-                    messages.push(ChatMessage::tool(call.name.clone(), call.id.clone(), content));
+                    messages.push(ChatMessage::tool(
+                        call.name.clone(),
+                        call.id.clone(),
+                        content,
+                    ));
                 }
                 step += 1;
             }
         }
 
         let end_state = env.snapshot();
-        let model_calls = calls.iter().filter(|c| c.node == Node::Orchestrator).count() as u32;
+        let model_calls = calls
+            .iter()
+            .filter(|c| c.node == Node::Orchestrator)
+            .count() as u32;
         let (outcome, verdict) = match aborted {
             Some(o) => {
                 status = Status::Aborted;
@@ -238,7 +306,10 @@ impl Player<'_> {
                     o,
                     Verdict {
                         passed: false,
-                        reasons: vec![format!("not graded: the conversation ended on a {} failure", describe(o))],
+                        reasons: vec![format!(
+                            "not graded: the conversation ended on a {} failure",
+                            describe(o)
+                        )],
                         ..Verdict::default()
                     },
                 )
@@ -252,10 +323,20 @@ impl Player<'_> {
                     model_calls,
                 };
                 let verdict = domain.grade(task, &evidence);
-                (if verdict.passed { Outcome::Pass } else { Outcome::ModelFail }, verdict)
+                (
+                    if verdict.passed {
+                        Outcome::Pass
+                    } else {
+                        Outcome::ModelFail
+                    },
+                    verdict,
+                )
             }
         };
-        let transcript = messages.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
+        let transcript = messages
+            .iter()
+            .filter_map(|m| serde_json::to_value(m).ok())
+            .collect();
         ConversationRecord {
             schema_version: SCHEMA_VERSION,
             grader_digest: self.grader_digest.to_string(),

@@ -22,7 +22,9 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The graders lock is missing or does not match.
-    #[error("graders are not frozen as locked: {0}. Run `passk verify` for details, or `passk freeze` if the change is intended")]
+    #[error(
+        "graders are not frozen as locked: {0}. Run `passk verify` for details, or `passk freeze` if the change is intended"
+    )]
     GraderLock(String),
     /// A suite could not be loaded.
     #[error(transparent)]
@@ -84,7 +86,8 @@ pub struct Suites {
 
 /// Verifies the lock and loads what `settings` asks for.
 pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunError> {
-    let grader_digest = crate::grade::freeze::verify(root).map_err(|e| RunError::GraderLock(e.to_string()))?;
+    let grader_digest =
+        crate::grade::freeze::verify(root).map_err(|e| RunError::GraderLock(e.to_string()))?;
     let mut domains: Vec<Box<dyn Domain>> = Vec::new();
     for suite in &settings.suites {
         match suite {
@@ -98,7 +101,11 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
     } else {
         None
     };
-    Ok(Suites { domains, router, grader_digest })
+    Ok(Suites {
+        domains,
+        router,
+        grader_digest,
+    })
 }
 
 fn client_for(exp: &Experiment) -> Result<Client, RunError> {
@@ -114,39 +121,67 @@ fn client_for(exp: &Experiment) -> Result<Client, RunError> {
 
 /// Runs (or resumes) the experiment. Returns when the plan is done or `cancel` is set; each
 /// finished trial is on disk before the next begins.
-pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) -> Result<RunSummary, RunError> {
+pub async fn run(
+    exp: &Experiment,
+    sink: &dyn EventSink,
+    cancel: &AtomicBool,
+) -> Result<RunSummary, RunError> {
     let s = &exp.settings;
     let suites = load_suites(&exp.root, s)?;
     let client = client_for(exp)?;
     let version = preflight::server_version(&client, &exp.host).await?;
     let mut models = Vec::new();
     for model in &s.models {
-        models.push(preflight::check_model(&client, &exp.host, model, !suites.domains.is_empty()).await?);
+        models.push(
+            preflight::check_model(&client, &exp.host, model, !suites.domains.is_empty()).await?,
+        );
     }
-    let telemetry = if exp.telemetry { Telemetry::start(telemetry::DEFAULT_INTERVAL) } else { Telemetry::disabled("telemetry off for this backend") };
+    let telemetry = if exp.telemetry {
+        Telemetry::start(telemetry::DEFAULT_INTERVAL)
+    } else {
+        Telemetry::disabled("telemetry off for this backend")
+    };
     if let Some(why) = &telemetry.gpu_info().unavailable {
         sink.emit(RunEvent::Info(format!("no GPU telemetry: {why}")));
     }
     let mut manifest = Manifest {
         schema_version: SCHEMA_VERSION,
-        run_id: exp.run_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        run_id: exp
+            .run_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         passk_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: option_env!("PASSK_GIT_COMMIT").map(String::from),
         created: crate::timefmt::now_rfc3339(),
         grader_digest: suites.grader_digest.clone(),
         settings: serde_json::to_value(s).unwrap_or_default(),
         experiment_file: exp.experiment_file.clone(),
-        suite_digests: suites.domains.iter().map(|d| (d.name().to_string(), d.digests(s.tool_docs))).collect(),
+        suite_digests: suites
+            .domains
+            .iter()
+            .map(|d| (d.name().to_string(), d.digests(s.tool_docs)))
+            .collect(),
         ollama_version: Some(version),
         ollama_host: Some(exp.host.clone()),
         backend: exp.backend.clone(),
         models: models.clone(),
         gpu: telemetry.gpu_info().clone(),
-        example_values: suites.domains.iter().flat_map(|d| d.example_values()).map(|(_, v)| v).collect(),
+        example_values: suites
+            .domains
+            .iter()
+            .flat_map(|d| d.example_values())
+            .map(|(_, v)| v)
+            .collect(),
         tasks_without_tools: suites
             .domains
             .iter()
-            .flat_map(|d| d.tasks().iter().filter(|t| !t.needs_tools).map(|t| t.id.clone()))
+            .flat_map(|d| {
+                d.tasks()
+                    .iter()
+                    .filter(|t| !t.needs_tools)
+                    .map(|t| t.id.clone())
+            })
             .collect(),
         host: telemetry::host_info(),
         ..Manifest::default()
@@ -154,22 +189,37 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
     if let Some(r) = &suites.router {
         manifest.suite_digests.insert(
             "router".into(),
-            crate::suite::SuiteDigests { tasks: r.digest.clone(), tools: String::new(), policy: String::new() },
+            crate::suite::SuiteDigests {
+                tasks: r.digest.clone(),
+                tools: String::new(),
+                policy: String::new(),
+            },
         );
     }
     let mut journal = Journal::open(&exp.run_dir, &manifest)?;
     if journal.dropped_torn() > 0 {
-        sink.emit(RunEvent::Warning(format!("dropped {} torn last line(s) left by an interrupted run", journal.dropped_torn())));
+        sink.emit(RunEvent::Warning(format!(
+            "dropped {} torn last line(s) left by an interrupted run",
+            journal.dropped_torn()
+        )));
     }
     // Keep the manifest of the first session; later sessions add what they learn.
     manifest = crate::runner::journal::read_manifest(&exp.run_dir)?;
 
     let task_ids = |d: &dyn Domain| -> Vec<String> {
-        d.tasks().iter().map(|t| t.id.clone()).filter(|id| s.tasks.is_empty() || s.tasks.contains(id)).collect()
+        d.tasks()
+            .iter()
+            .map(|t| t.id.clone())
+            .filter(|id| s.tasks.is_empty() || s.tasks.contains(id))
+            .collect()
     };
     let input = PlanInput {
         models: &s.models,
-        suites: suites.domains.iter().map(|d| (d.name().to_string(), task_ids(d.as_ref()))).collect(),
+        suites: suites
+            .domains
+            .iter()
+            .map(|d| (d.name().to_string(), task_ids(d.as_ref())))
+            .collect(),
         router_messages: match (&suites.router, s.suites.contains(&SuiteChoice::Router)) {
             (Some(r), true) => r.messages.iter().map(|m| m.index).collect(),
             _ => Vec::new(),
@@ -186,9 +236,16 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
             _ => per_model.push((t.model().to_string(), 1)),
         }
     }
-    sink.emit(RunEvent::Planned { per_model, already_done: skipped as u64 });
+    sink.emit(RunEvent::Planned {
+        per_model,
+        already_done: skipped as u64,
+    });
 
-    let mut summary = RunSummary { dir: exp.run_dir.clone(), skipped, ..RunSummary::default() };
+    let mut summary = RunSummary {
+        dir: exp.run_dir.clone(),
+        skipped,
+        ..RunSummary::default()
+    };
     let mut current_model: Option<String> = None;
     for spec in &todo {
         if cancel.load(Ordering::SeqCst) {
@@ -205,7 +262,9 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
             }
             journal.update_manifest(&manifest)?;
             current_model = Some(spec.model().to_string());
-            sink.emit(RunEvent::ModelStarted { model: spec.model().to_string() });
+            sink.emit(RunEvent::ModelStarted {
+                model: spec.model().to_string(),
+            });
         }
         let player = Player {
             client: &client,
@@ -213,13 +272,28 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
             settings: s,
             telemetry: &telemetry,
             grader_digest: &suites.grader_digest,
-            router_in_front: if s.router_in_front { suites.router.as_ref() } else { None },
+            router_in_front: if s.router_in_front {
+                suites.router.as_ref()
+            } else {
+                None
+            },
         };
         let record = match spec {
-            TrialSpec::Conversation { suite, task_index, trial, call_cap, mode, .. } => {
-                let Some(domain) = suites.domains.iter().find(|d| d.name() == suite) else { continue };
+            TrialSpec::Conversation {
+                suite,
+                task_index,
+                trial,
+                call_cap,
+                mode,
+                ..
+            } => {
+                let Some(domain) = suites.domains.iter().find(|d| d.name() == suite) else {
+                    continue;
+                };
                 let task = &domain.tasks()[*task_index];
-                let rec = player.play(domain.as_ref(), task, *trial, *call_cap, *mode).await;
+                let rec = player
+                    .play(domain.as_ref(), task, *trial, *call_cap, *mode)
+                    .await;
                 if rec.calls.iter().any(|c| c.context_overflow) {
                     let w = format!(
                         "CONTEXT OVERFLOW in {} {} trial {}: raise --num-ctx (now {})",
@@ -230,8 +304,12 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
                 Record::Conversation(Box::new(rec))
             }
             TrialSpec::Router { index, trial, .. } => {
-                let Some(router) = suites.router.as_ref() else { continue };
-                let Some(message) = router.messages.iter().find(|m| m.index == *index) else { continue };
+                let Some(router) = suites.router.as_ref() else {
+                    continue;
+                };
+                let Some(message) = router.messages.iter().find(|m| m.index == *index) else {
+                    continue;
+                };
                 Record::Router(Box::new(player.play_router(router, message, *trial).await))
             }
         };
@@ -243,7 +321,11 @@ pub async fn run(exp: &Experiment, sink: &dyn EventSink, cancel: &AtomicBool) ->
             summary.written += 1;
             *summary.outcomes.entry(outcome).or_default() += 1;
         }
-        sink.emit(RunEvent::TrialFinished { key: spec.key(), outcome, calls });
+        sink.emit(RunEvent::TrialFinished {
+            key: spec.key(),
+            outcome,
+            calls,
+        });
     }
     journal.update_manifest(&manifest)?;
     Ok(summary)

@@ -44,7 +44,9 @@ pub enum JournalError {
         message: String,
     },
     /// Appending would mix records of different setups.
-    #[error("refusing to append to {dir}: {what} differs (recorded {recorded}, now {now}); start a new run directory")]
+    #[error(
+        "refusing to append to {dir}: {what} differs (recorded {recorded}, now {now}); start a new run directory"
+    )]
     Mixed {
         /// Run directory.
         dir: PathBuf,
@@ -58,7 +60,10 @@ pub enum JournalError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError + '_ {
-    move |source| JournalError::Io { path: path.to_path_buf(), source }
+    move |source| JournalError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// An open run directory, ready to append.
@@ -92,7 +97,11 @@ impl Journal {
         }
         let open = |name: &str| {
             let path = dir.join(name);
-            OpenOptions::new().create(true).append(true).open(&path).map_err(io(&path))
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(io(&path))
         };
         Ok(Journal {
             dir: dir.to_path_buf(),
@@ -153,7 +162,10 @@ impl Journal {
 pub fn read_manifest(dir: &Path) -> Result<Manifest, JournalError> {
     let path = dir.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-    serde_json::from_str(&text).map_err(|e| JournalError::Manifest { path, message: e.to_string() })
+    serde_json::from_str(&text).map_err(|e| JournalError::Manifest {
+        path,
+        message: e.to_string(),
+    })
 }
 
 /// Writes `manifest.json` through a temporary file and a rename, so it is never half written.
@@ -179,20 +191,36 @@ fn check_same_setup(dir: &Path, recorded: &Manifest, now: &Manifest) -> Result<(
         now: b.to_string(),
     };
     if recorded.schema_version != SCHEMA_VERSION {
-        return Err(mixed("record schema version", &recorded.schema_version.to_string(), &SCHEMA_VERSION.to_string()));
+        return Err(mixed(
+            "record schema version",
+            &recorded.schema_version.to_string(),
+            &SCHEMA_VERSION.to_string(),
+        ));
     }
     if recorded.grader_digest != now.grader_digest {
-        return Err(mixed("grader digest", &recorded.grader_digest, &now.grader_digest));
+        return Err(mixed(
+            "grader digest",
+            &recorded.grader_digest,
+            &now.grader_digest,
+        ));
     }
     let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     if recorded.ollama_version != now.ollama_version {
-        return Err(mixed("Ollama version", &show(&recorded.ollama_version), &show(&now.ollama_version)));
+        return Err(mixed(
+            "Ollama version",
+            &show(&recorded.ollama_version),
+            &show(&now.ollama_version),
+        ));
     }
     for model in &now.models {
         if let Some(old) = recorded.models.iter().find(|m| m.name == model.name)
             && old.digest != model.digest
         {
-            return Err(mixed(&format!("digest of model {}", model.name), &show(&old.digest), &show(&model.digest)));
+            return Err(mixed(
+                &format!("digest of model {}", model.name),
+                &show(&old.digest),
+                &show(&model.digest),
+            ));
         }
     }
     Ok(())
@@ -207,7 +235,12 @@ struct Scan {
 fn scan(path: &Path) -> Result<Scan, JournalError> {
     let file = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Scan { keys: vec![], torn: false }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Scan {
+                keys: vec![],
+                torn: false,
+            });
+        }
         Err(e) => return Err(io(path)(e)),
     };
     let mut reader = BufReader::new(file);
@@ -241,7 +274,11 @@ fn scan(path: &Path) -> Result<Scan, JournalError> {
                 let mut rest = Vec::new();
                 let more = reader.read_until(b'\n', &mut rest).map_err(io(path))?;
                 if more > 0 {
-                    return Err(JournalError::Corrupt { path: path.to_path_buf(), line: line_no, message: e.to_string() });
+                    return Err(JournalError::Corrupt {
+                        path: path.to_path_buf(),
+                        line: line_no,
+                        message: e.to_string(),
+                    });
                 }
                 torn = true;
                 break;
@@ -249,7 +286,10 @@ fn scan(path: &Path) -> Result<Scan, JournalError> {
         }
     }
     if torn {
-        let f = OpenOptions::new().write(true).open(path).map_err(io(path))?;
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(io(path))?;
         f.set_len(good_len).map_err(io(path))?;
         f.sync_all().map_err(io(path))?;
     }
@@ -259,10 +299,14 @@ fn scan(path: &Path) -> Result<Scan, JournalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::record::{RouterRecord, Outcome, CallRecord, Node};
-    
+    use crate::runner::record::{CallRecord, Node, Outcome, RouterRecord};
+
     fn manifest() -> Manifest {
-        Manifest { schema_version: SCHEMA_VERSION, grader_digest: "g1".into(), ..Manifest::default() }
+        Manifest {
+            schema_version: SCHEMA_VERSION,
+            grader_digest: "g1".into(),
+            ..Manifest::default()
+        }
     }
 
     fn router(index: u32) -> Record {
@@ -289,13 +333,17 @@ mod tests {
         {
             let mut j = Journal::open(dir.path(), &manifest()).expect("open");
             assert!(j.append(&router(0)).expect("append"));
-            assert!(!j.append(&router(0)).expect("append twice"), "no duplicates");
+            assert!(
+                !j.append(&router(0)).expect("append twice"),
+                "no duplicates"
+            );
             assert!(j.append(&router(1)).expect("append"));
         }
         // Simulate a kill in the middle of a write.
         let path = dir.path().join(ROUTER_FILE);
         let mut f = OpenOptions::new().append(true).open(&path).expect("open");
-        f.write_all(b"{\"type\":\"router\",\"schema_ver").expect("write");
+        f.write_all(b"{\"type\":\"router\",\"schema_ver")
+            .expect("write");
         drop(f);
         let j = Journal::open(dir.path(), &manifest()).expect("reopen");
         assert_eq!(j.done().len(), 2);
@@ -309,7 +357,10 @@ mod tests {
     fn refuses_mixed_grader_digest() {
         let dir = tempfile::tempdir().expect("tmp");
         Journal::open(dir.path(), &manifest()).expect("open");
-        let other = Manifest { grader_digest: "g2".into(), ..manifest() };
+        let other = Manifest {
+            grader_digest: "g2".into(),
+            ..manifest()
+        };
         let err = Journal::open(dir.path(), &other).expect_err("must refuse");
         assert!(err.to_string().contains("grader digest"), "{err}");
     }

@@ -42,7 +42,15 @@ impl TrialSpec {
     /// The key the record of this trial will carry.
     pub fn key(&self) -> TrialKey {
         match self {
-            TrialSpec::Conversation { suite, model, task_id, trial, call_cap, mode, .. } => TrialKey {
+            TrialSpec::Conversation {
+                suite,
+                model,
+                task_id,
+                trial,
+                call_cap,
+                mode,
+                ..
+            } => TrialKey {
                 suite: suite.clone(),
                 model: model.clone(),
                 task: task_id.clone(),
@@ -50,7 +58,11 @@ impl TrialSpec {
                 call_cap: *call_cap,
                 mode: *mode,
             },
-            TrialSpec::Router { model, index, trial } => TrialKey {
+            TrialSpec::Router {
+                model,
+                index,
+                trial,
+            } => TrialKey {
                 suite: "router".into(),
                 model: model.clone(),
                 task: index.to_string(),
@@ -92,7 +104,11 @@ pub fn plan(input: &PlanInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>
     for model in input.models {
         for &mode in &input.modes {
             // The toolless baseline makes one call per turn: the call cap does not apply to it.
-            let caps = if mode == Mode::Toolless { &input.call_caps[..1] } else { input.call_caps };
+            let caps = if mode == Mode::Toolless {
+                &input.call_caps[..1]
+            } else {
+                input.call_caps
+            };
             for &call_cap in caps {
                 for trial in 0..input.trials {
                     for (suite, ids) in &input.suites {
@@ -113,7 +129,11 @@ pub fn plan(input: &PlanInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>
         }
         for trial in 0..input.trials {
             for &index in &input.router_messages {
-                all.push(TrialSpec::Router { model: model.clone(), index, trial });
+                all.push(TrialSpec::Router {
+                    model: model.clone(),
+                    index,
+                    trial,
+                });
             }
         }
     }

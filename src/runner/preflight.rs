@@ -12,7 +12,9 @@ use crate::wire::outcome::CallOutcome;
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {
     /// The server did not answer `/api/version`.
-    #[error("Ollama is not reachable at {host}: {error}. Start it with `ollama serve`, or set --host / OLLAMA_HOST")]
+    #[error(
+        "Ollama is not reachable at {host}: {error}. Start it with `ollama serve`, or set --host / OLLAMA_HOST"
+    )]
     Unreachable {
         /// Base URL tried.
         host: String,
@@ -20,7 +22,9 @@ pub enum PreflightError {
         error: String,
     },
     /// The model is not pulled.
-    #[error("model '{model}' is not available on {host}: {error}. Pull it with `passk pull {model}`")]
+    #[error(
+        "model '{model}' is not available on {host}: {error}. Pull it with `passk pull {model}`"
+    )]
     ModelMissing {
         /// Model tag.
         model: String,
@@ -30,7 +34,9 @@ pub enum PreflightError {
         error: String,
     },
     /// The model cannot take tools.
-    #[error("model '{model}' does not support tools (its capabilities: {capabilities}); choose a model with the 'tools' capability")]
+    #[error(
+        "model '{model}' does not support tools (its capabilities: {capabilities}); choose a model with the 'tools' capability"
+    )]
     NoTools {
         /// Model tag.
         model: String,
@@ -55,25 +61,43 @@ pub async fn server_version(client: &Client, host: &str) -> Result<String, Prefl
         .version()
         .await
         .map(|v| v.version)
-        .map_err(|e| PreflightError::Unreachable { host: host.to_string(), error: e.to_string() })
+        .map_err(|e| PreflightError::Unreachable {
+            host: host.to_string(),
+            error: e.to_string(),
+        })
 }
 
 /// What `/api/show` and `/api/tags` say about a model; refuses a missing model, and one without the
 /// `tools` capability when `need_tools`.
-pub async fn check_model(client: &Client, host: &str, model: &str, need_tools: bool) -> Result<ModelInfo, PreflightError> {
-    let show = client.show(model).await.map_err(|e| PreflightError::ModelMissing {
-        model: model.to_string(),
-        host: host.to_string(),
-        error: e.to_string(),
-    })?;
+pub async fn check_model(
+    client: &Client,
+    host: &str,
+    model: &str,
+    need_tools: bool,
+) -> Result<ModelInfo, PreflightError> {
+    let show = client
+        .show(model)
+        .await
+        .map_err(|e| PreflightError::ModelMissing {
+            model: model.to_string(),
+            host: host.to_string(),
+            error: e.to_string(),
+        })?;
     if need_tools && !show.capabilities.iter().any(|c| c == "tools") {
-        return Err(PreflightError::NoTools { model: model.to_string(), capabilities: show.capabilities.join(", ") });
+        return Err(PreflightError::NoTools {
+            model: model.to_string(),
+            capabilities: show.capabilities.join(", "),
+        });
     }
     let digest = client
         .tags()
         .await
         .ok()
-        .and_then(|t| t.models.into_iter().find(|m| m.name == model || m.model == model))
+        .and_then(|t| {
+            t.models
+                .into_iter()
+                .find(|m| m.name == model || m.model == model)
+        })
         .map(|m| m.digest)
         .filter(|d| !d.is_empty());
     let context_length = show
@@ -95,7 +119,11 @@ pub async fn check_model(client: &Client, host: &str, model: &str, need_tools: b
 
 /// Warms the model up with the run's own options (so it is not reloaded after), records the call,
 /// then reads `/api/ps`. Returns warnings to show (partial offload, smaller effective context).
-pub async fn warm_up(client: &Client, settings: &RunSettings, info: &mut ModelInfo) -> Result<Vec<String>, PreflightError> {
+pub async fn warm_up(
+    client: &Client,
+    settings: &RunSettings,
+    info: &mut ModelInfo,
+) -> Result<Vec<String>, PreflightError> {
     let request = ChatRequest {
         model: info.name.clone(),
         messages: vec![ChatMessage::user("Reply with the single word: ready.")],
@@ -120,17 +148,31 @@ pub async fn warm_up(client: &Client, settings: &RunSettings, info: &mut ModelIn
     }
     info.warmup = Some(call);
     let mut warnings = Vec::new();
-    let error = result.attempts.last().and_then(|a| a.error.clone()).unwrap_or_default();
+    let error = result
+        .attempts
+        .last()
+        .and_then(|a| a.error.clone())
+        .unwrap_or_default();
     match result.outcome {
         CallOutcome::Ok => {}
         CallOutcome::Protocol => {
-            return Err(PreflightError::Warmup { model: info.name.clone(), bucket: "protocol".into(), error });
+            return Err(PreflightError::Warmup {
+                model: info.name.clone(),
+                bucket: "protocol".into(),
+                error,
+            });
         }
         // A transport failure after every retry is recorded; the trials will retry on their own.
-        CallOutcome::Transport => warnings.push(format!("warm-up call to {} failed (transport): {error}", info.name)),
+        CallOutcome::Transport => warnings.push(format!(
+            "warm-up call to {} failed (transport): {error}",
+            info.name
+        )),
     }
     if let Ok(ps) = client.ps().await
-        && let Some(m) = ps.models.into_iter().find(|m| m.name == info.name || m.model == info.name)
+        && let Some(m) = ps
+            .models
+            .into_iter()
+            .find(|m| m.name == info.name || m.model == info.name)
     {
         info.size = Some(m.size);
         info.size_vram = Some(m.size_vram);

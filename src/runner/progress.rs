@@ -12,7 +12,8 @@ use std::time::Instant;
 
 /// Whether bars should be drawn.
 pub fn bars_wanted(no_progress: bool) -> bool {
-    let dumb = std::env::var_os("NO_COLOR").is_some() || std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    let dumb =
+        std::env::var_os("NO_COLOR").is_some() || std::env::var("TERM").is_ok_and(|t| t == "dumb");
     !no_progress && !dumb && std::io::stderr().is_terminal()
 }
 
@@ -84,7 +85,10 @@ fn style(kind: &str) -> ProgressStyle {
 impl EventSink for Progress {
     fn emit(&self, event: RunEvent) {
         match event {
-            RunEvent::Planned { per_model, already_done } => {
+            RunEvent::Planned {
+                per_model,
+                already_done,
+            } => {
                 let total: u64 = per_model.iter().map(|(_, n)| n).sum();
                 self.overall.set_length(total);
                 self.overall.set_prefix("all models");
@@ -95,11 +99,21 @@ impl EventSink for Progress {
                         models.insert(model.clone(), bar);
                     }
                 }
-                let resumed = if already_done > 0 { format!(" ({already_done} already on disk, resuming)") } else { String::new() };
+                let resumed = if already_done > 0 {
+                    format!(" ({already_done} already on disk, resuming)")
+                } else {
+                    String::new()
+                };
                 self.line(&format!("{}: {total} trials to run{resumed}", self.label));
             }
-            RunEvent::ModelStarted { model } => self.line(&format!("{}: model {model}", self.label)),
-            RunEvent::TrialFinished { key, outcome, calls } => {
+            RunEvent::ModelStarted { model } => {
+                self.line(&format!("{}: model {model}", self.label))
+            }
+            RunEvent::TrialFinished {
+                key,
+                outcome,
+                calls,
+            } => {
                 let Ok(mut t) = self.tally.lock() else { return };
                 t.finished += 1;
                 t.calls += u64::from(calls);

@@ -10,7 +10,19 @@ use sha2::{Digest, Sha256};
 pub const DEFAULT_MODELS: [&str; 2] = ["qwen2.5-coder:3b", "qwen2.5-coder:7b"];
 
 /// Which suites a run plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SuiteChoice {
     /// The store agent's conversations.
@@ -151,7 +163,10 @@ pub enum SettingsError {
 impl ExperimentFile {
     /// Parses an experiment file's text; errors name the file, line and key.
     pub fn parse(path: &str, text: &str) -> Result<ExperimentFile, SettingsError> {
-        toml::from_str(text).map_err(|e| SettingsError::File { path: path.to_string(), message: e.to_string() })
+        toml::from_str(text).map_err(|e| SettingsError::File {
+            path: path.to_string(),
+            message: e.to_string(),
+        })
     }
 
     /// Lays the file's values over `settings`.
@@ -184,7 +199,11 @@ impl ExperimentFile {
             s.toolless = match b.as_str() {
                 "none" => false,
                 "toolless" => true,
-                other => return Err(SettingsError::Invalid(format!("baseline: expected none or toolless, got '{other}'"))),
+                other => {
+                    return Err(SettingsError::Invalid(format!(
+                        "baseline: expected none or toolless, got '{other}'"
+                    )));
+                }
             };
         }
         Ok(())
@@ -195,7 +214,11 @@ impl RunSettings {
     /// The modes each conversation trial is played in: the agent, and the baseline when asked.
     pub fn modes(&self) -> Vec<crate::runner::record::Mode> {
         use crate::runner::record::Mode;
-        if self.toolless { vec![Mode::Agent, Mode::Toolless] } else { vec![Mode::Agent] }
+        if self.toolless {
+            vec![Mode::Agent, Mode::Toolless]
+        } else {
+            vec![Mode::Agent]
+        }
     }
 
     /// Checks ranges the rest of the runner relies on.
@@ -237,7 +260,11 @@ impl RunSettings {
                 SuiteChoice::Triage => "triage",
             })
             .collect();
-        let mode = if self.toolless { format!("{}+toolless", self.tool_docs.as_str()) } else { self.tool_docs.as_str().to_string() };
+        let mode = if self.toolless {
+            format!("{}+toolless", self.tool_docs.as_str())
+        } else {
+            self.tool_docs.as_str().to_string()
+        };
         format!("{}-{}-k{}-{}", suites.join("+"), mode, self.trials, short)
     }
 }
@@ -248,13 +275,22 @@ mod tests {
 
     #[test]
     fn file_overrides_defaults_and_names_bad_keys() {
-        let f = ExperimentFile::parse("exp.toml", "trials = 3\ntool-docs = \"documented\"\ncall-cap = [4, 8]\n")
-            .expect("parse");
+        let f = ExperimentFile::parse(
+            "exp.toml",
+            "trials = 3\ntool-docs = \"documented\"\ncall-cap = [4, 8]\n",
+        )
+        .expect("parse");
         let mut s = RunSettings::default();
         f.apply(&mut s).expect("apply");
-        assert_eq!((s.trials, s.tool_docs, s.call_caps.clone()), (3, ToolVariant::Documented, vec![4, 8]));
+        assert_eq!(
+            (s.trials, s.tool_docs, s.call_caps.clone()),
+            (3, ToolVariant::Documented, vec![4, 8])
+        );
         let err = ExperimentFile::parse("exp.toml", "trails = 3\n").expect_err("typo");
-        assert!(err.to_string().contains("exp.toml") && err.to_string().contains("trails"), "{err}");
+        assert!(
+            err.to_string().contains("exp.toml") && err.to_string().contains("trails"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -269,7 +305,10 @@ mod tests {
 
     #[test]
     fn validate_rejects_zero_trials() {
-        let s = RunSettings { trials: 0, ..RunSettings::default() };
+        let s = RunSettings {
+            trials: 0,
+            ..RunSettings::default()
+        };
         assert!(s.validate().is_err());
     }
 }

@@ -73,7 +73,14 @@ impl Telemetry {
                 ..GpuInfo::default()
             },
         };
-        Telemetry { origin, samples, stop, thread, gpu, interval }
+        Telemetry {
+            origin,
+            samples,
+            stop,
+            thread,
+            gpu,
+            interval,
+        }
     }
 
     /// A telemetry source that never samples (tests and the stub backend).
@@ -83,7 +90,10 @@ impl Telemetry {
             samples: Arc::new(Mutex::new(Vec::new())),
             stop: Arc::new(AtomicBool::new(true)),
             thread: None,
-            gpu: GpuInfo { unavailable: Some(reason.to_string()), ..GpuInfo::default() },
+            gpu: GpuInfo {
+                unavailable: Some(reason.to_string()),
+                ..GpuInfo::default()
+            },
             interval: DEFAULT_INTERVAL,
         }
     }
@@ -126,7 +136,11 @@ pub fn host_info() -> HostInfo {
     sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
     HostInfo {
         os: sysinfo::System::long_os_version().unwrap_or_default(),
-        cpu: sys.cpus().first().map(|c| c.brand().trim().to_string()).unwrap_or_default(),
+        cpu: sys
+            .cpus()
+            .first()
+            .map(|c| c.brand().trim().to_string())
+            .unwrap_or_default(),
         cores: sys.cpus().len(),
         memory_mib: sys.total_memory() / (1024 * 1024),
     }
@@ -141,7 +155,9 @@ fn sample_loop(
 ) {
     let nvml = nvml_wrapper::Nvml::init();
     let device = match &nvml {
-        Ok(n) => n.device_by_index(0).map_err(|e| format!("NVML found no GPU 0: {e}")),
+        Ok(n) => n
+            .device_by_index(0)
+            .map_err(|e| format!("NVML found no GPU 0: {e}")),
         Err(e) => Err(format!("no NVIDIA management library (NVML): {e}")),
     };
     let info = match (&nvml, &device) {
@@ -151,16 +167,28 @@ fn sample_loop(
             driver: n.sys_driver_version().ok(),
             memory_mib: d.memory_info().ok().map(|m| m.total / (1024 * 1024)),
         },
-        (_, Err(why)) => GpuInfo { unavailable: Some(why.clone()), ..GpuInfo::default() },
-        (Err(e), Ok(_)) => GpuInfo { unavailable: Some(e.to_string()), ..GpuInfo::default() },
+        (_, Err(why)) => GpuInfo {
+            unavailable: Some(why.clone()),
+            ..GpuInfo::default()
+        },
+        (Err(e), Ok(_)) => GpuInfo {
+            unavailable: Some(e.to_string()),
+            ..GpuInfo::default()
+        },
     };
     let _ = info_tx.send(info);
     let mut sys = sysinfo::System::new().ok();
     while !stop.load(Ordering::Relaxed) {
-        let mut s = Sample { at: origin.elapsed(), ..Sample::default() };
+        let mut s = Sample {
+            at: origin.elapsed(),
+            ..Sample::default()
+        };
         if let Ok(d) = &device {
             s.util = d.utilization_rates().ok().map(|u| f64::from(u.gpu));
-            s.mem_mib = d.memory_info().ok().map(|m| m.used as f64 / (1024.0 * 1024.0));
+            s.mem_mib = d
+                .memory_info()
+                .ok()
+                .map(|m| m.used as f64 / (1024.0 * 1024.0));
             s.power_w = d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0);
             s.energy_mj = d.total_energy_consumption().ok();
         }
@@ -179,12 +207,18 @@ fn server_processes(sys: &mut sysinfo::System) -> (Option<f64>, Option<f64>) {
     sys.refresh_processes_specifics(
         sysinfo::ProcessesToUpdate::All,
         true,
-        sysinfo::ProcessRefreshKind::nothing().with_cpu().with_memory(),
+        sysinfo::ProcessRefreshKind::nothing()
+            .with_cpu()
+            .with_memory(),
     );
     let procs: Vec<_> = sys
         .processes()
         .values()
-        .filter(|p| SERVER_PROCESSES.iter().any(|n| p.name() == std::ffi::OsStr::new(n)))
+        .filter(|p| {
+            SERVER_PROCESSES
+                .iter()
+                .any(|n| p.name() == std::ffi::OsStr::new(n))
+        })
         .collect();
     if procs.is_empty() {
         return (None, None);
@@ -197,8 +231,16 @@ fn server_processes(sys: &mut sysinfo::System) -> (Option<f64>, Option<f64>) {
 /// Summarises the samples that fall in `[from, to]`; a call shorter than one interval takes the
 /// sample nearest to its middle (when one lies within an interval of it). `None` when no sample
 /// holds any reading (no GPU and no model-server process).
-pub fn window_of(samples: &[Sample], from: Duration, to: Duration, interval: Duration) -> Option<GpuWindow> {
-    let mut inside: Vec<&Sample> = samples.iter().filter(|s| s.at >= from && s.at <= to).collect();
+pub fn window_of(
+    samples: &[Sample],
+    from: Duration,
+    to: Duration,
+    interval: Duration,
+) -> Option<GpuWindow> {
+    let mut inside: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.at >= from && s.at <= to)
+        .collect();
     if inside.is_empty() {
         let mid = from + (to.saturating_sub(from)) / 2;
         let nearest = samples.iter().min_by_key(|s| s.at.abs_diff(mid))?;
@@ -207,7 +249,9 @@ pub fn window_of(samples: &[Sample], from: Duration, to: Duration, interval: Dur
         }
         inside.push(nearest);
     }
-    let values = |f: fn(&Sample) -> Option<f64>| -> Vec<f64> { inside.iter().filter_map(|s| f(s)).collect() };
+    let values = |f: fn(&Sample) -> Option<f64>| -> Vec<f64> {
+        inside.iter().filter_map(|s| f(s)).collect()
+    };
     let util = values(|s| s.util);
     let mem = values(|s| s.mem_mib);
     let power = values(|s| s.power_w);
@@ -223,7 +267,10 @@ pub fn window_of(samples: &[Sample], from: Duration, to: Duration, interval: Dur
         server_cpu_pct: mean(&cpu),
         server_rss_mib: rss.iter().copied().reduce(f64::max),
     };
-    let empty = GpuWindow { samples: window.samples, ..GpuWindow::default() };
+    let empty = GpuWindow {
+        samples: window.samples,
+        ..GpuWindow::default()
+    };
     (window != empty).then_some(window)
 }
 
@@ -265,9 +312,19 @@ mod tests {
 
     #[test]
     fn window_averages_inside_and_interpolates_energy() {
-        let samples = [s(0, 10.0, 0), s(200, 50.0, 20_000), s(400, 90.0, 40_000), s(600, 0.0, 60_000)];
-        let w = window_of(&samples, Duration::from_millis(100), Duration::from_millis(500), DEFAULT_INTERVAL)
-            .expect("window");
+        let samples = [
+            s(0, 10.0, 0),
+            s(200, 50.0, 20_000),
+            s(400, 90.0, 40_000),
+            s(600, 0.0, 60_000),
+        ];
+        let w = window_of(
+            &samples,
+            Duration::from_millis(100),
+            Duration::from_millis(500),
+            DEFAULT_INTERVAL,
+        )
+        .expect("window");
         assert_eq!(w.samples, 2);
         assert_eq!(w.util_mean, Some(70.0));
         assert_eq!(w.util_max, Some(90.0));
@@ -279,10 +336,23 @@ mod tests {
     #[test]
     fn short_call_takes_nearest_sample_and_far_call_none() {
         let samples = [s(0, 10.0, 0), s(200, 50.0, 20_000)];
-        let w = window_of(&samples, Duration::from_millis(150), Duration::from_millis(160), DEFAULT_INTERVAL)
-            .expect("nearest");
+        let w = window_of(
+            &samples,
+            Duration::from_millis(150),
+            Duration::from_millis(160),
+            DEFAULT_INTERVAL,
+        )
+        .expect("nearest");
         assert_eq!(w.util_mean, Some(50.0));
-        assert!(window_of(&samples, Duration::from_secs(5), Duration::from_secs(6), DEFAULT_INTERVAL).is_none());
+        assert!(
+            window_of(
+                &samples,
+                Duration::from_secs(5),
+                Duration::from_secs(6),
+                DEFAULT_INTERVAL
+            )
+            .is_none()
+        );
     }
 
     #[test]

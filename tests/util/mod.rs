@@ -69,7 +69,10 @@ impl Stub {
     /// Starts the stub with the project's store, router and triage suites in its script book; model
     /// names follow the stub's conventions (`oracle`, `text-calls`, `never-answer`, ...) unless
     /// `models` overrides them.
-    pub fn start(models: Vec<(&str, passk::wire::stub::ModelSpec)>, tweak: impl FnOnce(&mut passk::wire::stub::StubConfig)) -> Stub {
+    pub fn start(
+        models: Vec<(&str, passk::wire::stub::ModelSpec)>,
+        tweak: impl FnOnce(&mut passk::wire::stub::StubConfig),
+    ) -> Stub {
         use passk::suite::Domain;
         let store = passk::suite::load_store(&root()).expect("store suite");
         let router = passk::suite::load_router(&root()).expect("router suite");
@@ -86,8 +89,13 @@ impl Stub {
             .enable_all()
             .build()
             .expect("runtime");
-        let handle = rt.block_on(passk::wire::stub::StubServer::start(config)).expect("stub");
-        Stub { rt, handle: Some(handle) }
+        let handle = rt
+            .block_on(passk::wire::stub::StubServer::start(config))
+            .expect("stub");
+        Stub {
+            rt,
+            handle: Some(handle),
+        }
     }
 
     /// `host:port` to pass as `--host`.

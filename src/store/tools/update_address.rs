@@ -12,7 +12,11 @@ pub const SPEC: ToolSpec = ToolSpec {
 };
 
 fn run(state: &mut StoreState, args: &Args) -> ToolResult {
-    let order = processing_order(state, args, "the address can only be changed while an order is processing")?;
+    let order = processing_order(
+        state,
+        args,
+        "the address can only be changed while an order is processing",
+    )?;
     order.address = args.get("address").to_string();
     Ok(json!({"order_id": order.id, "status": order.status.as_str(), "address": order.address}))
 }

@@ -18,6 +18,7 @@ pub use file::StubFile;
 pub use mistakes::{ExpectedTrial, Mistake, MistakePlan};
 pub use script::{Behaviour, ScriptBook, TextStyle, UNKNOWN_REPLY};
 
+use crate::timefmt::rfc3339;
 use crate::wire::api::{
     ChatMessage, ChatRequest, ChatResponse, LocalModel, ModelDetails, PsResponse, PullProgress,
     PullRequest, RunningModel, ShowRequest, ShowResponse, TagsResponse, Timings, ToolCall,
@@ -29,7 +30,6 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
-use crate::timefmt::rfc3339;
 use std::time::{Duration, Instant, SystemTime};
 use thiserror::Error;
 use tokio::net::TcpListener;
@@ -789,7 +789,6 @@ fn stream_reply(
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     #[test]
     fn call_ids_look_like_ollamas() {
