@@ -21,8 +21,9 @@ pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
         );
     }
     let store = passk::suite::load_store(root)?;
+    let triage = passk::suite::load_triage(root)?;
     let router = passk::suite::load_router(root)?;
-    let domains: Vec<&dyn Domain> = vec![&store];
+    let domains: Vec<&dyn Domain> = vec![&store, &triage];
     let result = regrade(&run, &domains, Some(&router), &digest);
     let md = passk::report::regrade::markdown(&result, &run.manifest.run_id);
     let md_path = args.run.join("regrade.md");
