@@ -116,7 +116,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     };
     let rt = tokio::runtime::Runtime::new()?;
     let cancel = cancel_on_ctrl_c(&rt);
-    let progress = Progress::new(bars_wanted(args.no_progress), "run");
+    let progress = Progress::new(bars_wanted(args.no_progress), "run", true);
     let result = rt.block_on(experiment::run(&exp, &progress, &cancel));
     progress.finish();
     match result {

@@ -114,7 +114,7 @@ fn client_for(exp: &Experiment) -> Result<Client, RunError> {
         connect_timeout: Duration::from_secs_f64(exp.settings.connect_timeout_s),
         request_timeout: Duration::from_secs_f64(exp.settings.timeout_s),
         retries: exp.settings.retries,
-        backoff: Duration::from_millis(250),
+        backoff: Duration::from_secs_f64(exp.settings.retry_backoff_s),
     })
     .map_err(|e| RunError::Client(e.to_string()))
 }

@@ -33,11 +33,13 @@ pub struct Progress {
     tally: Mutex<Tally>,
     started: Instant,
     label: String,
+    trial_lines: bool,
 }
 
 impl Progress {
-    /// A sink drawing bars when `bars` is true, else printing plain lines; `label` prefixes lines.
-    pub fn new(bars: bool, label: &str) -> Progress {
+    /// A sink drawing bars when `bars` is true, else printing plain lines (one per finished trial
+    /// when `trial_lines`); `label` prefixes lines.
+    pub fn new(bars: bool, label: &str, trial_lines: bool) -> Progress {
         let mp = bars.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
         let overall = match &mp {
             Some(mp) => mp.add(ProgressBar::new(0).with_style(style("overall"))),
@@ -50,6 +52,7 @@ impl Progress {
             tally: Mutex::new(Tally::default()),
             started: Instant::now(),
             label: label.to_string(),
+            trial_lines,
         }
     }
 
@@ -133,7 +136,7 @@ impl EventSink for Progress {
                     bar.set_message(format!("pass {mp}/{mn}"));
                     bar.inc(1);
                 }
-                if self.bars.is_none() {
+                if self.bars.is_none() && self.trial_lines {
                     let word = match outcome {
                         Outcome::Pass => "pass",
                         Outcome::ModelFail => "fail",

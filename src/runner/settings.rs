@@ -74,6 +74,8 @@ pub struct RunSettings {
     pub connect_timeout_s: f64,
     /// Transport retries per call.
     pub retries: u32,
+    /// First retry delay, seconds (doubled on each retry).
+    pub retry_backoff_s: f64,
 }
 
 impl Default for RunSettings {
@@ -98,6 +100,7 @@ impl Default for RunSettings {
             timeout_s: 300.0,
             connect_timeout_s: 5.0,
             retries: 3,
+            retry_backoff_s: 0.25,
         }
     }
 }

@@ -1,0 +1,58 @@
+//! `passk calibrate`: passes on the project's suites, and fails (exit 5) when a grader is wrong
+//! even though it is properly frozen.
+
+use crate::util::{self, output, passk};
+
+#[test]
+fn calibrate_passes_and_writes_three_reported_runs() {
+    let tmp = util::tempdir();
+    let (code, stdout, stderr) = output(passk().args([
+        "calibrate",
+        "-k",
+        "2",
+        "--no-progress",
+        "--out",
+        &tmp.path().display().to_string(),
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let dirs: Vec<&str> = stdout.lines().collect();
+    assert_eq!(dirs.len(), 3, "{stdout}");
+    for d in dirs {
+        let dir = std::path::Path::new(d);
+        assert!(
+            dir.join("conversations.jsonl").is_file() && dir.join("report/report.md").is_file(),
+            "{d}"
+        );
+    }
+    assert!(stderr.contains("0 failed"), "{stderr}");
+}
+
+#[test]
+fn calibrate_fails_on_a_wrong_grader_even_when_frozen() {
+    let tmp = util::tempdir();
+    util::copy_data(tmp.path());
+    let path = tmp.path().join("graders/store/expectations.json");
+    let text = std::fs::read_to_string(&path).expect("graders");
+    std::fs::write(
+        &path,
+        text.replacen("\"date\": \"2026-10-18\"", "\"date\": \"2026-10-19\"", 1),
+    )
+    .expect("write");
+    let root = tmp.path().display().to_string();
+    assert_eq!(output(passk().args(["freeze", "--root", &root])).0, 0);
+    let (code, _, stderr) = output(passk().args([
+        "calibrate",
+        "-k",
+        "1",
+        "--no-progress",
+        "--root",
+        &root,
+        "--out",
+        &root,
+    ]));
+    assert_eq!(code, 5, "{stderr}");
+    assert!(
+        stderr.contains("[FAIL] oracle-small store: conversations passing"),
+        "{stderr}"
+    );
+}
