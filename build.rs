@@ -1,5 +1,6 @@
 //! Embeds the SHA-256 of the grading source (the files whose behaviour decides a verdict) as
-//! `PASSK_GRADING_SOURCE_DIGEST`, so `graders/graders.lock` can pin the code as well as the data.
+//! `PASSK_GRADING_SOURCE_DIGEST`, so `graders/graders.lock` can pin the code as well as the data;
+//! and, when built from a git checkout, the commit as `PASSK_GIT_COMMIT` for run manifests.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -62,4 +63,31 @@ fn main() {
         GRADING_SOURCE.join(", ")
     );
     println!("cargo:rerun-if-changed=build.rs");
+    git_commit(&root);
+}
+
+/// Sets `PASSK_GIT_COMMIT` to `HEAD`'s commit (with `-dirty` when the tree has changes); nothing
+/// outside a git checkout.
+fn git_commit(root: &Path) {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let Some(commit) = git(&["rev-parse", "HEAD"]) else {
+        return;
+    };
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    for p in [".git/HEAD", ".git/index"] {
+        if root.join(p).exists() {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    let suffix = if dirty { "-dirty" } else { "" };
+    println!("cargo:rustc-env=PASSK_GIT_COMMIT={commit}{suffix}");
 }
