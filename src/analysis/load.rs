@@ -7,6 +7,7 @@ use crate::runner::record::{
     CONVERSATIONS_FILE, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE, Record,
     RouterRecord,
 };
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 /// A run as read from its directory.
@@ -31,41 +32,79 @@ fn read(path: &Path) -> Result<String, AnalysisError> {
     })
 }
 
-/// Parses a JSONL file of records into `run`; returns the torn lines skipped (0 or 1).
-fn read_records(path: &Path, run: &mut Run) -> Result<usize, AnalysisError> {
-    if !path.exists() {
-        return Ok(0);
-    }
-    let text = read(path)?;
-    let lines: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .collect();
-    let mut torn = 0;
-    for (pos, &(i, line)) in lines.iter().enumerate() {
-        match serde_json::from_str::<Record>(line) {
-            Ok(Record::Conversation(c)) => run.conversations.push(*c),
+/// What to keep of each conversation record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Everything (re-grading needs the end state and replies).
+    Everything,
+    /// What the statistics need: the transcript, end state and replies are dropped as each line is
+    /// read, so memory grows with calls and tool events, not with conversation text.
+    Statistics,
+}
+
+/// Streams a JSONL file of records into `run`; returns the torn lines skipped (0 or 1).
+fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, AnalysisError> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(source) => {
+            return Err(AnalysisError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let io = |source| AnalysisError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = BufReader::new(file);
+    let mut buf = Vec::new();
+    let mut line_no = 0;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+            return Ok(0);
+        }
+        line_no += 1;
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(&buf) {
+            Ok(Record::Conversation(mut c)) => {
+                if keep == Keep::Statistics {
+                    c.transcript = Vec::new();
+                    c.end_state = serde_json::Value::Null;
+                    c.replies = Vec::new();
+                }
+                run.conversations.push(*c);
+            }
             Ok(Record::Router(r)) => run.router.push(*r),
             Err(e) => {
-                let last = pos + 1 == lines.len();
-                if last && (e.is_eof() || !text.ends_with('\n')) {
-                    torn += 1;
-                } else {
-                    return Err(AnalysisError::Parse {
-                        path: path.to_path_buf(),
-                        line: i + 1,
-                        message: e.to_string(),
-                    });
+                // Only the last line may be torn (a run killed mid-write); the next run cuts it off.
+                let complete = buf.last() == Some(&b'\n');
+                let mut rest = Vec::new();
+                let last = reader.read_until(b'\n', &mut rest).map_err(io)? == 0;
+                if last && (e.is_eof() || !complete) {
+                    return Ok(1);
                 }
+                return Err(AnalysisError::Parse {
+                    path: path.to_path_buf(),
+                    line: line_no,
+                    message: e.to_string(),
+                });
             }
         }
     }
-    Ok(torn)
 }
 
-/// Reads the run in `dir`; `router.jsonl` may be absent.
+/// Reads the run in `dir` for the statistics ([`Keep::Statistics`]); `router.jsonl` may be absent.
 pub fn load_run(dir: &Path) -> Result<Run, AnalysisError> {
+    load_run_keeping(dir, Keep::Statistics)
+}
+
+/// Reads the run in `dir`, keeping what `keep` says.
+pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, AnalysisError> {
     let mpath = dir.join(MANIFEST_FILE);
     let manifest: Manifest =
         serde_json::from_str(&read(&mpath)?).map_err(|e| AnalysisError::Parse {
@@ -87,8 +126,8 @@ pub fn load_run(dir: &Path) -> Result<Run, AnalysisError> {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no conversation records"),
         });
     }
-    run.torn_lines += read_records(&cpath, &mut run)?;
-    run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run)?;
+    run.torn_lines += read_records(&cpath, &mut run, keep)?;
+    run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run, keep)?;
     Ok(run)
 }
 

@@ -31,7 +31,7 @@ pub mod taxonomy;
 
 pub use compare::{RunComparison, compare};
 pub use error::AnalysisError;
-pub use load::{Run, load_run};
+pub use load::{Keep, Run, load_run, load_run_keeping};
 pub use summary::*;
 
 use serde::{Deserialize, Serialize};

@@ -5,14 +5,15 @@
 use crate::cli::RegradeArgs;
 use crate::exit_code;
 use anyhow::Context;
-use passk::analysis::load_run;
 use passk::analysis::regrade::regrade;
+use passk::analysis::{Keep, load_run_keeping};
 use passk::grade::freeze;
 use passk::suite::Domain;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
-    let run = load_run(&args.run).with_context(|| format!("reading {}", args.run.display()))?;
+    let run = load_run_keeping(&args.run, Keep::Everything)
+        .with_context(|| format!("reading {}", args.run.display()))?;
     let root = &args.data.root;
     let digest = freeze::grader_digest(root)?;
     if let Err(e) = freeze::verify(root) {

@@ -117,7 +117,7 @@ impl Drop for Stub {
     }
 }
 
-/// Reads a run directory back through the analysis loader.
+/// Reads a run directory back whole (transcripts, end states and replies kept).
 pub fn load(dir: &Path) -> passk::analysis::Run {
-    passk::analysis::load_run(dir).expect("load run")
+    passk::analysis::load_run_keeping(dir, passk::analysis::Keep::Everything).expect("load run")
 }

@@ -1,0 +1,157 @@
+//! Report generation at scale: the records of a calibration-sized oracle run (two models, store +
+//! router + triage, k = 5), replicated 1x, 10x and 100x under new task ids, are read, summarized
+//! (10,000 bootstrap resamples) and rendered (report.md, summary.json, conversations.csv, charts)
+//! in a fresh process each, which prints its wall time and peak resident memory. Memory should
+//! grow with the calls the statistics need, not with conversation text (transcripts, end states
+//! and replies are dropped while the records are read).
+//!
+//! Run with `cargo bench --bench report_scale`.
+
+use passk::analysis::{AnalysisOptions, load_run, summarize};
+use passk::report::charts::charts;
+use passk::report::csv::conversations_csv;
+use passk::report::document::{self, Report};
+use passk::runner::event::Collect;
+use passk::runner::experiment::{self, Experiment};
+use passk::runner::record::Record;
+use passk::runner::settings::{RunSettings, SuiteChoice};
+use passk::suite::Domain;
+use passk::wire::stub::{ScriptBook, StubConfig, StubServer};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "measure") {
+        return measure(Path::new(&args[i + 1]));
+    }
+    let tmp = std::env::temp_dir().join(format!("passk-report-scale-{}", std::process::id()));
+    let base = tmp.join("x1");
+    generate(&base)?;
+    println!("scale  conversations  model calls  seconds  peak RSS (MiB)");
+    for scale in [1u32, 10, 100] {
+        let dir = tmp.join(format!("x{scale}"));
+        if scale > 1 {
+            replicate(&base, &dir, scale)?;
+        }
+        let out = std::process::Command::new(std::env::current_exe()?)
+            .args(["measure", &dir.display().to_string()])
+            .output()?;
+        print!(
+            "{:>5}  {}",
+            format!("{scale}x"),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        if !out.status.success() {
+            eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+/// The oracle pass of `passk calibrate`, against the in-process stub.
+fn generate(dir: &Path) -> Result<()> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let store = passk::suite::load_store(&root)?;
+    let triage = passk::suite::load_triage(&root)?;
+    let router = passk::suite::load_router(&root)?;
+    let mut tasks = store.tasks().to_vec();
+    tasks.extend(triage.tasks().iter().cloned());
+    let mut book = ScriptBook::from_suites(&tasks, Some(&router));
+    book.set_example_values(&store.example_values());
+    let rt = tokio::runtime::Runtime::new()?;
+    let stub = rt.block_on(StubServer::start(StubConfig::with_script(book)))?;
+    let exp = Experiment {
+        settings: RunSettings {
+            models: vec!["oracle-small".into(), "oracle-large".into()],
+            suites: vec![SuiteChoice::Store, SuiteChoice::Router, SuiteChoice::Triage],
+            ..RunSettings::default()
+        },
+        root,
+        host: stub.base_url(),
+        run_dir: dir.to_path_buf(),
+        backend: "stub".into(),
+        experiment_file: None,
+        telemetry: false,
+    };
+    rt.block_on(experiment::run(
+        &exp,
+        &Collect::default(),
+        &AtomicBool::new(false),
+    ))?;
+    rt.block_on(stub.shutdown());
+    Ok(())
+}
+
+/// Copies `base` `times` times over, each copy under new task ids (router: new message indexes).
+fn replicate(base: &Path, dir: &Path, times: u32) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::copy(base.join("manifest.json"), dir.join("manifest.json"))?;
+    for name in ["conversations.jsonl", "router.jsonl"] {
+        let lines: Vec<String> = BufReader::new(std::fs::File::open(base.join(name))?)
+            .lines()
+            .collect::<std::io::Result<_>>()?;
+        let mut out = BufWriter::new(std::fs::File::create(dir.join(name))?);
+        for copy in 0..times {
+            for line in &lines {
+                let mut record: Record = serde_json::from_str(line)?;
+                match &mut record {
+                    Record::Conversation(c) => c.task = format!("{}~{copy:03}", c.task),
+                    Record::Router(r) => r.index += 1000 * copy,
+                }
+                serde_json::to_writer(&mut out, &record)?;
+                out.write_all(b"\n")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads, summarizes and renders one run; prints its size, wall time and peak RSS.
+fn measure(dir: &Path) -> Result<()> {
+    let started = Instant::now();
+    let run = load_run(dir)?;
+    let opts = AnalysisOptions::for_manifest(&run.manifest);
+    let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
+    let report = Report::new(
+        &run.manifest,
+        &summary,
+        &run.conversations,
+        &run.router,
+        Vec::new(),
+    );
+    let bytes = document::markdown(&report).len()
+        + serde_json::to_vec(&summary)?.len()
+        + conversations_csv(&run.conversations)?.len()
+        + charts(&report)
+            .iter()
+            .map(|(_, svg)| svg.len())
+            .sum::<usize>();
+    let elapsed = started.elapsed().as_secs_f64();
+    let calls: usize = run
+        .conversations
+        .iter()
+        .map(|c| c.calls.len())
+        .sum::<usize>()
+        + run.router.len();
+    assert!(bytes > 0);
+    println!(
+        "{:>13}  {calls:>11}  {elapsed:>7.2}  {}",
+        run.conversations.len() + run.router.len(),
+        peak_rss_mib().map_or("n/a".into(), |m| format!("{m:>14.1}"))
+    );
+    Ok(())
+}
+
+/// Peak resident memory of this process (Linux), MiB.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
