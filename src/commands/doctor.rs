@@ -8,8 +8,16 @@ use passk::wire::client::{Client, ClientConfig};
 use passk::wire::host::parse_host;
 use std::time::Duration;
 
+/// How a check came out; only `Fail` makes the command exit non-zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Ok,
+    Warn,
+    Fail,
+}
+
 struct Check {
-    ok: bool,
+    level: Level,
     what: String,
     fix: Option<String>,
 }
@@ -17,14 +25,21 @@ struct Check {
 impl Check {
     fn pass(what: String) -> Check {
         Check {
-            ok: true,
+            level: Level::Ok,
             what,
             fix: None,
         }
     }
+    fn warn(what: String, fix: String) -> Check {
+        Check {
+            level: Level::Warn,
+            what,
+            fix: Some(fix),
+        }
+    }
     fn fail(what: String, fix: String) -> Check {
         Check {
-            ok: false,
+            level: Level::Fail,
             what,
             fix: Some(fix),
         }
@@ -50,8 +65,13 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     let checks = rt.block_on(checks(&client, &host, &models));
     let mut all_ok = true;
     for c in &checks {
-        all_ok &= c.ok;
-        println!("[{}] {}", if c.ok { " ok " } else { "FAIL" }, c.what);
+        all_ok &= c.level != Level::Fail;
+        let mark = match c.level {
+            Level::Ok => " ok ",
+            Level::Warn => "warn",
+            Level::Fail => "FAIL",
+        };
+        println!("[{mark}] {}", c.what);
         if let Some(fix) = &c.fix {
             println!("       fix: {fix}");
         }
@@ -82,46 +102,50 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
     let tags = client.tags().await.ok();
     let (nvml, free_vram) = nvml_check();
     for model in models {
-        let pulled = tags.as_ref().and_then(|t| {
+        // `/api/show` answers for every pulled model; `/api/tags` adds its digest and size.
+        let show = match client.show(model).await {
+            Ok(show) => show,
+            Err(e) => {
+                out.push(Check::fail(
+                    format!("{model} is not available: {e}"),
+                    format!("passk pull {model}"),
+                ));
+                continue;
+            }
+        };
+        let entry = tags.as_ref().and_then(|t| {
             t.models
                 .iter()
                 .find(|m| &m.name == model || &m.model == model)
         });
-        let Some(entry) = pulled else {
+        let digest = entry.map_or("digest unknown", |e| e.digest.as_str());
+        out.push(Check::pass(format!("{model} is pulled ({digest})")));
+        if show.capabilities.iter().any(|c| c == "tools") {
+            out.push(Check::pass(format!("{model} supports tools")));
+        } else {
             out.push(Check::fail(
-                format!("{model} is not pulled"),
-                format!("passk pull {model}"),
-            ));
-            continue;
-        };
-        out.push(Check::pass(format!("{model} is pulled ({})", entry.digest)));
-        match client.show(model).await {
-            Ok(show) if show.capabilities.iter().any(|c| c == "tools") => {
-                out.push(Check::pass(format!("{model} supports tools")));
-            }
-            Ok(show) => out.push(Check::fail(
                 format!(
                     "{model} does not support tools (capabilities: {})",
                     show.capabilities.join(", ")
                 ),
                 "choose a model whose template supports tools (e.g. qwen2.5-coder)".into(),
-            )),
-            Err(e) => out.push(Check::fail(
-                format!("{model}: /api/show failed: {e}"),
-                format!("passk pull {model}"),
-            )),
+            ));
         }
-        match ((entry.size > 0).then_some(entry.size), free_vram) {
+        let size = entry.map(|e| e.size).filter(|&s| s > 0);
+        match (size, free_vram) {
             (Some(size), Some(free)) if size < free => out.push(Check::pass(format!(
                 "{model} ({:.1} GiB) fits in free VRAM ({:.1} GiB), before its context cache",
                 gib(size),
                 gib(free)
             ))),
-            (Some(size), Some(free)) => out.push(Check::fail(
+            (Some(size), Some(free)) => out.push(Check::warn(
                 format!("{model} ({:.1} GiB) may not fit in free VRAM ({:.1} GiB)", gib(size), gib(free)),
                 "free VRAM, lower --num-ctx, or choose a smaller quantization; a partly offloaded model is flagged in every report".into(),
             )),
-            _ => out.push(Check::pass(format!("{model}: VRAM fit unknown (no size or no GPU telemetry)"))),
+            _ => out.push(Check::warn(
+                format!("{model}: VRAM fit unknown (no size or no GPU telemetry)"),
+                "check `nvidia-smi` by hand; a partly offloaded model is flagged in every report".into(),
+            )),
         }
     }
     out.push(nvml);
@@ -153,7 +177,7 @@ fn nvml_check() -> (Check, Option<u64>) {
             )
         }
         Some(why) => (
-            Check::fail(
+            Check::warn(
                 format!("no GPU telemetry: {why}"),
                 "install the NVIDIA driver (libnvidia-ml.so.1); runs still work, GPU fields are recorded as absent".into(),
             ),
