@@ -562,13 +562,26 @@ fn streaming_calls_record_first_byte_and_first_token() {
 #[test]
 fn doctor_names_each_problem_with_a_fix() {
     let stub = Stub::start(vec![], |_| {});
-    let (code, stdout, _) = output(passk().args(["doctor", "--host", &stub.host(), "--models", "oracle,nosuch:1b"]));
+    let (code, stdout, _) = output(passk().args([
+        "doctor",
+        "--host",
+        &stub.host(),
+        "--models",
+        "oracle,nosuch:1b",
+    ]));
     assert_eq!(code, 7, "{stdout}");
     assert!(stdout.contains("[ ok ] Ollama reachable"), "{stdout}");
     assert!(stdout.contains("[ ok ] oracle supports tools"), "{stdout}");
-    assert!(stdout.contains("[FAIL] nosuch:1b is not available"), "{stdout}");
+    assert!(
+        stdout.contains("[FAIL] nosuch:1b is not available"),
+        "{stdout}"
+    );
     assert!(stdout.contains("fix: passk pull nosuch:1b"), "{stdout}");
-    let (code, stdout, _) = output(passk().args(["doctor", "--host", "127.0.0.1:9", "--models", "oracle"]));
+    let (code, stdout, _) =
+        output(passk().args(["doctor", "--host", "127.0.0.1:9", "--models", "oracle"]));
     assert_eq!(code, 7);
-    assert!(stdout.contains("[FAIL] Ollama not reachable") && stdout.contains("ollama serve"), "{stdout}");
+    assert!(
+        stdout.contains("[FAIL] Ollama not reachable") && stdout.contains("ollama serve"),
+        "{stdout}"
+    );
 }
