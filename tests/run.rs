@@ -11,20 +11,28 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-fn run_args(stub: &Stub, out: &Path, models: &str) -> Vec<String> {
-    [
+/// Runs `passk run` (see [`run_args`]), asserts it succeeded, and reads the run back.
+fn run_ok(stub: &Stub, out: &Path, models: &str, extra: &str) -> passk::analysis::Run {
+    let (code, _, stderr) = output(passk().args(run_args(stub, out, models, extra)));
+    assert_eq!(code, 0, "{stderr}");
+    load(out)
+}
+
+/// `passk run` against `stub` into `out`, plus `extra` flags (space-separated).
+fn run_args(stub: &Stub, out: &Path, models: &str, extra: &str) -> Vec<String> {
+    let mut args: Vec<String> = [
         "run",
         "--no-progress",
         "--host",
         &stub.host(),
         "--models",
         models,
-        "--out",
-        &out.display().to_string(),
     ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+    .map(String::from)
+    .to_vec();
+    args.extend(["--out".to_string(), out.display().to_string()]);
+    args.extend(extra.split_whitespace().map(String::from));
+    args
 }
 
 #[test]
@@ -38,8 +46,7 @@ fn run_writes_records_that_parse_back_and_pass() {
     );
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
-    let mut args = run_args(&stub, &out, "oracle-a,oracle-b");
-    args.extend(["--trials", "1"].map(String::from));
+    let args = run_args(&stub, &out, "oracle-a,oracle-b", "--trials 1");
     let (code, stdout, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), out.display().to_string());
@@ -87,8 +94,8 @@ fn refuses_to_run_when_graders_moved() {
     let text = std::fs::read_to_string(&grader).expect("read");
     std::fs::write(&grader, text.replacen("other", "order_status", 1)).expect("write");
     let out = tmp.path().join("run");
-    let mut args = run_args(&stub, &out, "oracle");
-    args.extend(["--root".to_string(), tmp.path().display().to_string()]);
+    let root = tmp.path().display().to_string();
+    let args = run_args(&stub, &out, "oracle", &format!("--root {root}"));
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 3, "{stderr}");
     assert!(
@@ -106,7 +113,7 @@ fn refuses_a_missing_model_before_any_trace() {
     let stub = Stub::start(vec![], |_| {});
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
-    let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "nosuch:1b")));
+    let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "nosuch:1b", "")));
     assert_eq!(code, 7, "{stderr}");
     assert!(stderr.contains("passk pull nosuch:1b"), "{stderr}");
     assert!(!out.join("conversations.jsonl").exists());
@@ -117,8 +124,7 @@ fn refuses_to_append_when_the_ollama_version_changed() {
     let stub = Stub::start(vec![], |_| {});
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
-    let mut args = run_args(&stub, &out, "oracle");
-    args.extend(["--trials", "1", "--suite", "router"].map(String::from));
+    let args = run_args(&stub, &out, "oracle", "--trials 1 --suite router");
     assert_eq!(output(passk().args(&args)).0, 0);
     let path = out.join("manifest.json");
     let text = std::fs::read_to_string(&path).expect("manifest");
@@ -133,25 +139,12 @@ fn misbehaving_models_are_recorded_not_fatal() {
     let stub = Stub::start(vec![], |_| {});
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
-    let mut args = run_args(
+    let run = run_ok(
         &stub,
         &out,
         "text-calls,invented-tool,schema-paste,never-answer",
+        "--trials 1 --suite store --tasks L1,M1,W1,T1",
     );
-    args.extend(
-        [
-            "--trials",
-            "1",
-            "--suite",
-            "store",
-            "--tasks",
-            "L1,M1,W1,T1",
-        ]
-        .map(String::from),
-    );
-    let (code, _, stderr) = output(passk().args(&args));
-    assert_eq!(code, 0, "{stderr}");
-    let run = load(&out);
     let of = |m: &'static str| run.conversations.iter().filter(move |c| c.model == m);
     assert!(
         of("text-calls").all(|c| c.outcome == Outcome::Pass),
@@ -207,11 +200,12 @@ fn dead_sockets_are_never_graded() {
     let stub = Stub::start(vec![("faulty", faulty)], |_| {});
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
-    let mut args = run_args(&stub, &out, "faulty");
-    args.extend(["--trials", "2", "--suite", "store", "--retries", "0"].map(String::from));
-    let (code, _, stderr) = output(passk().args(&args));
-    assert_eq!(code, 0, "{stderr}");
-    let run = load(&out);
+    let run = run_ok(
+        &stub,
+        &out,
+        "faulty",
+        "--trials 2 --suite store --retries 0",
+    );
     let failed: Vec<_> = run
         .conversations
         .iter()
@@ -287,11 +281,7 @@ fn kill_at_random_points_and_resume_loses_and_duplicates_nothing() {
         c.load = Duration::from_millis(3)
     });
     let tmp = util::tempdir();
-    let args = |dir: &Path| {
-        let mut a = run_args(&stub, dir, "oracle-a");
-        a.extend(["--trials", "2"].map(String::from));
-        a
-    };
+    let args = |dir: &Path| run_args(&stub, dir, "oracle-a", "--trials 2");
     let reference = tmp.path().join("uninterrupted");
     assert_eq!(output(passk().args(args(&reference))).0, 0);
     let expected: BTreeSet<TrialKey> = keys(&reference).into_iter().collect();
@@ -340,8 +330,7 @@ fn ctrl_c_finishes_the_trial_in_flight_and_the_same_command_resumes() {
     });
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
-    let mut args = run_args(&stub, &out, "oracle-a");
-    args.extend(["--trials", "2"].map(String::from));
+    let args = run_args(&stub, &out, "oracle-a", "--trials 2");
     let child = passk()
         .args(&args)
         .stdout(Stdio::null())
@@ -373,23 +362,12 @@ fn toolless_baseline_and_budget_sweep_run_beside_the_agent() {
     let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
-    let mut args = run_args(&stub, &out, "oracle-a");
-    args.extend(
-        [
-            "--trials",
-            "1",
-            "--suite",
-            "store",
-            "--baseline",
-            "toolless",
-            "--call-cap",
-            "2,10",
-        ]
-        .map(String::from),
+    let run = run_ok(
+        &stub,
+        &out,
+        "oracle-a",
+        "--trials 1 --suite store --baseline toolless --call-cap 2,10",
     );
-    let (code, _, stderr) = output(passk().args(&args));
-    assert_eq!(code, 0, "{stderr}");
-    let run = load(&out);
     let agent = |cap: u32| {
         run.conversations
             .iter()
@@ -449,14 +427,13 @@ fn compare_marks_differences_inside_the_noise_band() {
     let tmp = util::tempdir();
     let mut dirs = Vec::new();
     for (name, extra) in [
-        ("a", ["--base-seed", "0"]),
-        ("a2", ["--base-seed", "1"]),
-        ("b", ["--tool-docs", "documented"]),
+        ("a", "--base-seed 0"),
+        ("a2", "--base-seed 1"),
+        ("b", "--tool-docs documented"),
     ] {
         let out = tmp.path().join(name);
-        let mut args = run_args(&stub, &out, "oracle-a");
-        args.extend(["--trials", "1", "--suite", "store", "--tasks", "L1,W1"].map(String::from));
-        args.extend(extra.map(String::from));
+        let flags = format!("--trials 1 --suite store --tasks L1,W1 {extra}");
+        let args = run_args(&stub, &out, "oracle-a", &flags);
         assert_eq!(output(passk().args(&args)).0, 0);
         dirs.push(out.display().to_string());
     }
@@ -530,16 +507,12 @@ fn streaming_calls_record_first_byte_and_first_token() {
     let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
-    let mut args = run_args(&stub, &out, "oracle-a");
-    args.extend(
-        [
-            "--trials", "1", "--suite", "store", "--tasks", "M1", "--stream",
-        ]
-        .map(String::from),
+    let run = run_ok(
+        &stub,
+        &out,
+        "oracle-a",
+        "--trials 1 --suite store --tasks M1 --stream",
     );
-    let (code, _, stderr) = output(passk().args(&args));
-    assert_eq!(code, 0, "{stderr}");
-    let run = load(&out);
     assert_eq!(
         run.conversations[0].outcome,
         Outcome::Pass,
