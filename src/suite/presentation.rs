@@ -450,19 +450,24 @@ mod tests {
     fn the_real_suites_show_both_variants_with_their_own_digests() {
         let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let store = crate::suite::load_store(&root).expect("store");
-        let p = &store.presentation;
-        assert!(p.system_prompt().contains("Hearth & Grain"));
-        assert_eq!(p.tools(ToolVariant::Bare).len(), 8);
-        assert_eq!(
-            p.docs(ToolVariant::Documented).to_ollama(),
-            p.tools(ToolVariant::Documented)
-        );
-        assert!(!p.example_values().is_empty());
-        let (bare, doc) = (
-            p.digests(ToolVariant::Bare, "t"),
-            p.digests(ToolVariant::Documented, "t"),
-        );
-        assert_ne!(bare.tools, doc.tools);
-        assert_eq!((bare.tasks.as_str(), &bare.policy), ("t", &doc.policy));
+        let triage = crate::suite::load_triage(&root).expect("triage");
+        for (p, tools, name) in [
+            (&store.presentation, 8, "Hearth & Grain"),
+            (&triage.presentation, 6, "triage"),
+        ] {
+            assert!(p.system_prompt().contains(name));
+            assert_eq!(p.tools(ToolVariant::Bare).len(), tools);
+            assert_eq!(
+                p.docs(ToolVariant::Documented).to_ollama(),
+                p.tools(ToolVariant::Documented)
+            );
+            assert!(!p.example_values().is_empty());
+            let (bare, doc) = (
+                p.digests(ToolVariant::Bare, "t"),
+                p.digests(ToolVariant::Documented, "t"),
+            );
+            assert_ne!(bare.tools, doc.tools);
+            assert_eq!((bare.tasks.as_str(), &bare.policy), ("t", &doc.policy));
+        }
     }
 }
