@@ -10,6 +10,7 @@ pub mod date;
 pub mod error;
 pub mod expect;
 pub mod load;
+pub mod presentation;
 pub mod replay;
 pub mod router;
 pub mod store_data;

@@ -4,9 +4,10 @@
 //! that give this data behaviour live in `store` and `grade`.
 
 use crate::suite::expect::{Baseline, Fact, StoreExpectations, TicketRule};
-use crate::suite::load::{FileText, invalid, read_json, read_text};
-use crate::suite::store_data::{StoreData, ToolDocs};
-use crate::suite::{SuiteDigests, SuiteError, Task, ToolVariant, Trajectory};
+use crate::suite::load::{FileText, invalid, read_json};
+use crate::suite::presentation::{DataValues, DocsRules, Presentation, ToolOrder};
+use crate::suite::store_data::StoreData;
+use crate::suite::{SuiteError, Task, Trajectory};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -53,16 +54,8 @@ pub mod paths {
 pub struct StoreSuite {
     /// Seed state.
     pub data: StoreData,
-    /// The policy prompt.
-    pub policy: String,
-    /// Tool documentation, bare variant.
-    pub docs_bare: ToolDocs,
-    /// Tool documentation, documented variant.
-    pub docs_documented: ToolDocs,
-    /// Ollama tool JSON, bare variant.
-    pub tools_bare: Vec<Value>,
-    /// Ollama tool JSON, documented variant.
-    pub tools_documented: Vec<Value>,
+    /// The policy and the tool documentation in both variants.
+    pub presentation: Presentation,
     /// Conversations in file order.
     pub tasks: Vec<Task>,
     /// Expectations by task id.
@@ -71,35 +64,9 @@ pub struct StoreSuite {
     pub baseline: Baseline,
     /// Digest of the task files (store.json + conversations.json).
     pub tasks_digest: String,
-    /// Digest of policy.md.
-    pub policy_digest: String,
-    /// Digest of tools/bare.json.
-    pub tools_bare_digest: String,
-    /// Digest of tools/documented.json.
-    pub tools_documented_digest: String,
 }
 
 impl StoreSuite {
-    /// Tool documentation of a variant.
-    pub fn docs(&self, variant: ToolVariant) -> &ToolDocs {
-        match variant {
-            ToolVariant::Bare => &self.docs_bare,
-            ToolVariant::Documented => &self.docs_documented,
-        }
-    }
-
-    /// The digests of the non-grader parts for a variant.
-    pub fn suite_digests(&self, variant: ToolVariant) -> SuiteDigests {
-        SuiteDigests {
-            tasks: self.tasks_digest.clone(),
-            tools: match variant {
-                ToolVariant::Bare => self.tools_bare_digest.clone(),
-                ToolVariant::Documented => self.tools_documented_digest.clone(),
-            },
-            policy: self.policy_digest.clone(),
-        }
-    }
-
     /// Total number of tool parameters (13 for the store).
     pub fn parameter_count(&self) -> usize {
         STORE_TOOLS.iter().map(|(_, p)| p.len()).sum()
@@ -111,13 +78,15 @@ pub fn load_store(root: &Path) -> Result<StoreSuite, SuiteError> {
     let store_path = root.join(paths::STORE);
     let (data, store_file): (StoreData, FileText) = read_json(&store_path)?;
     check_store(&store_path, &data)?;
-    let policy = read_text(&root.join(paths::POLICY))?;
-    let tools_dir = root.join(paths::TOOLS_DIR);
-    let (docs_bare, bare_file) = load_docs(&tools_dir.join("bare.json"), &data, ToolVariant::Bare)?;
-    let (docs_documented, doc_file) = load_docs(
-        &tools_dir.join("documented.json"),
-        &data,
-        ToolVariant::Documented,
+    let rules = DocsRules {
+        tools: &STORE_TOOLS,
+        order: ToolOrder::Any,
+        data: DataValues::new("store data", 4, store_strings(&data)),
+    };
+    let presentation = Presentation::load(
+        &root.join(paths::POLICY),
+        &root.join(paths::TOOLS_DIR),
+        &rules,
     )?;
     let conv_path = root.join(paths::CONVERSATIONS);
     let (tasks, conv_file): (Vec<Task>, FileText) = read_json(&conv_path)?;
@@ -132,19 +101,12 @@ pub fn load_store(root: &Path) -> Result<StoreSuite, SuiteError> {
         format!("{}\n{}\n", store_file.digest, conv_file.digest).as_bytes(),
     );
     Ok(StoreSuite {
-        tools_bare: docs_bare.to_ollama(),
-        tools_documented: docs_documented.to_ollama(),
         data,
-        policy: policy.text,
-        docs_bare,
-        docs_documented,
+        presentation,
         tasks,
         expectations,
         baseline,
         tasks_digest,
-        policy_digest: policy.digest,
-        tools_bare_digest: bare_file.digest,
-        tools_documented_digest: doc_file.digest,
     })
 }
 
@@ -235,7 +197,7 @@ fn check_store(path: &Path, d: &StoreData) -> Result<(), SuiteError> {
     Ok(())
 }
 
-/// Every string value of the store data, lower-cased (to keep documented examples out of it).
+/// Every string value of the store data (to keep documented examples out of it).
 fn store_strings(d: &StoreData) -> Vec<String> {
     let mut out = Vec::new();
     for c in &d.customers {
@@ -247,116 +209,7 @@ fn store_strings(d: &StoreData) -> Vec<String> {
     for o in &d.orders {
         out.extend([o.id.clone(), o.address.clone()]);
     }
-    out.into_iter().map(|s| s.to_lowercase()).collect()
-}
-
-fn load_docs(
-    path: &Path,
-    data: &StoreData,
-    variant: ToolVariant,
-) -> Result<(ToolDocs, FileText), SuiteError> {
-    let (docs, file): (ToolDocs, FileText) = read_json(path)?;
-    let names: Vec<&str> = docs.tools.iter().map(|t| t.name.as_str()).collect();
-    let expected: Vec<&str> = STORE_TOOLS.iter().map(|(n, _)| *n).collect();
-    for (i, t) in docs.tools.iter().enumerate() {
-        let Some((_, params)) = STORE_TOOLS.iter().find(|(n, _)| *n == t.name) else {
-            return Err(invalid(
-                path,
-                format!("tools[{i}].name"),
-                format!("unknown tool '{}'", t.name),
-            ));
-        };
-        let got: Vec<&str> = t.parameters.iter().map(|p| p.name.as_str()).collect();
-        if got != *params {
-            return Err(invalid(
-                path,
-                format!("tools[{i}].parameters"),
-                format!(
-                    "{} takes ({}), the file documents ({})",
-                    t.name,
-                    params.join(", "),
-                    got.join(", ")
-                ),
-            ));
-        }
-        if t.description.trim().is_empty() {
-            return Err(invalid(
-                path,
-                format!("tools[{i}].description"),
-                "must not be empty",
-            ));
-        }
-    }
-    let mut sorted_names = names.clone();
-    sorted_names.sort_unstable();
-    let mut sorted_expected = expected.clone();
-    sorted_expected.sort_unstable();
-    if sorted_names != sorted_expected {
-        return Err(invalid(
-            path,
-            "tools",
-            format!("must document exactly: {}", expected.join(", ")),
-        ));
-    }
-    let all = store_strings(data);
-    for (i, t) in docs.tools.iter().enumerate() {
-        for (j, p) in t.parameters.iter().enumerate() {
-            let key = format!("tools[{i}].parameters[{j}]");
-            match variant {
-                ToolVariant::Documented => {
-                    let (Some(desc), Some(ex)) = (&p.description, &p.example) else {
-                        return Err(invalid(
-                            path,
-                            key,
-                            "the documented variant needs a description and an example",
-                        ));
-                    };
-                    if !desc.contains(ex.as_str()) {
-                        return Err(invalid(
-                            path,
-                            format!("{key}.example"),
-                            "the example must be quoted in the description",
-                        ));
-                    }
-                    let lower = ex.to_lowercase();
-                    if let Some(hit) = all.iter().find(|s| {
-                        s.contains(&lower) || (s.len() >= 4 && lower.contains(s.as_str()))
-                    }) {
-                        return Err(invalid(
-                            path,
-                            format!("{key}.example"),
-                            format!("'{ex}' overlaps store data '{hit}'"),
-                        ));
-                    }
-                }
-                ToolVariant::Bare => {
-                    if p.example.is_some() {
-                        return Err(invalid(
-                            path,
-                            format!("{key}.example"),
-                            "the bare variant has no examples",
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    if variant == ToolVariant::Bare {
-        let described = docs
-            .tools
-            .iter()
-            .flat_map(|t| &t.parameters)
-            .filter(|p| p.description.is_some())
-            .count();
-        if described != 1 {
-            return Err(invalid(
-                path,
-                "tools",
-                format!("the bare variant describes exactly one parameter, not {described}"),
-            ));
-        }
-    }
-    Ok((docs, file))
+    out
 }
 
 fn check_trajectory(

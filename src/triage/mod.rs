@@ -119,23 +119,15 @@ impl Domain for TriageSuite {
     }
 
     fn system_prompt(&self) -> &str {
-        &self.policy
+        self.presentation.system_prompt()
     }
 
     fn tools(&self, variant: ToolVariant) -> &[Value] {
-        match variant {
-            ToolVariant::Bare => &self.tools_bare,
-            ToolVariant::Documented => &self.tools_documented,
-        }
+        self.presentation.tools(variant)
     }
 
     fn example_values(&self) -> Vec<(String, String)> {
-        self.docs_documented
-            .tools
-            .iter()
-            .flat_map(|t| &t.parameters)
-            .filter_map(|p| p.example.clone().map(|e| (p.name.clone(), e)))
-            .collect()
+        self.presentation.example_values()
     }
 
     fn tasks(&self) -> &[Task] {
@@ -165,7 +157,7 @@ impl Domain for TriageSuite {
     }
 
     fn digests(&self, variant: ToolVariant) -> SuiteDigests {
-        self.suite_digests(variant)
+        self.presentation.digests(variant, &self.tasks_digest)
     }
 }
 

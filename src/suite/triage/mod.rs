@@ -9,12 +9,11 @@ pub mod data;
 pub mod gold;
 pub mod policy;
 
-use crate::suite::load::{FileText, invalid, read_json, read_text, sha256_hex};
-use crate::suite::store_data::ToolDocs;
-use crate::suite::{SuiteDigests, SuiteError, Task, ToolVariant};
+use crate::suite::load::{FileText, invalid, read_json, sha256_hex};
+use crate::suite::presentation::{DataValues, DocsRules, Presentation, ToolOrder};
+use crate::suite::{SuiteError, Task};
 use data::{OrdersFile, Shipment, Ticket, TicketExpect, TrackingStatus, TriageExpectations};
 use policy::{Action, Branch, branch, gold_plan, gold_route};
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -55,46 +54,20 @@ pub struct TriageSuite {
     pub tickets: Vec<Ticket>,
     /// Orders by id.
     pub orders: BTreeMap<String, Shipment>,
-    /// The policy prompt.
-    pub policy: String,
-    /// Tool documentation, bare variant.
-    pub docs_bare: ToolDocs,
-    /// Tool documentation, documented variant.
-    pub docs_documented: ToolDocs,
-    /// Ollama tool JSON, bare variant.
-    pub tools_bare: Vec<Value>,
-    /// Ollama tool JSON, documented variant.
-    pub tools_documented: Vec<Value>,
+    /// The policy and the tool documentation in both variants.
+    pub presentation: Presentation,
     /// One task per ticket, in file order, with the gold trajectory derived from the policy.
     pub tasks: Vec<Task>,
     /// Expectations by ticket id.
     pub expectations: TriageExpectations,
     /// Digest of the task files (tickets.json + orders.json).
     pub tasks_digest: String,
-    /// Digest of policy.md.
-    pub policy_digest: String,
-    /// Digest of tools/bare.json.
-    pub tools_bare_digest: String,
-    /// Digest of tools/documented.json.
-    pub tools_documented_digest: String,
 }
 
 impl TriageSuite {
     /// The ticket of a task.
     pub fn ticket(&self, id: &str) -> Option<&Ticket> {
         self.tickets.iter().find(|t| t.id == id)
-    }
-
-    /// The digests of the non-grader parts for a variant.
-    pub fn suite_digests(&self, variant: ToolVariant) -> SuiteDigests {
-        SuiteDigests {
-            tasks: self.tasks_digest.clone(),
-            tools: match variant {
-                ToolVariant::Bare => self.tools_bare_digest.clone(),
-                ToolVariant::Documented => self.tools_documented_digest.clone(),
-            },
-            policy: self.policy_digest.clone(),
-        }
     }
 
     /// Total number of tool parameters (7).
@@ -120,22 +93,16 @@ pub fn load_triage(root: &Path) -> Result<TriageSuite, SuiteError> {
     let tickets_path = root.join(paths::TICKETS);
     let (tickets, tickets_text): (Vec<Ticket>, FileText) = read_json(&tickets_path)?;
     check_tickets(&tickets_path, &tickets, &orders)?;
-    let policy = read_text(&root.join(paths::POLICY))?;
-    let tools_dir = root.join(paths::TOOLS_DIR);
-    let forbidden_examples: Vec<String> = tickets
-        .iter()
-        .map(|t| t.id.to_lowercase())
-        .chain(orders.keys().map(|o| o.to_lowercase()))
-        .collect();
-    let (docs_bare, bare_file) = load_docs(
-        &tools_dir.join("bare.json"),
-        ToolVariant::Bare,
-        &forbidden_examples,
-    )?;
-    let (docs_documented, doc_file) = load_docs(
-        &tools_dir.join("documented.json"),
-        ToolVariant::Documented,
-        &forbidden_examples,
+    let values = tickets.iter().map(|t| t.id.clone());
+    let rules = DocsRules {
+        tools: &TRIAGE_TOOLS,
+        order: ToolOrder::Table,
+        data: DataValues::new("the suite's data", 0, values.chain(orders.keys().cloned())),
+    };
+    let presentation = Presentation::load(
+        &root.join(paths::POLICY),
+        &root.join(paths::TOOLS_DIR),
+        &rules,
     )?;
     let exp_path = root.join(paths::EXPECTATIONS);
     let (expectations, _): (TriageExpectations, FileText) = read_json(&exp_path)?;
@@ -157,19 +124,12 @@ pub fn load_triage(root: &Path) -> Result<TriageSuite, SuiteError> {
     let tasks_digest =
         sha256_hex(format!("{}\n{}\n", tickets_text.digest, orders_text.digest).as_bytes());
     Ok(TriageSuite {
-        tools_bare: docs_bare.to_ollama(),
-        tools_documented: docs_documented.to_ollama(),
         tickets,
         orders,
-        policy: policy.text,
-        docs_bare,
-        docs_documented,
+        presentation,
         tasks,
         expectations,
         tasks_digest,
-        policy_digest: policy.digest,
-        tools_bare_digest: bare_file.digest,
-        tools_documented_digest: doc_file.digest,
     })
 }
 
@@ -291,95 +251,6 @@ fn check_tickets(
         ));
     }
     Ok(())
-}
-
-fn load_docs(
-    path: &Path,
-    variant: ToolVariant,
-    data: &[String],
-) -> Result<(ToolDocs, FileText), SuiteError> {
-    let (docs, file): (ToolDocs, FileText) = read_json(path)?;
-    let names: Vec<&str> = docs.tools.iter().map(|t| t.name.as_str()).collect();
-    let expected: Vec<&str> = TRIAGE_TOOLS.iter().map(|(n, _)| *n).collect();
-    if names != expected {
-        return Err(invalid(
-            path,
-            "tools",
-            format!("must document, in order: {}", expected.join(", ")),
-        ));
-    }
-    let mut described = 0;
-    for (i, (t, (_, params))) in docs.tools.iter().zip(TRIAGE_TOOLS).enumerate() {
-        let got: Vec<&str> = t.parameters.iter().map(|p| p.name.as_str()).collect();
-        if got != params {
-            return Err(invalid(
-                path,
-                format!("tools[{i}].parameters"),
-                format!(
-                    "{} takes ({}), the file documents ({})",
-                    t.name,
-                    params.join(", "),
-                    got.join(", ")
-                ),
-            ));
-        }
-        if t.description.trim().is_empty() {
-            return Err(invalid(
-                path,
-                format!("tools[{i}].description"),
-                "must not be empty",
-            ));
-        }
-        for (j, p) in t.parameters.iter().enumerate() {
-            let key = format!("tools[{i}].parameters[{j}]");
-            described += usize::from(p.description.is_some());
-            match (variant, &p.description, &p.example) {
-                (ToolVariant::Bare, _, Some(_)) => {
-                    return Err(invalid(
-                        path,
-                        format!("{key}.example"),
-                        "the bare variant has no examples",
-                    ));
-                }
-                (ToolVariant::Documented, Some(desc), Some(ex)) => {
-                    if !desc.contains(ex.as_str()) {
-                        return Err(invalid(
-                            path,
-                            format!("{key}.example"),
-                            "the example must be quoted in the description",
-                        ));
-                    }
-                    let lower = ex.to_lowercase();
-                    if let Some(hit) = data
-                        .iter()
-                        .find(|s| s.contains(&lower) || lower.contains(s.as_str()))
-                    {
-                        return Err(invalid(
-                            path,
-                            format!("{key}.example"),
-                            format!("'{ex}' overlaps the suite's data '{hit}'"),
-                        ));
-                    }
-                }
-                (ToolVariant::Documented, _, _) => {
-                    return Err(invalid(
-                        path,
-                        key,
-                        "the documented variant needs a description and an example",
-                    ));
-                }
-                (ToolVariant::Bare, _, None) => {}
-            }
-        }
-    }
-    if variant == ToolVariant::Bare && described != 1 {
-        return Err(invalid(
-            path,
-            "tools",
-            format!("the bare variant describes exactly one parameter, not {described}"),
-        ));
-    }
-    Ok((docs, file))
 }
 
 /// Checks every ticket has an expectation that agrees with the gold policy, and no other exists.

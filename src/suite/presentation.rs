@@ -1,0 +1,473 @@
+//! What a conversation suite shows the model: its policy (the system prompt) and its tool
+//! documentation in both variants, as Ollama tool JSON, with the digests the manifest records.
+//! The store and triage suites load it the same way; they differ only in their tool table, in how
+//! a documentation file must list the tools, and in the data an example must stay clear of
+//! ([`DocsRules`]). Every error names the file and the key at fault.
+
+use crate::suite::load::{invalid, read_json, read_text};
+use crate::suite::store_data::{ParamDoc, ToolDoc, ToolDocs};
+use crate::suite::{SuiteDigests, SuiteError, ToolVariant};
+use serde_json::Value;
+use std::path::Path;
+
+/// A suite's tools and their parameters, as its environment implements them.
+pub type ToolTable = [(&'static str, &'static [&'static str])];
+
+/// How a documentation file must list the suite's tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolOrder {
+    /// Every tool of the table once, in any order; a tool not in the table is named by its index.
+    Any,
+    /// Exactly the table's tools, in the table's order.
+    Table,
+}
+
+/// The values of a suite's data that a documented example must not overlap, so that copying an
+/// example is never a correct call.
+#[derive(Debug, Clone)]
+pub struct DataValues {
+    /// How an error names the data (`store data`, `the suite's data`).
+    label: &'static str,
+    /// The values, lower-cased.
+    values: Vec<String>,
+    /// The shortest value that may not stand inside an example (shorter ones only may not contain
+    /// it).
+    min_inside: usize,
+}
+
+impl DataValues {
+    /// The values (compared case-insensitively) under `label`; a value shorter than `min_inside`
+    /// only counts when it contains the whole example.
+    pub fn new(
+        label: &'static str,
+        min_inside: usize,
+        values: impl IntoIterator<Item = String>,
+    ) -> DataValues {
+        DataValues {
+            label,
+            values: values.into_iter().map(|v| v.to_lowercase()).collect(),
+            min_inside,
+        }
+    }
+
+    /// The first value that overlaps `example`.
+    fn overlap(&self, example: &str) -> Option<&str> {
+        let lower = example.to_lowercase();
+        self.values
+            .iter()
+            .find(|s| s.contains(&lower) || (s.len() >= self.min_inside && lower.contains(*s)))
+            .map(String::as_str)
+    }
+}
+
+/// What a suite's tool documentation files are checked against.
+#[derive(Debug, Clone)]
+pub struct DocsRules<'a> {
+    /// The tools the environment implements.
+    pub tools: &'a ToolTable,
+    /// How a file must list them.
+    pub order: ToolOrder,
+    /// What documented examples must stay clear of.
+    pub data: DataValues,
+}
+
+/// One documentation variant, as read and as the model is shown it.
+#[derive(Debug, Clone)]
+struct Variant {
+    docs: ToolDocs,
+    ollama: Vec<Value>,
+    digest: String,
+}
+
+/// Policy and tool documentation of a suite, both variants, loaded and checked.
+#[derive(Debug, Clone)]
+pub struct Presentation {
+    policy: String,
+    policy_digest: String,
+    bare: Variant,
+    documented: Variant,
+}
+
+impl Presentation {
+    /// Reads the policy at `policy` and `bare.json` and `documented.json` in `tools_dir`, in that
+    /// order, checking each documentation file against `rules`.
+    pub fn load(
+        policy: &Path,
+        tools_dir: &Path,
+        rules: &DocsRules<'_>,
+    ) -> Result<Presentation, SuiteError> {
+        let policy = read_text(policy)?;
+        let load = |variant: ToolVariant| -> Result<Variant, SuiteError> {
+            let path = tools_dir.join(format!("{}.json", variant.as_str()));
+            let (docs, file): (ToolDocs, _) = read_json(&path)?;
+            check_docs(&path, &docs, variant, rules)?;
+            Ok(Variant {
+                ollama: docs.to_ollama(),
+                docs,
+                digest: file.digest,
+            })
+        };
+        Ok(Presentation {
+            bare: load(ToolVariant::Bare)?,
+            documented: load(ToolVariant::Documented)?,
+            policy: policy.text,
+            policy_digest: policy.digest,
+        })
+    }
+
+    fn variant(&self, variant: ToolVariant) -> &Variant {
+        match variant {
+            ToolVariant::Bare => &self.bare,
+            ToolVariant::Documented => &self.documented,
+        }
+    }
+
+    /// The policy: the system prompt.
+    pub fn system_prompt(&self) -> &str {
+        &self.policy
+    }
+
+    /// Tool documentation of a variant.
+    pub fn docs(&self, variant: ToolVariant) -> &ToolDocs {
+        &self.variant(variant).docs
+    }
+
+    /// Tool schemas of a variant in Ollama's `tools` shape.
+    pub fn tools(&self, variant: ToolVariant) -> &[Value] {
+        &self.variant(variant).ollama
+    }
+
+    /// The documented example values, as (parameter name, example).
+    pub fn example_values(&self) -> Vec<(String, String)> {
+        self.documented
+            .docs
+            .tools
+            .iter()
+            .flat_map(|t| &t.parameters)
+            .filter_map(|p| p.example.clone().map(|e| (p.name.clone(), e)))
+            .collect()
+    }
+
+    /// The digests of the non-grader parts for a variant, with the suite's task files' digest.
+    pub fn digests(&self, variant: ToolVariant, tasks_digest: &str) -> SuiteDigests {
+        SuiteDigests {
+            tasks: tasks_digest.to_string(),
+            tools: self.variant(variant).digest.clone(),
+            policy: self.policy_digest.clone(),
+        }
+    }
+}
+
+/// Checks one documentation file: the tools against the table, each parameter against the
+/// variant's rules, and that the bare variant describes exactly one parameter.
+fn check_docs(
+    path: &Path,
+    docs: &ToolDocs,
+    variant: ToolVariant,
+    rules: &DocsRules<'_>,
+) -> Result<(), SuiteError> {
+    let tools = docs.tools.iter().enumerate();
+    match rules.order {
+        ToolOrder::Table => {
+            check_listed(path, docs, rules)?;
+            for (i, t) in tools {
+                check_tool(path, i, t, rules.tools)?;
+                check_parameters(path, i, t, variant, &rules.data)?;
+            }
+        }
+        ToolOrder::Any => {
+            for (i, t) in tools.clone() {
+                check_tool(path, i, t, rules.tools)?;
+            }
+            check_listed(path, docs, rules)?;
+            for (i, t) in tools {
+                check_parameters(path, i, t, variant, &rules.data)?;
+            }
+        }
+    }
+    if variant == ToolVariant::Bare {
+        let described = docs
+            .tools
+            .iter()
+            .flat_map(|t| &t.parameters)
+            .filter(|p| p.description.is_some())
+            .count();
+        if described != 1 {
+            return Err(invalid(
+                path,
+                "tools",
+                format!("the bare variant describes exactly one parameter, not {described}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the file lists the table's tools as the rules' order requires.
+fn check_listed(path: &Path, docs: &ToolDocs, rules: &DocsRules<'_>) -> Result<(), SuiteError> {
+    let expected: Vec<&str> = rules.tools.iter().map(|(n, _)| *n).collect();
+    let mut names: Vec<&str> = docs.tools.iter().map(|t| t.name.as_str()).collect();
+    let (listed, rule) = match rules.order {
+        ToolOrder::Table => (names == expected, "must document, in order"),
+        ToolOrder::Any => {
+            let mut sorted = expected.clone();
+            sorted.sort_unstable();
+            names.sort_unstable();
+            (names == sorted, "must document exactly")
+        }
+    };
+    if listed {
+        return Ok(());
+    }
+    Err(invalid(
+        path,
+        "tools",
+        format!("{rule}: {}", expected.join(", ")),
+    ))
+}
+
+/// Checks the `i`-th tool is in the table, with the table's parameters, and has a description.
+fn check_tool(path: &Path, i: usize, t: &ToolDoc, table: &ToolTable) -> Result<(), SuiteError> {
+    let Some((_, params)) = table.iter().find(|(n, _)| *n == t.name) else {
+        return Err(invalid(
+            path,
+            format!("tools[{i}].name"),
+            format!("unknown tool '{}'", t.name),
+        ));
+    };
+    let got: Vec<&str> = t.parameters.iter().map(|p| p.name.as_str()).collect();
+    if got != *params {
+        return Err(invalid(
+            path,
+            format!("tools[{i}].parameters"),
+            format!(
+                "{} takes ({}), the file documents ({})",
+                t.name,
+                params.join(", "),
+                got.join(", ")
+            ),
+        ));
+    }
+    if t.description.trim().is_empty() {
+        return Err(invalid(
+            path,
+            format!("tools[{i}].description"),
+            "must not be empty",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the parameters of the `i`-th tool: no examples in the bare variant; in the documented
+/// one, a description quoting an example that stays clear of the suite's data.
+fn check_parameters(
+    path: &Path,
+    i: usize,
+    t: &ToolDoc,
+    variant: ToolVariant,
+    data: &DataValues,
+) -> Result<(), SuiteError> {
+    for (j, p) in t.parameters.iter().enumerate() {
+        let key = format!("tools[{i}].parameters[{j}]");
+        check_parameter(path, key, p, variant, data)?;
+    }
+    Ok(())
+}
+
+fn check_parameter(
+    path: &Path,
+    key: String,
+    p: &ParamDoc,
+    variant: ToolVariant,
+    data: &DataValues,
+) -> Result<(), SuiteError> {
+    match (variant, &p.description, &p.example) {
+        (ToolVariant::Bare, _, None) => Ok(()),
+        (ToolVariant::Bare, _, Some(_)) => Err(invalid(
+            path,
+            format!("{key}.example"),
+            "the bare variant has no examples",
+        )),
+        (ToolVariant::Documented, Some(desc), Some(ex)) => {
+            if !desc.contains(ex.as_str()) {
+                return Err(invalid(
+                    path,
+                    format!("{key}.example"),
+                    "the example must be quoted in the description",
+                ));
+            }
+            match data.overlap(ex) {
+                Some(hit) => Err(invalid(
+                    path,
+                    format!("{key}.example"),
+                    format!("'{ex}' overlaps {} '{hit}'", data.label),
+                )),
+                None => Ok(()),
+            }
+        }
+        (ToolVariant::Documented, _, _) => Err(invalid(
+            path,
+            key,
+            "the documented variant needs a description and an example",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE: [(&str, &[&str]); 2] = [("get", &["id"]), ("put", &["id", "value"])];
+
+    fn param(name: &str, description: Option<&str>, example: Option<&str>) -> ParamDoc {
+        ParamDoc {
+            name: name.into(),
+            description: description.map(String::from),
+            example: example.map(String::from),
+        }
+    }
+
+    fn tool(name: &str, parameters: Vec<ParamDoc>) -> ToolDoc {
+        ToolDoc {
+            name: name.into(),
+            description: format!("{name} something"),
+            parameters,
+        }
+    }
+
+    /// A bare file documenting `names` (each with the table's parameters), one parameter described.
+    fn bare(names: &[&str]) -> ToolDocs {
+        let tools = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let params = TABLE.iter().find(|(t, _)| t == n).map_or(&[][..], |t| t.1);
+                let ps = params
+                    .iter()
+                    .enumerate()
+                    .map(|(j, p)| param(p, (i + j == 0).then_some("the id"), None))
+                    .collect();
+                tool(n, ps)
+            })
+            .collect();
+        ToolDocs { tools }
+    }
+
+    fn documented(example: &str) -> ToolDocs {
+        let p = |n: &str, ex: &str| param(n, Some(&format!("for example {ex}")), Some(ex));
+        ToolDocs {
+            tools: vec![
+                tool("get", vec![p("id", example)]),
+                tool("put", vec![p("id", "K-9"), p("value", "blue")]),
+            ],
+        }
+    }
+
+    fn rules(order: ToolOrder, min_inside: usize) -> DocsRules<'static> {
+        DocsRules {
+            tools: &TABLE,
+            order,
+            data: DataValues::new("the data", min_inside, ["A-17".to_string(), "x".into()]),
+        }
+    }
+
+    /// The error `check_docs` gives, or `None` when it accepts the file.
+    fn error(docs: &ToolDocs, variant: ToolVariant, rules: &DocsRules<'_>) -> Option<String> {
+        check_docs(Path::new("t.json"), docs, variant, rules)
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    fn refused(docs: &ToolDocs, variant: ToolVariant, rules: &DocsRules<'_>) -> String {
+        error(docs, variant, rules).expect("refused")
+    }
+
+    #[test]
+    fn any_order_takes_a_permutation_and_names_an_unknown_tool_by_index() {
+        let any = rules(ToolOrder::Any, 4);
+        assert_eq!(error(&bare(&["put", "get"]), ToolVariant::Bare, &any), None);
+        let e = refused(&bare(&["get", "gte"]), ToolVariant::Bare, &any);
+        assert!(e.contains("tools[1].name: unknown tool 'gte'"), "{e}");
+        let e = refused(&bare(&["get", "get"]), ToolVariant::Bare, &any);
+        assert!(e.contains("tools: must document exactly: get, put"), "{e}");
+    }
+
+    #[test]
+    fn table_order_refuses_a_permutation_or_an_unknown_tool_as_a_whole() {
+        let table = rules(ToolOrder::Table, 0);
+        assert_eq!(
+            error(&bare(&["get", "put"]), ToolVariant::Bare, &table),
+            None
+        );
+        for names in [["put", "get"], ["get", "gte"]] {
+            let e = refused(&bare(&names), ToolVariant::Bare, &table);
+            assert!(
+                e.contains("tools: must document, in order: get, put"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn examples_stay_clear_of_the_data_by_the_suites_rule() {
+        let lenient = rules(ToolOrder::Any, 4);
+        let strict = rules(ToolOrder::Table, 0);
+        for r in [&lenient, &strict] {
+            let e = refused(&documented("a-17"), ToolVariant::Documented, r);
+            assert!(
+                e.contains("tools[0].parameters[0].example: 'a-17' overlaps the data 'a-17'"),
+                "{e}"
+            );
+        }
+        // "x" is shorter than the lenient rule's minimum: it may stand inside an example.
+        let docs = documented("Zx-42");
+        assert_eq!(error(&docs, ToolVariant::Documented, &lenient), None);
+        let e = refused(&docs, ToolVariant::Documented, &strict);
+        assert!(e.contains("overlaps the data 'x'"), "{e}");
+    }
+
+    #[test]
+    fn the_bare_variant_has_no_examples_and_one_description() {
+        let any = rules(ToolOrder::Any, 4);
+        let mut docs = bare(&["get", "put"]);
+        docs.tools[1].parameters[1].example = Some("v".into());
+        let e = refused(&docs, ToolVariant::Bare, &any);
+        assert!(
+            e.contains("tools[1].parameters[1].example: the bare variant has no examples"),
+            "{e}"
+        );
+        docs.tools[1].parameters[1] = param("value", Some("what to store"), None);
+        let e = refused(&docs, ToolVariant::Bare, &any);
+        assert!(e.contains("describes exactly one parameter, not 2"), "{e}");
+        let e = refused(&bare(&["get", "put"]), ToolVariant::Documented, &any);
+        assert!(
+            e.contains("tools[0].parameters[0]: the documented variant needs a description"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_real_suites_show_both_variants_with_their_own_digests() {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let store = crate::suite::load_store(&root).expect("store");
+        let triage = crate::suite::load_triage(&root).expect("triage");
+        for (p, tools, name) in [
+            (&store.presentation, 8, "Hearth & Grain"),
+            (&triage.presentation, 6, "triage"),
+        ] {
+            assert!(p.system_prompt().contains(name));
+            assert_eq!(p.tools(ToolVariant::Bare).len(), tools);
+            assert_eq!(
+                p.docs(ToolVariant::Documented).to_ollama(),
+                p.tools(ToolVariant::Documented)
+            );
+            assert!(!p.example_values().is_empty());
+            let (bare, doc) = (
+                p.digests(ToolVariant::Bare, "t"),
+                p.digests(ToolVariant::Documented, "t"),
+            );
+            assert_ne!(bare.tools, doc.tools);
+            assert_eq!((bare.tasks.as_str(), &bare.policy), ("t", &doc.policy));
+        }
+    }
+}
