@@ -9,8 +9,9 @@ pub mod tools;
 pub use crate::suite::StoreSuite;
 pub use state::StoreState;
 
+use crate::suite::presentation::Presentation;
 use crate::suite::store_data::StoreData;
-use crate::suite::{Domain, Environment, Evidence, SuiteDigests, Task, ToolOutcome, ToolVariant};
+use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
 use crate::trace::{FailureMode, Verdict};
 use serde_json::Value;
 use tools::ToolSpec;
@@ -57,16 +58,12 @@ impl Domain for StoreSuite {
         "store"
     }
 
-    fn system_prompt(&self) -> &str {
-        self.presentation.system_prompt()
+    fn presentation(&self) -> &Presentation {
+        &self.presentation
     }
 
-    fn tools(&self, variant: ToolVariant) -> &[Value] {
-        self.presentation.tools(variant)
-    }
-
-    fn example_values(&self) -> Vec<(String, String)> {
-        self.presentation.example_values()
+    fn tasks_digest(&self) -> &str {
+        &self.tasks_digest
     }
 
     fn tasks(&self) -> &[Task] {
@@ -87,10 +84,6 @@ impl Domain for StoreSuite {
                 ..Verdict::default()
             },
         }
-    }
-
-    fn digests(&self, variant: ToolVariant) -> SuiteDigests {
-        self.presentation.digests(variant, &self.tasks_digest)
     }
 }
 

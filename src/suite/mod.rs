@@ -95,12 +95,22 @@ pub struct SuiteDigests {
 pub trait Domain: Send + Sync {
     /// Suite name (`store`, `triage`).
     fn name(&self) -> &str;
+    /// What the suite shows the model: policy and tool docs in both variants, with digests.
+    fn presentation(&self) -> &presentation::Presentation;
+    /// SHA-256 of the suite's task files.
+    fn tasks_digest(&self) -> &str;
     /// System prompt (the policy).
-    fn system_prompt(&self) -> &str;
+    fn system_prompt(&self) -> &str {
+        self.presentation().system_prompt()
+    }
     /// Tool schemas in Ollama's `tools` shape for the variant.
-    fn tools(&self, variant: ToolVariant) -> &[Value];
+    fn tools(&self, variant: ToolVariant) -> &[Value] {
+        self.presentation().tools(variant)
+    }
     /// Documented example values (to count example-copy calls), by parameter name.
-    fn example_values(&self) -> Vec<(String, String)>;
+    fn example_values(&self) -> Vec<(String, String)> {
+        self.presentation().example_values()
+    }
     /// The tasks in suite order.
     fn tasks(&self) -> &[Task];
     /// A fresh environment in its seed state.
@@ -108,7 +118,9 @@ pub trait Domain: Send + Sync {
     /// Grades one conversation. Pure: same evidence, same verdict.
     fn grade(&self, task: &Task, evidence: &Evidence<'_>) -> Verdict;
     /// Digests of the suite's non-grader parts for the manifest.
-    fn digests(&self, variant: ToolVariant) -> SuiteDigests;
+    fn digests(&self, variant: ToolVariant) -> SuiteDigests {
+        self.presentation().digests(variant, self.tasks_digest())
+    }
 }
 
 /// One labelled router message.

@@ -7,9 +7,10 @@
 //! Deterministic: the same calls in the same order give the same results and the same end state.
 
 use crate::store::tools::{Args, check_args};
+use crate::suite::presentation::Presentation;
 use crate::suite::triage::data::{Queue, Shipment};
 use crate::suite::triage::{TRIAGE_TOOLS, TriageSuite, find_order};
-use crate::suite::{Domain, Environment, Evidence, SuiteDigests, Task, ToolOutcome, ToolVariant};
+use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
 use crate::trace::{FailureMode, Verdict};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -118,16 +119,12 @@ impl Domain for TriageSuite {
         "triage"
     }
 
-    fn system_prompt(&self) -> &str {
-        self.presentation.system_prompt()
+    fn presentation(&self) -> &Presentation {
+        &self.presentation
     }
 
-    fn tools(&self, variant: ToolVariant) -> &[Value] {
-        self.presentation.tools(variant)
-    }
-
-    fn example_values(&self) -> Vec<(String, String)> {
-        self.presentation.example_values()
+    fn tasks_digest(&self) -> &str {
+        &self.tasks_digest
     }
 
     fn tasks(&self) -> &[Task] {
@@ -154,10 +151,6 @@ impl Domain for TriageSuite {
                 ..Verdict::default()
             },
         }
-    }
-
-    fn digests(&self, variant: ToolVariant) -> SuiteDigests {
-        self.presentation.digests(variant, &self.tasks_digest)
     }
 }
 

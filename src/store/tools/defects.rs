@@ -8,10 +8,9 @@ use super::{Args, TOOLS, ToolResult, ToolSpec};
 use crate::store::state::{StoreState, Ticket};
 use crate::store::{StoreEnv, tests_support};
 use crate::suite::check::check_suite;
+use crate::suite::presentation::Presentation;
 use crate::suite::store_data::OrderStatus;
-use crate::suite::{
-    Domain, Environment, Evidence, StoreSuite, SuiteDigests, Task, ToolVariant, load_store,
-};
+use crate::suite::{Domain, Environment, Evidence, StoreSuite, Task, load_store};
 use crate::trace::Verdict;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -36,14 +35,11 @@ impl Domain for WithTable<'_> {
     fn name(&self) -> &str {
         self.suite.name()
     }
-    fn system_prompt(&self) -> &str {
-        self.suite.system_prompt()
+    fn presentation(&self) -> &Presentation {
+        self.suite.presentation()
     }
-    fn tools(&self, variant: ToolVariant) -> &[Value] {
-        self.suite.tools(variant)
-    }
-    fn example_values(&self) -> Vec<(String, String)> {
-        self.suite.example_values()
+    fn tasks_digest(&self) -> &str {
+        self.suite.tasks_digest()
     }
     fn tasks(&self) -> &[Task] {
         self.suite.tasks()
@@ -53,9 +49,6 @@ impl Domain for WithTable<'_> {
     }
     fn grade(&self, task: &Task, evidence: &Evidence<'_>) -> Verdict {
         self.suite.grade(task, evidence)
-    }
-    fn digests(&self, variant: ToolVariant) -> SuiteDigests {
-        self.suite.digests(variant)
     }
 }
 
