@@ -4,7 +4,8 @@
 //! 95% interval. When the runs were graded by different graders, that is said first, loudly.
 
 use super::document::{ci_points, opt, points, short_digest, tokens};
-use super::markdown::{MarkdownTable, NOT_AVAILABLE, number, percent, seconds};
+use super::markdown::{MarkdownTable, NOT_AVAILABLE, ci_ratio, number, percent, ratio, seconds};
+use crate::analysis::bootstrap::Interval;
 use crate::analysis::compare::MetricPair;
 use crate::analysis::{RunComparison, Summary};
 use std::fmt::Write as _;
@@ -176,8 +177,73 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
                     .map_or(NOT_AVAILABLE.into(), ci_points)
             );
         }
+        break_evens(&mut out, key, c);
     }
+    router_break_even(&mut out, c);
     out
+}
+
+/// A break-even with its 95% interval: `1.47x (1.01x–2.16x)`.
+fn with_ci(value: Option<f64>, ci: Option<&Interval>) -> String {
+    match (value, ci) {
+        (Some(v), Some(i)) => format!("{} ({})", ratio(v), ci_ratio(i.low, i.high)),
+        (Some(v), None) => ratio(v),
+        _ => NOT_AVAILABLE.into(),
+    }
+}
+
+/// Each run's small-vs-large break-even in a configuration, with each run's own bootstrap interval.
+fn break_evens(out: &mut String, key: &str, c: &RunComparison) {
+    let pair = |s: &Summary| s.groups.get(key).and_then(|g| g.comparison.clone());
+    let (Some(a), Some(b)) = (pair(&c.summary_a), pair(&c.summary_b)) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "### `{key}`: break-even price ratio, {} vs {}\n\nHow many times cheaper per token the small \
+         model must be to cost the same per successful task, in each run (95% CI of each run's paired \
+         task bootstrap).\n",
+        a.small, a.large
+    );
+    let mut t = MarkdownTable::new(["break-even", "A", "B"]);
+    t.numeric_after_first();
+    t.row([
+        "plain".to_string(),
+        with_ci(a.break_even, a.ci95.break_even.as_ref()),
+        with_ci(b.break_even, b.ci95.break_even.as_ref()),
+    ]);
+    t.row([
+        "re-sent prefix at the cache discount".to_string(),
+        with_ci(a.break_even_cached, a.ci95.break_even_cached.as_ref()),
+        with_ci(b.break_even_cached, b.ci95.break_even_cached.as_ref()),
+    ]);
+    if a.break_even_pipeline.is_some() || b.break_even_pipeline.is_some() {
+        t.row([
+            "pipeline (router + orchestrator)".to_string(),
+            with_ci(a.break_even_pipeline, a.ci95.break_even_pipeline.as_ref()),
+            with_ci(b.break_even_pipeline, b.ci95.break_even_pipeline.as_ref()),
+        ]);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// The router's break-even in each run, when both ran the standalone router.
+fn router_break_even(out: &mut String, c: &RunComparison) {
+    let (Some(a), Some(b)) = (
+        &c.summary_a.router_comparison,
+        &c.summary_b.router_comparison,
+    ) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "## Router: break-even price ratio, {} vs {}\n\n- A: {}\n- B: {}\n",
+        a.small,
+        a.large,
+        with_ci(a.break_even, a.ci95.break_even.as_ref()),
+        with_ci(b.break_even, b.ci95.break_even.as_ref())
+    );
 }
 
 /// The short table `passk compare` prints: success of A and B and the difference with its CI.
@@ -219,5 +285,16 @@ pub fn terminal_table(c: &RunComparison) -> String {
         }
     }
     out.push_str(&t.render());
+    for key in c.groups.keys() {
+        let pair = |s: &Summary| s.groups.get(key).and_then(|g| g.comparison.clone());
+        if let (Some(a), Some(b)) = (pair(&c.summary_a), pair(&c.summary_b)) {
+            let _ = writeln!(
+                out,
+                "{key}: break-even A {} -> B {}",
+                with_ci(a.break_even, a.ci95.break_even.as_ref()),
+                with_ci(b.break_even, b.ci95.break_even.as_ref())
+            );
+        }
+    }
     out
 }
