@@ -145,6 +145,12 @@ fn misbehaving_models_are_recorded_not_fatal() {
         "text-calls,invented-tool,schema-paste,never-answer",
         "--trials 1 --suite store --tasks L1,M1,W1,T1",
     );
+    let played: BTreeSet<&str> = run.conversations.iter().map(|c| c.task.as_str()).collect();
+    assert_eq!(
+        played,
+        BTreeSet::from(["L1", "M1", "W1", "T1"]),
+        "exactly the tasks asked for"
+    );
     let of = |m: &'static str| run.conversations.iter().filter(move |c| c.model == m);
     assert!(
         of("text-calls").all(|c| c.outcome == Outcome::Pass),
@@ -557,4 +563,19 @@ fn doctor_names_each_problem_with_a_fix() {
         stdout.contains("[FAIL] Ollama not reachable") && stdout.contains("ollama serve"),
         "{stdout}"
     );
+}
+
+#[test]
+fn unknown_task_ids_are_refused_before_any_trace() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle", "--suite store --tasks L1,L99");
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("L99") && !stderr.contains("L1,"),
+        "{stderr}"
+    );
+    assert!(!out.join("conversations.jsonl").exists());
 }

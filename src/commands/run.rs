@@ -73,6 +73,7 @@ pub fn exit_code_of(err: &RunError) -> u8 {
         RunError::Journal(passk::runner::journal::JournalError::Mixed { .. }) => {
             exit_code::MIXED_VERSIONS
         }
+        RunError::Settings(_) => exit_code::USAGE,
         RunError::Preflight(_) => exit_code::PREFLIGHT_FAILED,
         _ => exit_code::FAILURE,
     }

@@ -35,6 +35,9 @@ pub enum RunError {
     /// The run directory refused or failed.
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// A setting names something that does not exist.
+    #[error("{0}")]
+    Settings(String),
     /// The client could not be built.
     #[error("{0}")]
     Client(String),
@@ -101,6 +104,22 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
     } else {
         None
     };
+    let unknown: Vec<&str> = settings
+        .tasks
+        .iter()
+        .filter(|id| {
+            !domains
+                .iter()
+                .any(|d| d.tasks().iter().any(|t| &t.id == *id))
+        })
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(RunError::Settings(format!(
+            "--tasks names tasks that none of the chosen suites has: {}",
+            unknown.join(", ")
+        )));
+    }
     Ok(Suites {
         domains,
         router,
@@ -281,16 +300,20 @@ pub async fn run(
         let record = match spec {
             TrialSpec::Conversation {
                 suite,
-                task_index,
+                task_id,
                 trial,
                 call_cap,
                 mode,
                 ..
             } => {
-                let Some(domain) = suites.domains.iter().find(|d| d.name() == suite) else {
+                let found = suites
+                    .domains
+                    .iter()
+                    .filter(|d| d.name() == suite)
+                    .find_map(|d| d.tasks().iter().find(|t| &t.id == task_id).map(|t| (d, t)));
+                let Some((domain, task)) = found else {
                     continue;
                 };
-                let task = &domain.tasks()[*task_index];
                 let rec = player
                     .play(domain.as_ref(), task, *trial, *call_cap, *mode)
                     .await;

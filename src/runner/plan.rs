@@ -16,8 +16,6 @@ pub enum TrialSpec {
         suite: String,
         /// Model tag.
         model: String,
-        /// Index of the task in the suite.
-        task_index: usize,
         /// Task id.
         task_id: String,
         /// Trial index.
@@ -112,11 +110,10 @@ pub fn plan(input: &PlanInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>
             for &call_cap in caps {
                 for trial in 0..input.trials {
                     for (suite, ids) in &input.suites {
-                        for (task_index, id) in ids.iter().enumerate() {
+                        for id in ids {
                             all.push(TrialSpec::Conversation {
                                 suite: suite.clone(),
                                 model: model.clone(),
-                                task_index,
                                 task_id: id.clone(),
                                 trial,
                                 call_cap,
