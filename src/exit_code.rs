@@ -18,5 +18,8 @@ pub const SUITE_CHECK_FAILED: u8 = 6;
 pub const PREFLIGHT_FAILED: u8 = 7;
 /// `passk compare` refused runs graded by different graders.
 pub const DIFFERENT_GRADERS: u8 = 8;
+/// Several trials in a row ended on transport failures: the server went away mid-run. Finished
+/// trials are kept, and a rerun plays the failed ones again.
+pub const SERVER_LOST: u8 = 9;
 /// The run was interrupted (Ctrl-C); finished conversations are kept and a rerun resumes.
 pub const INTERRUPTED: u8 = 130;

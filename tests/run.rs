@@ -200,7 +200,7 @@ fn misbehaving_models_are_recorded_not_fatal() {
 #[test]
 fn dead_sockets_are_never_graded() {
     let faulty = ModelSpec::new(Behaviour::Oracle).with_faults(FaultRates {
-        reset: 0.4,
+        reset: 0.08,
         ..FaultRates::default()
     });
     let stub = Stub::start(vec![("faulty", faulty)], |_| {});
@@ -219,7 +219,7 @@ fn dead_sockets_are_never_graded() {
         .collect();
     assert!(
         !failed.is_empty(),
-        "a 40% reset rate without retries must end some conversations"
+        "an 8% reset rate without retries must end some conversations"
     );
     for c in &failed {
         assert_eq!(c.status, Status::Aborted);
@@ -578,4 +578,35 @@ fn unknown_task_ids_are_refused_before_any_trace() {
         "{stderr}"
     );
     assert!(!out.join("conversations.jsonl").exists());
+}
+
+#[test]
+fn a_lost_server_stops_the_run_and_a_rerun_plays_the_failed_trials_again() {
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let flags = "--trials 1 --suite store --tasks L1,L2,L3,L4,L5,L6,M1,M2 --retries 0";
+    {
+        // A server that resets every connection: five trials in a row fail, then the run stops.
+        let dead = ModelSpec::new(Behaviour::Oracle).with_faults(FaultRates {
+            reset: 1.0,
+            ..FaultRates::default()
+        });
+        let stub = Stub::start(vec![("m", dead)], |_| {});
+        let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "m", flags)));
+        assert_eq!(code, 9, "{stderr}");
+        assert!(stderr.contains("rerun the same command"), "{stderr}");
+    }
+    assert_eq!(
+        keys_of(&out, true).len(),
+        5,
+        "the five failed trials are on disk"
+    );
+    let stub = Stub::start(vec![("m", Behaviour::Oracle.into())], |_| {});
+    let run = run_ok(&stub, &out, "m", flags);
+    assert_eq!(run.conversations.len(), 8);
+    assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass));
+    assert_eq!(
+        run.superseded, 5,
+        "the failed records are superseded, not counted"
+    );
 }

@@ -281,6 +281,7 @@ mod tests {
             conversations,
             router: vec![],
             torn_lines: 0,
+            superseded: 0,
         }
     }
 

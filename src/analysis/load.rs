@@ -5,8 +5,9 @@
 use super::AnalysisError;
 use crate::runner::record::{
     CONVERSATIONS_FILE, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE, Record,
-    RouterRecord,
+    RouterRecord, TrialKey,
 };
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,9 @@ pub struct Run {
     pub router: Vec<RouterRecord>,
     /// Torn last lines skipped (at most one per file).
     pub torn_lines: usize,
+    /// Records superseded by a later record of the same trial (a trial that ended on a wire
+    /// failure and was played again on resume); only the latest record of a trial is kept.
+    pub superseded: usize,
 }
 
 fn read(path: &Path) -> Result<String, AnalysisError> {
@@ -118,6 +122,7 @@ pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, AnalysisError> {
         conversations: Vec::new(),
         router: Vec::new(),
         torn_lines: 0,
+        superseded: 0,
     };
     let cpath = dir.join(CONVERSATIONS_FILE);
     if !cpath.exists() {
@@ -128,7 +133,25 @@ pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, AnalysisError> {
     }
     run.torn_lines += read_records(&cpath, &mut run, keep)?;
     run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run, keep)?;
+    run.superseded = keep_latest(&mut run.conversations, ConversationRecord::key)
+        + keep_latest(&mut run.router, RouterRecord::key);
     Ok(run)
+}
+
+/// Keeps the last record of each trial (in file order); returns how many were dropped.
+fn keep_latest<T>(records: &mut Vec<T>, key: impl Fn(&T) -> TrialKey) -> usize {
+    let mut last: HashMap<TrialKey, usize> = HashMap::new();
+    for (i, r) in records.iter().enumerate() {
+        last.insert(key(r), i);
+    }
+    let before = records.len();
+    let mut i = 0;
+    records.retain(|r| {
+        let keep = last.get(&key(r)) == Some(&i);
+        i += 1;
+        keep
+    });
+    before - records.len()
 }
 
 #[cfg(test)]

@@ -78,6 +78,13 @@ fn generate(
     let opts = options(&run.manifest, resamples);
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
     let mut notes = Vec::new();
+    if run.superseded > 0 {
+        notes.push(format!(
+            "{} record(s) superseded: trials that ended on a transport or protocol failure and were \
+             played again on resume; only each trial's latest record is counted.",
+            run.superseded
+        ));
+    }
     if run.torn_lines > 0 {
         notes.push(format!(
             "{} torn last line(s) skipped while reading the records (an interrupted write).",

@@ -74,6 +74,7 @@ pub fn exit_code_of(err: &RunError) -> u8 {
             exit_code::MIXED_VERSIONS
         }
         RunError::Settings(_) => exit_code::USAGE,
+        RunError::ServerLost { .. } => exit_code::SERVER_LOST,
         RunError::Preflight(_) => exit_code::PREFLIGHT_FAILED,
         _ => exit_code::FAILURE,
     }

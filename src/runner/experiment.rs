@@ -35,12 +35,41 @@ pub enum RunError {
     /// The run directory refused or failed.
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// Several trials in a row ended on transport failures: the server is gone.
+    #[error(
+        "{trials} trials in a row ended on transport failures ({error}); is Ollama still running at {host}? Finished trials are kept: rerun the same command to resume, and the failed ones run again"
+    )]
+    ServerLost {
+        /// Base URL.
+        host: String,
+        /// Trials lost in a row.
+        trials: usize,
+        /// The last attempt's error.
+        error: String,
+    },
     /// A setting names something that does not exist.
     #[error("{0}")]
     Settings(String),
     /// The client could not be built.
     #[error("{0}")]
     Client(String),
+}
+
+/// Transport-failed trials in a row after which the run stops.
+pub const SERVER_LOST_AFTER: usize = 5;
+
+/// The error text of the last failed attempt in a record.
+fn last_wire_error(record: &Record) -> String {
+    let calls: Vec<&crate::runner::record::CallRecord> = match record {
+        Record::Conversation(c) => c.calls.iter().collect(),
+        Record::Router(r) => vec![&r.call],
+    };
+    calls
+        .iter()
+        .flat_map(|c| c.attempts.iter())
+        .filter_map(|a| a.error.clone())
+        .next_back()
+        .unwrap_or_else(|| "no error text".into())
 }
 
 /// What to run and where.
@@ -222,8 +251,23 @@ pub async fn run(
             journal.dropped_torn()
         )));
     }
-    // Keep the manifest of the first session; later sessions add what they learn.
+    if journal.to_retry() > 0 {
+        sink.emit(RunEvent::Info(format!(
+            "{} trial(s) that ended on a transport or protocol failure run again",
+            journal.to_retry()
+        )));
+    }
+    // Keep the manifest of the first session; later sessions add what they learn (a model digest
+    // that could not be read then, for instance).
     manifest = crate::runner::journal::read_manifest(&exp.run_dir)?;
+    for m in &mut manifest.models {
+        if m.digest.is_none() {
+            m.digest = models
+                .iter()
+                .find(|n| n.name == m.name)
+                .and_then(|n| n.digest.clone());
+        }
+    }
 
     let task_ids = |d: &dyn Domain| -> Vec<String> {
         d.tasks()
@@ -266,6 +310,7 @@ pub async fn run(
         ..RunSummary::default()
     };
     let mut current_model: Option<String> = None;
+    let mut lost_in_a_row = 0;
     for spec in &todo {
         if cancel.load(Ordering::SeqCst) {
             summary.interrupted = true;
@@ -349,6 +394,21 @@ pub async fn run(
             outcome,
             calls,
         });
+        // A server that is gone would otherwise turn the rest of the plan into transport
+        // failures; stop instead, so that a rerun plays those trials once the server is back.
+        lost_in_a_row = if outcome == Outcome::TransportFail {
+            lost_in_a_row + 1
+        } else {
+            0
+        };
+        if lost_in_a_row >= SERVER_LOST_AFTER {
+            journal.update_manifest(&manifest)?;
+            return Err(RunError::ServerLost {
+                host: exp.host.clone(),
+                trials: lost_in_a_row,
+                error: last_wire_error(&record),
+            });
+        }
     }
     journal.update_manifest(&manifest)?;
     Ok(summary)

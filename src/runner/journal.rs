@@ -7,9 +7,10 @@
 //! versions, model digests or grader digests is refused, naming what differs.
 
 use crate::runner::record::{
-    CONVERSATIONS_FILE, MANIFEST_FILE, Manifest, ROUTER_FILE, Record, SCHEMA_VERSION, TrialKey,
+    CONVERSATIONS_FILE, MANIFEST_FILE, Manifest, Outcome, ROUTER_FILE, Record, SCHEMA_VERSION,
+    TrialKey,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -74,6 +75,7 @@ pub struct Journal {
     router: File,
     done: BTreeSet<TrialKey>,
     dropped_torn: usize,
+    to_retry: usize,
 }
 
 impl Journal {
@@ -90,10 +92,19 @@ impl Journal {
         }
         let mut done = BTreeSet::new();
         let mut dropped_torn = 0;
+        let mut to_retry = 0;
         for name in [CONVERSATIONS_FILE, ROUTER_FILE] {
             let scan = scan(&dir.join(name))?;
             dropped_torn += usize::from(scan.torn);
-            done.extend(scan.keys);
+            for (key, outcome) in scan.latest {
+                // A trial that ended on a wire failure is played again: the server was at fault,
+                // not the model. Its record stays, and the newer one supersedes it.
+                if outcome.is_graded() {
+                    done.insert(key);
+                } else {
+                    to_retry += 1;
+                }
+            }
         }
         let open = |name: &str| {
             let path = dir.join(name);
@@ -109,7 +120,13 @@ impl Journal {
             router: open(ROUTER_FILE)?,
             done,
             dropped_torn,
+            to_retry,
         })
+    }
+
+    /// Trials on disk whose latest record is a transport or protocol failure; they run again.
+    pub fn to_retry(&self) -> usize {
+        self.to_retry
     }
 
     /// The run directory.
@@ -212,8 +229,30 @@ fn check_same_setup(dir: &Path, recorded: &Manifest, now: &Manifest) -> Result<(
             &show(&now.ollama_version),
         ));
     }
+    let (a, b) = (
+        trial_settings(&recorded.settings),
+        trial_settings(&now.settings),
+    );
+    if a != b {
+        let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        let differ: Vec<&str> = keys
+            .into_iter()
+            .filter(|k| a.get(*k) != b.get(*k))
+            .map(String::as_str)
+            .collect();
+        let show = |m: &serde_json::Map<String, serde_json::Value>| {
+            differ
+                .iter()
+                .map(|k| format!("{k}={}", m.get(*k).unwrap_or(&serde_json::Value::Null)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(mixed("the run's settings", &show(&a), &show(&b)));
+    }
     for model in &now.models {
         if let Some(old) = recorded.models.iter().find(|m| m.name == model.name)
+            && old.digest.is_some()
+            && model.digest.is_some()
             && old.digest != model.digest
         {
             return Err(mixed(
@@ -226,8 +265,24 @@ fn check_same_setup(dir: &Path, recorded: &Manifest, now: &Manifest) -> Result<(
     Ok(())
 }
 
+/// Settings that change what a trial is: everything but the task filter and the wire's patience
+/// (timeouts, retries), which a resume may change.
+fn trial_settings(settings: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    const MAY_CHANGE: [&str; 5] = [
+        "tasks",
+        "timeout_s",
+        "connect_timeout_s",
+        "retries",
+        "retry_backoff_s",
+    ];
+    let mut map = settings.as_object().cloned().unwrap_or_default();
+    map.retain(|k, _| !MAY_CHANGE.contains(&k.as_str()));
+    map
+}
+
 struct Scan {
-    keys: Vec<TrialKey>,
+    /// Every finished trial on disk with the outcome of its latest record.
+    latest: BTreeMap<TrialKey, Outcome>,
     torn: bool,
 }
 
@@ -237,14 +292,14 @@ fn scan(path: &Path) -> Result<Scan, JournalError> {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Scan {
-                keys: vec![],
+                latest: BTreeMap::new(),
                 torn: false,
             });
         }
         Err(e) => return Err(io(path)(e)),
     };
     let mut reader = BufReader::new(file);
-    let mut keys = Vec::new();
+    let mut latest = BTreeMap::new();
     let mut good_len: u64 = 0;
     let mut buf = Vec::new();
     let mut line_no = 0;
@@ -259,10 +314,11 @@ fn scan(path: &Path) -> Result<Scan, JournalError> {
         let complete = buf.last() == Some(&b'\n');
         match serde_json::from_slice::<Record>(&buf) {
             Ok(record) if complete => {
-                keys.push(match &record {
-                    Record::Conversation(c) => c.key(),
-                    Record::Router(r) => r.key(),
-                });
+                let (key, outcome) = match &record {
+                    Record::Conversation(c) => (c.key(), c.outcome),
+                    Record::Router(r) => (r.key(), r.outcome),
+                };
+                latest.insert(key, outcome);
                 good_len += n as u64;
             }
             Ok(_) => {
@@ -270,10 +326,11 @@ fn scan(path: &Path) -> Result<Scan, JournalError> {
                 break;
             }
             Err(e) => {
-                // Only the last line may be torn; anything earlier is corruption.
+                // Only the last line may be torn (cut short by a kill); anything earlier, or a
+                // whole last line that is not a record, is corruption and is never cut off.
                 let mut rest = Vec::new();
                 let more = reader.read_until(b'\n', &mut rest).map_err(io(path))?;
-                if more > 0 {
+                if more > 0 || (complete && !e.is_eof()) {
                     return Err(JournalError::Corrupt {
                         path: path.to_path_buf(),
                         line: line_no,
@@ -293,7 +350,7 @@ fn scan(path: &Path) -> Result<Scan, JournalError> {
         f.set_len(good_len).map_err(io(path))?;
         f.sync_all().map_err(io(path))?;
     }
-    Ok(Scan { keys, torn })
+    Ok(Scan { latest, torn })
 }
 
 #[cfg(test)]
@@ -363,6 +420,69 @@ mod tests {
         };
         let err = Journal::open(dir.path(), &other).expect_err("must refuse");
         assert!(err.to_string().contains("grader digest"), "{err}");
+    }
+
+    #[test]
+    fn a_trial_that_failed_on_the_wire_runs_again() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let failed = |index| match router(index) {
+            Record::Router(mut r) => {
+                r.outcome = Outcome::TransportFail;
+                r.correct = false;
+                Record::Router(r)
+            }
+            other => other,
+        };
+        {
+            let mut j = Journal::open(dir.path(), &manifest()).expect("open");
+            j.append(&router(0)).expect("append");
+            j.append(&failed(1)).expect("append");
+        }
+        let mut j = Journal::open(dir.path(), &manifest()).expect("reopen");
+        assert_eq!((j.done().len(), j.to_retry()), (1, 1));
+        assert!(
+            j.append(&router(1)).expect("retry"),
+            "the retried trial is written"
+        );
+        let j = Journal::open(dir.path(), &manifest()).expect("reopen");
+        assert_eq!(
+            (j.done().len(), j.to_retry()),
+            (2, 0),
+            "the newer record supersedes"
+        );
+    }
+
+    #[test]
+    fn a_whole_last_line_that_is_not_a_record_is_never_cut() {
+        let dir = tempfile::tempdir().expect("tmp");
+        Journal::open(dir.path(), &manifest()).expect("open");
+        std::fs::write(dir.path().join(ROUTER_FILE), b"{\"type\":\"nonsense\"}\n").expect("write");
+        let err = Journal::open(dir.path(), &manifest()).expect_err("corrupt");
+        assert!(err.to_string().contains(":1:"), "{err}");
+        assert!(
+            !std::fs::read(dir.path().join(ROUTER_FILE))
+                .expect("read")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn refuses_changed_settings_but_allows_a_new_task_filter() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let with = |settings: serde_json::Value| Manifest {
+            settings,
+            ..manifest()
+        };
+        let first = serde_json::json!({"num_ctx": 4096, "tasks": [], "timeout_s": 300.0});
+        Journal::open(dir.path(), &with(first)).expect("open");
+        let filter = serde_json::json!({"num_ctx": 4096, "tasks": ["L1"], "timeout_s": 60.0});
+        Journal::open(dir.path(), &with(filter)).expect("a task filter and timeout may change");
+        let ctx = serde_json::json!({"num_ctx": 8192, "tasks": [], "timeout_s": 300.0});
+        let err = Journal::open(dir.path(), &with(ctx)).expect_err("num_ctx may not");
+        assert!(
+            err.to_string().contains("num_ctx=4096") && err.to_string().contains("num_ctx=8192"),
+            "{err}"
+        );
     }
 
     #[test]
