@@ -17,9 +17,16 @@ pub struct GpuSummary {
     pub mem_used_max_mib: Option<f64>,
     /// Mean of the calls' mean power, watts.
     pub power_mean_w: Option<f64>,
-    /// Energy over all calls (NVML counter deltas), joules.
+    /// Calls that carry an energy reading.
+    #[serde(default)]
+    pub calls_with_energy: usize,
+    /// All calls considered (with or without readings).
+    #[serde(default)]
+    pub calls: usize,
+    /// Energy over all calls (NVML counter deltas), joules; absent unless every call has a reading,
+    /// since a sum over some calls would pass for a total.
     pub energy_j: Option<f64>,
-    /// Energy per successful task, joules.
+    /// Energy per successful task, joules (same condition).
     pub energy_per_success_j: Option<f64>,
 }
 
@@ -32,8 +39,9 @@ pub fn gpu_summary<'a>(
     calls: impl IntoIterator<Item = &'a CallRecord>,
     passes: usize,
 ) -> Option<GpuSummary> {
+    let calls: Vec<&CallRecord> = calls.into_iter().collect();
     let windows: Vec<_> = calls
-        .into_iter()
+        .iter()
         .filter_map(|c| c.gpu.as_ref())
         .filter(|g| g.samples > 0 || g.energy_j.is_some())
         .collect();
@@ -42,9 +50,12 @@ pub fn gpu_summary<'a>(
     }
     let mean = |v: Vec<f64>| super::latency::mean(&v);
     let energy: Vec<f64> = windows.iter().filter_map(|g| g.energy_j).collect();
-    let energy_j = (!energy.is_empty()).then(|| energy.iter().sum::<f64>());
+    let complete = !energy.is_empty() && energy.len() == calls.len();
+    let energy_j = complete.then(|| energy.iter().sum::<f64>());
     Some(GpuSummary {
         calls_with_samples: windows.len(),
+        calls_with_energy: energy.len(),
+        calls: calls.len(),
         util_mean_pct: mean(windows.iter().filter_map(|g| g.util_mean).collect()),
         util_max_pct: max_of(windows.iter().filter_map(|g| g.util_max)),
         mem_used_max_mib: max_of(windows.iter().filter_map(|g| g.mem_used_mib)),
@@ -82,7 +93,7 @@ mod tests {
             energy_j: Some(10.0),
             ..GpuWindow::default()
         });
-        let g = gpu_summary([&a, &b, &call(1, 1)], 4).unwrap();
+        let g = gpu_summary([&a, &b], 4).unwrap();
         assert_eq!(g.calls_with_samples, 2);
         assert_eq!(g.util_mean_pct, Some(60.0));
         assert_eq!(g.util_max_pct, Some(90.0));
@@ -90,5 +101,9 @@ mod tests {
         assert_eq!(g.energy_j, Some(40.0));
         assert_eq!(g.energy_per_success_j, Some(10.0));
         assert!(gpu_summary([&call(1, 1)], 1).is_none());
+        // A call without an energy reading: no total, since a partial sum would pass for one.
+        let g = gpu_summary([&a, &b, &call(1, 1)], 4).unwrap();
+        assert_eq!((g.calls_with_energy, g.calls), (2, 3));
+        assert_eq!((g.energy_j, g.energy_per_success_j), (None, None));
     }
 }

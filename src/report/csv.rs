@@ -89,10 +89,12 @@ fn row(r: &ConversationRecord) -> Vec<String> {
     let input: u64 = calls.iter().map(|c| c.input_tokens()).sum();
     let output: u64 = calls.iter().map(|c| c.output_tokens()).sum();
     let latencies: Vec<f64> = calls.iter().filter_map(|c| c.latency_s()).collect();
+    // Energy only when every call has a reading: a sum over some calls would pass for a total.
     let energies: Vec<f64> = calls
         .iter()
-        .filter_map(|c| c.gpu.as_ref().and_then(|g| g.energy_j))
-        .collect();
+        .map(|c| c.gpu.as_ref().and_then(|g| g.energy_j))
+        .collect::<Option<Vec<f64>>>()
+        .unwrap_or_default();
     let count_events = |f: &dyn Fn(&crate::trace::ToolEvent) -> bool| {
         r.tool_events.iter().filter(|e| f(e)).count().to_string()
     };

@@ -49,14 +49,13 @@ struct Called {
 
 impl Player<'_> {
     async fn call(&self, request: &ChatRequest, node: Node, turn: u32, step: u32) -> Called {
-        let start = Instant::now();
+        let mark = self.telemetry.begin();
         let (result, ttft_s) = if request.stream {
             let streamed = self.client.chat_stream(request).await;
             (streamed.result, streamed.first_token_s)
         } else {
             (self.client.chat(request).await, None)
         };
-        let end = Instant::now();
         let mut record = CallRecord::new(node, turn, step);
         record.seed = request.options.seed;
         record.started_unix_ms = Some(result.started_unix_ms);
@@ -66,7 +65,7 @@ impl Player<'_> {
         record.timeout_s = Some(self.settings.timeout_s);
         record.ttfb_s = result.ttfb_s;
         record.ttft_s = ttft_s;
-        record.gpu = self.telemetry.window(start, end);
+        record.gpu = self.telemetry.finish(mark);
         let response = result
             .response
             .filter(|_| result.outcome == CallOutcome::Ok);

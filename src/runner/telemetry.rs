@@ -29,8 +29,6 @@ pub struct Sample {
     pub mem_mib: Option<f64>,
     /// Power draw, watts.
     pub power_w: Option<f64>,
-    /// Energy counter since driver load, millijoules.
-    pub energy_mj: Option<u64>,
     /// CPU of the server processes, percent of one core.
     pub server_cpu_pct: Option<f64>,
     /// Resident memory of the server processes, MiB.
@@ -45,6 +43,14 @@ pub struct Telemetry {
     thread: Option<JoinHandle<()>>,
     gpu: GpuInfo,
     interval: Duration,
+    nvml: Option<Arc<nvml_wrapper::Nvml>>,
+}
+
+/// The start of one model call, as [`Telemetry::begin`] marked it.
+#[derive(Debug, Clone, Copy)]
+pub struct CallMark {
+    at: Instant,
+    energy_mj: Option<u64>,
 }
 
 impl Telemetry {
@@ -54,25 +60,19 @@ impl Telemetry {
         let origin = Instant::now();
         let samples = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
-        let (info_tx, info_rx) = std::sync::mpsc::channel();
+        let (nvml, mut gpu) = open_nvml();
         let thread = {
             let samples = Arc::clone(&samples);
             let stop = Arc::clone(&stop);
+            let nvml = nvml.clone();
             std::thread::Builder::new()
                 .name("passk-telemetry".into())
-                .spawn(move || sample_loop(origin, interval, &samples, &stop, &info_tx))
+                .spawn(move || sample_loop(origin, interval, nvml.as_deref(), &samples, &stop))
                 .ok()
         };
-        let gpu = match thread {
-            Some(_) => info_rx.recv().unwrap_or_else(|_| GpuInfo {
-                unavailable: Some("telemetry thread ended early".into()),
-                ..GpuInfo::default()
-            }),
-            None => GpuInfo {
-                unavailable: Some("could not start the telemetry thread".into()),
-                ..GpuInfo::default()
-            },
-        };
+        if thread.is_none() {
+            gpu.unavailable = Some("could not start the telemetry thread".into());
+        }
         Telemetry {
             origin,
             samples,
@@ -80,7 +80,38 @@ impl Telemetry {
             thread,
             gpu,
             interval,
+            nvml,
         }
+    }
+
+    /// Marks the start of a model call: the time, and the GPU's energy counter read right now.
+    pub fn begin(&self) -> CallMark {
+        CallMark {
+            at: Instant::now(),
+            energy_mj: self.energy_mj(),
+        }
+    }
+
+    /// Readings over the call begun at `mark`, ending now: utilization, memory, power and server
+    /// process figures from the sampler, and the energy counter's delta read directly at both ends
+    /// (the sampler's 200 ms period is longer than many calls). `None` when nothing was read.
+    pub fn finish(&self, mark: CallMark) -> Option<GpuWindow> {
+        let end_energy = self.energy_mj();
+        let end = Instant::now();
+        let mut window = self.window(mark.at, end).unwrap_or_default();
+        if let (Some(a), Some(b)) = (mark.energy_mj, end_energy) {
+            window.energy_j = Some(b.saturating_sub(a) as f64 / 1000.0);
+        }
+        (window != GpuWindow::default()).then_some(window)
+    }
+
+    /// The GPU's energy counter since driver load, millijoules.
+    fn energy_mj(&self) -> Option<u64> {
+        let nvml = self.nvml.as_ref()?;
+        nvml.device_by_index(0)
+            .ok()?
+            .total_energy_consumption()
+            .ok()
     }
 
     /// A telemetry source that never samples (tests and the stub backend).
@@ -95,6 +126,7 @@ impl Telemetry {
                 ..GpuInfo::default()
             },
             interval: DEFAULT_INTERVAL,
+            nvml: None,
         }
     }
 
@@ -146,51 +178,63 @@ pub fn host_info() -> HostInfo {
     }
 }
 
+/// Loads NVML and finds GPU 0; on failure, why there is no GPU telemetry.
+fn open_nvml() -> (Option<Arc<nvml_wrapper::Nvml>>, GpuInfo) {
+    let nvml = match nvml_wrapper::Nvml::init() {
+        Ok(n) => n,
+        Err(e) => {
+            let why = format!("no NVIDIA management library (NVML): {e}");
+            return (
+                None,
+                GpuInfo {
+                    unavailable: Some(why),
+                    ..GpuInfo::default()
+                },
+            );
+        }
+    };
+    let info = match nvml.device_by_index(0) {
+        Ok(d) => GpuInfo {
+            unavailable: None,
+            name: d.name().ok(),
+            driver: nvml.sys_driver_version().ok(),
+            memory_mib: d.memory_info().ok().map(|m| m.total / (1024 * 1024)),
+        },
+        Err(e) => {
+            let why = format!("NVML found no GPU 0: {e}");
+            return (
+                None,
+                GpuInfo {
+                    unavailable: Some(why),
+                    ..GpuInfo::default()
+                },
+            );
+        }
+    };
+    (Some(Arc::new(nvml)), info)
+}
+
 fn sample_loop(
     origin: Instant,
     interval: Duration,
+    nvml: Option<&nvml_wrapper::Nvml>,
     samples: &Mutex<Vec<Sample>>,
     stop: &AtomicBool,
-    info_tx: &std::sync::mpsc::Sender<GpuInfo>,
 ) {
-    let nvml = nvml_wrapper::Nvml::init();
-    let device = match &nvml {
-        Ok(n) => n
-            .device_by_index(0)
-            .map_err(|e| format!("NVML found no GPU 0: {e}")),
-        Err(e) => Err(format!("no NVIDIA management library (NVML): {e}")),
-    };
-    let info = match (&nvml, &device) {
-        (Ok(n), Ok(d)) => GpuInfo {
-            unavailable: None,
-            name: d.name().ok(),
-            driver: n.sys_driver_version().ok(),
-            memory_mib: d.memory_info().ok().map(|m| m.total / (1024 * 1024)),
-        },
-        (_, Err(why)) => GpuInfo {
-            unavailable: Some(why.clone()),
-            ..GpuInfo::default()
-        },
-        (Err(e), Ok(_)) => GpuInfo {
-            unavailable: Some(e.to_string()),
-            ..GpuInfo::default()
-        },
-    };
-    let _ = info_tx.send(info);
+    let device = nvml.and_then(|n| n.device_by_index(0).ok());
     let mut sys = sysinfo::System::new().ok();
     while !stop.load(Ordering::Relaxed) {
         let mut s = Sample {
             at: origin.elapsed(),
             ..Sample::default()
         };
-        if let Ok(d) = &device {
+        if let Some(d) = &device {
             s.util = d.utilization_rates().ok().map(|u| f64::from(u.gpu));
             s.mem_mib = d
                 .memory_info()
                 .ok()
                 .map(|m| m.used as f64 / (1024.0 * 1024.0));
             s.power_w = d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0);
-            s.energy_mj = d.total_energy_consumption().ok();
         }
         if let Some(sys) = sys.as_mut() {
             (s.server_cpu_pct, s.server_rss_mib) = server_processes(sys);
@@ -263,7 +307,7 @@ pub fn window_of(
         util_max: util.iter().copied().reduce(f64::max),
         mem_used_mib: mem.iter().copied().reduce(f64::max),
         power_w: mean(&power),
-        energy_j: energy_between(samples, from, to),
+        energy_j: None,
         server_cpu_pct: mean(&cpu),
         server_rss_mib: rss.iter().copied().reduce(f64::max),
     };
@@ -278,46 +322,21 @@ fn mean(v: &[f64]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// Energy counter interpolated linearly at `from` and `to`, in joules.
-fn energy_between(samples: &[Sample], from: Duration, to: Duration) -> Option<f64> {
-    let points: Vec<(f64, f64)> = samples
-        .iter()
-        .filter_map(|s| s.energy_mj.map(|e| (s.at.as_secs_f64(), e as f64)))
-        .collect();
-    let at = |t: f64| -> Option<f64> {
-        let after = points.iter().position(|p| p.0 >= t)?;
-        if after == 0 {
-            return (points[0].0 == t).then_some(points[0].1);
-        }
-        let (t0, e0) = points[after - 1];
-        let (t1, e1) = points[after];
-        Some(e0 + (e1 - e0) * (t - t0) / (t1 - t0))
-    };
-    let (a, b) = (at(from.as_secs_f64())?, at(to.as_secs_f64())?);
-    Some((b - a).max(0.0) / 1000.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn s(ms: u64, util: f64, energy_mj: u64) -> Sample {
+    fn s(ms: u64, util: f64) -> Sample {
         Sample {
             at: Duration::from_millis(ms),
             util: Some(util),
-            energy_mj: Some(energy_mj),
             ..Sample::default()
         }
     }
 
     #[test]
-    fn window_averages_inside_and_interpolates_energy() {
-        let samples = [
-            s(0, 10.0, 0),
-            s(200, 50.0, 20_000),
-            s(400, 90.0, 40_000),
-            s(600, 0.0, 60_000),
-        ];
+    fn window_averages_the_samples_inside() {
+        let samples = [s(0, 10.0), s(200, 50.0), s(400, 90.0), s(600, 0.0)];
         let w = window_of(
             &samples,
             Duration::from_millis(100),
@@ -328,14 +347,16 @@ mod tests {
         assert_eq!(w.samples, 2);
         assert_eq!(w.util_mean, Some(70.0));
         assert_eq!(w.util_max, Some(90.0));
-        // 100 W for 0.4 s = 40 J.
-        assert!((w.energy_j.expect("energy") - 40.0).abs() < 1e-9);
+        assert_eq!(
+            w.energy_j, None,
+            "energy comes from direct counter reads, not samples"
+        );
         assert_eq!(w.power_w, None, "absent readings stay absent, never 0");
     }
 
     #[test]
     fn short_call_takes_nearest_sample_and_far_call_none() {
-        let samples = [s(0, 10.0, 0), s(200, 50.0, 20_000)];
+        let samples = [s(0, 10.0), s(200, 50.0)];
         let w = window_of(
             &samples,
             Duration::from_millis(150),
