@@ -309,6 +309,11 @@ mod tests {
             ..GpuWindow::default()
         });
         let mut second = call(Node::Orchestrator, 1200, 20, Some(1.0), 0);
+        second.gpu = Some(GpuWindow {
+            samples: 1,
+            energy_j: Some(2.0),
+            ..GpuWindow::default()
+        });
         second.truncated = true;
         second.context_overflow = true;
         failed.calls = vec![call(Node::Router, 30, 2, Some(0.1), 0), first, second];
@@ -371,7 +376,7 @@ mod tests {
         // (2.0 - 0.5) + 1.0
         assert_eq!(get("latency_s"), "2.500");
         assert_eq!(get("wall_s"), "0.750");
-        assert_eq!(get("energy_j"), "12.500");
+        assert_eq!(get("energy_j"), "14.500");
         assert_eq!(get("retries"), "1");
         assert_eq!(get("transport_attempts"), "1");
         assert_eq!(get("truncated_calls"), "1");
