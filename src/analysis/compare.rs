@@ -134,18 +134,19 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
     out
 }
 
+/// Per task trials and passes of one configuration (suite, mode, call cap) and model.
 fn task_totals(
     records: &[ConversationRecord],
-    suite: &str,
+    group: &super::GroupSummary,
     model: &str,
-    cap: Option<u32>,
 ) -> BTreeMap<String, IdTotals> {
     let mut out: BTreeMap<String, IdTotals> = BTreeMap::new();
     for c in records.iter().filter(|c| {
-        c.suite == suite
+        c.suite == group.suite
+            && c.mode == group.mode
             && c.model == model
             && c.outcome.is_graded()
-            && cap.is_none_or(|n| n == c.call_cap)
+            && group.call_cap.is_none_or(|n| n == c.call_cap)
     }) {
         let t = out.entry(c.task.clone()).or_default();
         t.trials += 1.0;
@@ -203,8 +204,8 @@ pub fn compare_with_noise(
             let Some(mb) = gb.models.get(model) else {
                 continue;
             };
-            let ta = task_totals(&a.conversations, &ga.suite, model, ga.call_cap);
-            let tb = task_totals(&b.conversations, &gb.suite, model, gb.call_cap);
+            let ta = task_totals(&a.conversations, ga, model);
+            let tb = task_totals(&b.conversations, gb, model);
             let shared: Vec<&String> = ta.keys().filter(|k| tb.contains_key(*k)).collect();
             let sum = |t: &BTreeMap<String, IdTotals>| {
                 shared
@@ -313,6 +314,40 @@ mod tests {
             sr.measurable, None,
             "no noise run, no verdict on measurability"
         );
+    }
+
+    #[test]
+    fn the_baseline_and_the_agent_are_compared_apart() {
+        use crate::runner::record::Mode;
+        let opts = AnalysisOptions {
+            resamples: 20,
+            ..AnalysisOptions::default()
+        };
+        let with_baseline = |agent: &[bool], toolless: &[bool]| {
+            let mut r = run("g", agent);
+            let extra: Vec<_> = run("g", toolless)
+                .conversations
+                .into_iter()
+                .map(|mut c| {
+                    c.mode = Mode::Toolless;
+                    c
+                })
+                .collect();
+            r.conversations.extend(extra);
+            r
+        };
+        let a = with_baseline(&[true, true], &[false, false]);
+        let b = with_baseline(&[true, true], &[true, true]);
+        let c = compare(&a, &b, &opts, false).unwrap();
+        let diff = |g: &str| c.groups[g]["m"].success_rate_difference;
+        assert_eq!(diff("store"), Some(0.0), "the agent did not move");
+        let toolless = c
+            .groups
+            .keys()
+            .find(|k| k.contains("toolless"))
+            .unwrap()
+            .clone();
+        assert_eq!(diff(&toolless), Some(1.0), "the baseline did");
     }
 
     #[test]
