@@ -95,15 +95,27 @@ pub struct HostArgs {
         default_value = "127.0.0.1:11434"
     )]
     pub host: String,
-    /// Connect timeout, seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
-    pub connect_timeout: f64,
-    /// Request timeout per model call, seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
-    pub timeout: f64,
-    /// Retries of a call after a transport failure (bounded exponential backoff)
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub retries: u32,
+    /// Connect timeout, seconds [default: 5]
+    #[arg(long, value_name = "SECONDS")]
+    pub connect_timeout: Option<f64>,
+    /// Request timeout per model call, seconds [default: 300]
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Retries of a call after a transport failure, with exponential backoff [default: 3]
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+}
+
+impl HostArgs {
+    /// The connect timeout given, or the default.
+    pub fn connect_timeout(&self) -> f64 {
+        self.connect_timeout.unwrap_or(5.0)
+    }
+
+    /// The request timeout given, or the default.
+    pub fn timeout(&self) -> f64 {
+        self.timeout.unwrap_or(300.0)
+    }
 }
 
 /// The baseline mode of a run.

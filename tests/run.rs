@@ -610,3 +610,31 @@ fn a_lost_server_stops_the_run_and_a_rerun_plays_the_failed_trials_again() {
         "the failed records are superseded, not counted"
     );
 }
+
+#[test]
+fn the_experiment_file_sets_what_flags_leave_unset() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let file = tmp.path().join("exp.toml");
+    std::fs::write(
+        &file,
+        "trials = 1\nsuite = [\"router\"]\ntimeout = 42.0\nretries = 1\n",
+    )
+    .expect("write");
+    let out = tmp.path().join("run");
+    let flags = format!("--config {} --retries 2", file.display());
+    let run = run_ok(&stub, &out, "oracle", &flags);
+    let settings = &run.manifest.settings;
+    assert_eq!(
+        (settings["timeout_s"].as_f64(), settings["retries"].as_u64()),
+        (Some(42.0), Some(2)),
+        "file, then flags"
+    );
+    assert_eq!(run.router.len(), 48);
+    assert!(
+        run.manifest
+            .experiment_file
+            .as_deref()
+            .is_some_and(|t| t.contains("timeout = 42.0"))
+    );
+}

@@ -56,8 +56,8 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     };
     let client = Client::new(ClientConfig {
         base_url: host.clone(),
-        connect_timeout: Duration::from_secs_f64(args.host.connect_timeout),
-        request_timeout: Duration::from_secs_f64(args.host.timeout.min(30.0)),
+        connect_timeout: Duration::from_secs_f64(args.host.connect_timeout()),
+        request_timeout: Duration::from_secs_f64(args.host.timeout().min(30.0)),
         retries: 0,
         backoff: Duration::from_millis(100),
     })?;

@@ -16,9 +16,9 @@ pub fn run(args: &PullArgs) -> anyhow::Result<u8> {
     let base_url = parse_host(&args.host.host)?;
     let client = Client::new(ClientConfig {
         base_url,
-        connect_timeout: Duration::from_secs_f64(args.host.connect_timeout.max(0.001)),
-        request_timeout: Duration::from_secs_f64(args.host.timeout.max(0.001)),
-        retries: args.host.retries,
+        connect_timeout: Duration::from_secs_f64(args.host.connect_timeout().max(0.001)),
+        request_timeout: Duration::from_secs_f64(args.host.timeout().max(0.001)),
+        retries: args.host.retries.unwrap_or(3),
         backoff: Duration::from_millis(500),
     })?;
     let models: Vec<String> = if args.models.is_empty() {

@@ -35,6 +35,13 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<(RunSettings, Option<String>)> 
             }
         };
     }
+    macro_rules! over_host {
+        ($flag:ident => $field:ident) => {
+            if let Some(v) = args.host.$flag {
+                s.$field = v;
+            }
+        };
+    }
     over!(trials => trials);
     over!(tool_docs => tool_docs);
     over!(temperature => temperature);
@@ -59,9 +66,9 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<(RunSettings, Option<String>)> 
     if args.stream {
         s.stream = true;
     }
-    s.timeout_s = args.host.timeout;
-    s.connect_timeout_s = args.host.connect_timeout;
-    s.retries = args.host.retries;
+    over_host!(timeout => timeout_s);
+    over_host!(connect_timeout => connect_timeout_s);
+    over_host!(retries => retries);
     s.validate()?;
     Ok((s, file_text))
 }

@@ -143,6 +143,10 @@ pub struct ExperimentFile {
     pub stream: Option<bool>,
     /// See `--timeout`.
     pub timeout: Option<f64>,
+    /// See `--connect-timeout`.
+    pub connect_timeout: Option<f64>,
+    /// First retry delay, seconds (doubled on each retry).
+    pub retry_backoff: Option<f64>,
     /// See `--retries`.
     pub retries: Option<u32>,
 }
@@ -197,6 +201,8 @@ impl ExperimentFile {
         set!(tasks => tasks);
         set!(stream => stream);
         set!(timeout => timeout_s);
+        set!(connect_timeout => connect_timeout_s);
+        set!(retry_backoff => retry_backoff_s);
         set!(retries => retries);
         if let Some(b) = &self.baseline {
             s.toolless = match b.as_str() {
@@ -293,6 +299,23 @@ mod tests {
         assert!(
             err.to_string().contains("exp.toml") && err.to_string().contains("trails"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn wire_patience_comes_from_the_file_too() {
+        let text = "timeout = 30.0\nconnect-timeout = 2.0\nretries = 1\nretry-backoff = 0.5\n";
+        let f = ExperimentFile::parse("exp.toml", text).expect("parse");
+        let mut s = RunSettings::default();
+        f.apply(&mut s).expect("apply");
+        assert_eq!(
+            (
+                s.timeout_s,
+                s.connect_timeout_s,
+                s.retries,
+                s.retry_backoff_s
+            ),
+            (30.0, 2.0, 1, 0.5)
         );
     }
 
