@@ -75,14 +75,18 @@ pub async fn check_model(
     model: &str,
     need_tools: bool,
 ) -> Result<ModelInfo, PreflightError> {
-    let show = client
-        .show(model)
-        .await
-        .map_err(|e| PreflightError::ModelMissing {
+    let show = client.show(model).await.map_err(|e| match e.status() {
+        // Only a 404 means the model is not there; anything else is the server's trouble.
+        Some(404) => PreflightError::ModelMissing {
             model: model.to_string(),
             host: host.to_string(),
             error: e.to_string(),
-        })?;
+        },
+        _ => PreflightError::Unreachable {
+            host: host.to_string(),
+            error: format!("/api/show for '{model}' failed: {e}"),
+        },
+    })?;
     if need_tools && !show.capabilities.iter().any(|c| c == "tools") {
         return Err(PreflightError::NoTools {
             model: model.to_string(),

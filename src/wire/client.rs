@@ -334,8 +334,7 @@ impl Client {
     fn transport(&self, e: &reqwest::Error, status: Option<u16>) -> AttemptError {
         let message = if e.is_timeout() {
             format!(
-                "timed out after {:.3} s (request timeout {:.3} s, connect timeout {:.3} s): {}",
-                self.config.request_timeout.as_secs_f64(),
+                "timed out after {:.3} s, the request timeout in force (connect timeout {:.3} s): {}",
                 self.config.request_timeout.as_secs_f64(),
                 self.config.connect_timeout.as_secs_f64(),
                 error_text(e)
