@@ -92,11 +92,14 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
 /// Turns a parsed object into a call, if it is shaped like one.
 fn interpret(value: &Value, known_tools: &[String]) -> Option<ExtractedCall> {
     let obj = value.as_object()?;
-    // OpenAI's shape: {"type": "function", "function": {"name": .., "arguments": ".."}}.
-    let obj = match obj.get("function").and_then(Value::as_object) {
-        Some(inner) if inner.get("name").is_some_and(Value::is_string) => inner,
-        _ => obj,
-    };
+    // A call wrapped in one key: OpenAI's {"type": "function", "function": {"name": .., ..}}, or
+    // {"tool_call": {..}} as small models write it.
+    let wrapped = ["function", "tool_call", "call"].iter().find_map(|k| {
+        obj.get(*k)
+            .and_then(Value::as_object)
+            .filter(|inner| inner.get("name").is_some_and(Value::is_string))
+    });
+    let obj = wrapped.unwrap_or(obj);
     let name = obj.get("name").and_then(Value::as_str)?;
     let args = obj.get("arguments").or_else(|| obj.get("parameters"));
     let known = known_tools.iter().any(|t| t == name);
@@ -167,11 +170,15 @@ fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
     None
 }
 
-/// Positions of `{` directly followed (after whitespace) by the key `"name"`.
+/// Positions of `{` directly followed (after whitespace) by the key `"name"` (or `'name'`, as a
+/// Python dict writes it, which is call-shaped but not JSON).
 fn name_key_positions(content: &str) -> Vec<usize> {
     content
         .match_indices('{')
-        .filter(|(i, _)| content[i + 1..].trim_start().starts_with("\"name\""))
+        .filter(|(i, _)| {
+            let rest = content[i + 1..].trim_start();
+            rest.starts_with("\"name\"") || rest.starts_with("'name'")
+        })
         .map(|(i, _)| i)
         .collect()
 }
@@ -246,6 +253,34 @@ mod tests {
 
     fn names(calls: &[ExtractedCall]) -> Vec<(&str, CallFormat)> {
         calls.iter().map(|c| (c.name.as_str(), c.format)).collect()
+    }
+
+    #[test]
+    fn a_wrapped_call_is_a_call_and_a_python_dict_is_malformed() {
+        let known = vec!["get_order".to_string()];
+        let wrapped = extract_text(
+            r#"{"tool_call": {"name": "get_order", "arguments": {"order_id": "5101"}}}"#,
+            &known,
+        );
+        assert_eq!(wrapped.len(), 1);
+        assert_eq!(
+            (wrapped[0].name.as_str(), wrapped[0].format),
+            ("get_order", CallFormat::Text)
+        );
+        let python = extract_text(
+            "{'name': 'get_order', 'arguments': {'order_id': '5101'}}",
+            &known,
+        );
+        assert_eq!(python.len(), 1);
+        assert_eq!(python[0].format, CallFormat::Malformed);
+        assert!(
+            python[0]
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("arguments")),
+            "{:?}",
+            python[0].error
+        );
     }
 
     #[test]
