@@ -5,7 +5,7 @@
 //! failure were never graded, so both are counted and skipped.
 
 use super::Run;
-use crate::runner::record::{Node, Status};
+use crate::runner::record::{Mode, Node, Status};
 use crate::suite::{Domain, Evidence, RouterSuite};
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +20,10 @@ pub struct MovedVerdict {
     pub model: String,
     /// Trial index.
     pub trial: u32,
+    /// Agent or toolless baseline.
+    pub mode: Mode,
+    /// Call cap of the trial.
+    pub call_cap: u32,
     /// Passed before.
     pub was: bool,
     /// Passes now.
@@ -117,6 +121,8 @@ pub fn regrade(
                 task: c.task.clone(),
                 model: c.model.clone(),
                 trial: c.trial,
+                mode: c.mode,
+                call_cap: c.call_cap,
                 was: c.verdict.passed,
                 now: verdict.passed,
                 reasons: verdict.reasons,
@@ -152,6 +158,8 @@ pub fn regrade(
                 task: r.index.to_string(),
                 model: r.model.clone(),
                 trial: r.trial,
+                mode: Mode::Agent,
+                call_cap: 1,
                 was: r.correct,
                 now,
                 reasons: if now {
@@ -164,7 +172,8 @@ pub fn regrade(
         }
     }
     out.moved.sort_by(|a, b| {
-        (&a.suite, &a.model, &a.task, a.trial).cmp(&(&b.suite, &b.model, &b.task, b.trial))
+        (&a.suite, &a.model, &a.task, a.trial, a.mode, a.call_cap)
+            .cmp(&(&b.suite, &b.model, &b.task, b.trial, b.mode, b.call_cap))
     });
     out
 }

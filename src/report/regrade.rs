@@ -57,7 +57,11 @@ pub fn markdown(r: &Regrade, run_id: &str) -> String {
             };
             t.row([
                 m.model.clone(),
-                m.suite.clone(),
+                match (m.suite.as_str(), m.mode) {
+                    ("router", _) => "router".to_string(),
+                    (suite, crate::runner::record::Mode::Toolless) => format!("{suite} (toolless)"),
+                    (suite, _) => format!("{suite} (cap {})", m.call_cap),
+                },
                 m.task.clone(),
                 m.trial.to_string(),
                 word(m.was).to_string(),
