@@ -3,35 +3,17 @@
 use crate::runner::record::{CallRecord, ConversationRecord, Mode, Node, Outcome, Status};
 use crate::trace::{ToolEvent, Verdict};
 use crate::wire::api::Timings;
-use crate::wire::outcome::CallOutcome;
 use serde_json::{Value, json};
 
 /// An ok orchestrator call with these token counts and no timings.
 pub fn call(input: u64, output: u64) -> CallRecord {
-    CallRecord {
-        node: Node::Orchestrator,
-        turn: 0,
-        step: 0,
-        seed: None,
-        started_unix_ms: None,
-        wall_s: None,
-        timings: Timings {
-            prompt_eval_count: Some(input),
-            eval_count: Some(output),
-            ..Timings::default()
-        },
-        outcome: CallOutcome::Ok,
-        attempts: vec![],
-        timeout_s: None,
-        call_format: None,
-        tool_calls: 0,
-        truncated: false,
-        context_overflow: false,
-        gpu: None,
-        predicted: None,
-        ttfb_s: None,
-        ttft_s: None,
-    }
+    let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
+    call.timings = Timings {
+        prompt_eval_count: Some(input),
+        eval_count: Some(output),
+        ..Timings::default()
+    };
+    call
 }
 
 /// A call with a wall time (seconds) as well.

@@ -19,7 +19,6 @@ use crate::runner::record::{
 };
 use crate::trace::{CallFormat, FailureMode, ToolEvent, Verdict};
 use crate::wire::api::Timings;
-use crate::wire::outcome::CallOutcome;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -123,34 +122,21 @@ fn format_of(s: Option<&str>) -> Option<CallFormat> {
 }
 
 fn call_record(span: &RefSpan, node: Node) -> CallRecord {
-    CallRecord {
-        node,
-        turn: span.turn.unwrap_or(0),
-        step: span.step.unwrap_or(0),
-        seed: None,
-        started_unix_ms: None,
-        wall_s: span.latency_s.map(|l| l + span.load_s.unwrap_or(0.0)),
-        timings: Timings {
-            total_duration: ns(span.total_s),
-            load_duration: ns(span.load_s),
-            prompt_eval_count: span.input_tokens,
-            prompt_eval_duration: ns(span.prompt_eval_s),
-            eval_count: span.output_tokens,
-            eval_duration: ns(span.eval_s),
-            done_reason: None,
-        },
-        outcome: CallOutcome::Ok,
-        attempts: Vec::new(),
-        timeout_s: None,
-        call_format: format_of(span.call_format.as_deref()),
-        tool_calls: span.tool_calls.unwrap_or(0),
-        truncated: false,
-        context_overflow: false,
-        gpu: None,
-        predicted: span.predicted.clone(),
-        ttfb_s: None,
-        ttft_s: None,
-    }
+    let mut call = CallRecord::new(node, span.turn.unwrap_or(0), span.step.unwrap_or(0));
+    call.wall_s = span.latency_s.map(|l| l + span.load_s.unwrap_or(0.0));
+    call.timings = Timings {
+        total_duration: ns(span.total_s),
+        load_duration: ns(span.load_s),
+        prompt_eval_count: span.input_tokens,
+        prompt_eval_duration: ns(span.prompt_eval_s),
+        eval_count: span.output_tokens,
+        eval_duration: ns(span.eval_s),
+        done_reason: None,
+    };
+    call.call_format = format_of(span.call_format.as_deref());
+    call.tool_calls = span.tool_calls.unwrap_or(0);
+    call.predicted = span.predicted.clone();
+    call
 }
 
 /// The reference's own failure label of a failed conversation (its `classify_failure`): the call
