@@ -152,6 +152,22 @@ fn misbehaving_models_are_recorded_not_fatal() {
         "exactly the tasks asked for"
     );
     let of = |m: &'static str| run.conversations.iter().filter(move |c| c.model == m);
+    let summary = passk::analysis::summarize(
+        &run.manifest,
+        &run.conversations,
+        &run.router,
+        &passk::analysis::AnalysisOptions {
+            resamples: 0,
+            ..Default::default()
+        },
+    );
+    let text = &summary.groups["store"].models["text-calls"];
+    assert_eq!(text.pass_hat_k.get(&1), Some(&1.0));
+    assert_eq!(
+        text.pass_hat_k_native_only.get(&1),
+        Some(&0.0),
+        "every pass needed text-call recovery"
+    );
     assert!(
         of("text-calls").all(|c| c.outcome == Outcome::Pass),
         "text calls are recovered"

@@ -109,6 +109,11 @@ pub struct ModelSummary {
     pub success_rate: Option<f64>,
     /// Unbiased pass^k, k = 1..trials_per_task.
     pub pass_hat_k: BTreeMap<usize, f64>,
+    /// pass^k without text-call recovery: a pass counts only when none of its accepted tool calls
+    /// was recovered from the reply text (what a harness reading only Ollama's native `tool_calls`
+    /// would have seen pass; an upper bound, since those conversations are not replayed).
+    #[serde(default)]
+    pub pass_hat_k_native_only: BTreeMap<usize, f64>,
     /// Tasks whose every graded trial passed.
     pub tasks_passing_every_trial: usize,
     /// Success by task category.
@@ -328,6 +333,7 @@ fn model_summary(
 
     // Per task: (trials, passes) and the bootstrap totals.
     let mut tasks: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut native_only: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut per_task: BTreeMap<String, IdTotals> = BTreeMap::new();
     let mut by_cat: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut by_weight: BTreeMap<u32, f64> = OUTPUT_WEIGHTS.iter().map(|&x| (x, 0.0)).collect();
@@ -340,6 +346,13 @@ fn model_summary(
         let t = tasks.entry(c.task.clone()).or_default();
         t.0 += 1;
         t.1 += p;
+        let recovered = c
+            .tool_events
+            .iter()
+            .any(|e| e.ok && e.format == Some(crate::trace::CallFormat::Text));
+        let t = native_only.entry(c.task.clone()).or_default();
+        t.0 += 1;
+        t.1 += usize::from(c.verdict.passed && !recovered);
         let k = by_cat.entry(c.category.clone()).or_default();
         k.0 += 1;
         k.1 += p;
@@ -390,6 +403,7 @@ fn model_summary(
         passes,
         success_rate: rate(passes, n),
         pass_hat_k: pass_hat_k(&task_counts),
+        pass_hat_k_native_only: pass_hat_k(&native_only.values().copied().collect::<Vec<_>>()),
         tasks_passing_every_trial: tasks_passing_every_trial(&task_counts),
         by_category: by_cat
             .into_iter()

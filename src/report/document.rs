@@ -647,6 +647,23 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
         }
         out.push_str(&t.render());
         out.push('\n');
+        if models
+            .iter()
+            .any(|(_, m)| m.pass_hat_k_native_only != m.pass_hat_k)
+        {
+            out.push_str(
+                "Without text-call recovery (a pass counts only if none of its accepted tool calls \
+                 was recovered from the reply text):\n\n",
+            );
+            let mut t = ModelTable::new(s, "k", &models);
+            for k in 1..=kmax {
+                t.row(k.to_string(), |m| {
+                    opt(m.pass_hat_k_native_only.get(&k).copied(), percent)
+                });
+            }
+            out.push_str(&t.render());
+            out.push('\n');
+        }
     }
 
     if let Some(c) = &g.comparison {
