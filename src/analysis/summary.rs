@@ -111,7 +111,7 @@ pub struct ModelSummary {
     pub pass_hat_k: BTreeMap<usize, f64>,
     /// pass^k without text-call recovery: a pass counts only when none of its accepted tool calls
     /// was recovered from the reply text (what a harness reading only Ollama's native `tool_calls`
-    /// would have seen pass; an upper bound, since those conversations are not replayed).
+    /// would have seen pass; a lower bound, since those conversations count as failures without being replayed).
     #[serde(default)]
     pub pass_hat_k_native_only: BTreeMap<usize, f64>,
     /// Tasks whose every graded trial passed.
