@@ -96,15 +96,16 @@ pub fn oracle_checks(run: &Run) -> Vec<Check> {
     out
 }
 
-/// The flawed model: verdicts, success, pass^k, failure modes and extra rejected calls equal what
-/// the mistake plan implies.
-pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Check> {
+/// The flawed model in one suite: verdicts, success, pass^k, failure modes and extra rejected calls
+/// equal what the mistake plan implies. `plan` holds the expected trials of that suite's tasks.
+pub fn flawed_checks(run: &Run, model: &str, suite: &str, plan: &[ExpectedTrial]) -> Vec<Check> {
     let records: BTreeMap<(String, u32), _> = run
         .conversations
         .iter()
-        .filter(|c| c.model == model)
+        .filter(|c| c.model == model && c.suite == suite)
         .map(|c| ((c.task.clone(), c.trial), c))
         .collect();
+    let label = format!("{model} {suite}");
     let mut out = Vec::new();
     let mismatched: Vec<String> = plan
         .iter()
@@ -116,7 +117,7 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
         .map(|e| format!("{}#{}", e.task, e.trial))
         .collect();
     out.push(Check::new(
-        format!("{model}: trials whose verdict differs from the plan"),
+        format!("{label}: trials whose verdict differs from the plan"),
         "none",
         if mismatched.is_empty() {
             "none".to_string()
@@ -130,7 +131,7 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
         .filter(|r| r.outcome == Outcome::Pass)
         .count();
     out.push(Check::new(
-        format!("{model}: success"),
+        format!("{label}: success"),
         format!("{expected_passes}/{}", plan.len()),
         format!("{observed_passes}/{}", records.len()),
     ));
@@ -150,12 +151,12 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &quick());
     let observed_k = summary
         .groups
-        .values()
-        .find_map(|g| g.models.get(model))
+        .get(suite)
+        .and_then(|g| g.models.get(model))
         .map(|m| m.pass_hat_k.clone())
         .unwrap_or_default();
     out.push(Check::new(
-        format!("{model}: pass^k, k = 1..n"),
+        format!("{label}: pass^k, k = 1..n"),
         fmt_k(&expected_k),
         fmt_k(&observed_k),
     ));
@@ -168,7 +169,7 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
         *observed_modes.entry(mode).or_default() += 1;
     }
     out.push(Check::new(
-        format!("{model}: failure modes"),
+        format!("{label}: failure modes"),
         fmt_modes(&expected_modes),
         fmt_modes(&observed_modes),
     ));
@@ -180,7 +181,7 @@ pub fn flawed_checks(run: &Run, model: &str, plan: &[ExpectedTrial]) -> Vec<Chec
         .map(|r| r.tool_events.iter().filter(|t| !t.ok).count())
         .sum();
     out.push(Check::new(
-        format!("{model}: rejected calls in passing trials"),
+        format!("{label}: rejected calls in passing trials"),
         expected_rejected,
         observed_rejected,
     ));

@@ -64,12 +64,19 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         .cloned()
         .collect();
     let mut book = ScriptBook::from_suites(&tasks, Some(&router));
-    // The store's examples win a shared parameter name: the flawed plan plays the store only.
     let mut examples = triage.example_values();
     examples.extend(store.example_values());
     book.set_example_values(&examples);
-    let plan = MistakePlan::new(store.tasks(), args.trials, MISTAKE_SEED, MISTAKE_RATE);
+    let plan = MistakePlan::new(&tasks, args.trials, MISTAKE_SEED, MISTAKE_RATE);
     let expected = plan.expected();
+    let expected_in = |suite: &dyn Domain| -> Vec<passk::wire::stub::ExpectedTrial> {
+        let ids: Vec<&str> = suite.tasks().iter().map(|t| t.id.as_str()).collect();
+        expected
+            .iter()
+            .filter(|e| ids.contains(&e.task.as_str()))
+            .cloned()
+            .collect()
+    };
     let mut config = StubConfig::with_script(book)
         .model(ORACLE_SMALL, Behaviour::Oracle)
         .model(ORACLE_LARGE, Behaviour::Oracle)
@@ -129,7 +136,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     let flawed_dir = pass(
         "flawed",
         &[FLAWED],
-        vec![SuiteChoice::Store],
+        vec![SuiteChoice::Store, SuiteChoice::Triage],
         Duration::from_secs(30),
     )?;
     let faults_dir = pass("faults", &[FAULTY], both, FAULT_TIMEOUT)?;
@@ -144,7 +151,18 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         load_run(&faults_dir)?,
     ];
     let mut checks = oracle_checks(&runs[0]);
-    checks.extend(flawed_checks(&runs[1], FLAWED, &expected));
+    checks.extend(flawed_checks(
+        &runs[1],
+        FLAWED,
+        "store",
+        &expected_in(&store),
+    ));
+    checks.extend(flawed_checks(
+        &runs[1],
+        FLAWED,
+        "triage",
+        &expected_in(&triage),
+    ));
     checks.extend(fault_checks(&runs[2], FAULTY, &injected));
     let in_stub: f64 = runs.iter().map(stub_seconds).sum();
     for dir in [&oracle_dir, &flawed_dir, &faults_dir] {
