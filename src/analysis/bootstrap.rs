@@ -91,6 +91,31 @@ pub struct TaskBootstrap {
     pub resamples_with_defined_break_even: usize,
 }
 
+impl IdTotals {
+    /// passes / trials, `None` without trials.
+    fn rate(&self) -> Option<f64> {
+        (self.trials > 0.0).then(|| self.passes / self.trials)
+    }
+}
+
+/// Draws the paired resamples over the ids both sides have (in key order, as the reference sorts
+/// them) and hands `each` the two sides' totals over every resample; returns the ids used.
+fn paired<K: Ord>(
+    a: &BTreeMap<K, IdTotals>,
+    b: &BTreeMap<K, IdTotals>,
+    resamples: usize,
+    seed: u64,
+    mut each: impl FnMut(IdTotals, IdTotals),
+) -> usize {
+    let ids: Vec<&K> = a.keys().filter(|k| b.contains_key(*k)).collect();
+    let sa: Vec<&IdTotals> = ids.iter().map(|k| &a[*k]).collect();
+    let sb: Vec<&IdTotals> = ids.iter().map(|k| &b[*k]).collect();
+    for_each_resample(ids.len(), resamples, seed, |sample| {
+        each(sum_over(sample, &sa), sum_over(sample, &sb));
+    });
+    ids.len()
+}
+
 fn sum_over(sample: &[usize], ids: &[&IdTotals]) -> IdTotals {
     let mut t = IdTotals::default();
     for &i in sample {
@@ -112,22 +137,13 @@ pub fn task_bootstrap(
     resamples: usize,
     seed: u64,
 ) -> TaskBootstrap {
-    let ids: Vec<&String> = small.keys().filter(|k| large.contains_key(*k)).collect();
-    let s: Vec<&IdTotals> = ids.iter().map(|k| &small[*k]).collect();
-    let l: Vec<&IdTotals> = ids.iter().map(|k| &large[*k]).collect();
     let (mut rs, mut rl, mut diff) = (Vec::new(), Vec::new(), Vec::new());
     let (mut be, mut bc, mut bp) = (Vec::new(), Vec::new(), Vec::new());
-    for_each_resample(ids.len(), resamples, seed, |sample| {
-        let a = sum_over(sample, &s);
-        let b = sum_over(sample, &l);
-        if a.trials > 0.0 {
-            rs.push(a.passes / a.trials);
-        }
-        if b.trials > 0.0 {
-            rl.push(b.passes / b.trials);
-        }
-        if a.trials > 0.0 && b.trials > 0.0 {
-            diff.push(b.passes / b.trials - a.passes / a.trials);
+    let tasks = paired(small, large, resamples, seed, |a, b| {
+        rs.extend(a.rate());
+        rl.extend(b.rate());
+        if let (Some(x), Some(y)) = (a.rate(), b.rate()) {
+            diff.push(y - x);
         }
         if a.passes > 0.0 && b.passes > 0.0 {
             be.push((a.tokens / a.passes) / (b.tokens / b.passes));
@@ -138,7 +154,7 @@ pub fn task_bootstrap(
         }
     });
     TaskBootstrap {
-        tasks: ids.len(),
+        tasks,
         resamples,
         seed,
         success_rate_small: ci95(&mut rs),
@@ -175,19 +191,10 @@ pub fn message_bootstrap(
     resamples: usize,
     seed: u64,
 ) -> MessageBootstrap {
-    let ids: Vec<&u32> = small.keys().filter(|k| large.contains_key(*k)).collect();
-    let s: Vec<&IdTotals> = ids.iter().map(|k| &small[*k]).collect();
-    let l: Vec<&IdTotals> = ids.iter().map(|k| &large[*k]).collect();
     let (mut rs, mut rl, mut be) = (Vec::new(), Vec::new(), Vec::new());
-    for_each_resample(ids.len(), resamples, seed, |sample| {
-        let a = sum_over(sample, &s);
-        let b = sum_over(sample, &l);
-        if a.trials > 0.0 {
-            rs.push(a.passes / a.trials);
-        }
-        if b.trials > 0.0 {
-            rl.push(b.passes / b.trials);
-        }
+    let messages = paired(small, large, resamples, seed, |a, b| {
+        rs.extend(a.rate());
+        rl.extend(b.rate());
         let tpa = a.tokens / a.passes.max(1.0);
         let tpb = b.tokens / b.passes.max(1.0);
         if tpb > 0.0 {
@@ -195,7 +202,7 @@ pub fn message_bootstrap(
         }
     });
     MessageBootstrap {
-        messages: ids.len(),
+        messages,
         resamples,
         seed,
         accuracy_small: ci95(&mut rs),
@@ -212,15 +219,10 @@ pub fn difference_bootstrap(
     resamples: usize,
     seed: u64,
 ) -> Option<Interval> {
-    let ids: Vec<&String> = a.keys().filter(|k| b.contains_key(*k)).collect();
-    let sa: Vec<&IdTotals> = ids.iter().map(|k| &a[*k]).collect();
-    let sb: Vec<&IdTotals> = ids.iter().map(|k| &b[*k]).collect();
     let mut diff = Vec::new();
-    for_each_resample(ids.len(), resamples, seed, |sample| {
-        let x = sum_over(sample, &sa);
-        let y = sum_over(sample, &sb);
-        if x.trials > 0.0 && y.trials > 0.0 {
-            diff.push(y.passes / y.trials - x.passes / x.trials);
+    paired(a, b, resamples, seed, |x, y| {
+        if let (Some(rx), Some(ry)) = (x.rate(), y.rate()) {
+            diff.push(ry - rx);
         }
     });
     ci95(&mut diff)
