@@ -597,33 +597,62 @@ fn unknown_task_ids_are_refused_before_any_trace() {
 }
 
 #[test]
-fn a_lost_server_stops_the_run_and_a_rerun_plays_the_failed_trials_again() {
+fn trials_lost_on_the_wire_run_again_when_the_same_command_is_rerun() {
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let flags = "--trials 1 --suite store --tasks L1,L2,L3,L4,L5,L6,M1,M2 --retries 0";
     {
-        // A server that resets every connection: five trials in a row fail, then the run stops.
+        // A server that answers /api/version but resets every chat: not gone, so the run goes on
+        // and records every trial as a transport failure, with a hint.
         let dead = ModelSpec::new(Behaviour::Oracle).with_faults(FaultRates {
             reset: 1.0,
             ..FaultRates::default()
         });
         let stub = Stub::start(vec![("m", dead)], |_| {});
         let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "m", flags)));
-        assert_eq!(code, 9, "{stderr}");
-        assert!(stderr.contains("rerun the same command"), "{stderr}");
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("but the server answers"), "{stderr}");
     }
-    assert_eq!(
-        keys_of(&out, true).len(),
-        5,
-        "the five failed trials are on disk"
-    );
+    assert_eq!(keys_of(&out, true).len(), 8, "eight failed trials on disk");
     let stub = Stub::start(vec![("m", Behaviour::Oracle.into())], |_| {});
     let run = run_ok(&stub, &out, "m", flags);
     assert_eq!(run.conversations.len(), 8);
     assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass));
     assert_eq!(
-        run.superseded, 5,
+        run.superseded, 8,
         "the failed records are superseded, not counted"
+    );
+}
+
+#[test]
+fn a_server_that_goes_away_stops_the_run() {
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let stub = Stub::start(vec![("m", Behaviour::Oracle.into())], |c| {
+        c.load = Duration::from_millis(3)
+    });
+    let args = run_args(&stub, &out, "m", "--trials 2 --suite store --retries 0");
+    let child = passk()
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let started = std::time::Instant::now();
+    while keys_of(&out, false).is_empty() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(stub);
+    let done = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(9), "{stderr}");
+    assert!(
+        stderr.contains("no longer answers") && stderr.contains("rerun the same command"),
+        "{stderr}"
+    );
+    assert!(
+        keys_of(&out, true).len() < 48,
+        "stopped before the plan was done"
     );
 }
 

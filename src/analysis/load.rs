@@ -24,8 +24,8 @@ pub struct Run {
     pub router: Vec<RouterRecord>,
     /// Torn last lines skipped (at most one per file).
     pub torn_lines: usize,
-    /// Records superseded by a later record of the same trial (a trial that ended on a wire
-    /// failure and was played again on resume); only the latest record of a trial is kept.
+    /// Records that ended on a wire failure and were superseded by a later record of the same
+    /// trial (played again on resume); they are left out, graded records never are.
     pub superseded: usize,
 }
 
@@ -133,13 +133,22 @@ pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, AnalysisError> {
     }
     run.torn_lines += read_records(&cpath, &mut run, keep)?;
     run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run, keep)?;
-    run.superseded = keep_latest(&mut run.conversations, ConversationRecord::key)
-        + keep_latest(&mut run.router, RouterRecord::key);
+    run.superseded = keep_latest(&mut run.conversations, ConversationRecord::key, |c| {
+        c.outcome.is_graded()
+    }) + keep_latest(&mut run.router, RouterRecord::key, |r| {
+        r.outcome.is_graded()
+    });
     Ok(run)
 }
 
-/// Keeps the last record of each trial (in file order); returns how many were dropped.
-fn keep_latest<T>(records: &mut Vec<T>, key: impl Fn(&T) -> TrialKey) -> usize {
+/// Drops every record that ended on the wire (transport or protocol failure) when a later record
+/// of the same trial exists, as the journal writes when a resume plays such a trial again; returns
+/// how many were dropped. Graded records are never dropped.
+fn keep_latest<T>(
+    records: &mut Vec<T>,
+    key: impl Fn(&T) -> TrialKey,
+    graded: impl Fn(&T) -> bool,
+) -> usize {
     let mut last: HashMap<TrialKey, usize> = HashMap::new();
     for (i, r) in records.iter().enumerate() {
         last.insert(key(r), i);
@@ -147,7 +156,7 @@ fn keep_latest<T>(records: &mut Vec<T>, key: impl Fn(&T) -> TrialKey) -> usize {
     let before = records.len();
     let mut i = 0;
     records.retain(|r| {
-        let keep = last.get(&key(r)) == Some(&i);
+        let keep = graded(r) || last.get(&key(r)) == Some(&i);
         i += 1;
         keep
     });

@@ -411,7 +411,36 @@ pub fn reference(
         "reference_runs": runs,
         "call_cap_inferred": call_cap,
     });
+    // Several reference runs in one file repeat their seeds; every trial must keep its own key.
+    let bumped = number_repeats(&mut conversations, |c| c.key(), |c| &mut c.trial)
+        + number_repeats(&mut router, |r| r.key(), |r| &mut r.trial);
+    if bumped > 0 {
+        manifest.warnings.push(format!(
+            "{bumped} records repeat a (model, task, seed) of an earlier line (several reference runs \
+             in one file?); their trials are numbered seed + 100 x the repeat"
+        ));
+    }
     Ok((manifest, conversations, router))
+}
+
+/// Renumbers the trial of every record whose key an earlier record already has (seed + 100 per
+/// repeat); returns how many were renumbered.
+fn number_repeats<T>(
+    records: &mut [T],
+    key: impl Fn(&T) -> crate::runner::record::TrialKey,
+    trial: impl Fn(&mut T) -> &mut u32,
+) -> usize {
+    let mut seen: std::collections::HashMap<_, u32> = std::collections::HashMap::new();
+    let mut bumped = 0;
+    for r in records.iter_mut() {
+        let repeats = seen.entry(key(r)).or_insert(0);
+        if *repeats > 0 {
+            *trial(r) += 100 * *repeats;
+            bumped += 1;
+        }
+        *repeats += 1;
+    }
+    bumped
 }
 
 #[cfg(test)]
@@ -434,6 +463,21 @@ mod tests {
             std::fs::write(dir.path().join(REFERENCE_ROUTER_FILE), r).unwrap();
         }
         reference(dir.path())
+    }
+
+    #[test]
+    fn several_runs_in_one_file_keep_every_trial() {
+        let rows = r#"{"task": "L1", "model": "m", "seed": 0, "run": 1, "passed": true}
+{"task": "L1", "model": "m", "seed": 0, "run": 2, "passed": false}
+"#;
+        let (m, convs, _) = import(rows, None).unwrap();
+        let trials: Vec<u32> = convs.iter().map(|c| c.trial).collect();
+        assert_eq!(trials, [0, 100]);
+        assert!(
+            m.warnings
+                .iter()
+                .any(|w| w.contains("several reference runs"))
+        );
     }
 
     #[test]

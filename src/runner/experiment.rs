@@ -37,7 +37,7 @@ pub enum RunError {
     Journal(#[from] JournalError),
     /// Several trials in a row ended on transport failures: the server is gone.
     #[error(
-        "{trials} trials in a row ended on transport failures ({error}); is Ollama still running at {host}? Finished trials are kept: rerun the same command to resume, and the failed ones run again"
+        "{trials} trials in a row ended on transport failures ({error}) and {host} no longer answers; is Ollama still running? Finished trials are kept: rerun the same command to resume, and the failed ones run again"
     )]
     ServerLost {
         /// Base URL.
@@ -402,12 +402,24 @@ pub async fn run(
             0
         };
         if lost_in_a_row >= SERVER_LOST_AFTER {
-            journal.update_manifest(&manifest)?;
-            return Err(RunError::ServerLost {
-                host: exp.host.clone(),
-                trials: lost_in_a_row,
-                error: last_wire_error(&record),
-            });
+            let error = last_wire_error(&record);
+            // Gone, or only slow? A server that still answers is not lost: timeouts go on being
+            // recorded (and retried on resume), with a hint.
+            if preflight::server_version(&client, &exp.host).await.is_ok() {
+                sink.emit(RunEvent::Warning(format!(
+                    "{lost_in_a_row} trials in a row ended on transport failures ({error}), but the \
+                     server answers; if these are timeouts, raise --timeout (now {} s)",
+                    s.timeout_s
+                )));
+                lost_in_a_row = 0;
+            } else {
+                journal.update_manifest(&manifest)?;
+                return Err(RunError::ServerLost {
+                    host: exp.host.clone(),
+                    trials: lost_in_a_row,
+                    error,
+                });
+            }
         }
     }
     journal.update_manifest(&manifest)?;

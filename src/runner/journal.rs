@@ -10,6 +10,7 @@ use crate::runner::record::{
     CONVERSATIONS_FILE, MANIFEST_FILE, Manifest, Outcome, ROUTER_FILE, Record, SCHEMA_VERSION,
     TrialKey,
 };
+use crate::runner::settings::trial_settings;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -96,10 +97,11 @@ impl Journal {
         for name in [CONVERSATIONS_FILE, ROUTER_FILE] {
             let scan = scan(&dir.join(name))?;
             dropped_torn += usize::from(scan.torn);
-            for (key, outcome) in scan.latest {
-                // A trial that ended on a wire failure is played again: the server was at fault,
-                // not the model. Its record stays, and the newer one supersedes it.
-                if outcome.is_graded() {
+            for (key, (outcome, wire_failures)) in scan.latest {
+                // A trial that ended on a wire failure is played again (the server was at fault,
+                // not the model), up to MAX_WIRE_TRIES times in all; its records stay, and a newer
+                // graded one supersedes them.
+                if outcome.is_graded() || wire_failures >= MAX_WIRE_TRIES {
                     done.insert(key);
                 } else {
                     to_retry += 1;
@@ -124,7 +126,8 @@ impl Journal {
         })
     }
 
-    /// Trials on disk whose latest record is a transport or protocol failure; they run again.
+    /// Trials on disk whose latest record is a transport or protocol failure, tried fewer than
+    /// [`MAX_WIRE_TRIES`] times; the plan plays them again.
     pub fn to_retry(&self) -> usize {
         self.to_retry
     }
@@ -265,24 +268,13 @@ fn check_same_setup(dir: &Path, recorded: &Manifest, now: &Manifest) -> Result<(
     Ok(())
 }
 
-/// Settings that change what a trial is: everything but the task filter and the wire's patience
-/// (timeouts, retries), which a resume may change.
-fn trial_settings(settings: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
-    const MAY_CHANGE: [&str; 5] = [
-        "tasks",
-        "timeout_s",
-        "connect_timeout_s",
-        "retries",
-        "retry_backoff_s",
-    ];
-    let mut map = settings.as_object().cloned().unwrap_or_default();
-    map.retain(|k, _| !MAY_CHANGE.contains(&k.as_str()));
-    map
-}
+/// Records of one trial ending on the wire after which a resume stops playing it again.
+pub const MAX_WIRE_TRIES: usize = 3;
 
 struct Scan {
-    /// Every finished trial on disk with the outcome of its latest record.
-    latest: BTreeMap<TrialKey, Outcome>,
+    /// Every finished trial on disk with the outcome of its latest record and how many of its
+    /// records ended on a transport or protocol failure.
+    latest: BTreeMap<TrialKey, (Outcome, usize)>,
     torn: bool,
 }
 
@@ -318,7 +310,9 @@ fn scan(path: &Path) -> Result<Scan, JournalError> {
                     Record::Conversation(c) => (c.key(), c.outcome),
                     Record::Router(r) => (r.key(), r.outcome),
                 };
-                latest.insert(key, outcome);
+                let entry = latest.entry(key).or_insert((outcome, 0));
+                entry.0 = outcome;
+                entry.1 += usize::from(!outcome.is_graded());
                 good_len += n as u64;
             }
             Ok(_) => {
@@ -450,6 +444,14 @@ mod tests {
             (2, 0),
             "the newer record supersedes"
         );
+        // A trial that keeps failing on the wire is given up after MAX_WIRE_TRIES records.
+        for tries in 1..=MAX_WIRE_TRIES {
+            let mut j = Journal::open(dir.path(), &manifest()).expect("reopen");
+            assert_eq!(j.done().len(), 2, "try {tries}");
+            assert!(j.append(&failed(2)).expect("append"));
+        }
+        let j = Journal::open(dir.path(), &manifest()).expect("reopen");
+        assert_eq!((j.done().len(), j.to_retry()), (3, 0));
     }
 
     #[test]

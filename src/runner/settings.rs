@@ -219,6 +219,24 @@ impl ExperimentFile {
     }
 }
 
+/// Settings a later session of the same run may change: the task filter and the wire's patience.
+/// Everything else changes what a trial is, so a resume with another value is refused, and the
+/// default run id ignores these so that changing them resumes the same run.
+pub const MAY_CHANGE_ON_RESUME: [&str; 5] = [
+    "tasks",
+    "timeout_s",
+    "connect_timeout_s",
+    "retries",
+    "retry_backoff_s",
+];
+
+/// The settings that define what a trial is (all but [`MAY_CHANGE_ON_RESUME`]), as JSON.
+pub fn trial_settings(settings: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    let mut map = settings.as_object().cloned().unwrap_or_default();
+    map.retain(|k, _| !MAY_CHANGE_ON_RESUME.contains(&k.as_str()));
+    map
+}
+
 impl RunSettings {
     /// The modes each conversation trial is played in: the agent, and the baseline when asked.
     pub fn modes(&self) -> Vec<crate::runner::record::Mode> {
@@ -254,10 +272,12 @@ impl RunSettings {
         Ok(())
     }
 
-    /// The default run id: readable parts plus a digest of every setting, so that the same
-    /// settings give the same directory (and a rerun resumes it).
+    /// The default run id: readable parts plus a digest of the settings that define a trial, so
+    /// that the same settings give the same directory (and a rerun resumes it, with another task
+    /// filter or timeout if need be).
     pub fn default_run_id(&self) -> String {
-        let json = serde_json::to_vec(self).unwrap_or_default();
+        let all = serde_json::to_value(self).unwrap_or_default();
+        let json = serde_json::to_vec(&trial_settings(&all)).unwrap_or_default();
         let digest = Sha256::digest(&json);
         let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
         let suites: Vec<&str> = self
