@@ -109,9 +109,10 @@ pub struct ModelSummary {
     pub success_rate: Option<f64>,
     /// Unbiased pass^k, k = 1..trials_per_task.
     pub pass_hat_k: BTreeMap<usize, f64>,
-    /// pass^k without text-call recovery: a pass counts only when none of its accepted tool calls
-    /// was recovered from the reply text (what a harness reading only Ollama's native `tool_calls`
-    /// would have seen pass; a lower bound, since those conversations count as failures without being replayed).
+    /// pass^k without text-call recovery: a pass counts only when every tool call it made came as
+    /// Ollama's native `tool_calls` (what a harness reading only those would have seen pass; a
+    /// lower bound, since the others count as failures without being replayed). Empty when some
+    /// records do not say how their calls were written (imported run 1).
     #[serde(default)]
     pub pass_hat_k_native_only: BTreeMap<usize, f64>,
     /// Tasks whose every graded trial passed.
@@ -334,6 +335,7 @@ fn model_summary(
     // Per task: (trials, passes) and the bootstrap totals.
     let mut tasks: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut native_only: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut formats_known = true;
     let mut per_task: BTreeMap<String, IdTotals> = BTreeMap::new();
     let mut by_cat: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut by_weight: BTreeMap<u32, f64> = OUTPUT_WEIGHTS.iter().map(|&x| (x, 0.0)).collect();
@@ -346,13 +348,16 @@ fn model_summary(
         let t = tasks.entry(c.task.clone()).or_default();
         t.0 += 1;
         t.1 += p;
-        let recovered = c
+        // Native only: every tool call came as Ollama's own tool_calls (a text call, accepted or
+        // not, would have ended the turn as a reply in a harness that reads only those).
+        let native = c
             .tool_events
             .iter()
-            .any(|e| e.ok && e.format == Some(crate::trace::CallFormat::Text));
+            .all(|e| e.format == Some(crate::trace::CallFormat::Native));
+        formats_known &= c.tool_events.iter().all(|e| e.format.is_some());
         let t = native_only.entry(c.task.clone()).or_default();
         t.0 += 1;
-        t.1 += usize::from(c.verdict.passed && !recovered);
+        t.1 += usize::from(c.verdict.passed && native);
         let k = by_cat.entry(c.category.clone()).or_default();
         k.0 += 1;
         k.1 += p;
@@ -403,7 +408,11 @@ fn model_summary(
         passes,
         success_rate: rate(passes, n),
         pass_hat_k: pass_hat_k(&task_counts),
-        pass_hat_k_native_only: pass_hat_k(&native_only.values().copied().collect::<Vec<_>>()),
+        pass_hat_k_native_only: if formats_known {
+            pass_hat_k(&native_only.values().copied().collect::<Vec<_>>())
+        } else {
+            BTreeMap::new()
+        },
         tasks_passing_every_trial: tasks_passing_every_trial(&task_counts),
         by_category: by_cat
             .into_iter()

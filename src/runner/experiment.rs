@@ -260,6 +260,9 @@ pub async fn run(
     // Keep the manifest of the first session; later sessions add what they learn (a model digest
     // that could not be read then, for instance).
     manifest = crate::runner::journal::read_manifest(&exp.run_dir)?;
+    // The journal allowed only the task filter and the wire's patience to change: record this
+    // session's values.
+    manifest.settings = serde_json::to_value(s).unwrap_or_default();
     for m in &mut manifest.models {
         if m.digest.is_none() {
             m.digest = models

@@ -252,6 +252,24 @@ fn check_same_setup(dir: &Path, recorded: &Manifest, now: &Manifest) -> Result<(
         };
         return Err(mixed("the run's settings", &show(&a), &show(&b)));
     }
+    for (suite, digests) in &now.suite_digests {
+        if let Some(old) = recorded.suite_digests.get(suite)
+            && old != digests
+        {
+            let part = if old.tasks != digests.tasks {
+                ("task files", &old.tasks, &digests.tasks)
+            } else if old.tools != digests.tools {
+                ("tool documentation", &old.tools, &digests.tools)
+            } else {
+                ("policy", &old.policy, &digests.policy)
+            };
+            return Err(mixed(
+                &format!("the {suite} suite's {}", part.0),
+                part.1,
+                part.2,
+            ));
+        }
+    }
     for model in &now.models {
         if let Some(old) = recorded.models.iter().find(|m| m.name == model.name)
             && old.digest.is_some()
@@ -466,6 +484,27 @@ mod tests {
                 .expect("read")
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn refuses_a_changed_policy() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let with = |policy: &str| {
+            let mut m = manifest();
+            m.suite_digests.insert(
+                "store".into(),
+                crate::suite::SuiteDigests {
+                    tasks: "t".into(),
+                    tools: "b".into(),
+                    policy: policy.into(),
+                },
+            );
+            m
+        };
+        Journal::open(dir.path(), &with("p1")).expect("open");
+        Journal::open(dir.path(), &with("p1")).expect("same suite");
+        let err = Journal::open(dir.path(), &with("p2")).expect_err("policy moved");
+        assert!(err.to_string().contains("store suite's policy"), "{err}");
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
     // Call-shaped text that did not parse: a `{"name"` outside every parsed object, or a
     // `<tool_call>` tag holding no call. One malformed call per reply is enough to tell the model.
     let inside = |pos: usize| covered.iter().any(|&(s, e)| pos >= s && pos < e);
-    let mut malformed: Option<usize> = name_key_positions(content)
+    let mut malformed: Option<usize> = name_key_positions(content, known_tools)
         .into_iter()
         .find(|&p| !inside(p));
     if malformed.is_none() {
@@ -170,14 +170,31 @@ fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
     None
 }
 
-/// Positions of `{` directly followed (after whitespace) by the key `"name"` (or `'name'`, as a
-/// Python dict writes it, which is call-shaped but not JSON).
-fn name_key_positions(content: &str) -> Vec<usize> {
+/// Positions of `{` directly followed (after whitespace) by the key `"name"`, or of a Python-dict
+/// call (`{'name': '<known tool>', ...}` or one with an `'arguments'`/`'parameters'` key), which is
+/// call-shaped but not JSON. A dict that merely has a `'name'` key is prose, not a call.
+fn name_key_positions(content: &str, known_tools: &[String]) -> Vec<usize> {
     content
         .match_indices('{')
         .filter(|(i, _)| {
             let rest = content[i + 1..].trim_start();
-            rest.starts_with("\"name\"") || rest.starts_with("'name'")
+            if rest.starts_with("\"name\"") {
+                return true;
+            }
+            let Some(value) = rest
+                .strip_prefix("'name'")
+                .map(str::trim_start)
+                .and_then(|r| r.strip_prefix(':'))
+                .map(str::trim_start)
+                .and_then(|r| r.strip_prefix('\''))
+            else {
+                return false;
+            };
+            let name: String = value.chars().take_while(|&c| c != '\'').collect();
+            let body = &rest[..rest.find('}').unwrap_or(rest.len())];
+            known_tools.iter().any(|t| *t == name)
+                || body.contains("'arguments'")
+                || body.contains("'parameters'")
         })
         .map(|(i, _)| i)
         .collect()
@@ -216,13 +233,18 @@ fn malformed_call(fragment: &str) -> ExtractedCall {
 
 /// The value of the first `"name": "..."` in a fragment.
 fn guess_name(fragment: &str) -> Option<String> {
-    let at = fragment.find("\"name\"")?;
+    let (at, quote) = match (fragment.find("\"name\""), fragment.find("'name'")) {
+        (Some(d), Some(s)) if s < d => (s, '\''),
+        (Some(d), _) => (d, '"'),
+        (None, Some(s)) => (s, '\''),
+        (None, None) => return None,
+    };
     let rest = fragment[at + 6..]
         .trim_start()
         .strip_prefix(':')?
         .trim_start()
-        .strip_prefix('"')?;
-    let name: String = rest.chars().take_while(|&c| c != '"').take(64).collect();
+        .strip_prefix(quote)?;
+    let name: String = rest.chars().take_while(|&c| c != quote).take(64).collect();
     (!name.is_empty()).then_some(name)
 }
 
@@ -281,6 +303,10 @@ mod tests {
             "{:?}",
             python[0].error
         );
+        assert_eq!(python[0].name, "__malformed__:get_order");
+        // A dict with a 'name' key in prose, or a Python set, is not a call.
+        let prose = "The record looks like {'name': 'Alice', 'status': 'shipped'}; a set is {'name', 'email'}.";
+        assert!(extract_text(prose, &known).is_empty());
     }
 
     #[test]
