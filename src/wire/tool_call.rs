@@ -192,7 +192,7 @@ fn name_key_positions(content: &str, known_tools: &[String]) -> Vec<usize> {
             };
             let name: String = value.chars().take_while(|&c| c != '\'').collect();
             let body = &rest[..rest.find('}').unwrap_or(rest.len())];
-            known_tools.iter().any(|t| *t == name)
+            known_tools.contains(&name)
                 || body.contains("'arguments'")
                 || body.contains("'parameters'")
         })
