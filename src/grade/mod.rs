@@ -81,6 +81,19 @@ impl Findings {
         self.found.push((mode, reason.into()));
     }
 
+    /// Fails the reply for every forbidden phrase that `normalized` (the replies, normalized by
+    /// `facts::normalize`) contains.
+    pub fn forbid(&mut self, normalized: &str, phrases: &[String]) {
+        for phrase in phrases {
+            if facts::contains_phrase(normalized, phrase) {
+                self.fail(
+                    FailureMode::WrongAnswer,
+                    format!("a reply says forbidden '{phrase}'"),
+                );
+            }
+        }
+    }
+
     /// Whether nothing failed.
     pub fn is_empty(&self) -> bool {
         self.found.is_empty()

@@ -76,15 +76,7 @@ pub fn grade(
             );
         }
     }
-    let norm = normalize(&joined);
-    for phrase in &exp.forbidden {
-        if contains_phrase(&norm, phrase) {
-            f.fail(
-                FailureMode::WrongAnswer,
-                format!("a reply says forbidden '{phrase}'"),
-            );
-        }
-    }
+    f.forbid(&normalize(&joined), &exp.forbidden);
     let mut v = f.into_verdict();
     v.trajectory_correct = Some(trajectory_correct(&task.gold, ev.tool_events, &key_args));
     v.control = ControlFlags {

@@ -13,7 +13,7 @@
 //!   the ticket was closed (a lookup, a draft, a repeated or rejected call).
 //! - `loop_overrun`: more model calls than the gold needs, the call cap, or the ticket never halted.
 
-use crate::grade::facts::{contains_phrase, describe, fact_holds, normalize};
+use crate::grade::facts::{describe, fact_holds, normalize};
 use crate::grade::{Findings, arg_text, loop_overrun, trajectory_correct, unknown_verb};
 use crate::suite::triage::data::{Queue, Ticket, TicketExpect};
 use crate::suite::triage::policy::{CLOSED, rule_resolvable};
@@ -141,15 +141,7 @@ pub fn grade(exp: &TicketExpect, ticket: &Ticket, task: &Task, ev: &Evidence<'_>
         .chain(ev.replies.iter().flatten().map(String::as_str))
         .collect::<Vec<_>>()
         .join("\n");
-    let norm = normalize(&said);
-    for phrase in &exp.forbidden {
-        if contains_phrase(&norm, phrase) {
-            f.fail(
-                FailureMode::WrongAnswer,
-                format!("a reply says forbidden '{phrase}'"),
-            );
-        }
-    }
+    f.forbid(&normalize(&said), &exp.forbidden);
     let mut v = f.into_verdict();
     v.trajectory_correct = Some(trajectory_correct(&task.gold, ev.tool_events, &key_args));
     v.control = control_flags(ticket, task, ev);
