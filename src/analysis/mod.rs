@@ -17,7 +17,7 @@ pub mod cost;
 pub mod cost_model;
 mod error;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 pub mod gpu;
 pub mod latency;
 mod load;

@@ -1411,41 +1411,14 @@ pub fn terminal_table(s: &Summary) -> String {
 mod tests {
     use super::*;
     use crate::analysis::{AnalysisOptions, summarize};
-    use crate::runner::record::{CallRecord, Node, Outcome, Status};
-    use crate::trace::Verdict;
+    use crate::runner::record::{CallRecord, Node};
 
     fn conv(model: &str, task: &str, cap: u32, passed: bool) -> ConversationRecord {
         let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
         call.wall_s = Some(1.0);
-        ConversationRecord {
-            schema_version: 1,
-            grader_digest: "g".into(),
-            suite: "store".into(),
-            task: task.into(),
-            category: "lookup".into(),
-            model: model.into(),
-            trial: 0,
-            call_cap: cap,
-            mode: Mode::Agent,
-            router_in_front: false,
-            status: Status::Ok,
-            outcome: if passed {
-                Outcome::Pass
-            } else {
-                Outcome::ModelFail
-            },
-            calls: vec![call],
-            tool_events: vec![],
-            replies: vec![],
-            transcript: vec![],
-            end_state: Value::Null,
-            verdict: Verdict {
-                passed,
-                ..Verdict::default()
-            },
-            wall_s: 1.0,
-            imported: false,
-        }
+        let mut c = crate::analysis::fixtures::conversation(model, task, 0, passed, vec![call]);
+        c.call_cap = cap;
+        c
     }
 
     #[test]
