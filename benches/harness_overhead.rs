@@ -25,8 +25,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .next()
         .unwrap_or(5);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let store = passk::suite::load_store(&root)?;
-    let router = passk::suite::load_router(&root)?;
+    let store = passk::suites::store::load_store(&root)?;
+    let router = passk::suites::router::load_router(&root)?;
     let mut book = ScriptBook::from_suites(store.tasks(), Some(&router));
     book.set_example_values(&store.example_values());
     let rt = tokio::runtime::Runtime::new()?;

@@ -57,9 +57,9 @@ fn main() -> Result<()> {
 /// The oracle pass of `passk calibrate`, against the in-process stub.
 fn generate(dir: &Path) -> Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let store = passk::suite::load_store(&root)?;
-    let triage = passk::suite::load_triage(&root)?;
-    let router = passk::suite::load_router(&root)?;
+    let store = passk::suites::store::load_store(&root)?;
+    let triage = passk::suites::triage::load_triage(&root)?;
+    let router = passk::suites::router::load_router(&root)?;
     let mut tasks = store.tasks().to_vec();
     tasks.extend(triage.tasks().iter().cloned());
     let mut book = ScriptBook::from_suites(&tasks, Some(&router));

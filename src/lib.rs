@@ -1,8 +1,8 @@
 //! passk: an offline experiment runner for tool-calling LLM agents served by a local Ollama.
 //!
 //! The crate is organised as stages in the order the data flows:
-//! `suite` (tasks and graders as data) -> `store` and `triage` (the environments the agent acts on)
-//! and `grade` (pure graders) -> `wire` (HTTP to Ollama, and the stub server) -> `runner` (agent
+//! `suites` (one folder per suite: its data, environment, gold policy and grader, on the shared
+//! machinery of `suite` and `grade`) -> `wire` (HTTP to Ollama, and the stub server) -> `runner` (agent
 //! loop, records) -> `analysis` (records in, typed tables out) -> `report` (tables in, files out).
 //! `import` turns the reference experiment's records into passk records. Imports point upstream
 //! only.
@@ -13,9 +13,10 @@ pub mod import;
 pub mod report;
 pub mod runner;
 pub mod seed;
-pub mod store;
+
 pub mod suite;
+pub mod suites;
 pub mod timefmt;
 pub mod trace;
-pub mod triage;
+
 pub mod wire;

@@ -4,8 +4,10 @@
 use crate::util::{copy_data, output, passk, root, tempdir};
 use passk::grade::freeze::{grader_digest, read_lock};
 use passk::suite::replay::{play, replay};
-use passk::suite::store_data::StoreData;
-use passk::suite::{Domain, Evidence, ToolOutcome, ToolVariant, load_router, load_store};
+use passk::suite::{Domain, Evidence, ToolOutcome, ToolVariant};
+use passk::suites::router::load_router;
+use passk::suites::store::data::StoreData;
+use passk::suites::store::load_store;
 use passk::trace::FailureMode;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -458,7 +460,7 @@ fn arb_json() -> impl Strategy<Value = Value> {
 
 fn arb_tool() -> impl Strategy<Value = String> {
     prop_oneof![
-        4 => prop::sample::select(passk::grade::store::STORE_TOOL_NAMES.to_vec()).prop_map(String::from),
+        4 => prop::sample::select(passk::suites::store::grade::STORE_TOOL_NAMES.to_vec()).prop_map(String::from),
         1 => ".{0,16}",
     ]
 }

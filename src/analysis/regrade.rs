@@ -6,7 +6,8 @@
 
 use super::Run;
 use crate::runner::record::{Mode, Node, Status};
-use crate::suite::{Domain, Evidence, RouterSuite};
+use crate::suite::{Domain, Evidence};
+use crate::suites::router::RouterSuite;
 use serde::{Deserialize, Serialize};
 
 /// One verdict that changed.

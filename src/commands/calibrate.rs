@@ -14,6 +14,7 @@ use passk::runner::experiment::{self, Experiment};
 use passk::runner::progress::{Progress, bars_wanted};
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::suite::Domain;
+use passk::suites::AllSuites;
 use passk::wire::stub::{
     Behaviour, FaultRates, MistakePlan, ModelSpec, ScriptBook, StubConfig, StubServer,
 };
@@ -54,19 +55,10 @@ fn fault_rates() -> FaultRates {
 pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
     let root = &args.data.root;
-    let store = passk::suite::load_store(root)?;
-    let router = passk::suite::load_router(root)?;
-    let triage = passk::suite::load_triage(root)?;
-    let tasks: Vec<passk::suite::Task> = store
-        .tasks()
-        .iter()
-        .chain(triage.tasks())
-        .cloned()
-        .collect();
-    let mut book = ScriptBook::from_suites(&tasks, Some(&router));
-    let mut examples = triage.example_values();
-    examples.extend(store.example_values());
-    book.set_example_values(&examples);
+    let suites = AllSuites::load(root)?;
+    let tasks = suites.tasks();
+    let mut book = ScriptBook::from_suites(&tasks, Some(&suites.router));
+    book.set_example_values(&suites.example_values());
     let plan = MistakePlan::new(&tasks, args.trials, MISTAKE_SEED, MISTAKE_RATE);
     let expected = plan.expected();
     let expected_in = |suite: &dyn Domain| -> Vec<passk::wire::stub::ExpectedTrial> {
@@ -151,18 +143,10 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         load_run(&faults_dir)?,
     ];
     let mut checks = oracle_checks(&runs[0]);
-    checks.extend(flawed_checks(
-        &runs[1],
-        FLAWED,
-        "store",
-        &expected_in(&store),
-    ));
-    checks.extend(flawed_checks(
-        &runs[1],
-        FLAWED,
-        "triage",
-        &expected_in(&triage),
-    ));
+    for suite in &suites.domains {
+        let expected = expected_in(suite.as_ref());
+        checks.extend(flawed_checks(&runs[1], FLAWED, suite.name(), &expected));
+    }
     checks.extend(fault_checks(&runs[2], FAULTY, &injected));
     let in_stub: f64 = runs.iter().map(stub_seconds).sum();
     for dir in [&oracle_dir, &flawed_dir, &faults_dir] {

@@ -8,7 +8,6 @@ use anyhow::Context;
 use passk::analysis::regrade::regrade;
 use passk::analysis::{Keep, load_run_keeping};
 use passk::grade::freeze;
-use passk::suite::Domain;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
@@ -21,11 +20,8 @@ pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
             "warning: the current graders are not the locked ones ({e}); re-grading with them as they are"
         );
     }
-    let store = passk::suite::load_store(root)?;
-    let triage = passk::suite::load_triage(root)?;
-    let router = passk::suite::load_router(root)?;
-    let domains: Vec<&dyn Domain> = vec![&store, &triage];
-    let result = regrade(&run, &domains, Some(&router), &digest);
+    let suites = passk::suites::AllSuites::load(root)?;
+    let result = regrade(&run, &suites.domain_refs(), Some(&suites.router), &digest);
     let md = passk::report::regrade::markdown(&result, &run.manifest.run_id);
     let md_path = args.run.join("regrade.md");
     passk::report::write_file(&md_path, md.as_bytes())?;

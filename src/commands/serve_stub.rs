@@ -4,7 +4,8 @@
 use crate::cli::ServeStubArgs;
 use crate::exit_code;
 use anyhow::Context;
-use passk::suite::{Domain, RouterSuite, Task};
+use passk::suite::Task;
+use passk::suites::router::RouterSuite;
 use passk::wire::stub::{ScriptBook, StubConfig, StubFile, StubServer};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -19,21 +20,11 @@ struct Suites {
 
 /// Loads the store, triage and router suites under `root` for the oracle and the flawed plans.
 fn load_suites(root: &Path) -> anyhow::Result<Suites> {
-    let store = passk::suite::load_store(root)?;
-    let triage = passk::suite::load_triage(root)?;
-    let router = passk::suite::load_router(root)?;
-    // The store's examples win a shared parameter name.
-    let mut examples = triage.example_values();
-    examples.extend(store.example_values());
+    let all = passk::suites::AllSuites::load(root)?;
     Ok(Suites {
-        tasks: store
-            .tasks()
-            .iter()
-            .chain(triage.tasks())
-            .cloned()
-            .collect(),
-        router: Some(router),
-        examples,
+        tasks: all.tasks(),
+        examples: all.example_values(),
+        router: Some(all.router),
     })
 }
 

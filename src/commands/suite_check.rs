@@ -6,10 +6,11 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::suite::check::CheckReport;
 use passk::suite::check::check_suite;
-use passk::suite::router::ROUTER_LABELS;
-use passk::suite::store_suite::{STORE_CATEGORIES, counts_by_category};
-use passk::suite::triage::TRIAGE_CATEGORIES;
-use passk::suite::{Domain, ToolVariant, load_router, load_store, load_triage};
+use passk::suite::{Domain, ToolVariant};
+use passk::suites::router::load::ROUTER_LABELS;
+use passk::suites::store::load::{STORE_CATEGORIES, counts_by_category};
+use passk::suites::triage::TRIAGE_CATEGORIES;
+use passk::suites::{AllSuites, router::load_router, store::load_store, triage::load_triage};
 use std::fmt::Write as _;
 use std::io::Write as _;
 
@@ -64,12 +65,14 @@ pub fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
         cats.join(", ")
     )?;
 
-    let store_report = check_suite(&store);
-    let triage_report = check_suite(&triage);
-    write_report(&mut out, "store", &store_report)?;
-    write_report(&mut out, "triage", &triage_report)?;
+    let mut surprises = false;
+    for suite in &AllSuites::load(root)?.domains {
+        let report = check_suite(suite.as_ref());
+        write_report(&mut out, suite.name(), &report)?;
+        surprises |= report.has_surprises();
+    }
     write_stdout(&out)?;
-    if store_report.has_surprises() || triage_report.has_surprises() {
+    if surprises {
         eprintln!("suite check failed: see the SURPRISE lines above");
         return Ok(exit_code::SUITE_CHECK_FAILED);
     }

@@ -3,8 +3,32 @@
 //! as "in stock"). Pure functions of strings.
 
 use crate::suite::date::{Date, MONTHS};
-use crate::suite::expect::{Fact, StockClaim};
-use crate::suite::store_data::Money;
+use crate::suite::money::Money;
+use serde::{Deserialize, Serialize};
+
+/// Which way a stock claim must go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StockClaim {
+    /// The reply must say the product is in stock, and never that it is not.
+    In,
+    /// The reply must say the product is out of stock, and never that it is in stock.
+    Out,
+}
+
+/// One required answer fact: a group of acceptable alternatives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Fact {
+    /// Any of these phrases, case-insensitive, not glued to other letters or digits.
+    Any(Vec<String>),
+    /// The date in any common written form ("2026-10-18", "October 18", "18 Oct", "18/10/2026").
+    Date(Date),
+    /// The amount as a number in the text ("$60.50", "60.5", "60.50 dollars").
+    Money(Money),
+    /// A negation-aware stock claim.
+    Stock(StockClaim),
+}
 
 /// Lower case, typographic apostrophes and spaces made plain, runs of whitespace collapsed.
 pub fn normalize(text: &str) -> String {

@@ -5,8 +5,6 @@
 
 pub mod facts;
 pub mod freeze;
-pub mod store;
-pub mod triage;
 
 use crate::suite::Trajectory;
 use crate::trace::{FailureMode, ToolEvent, Verdict};

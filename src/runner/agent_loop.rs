@@ -13,7 +13,8 @@ use crate::runner::record::{
 use crate::runner::settings::RunSettings;
 use crate::runner::telemetry::Telemetry;
 use crate::seed::CallSeed;
-use crate::suite::{Domain, Evidence, RouterMessage, RouterSuite, Task, ToolOutcome};
+use crate::suite::{Domain, Evidence, Task, ToolOutcome};
+use crate::suites::router::{RouterMessage, RouterSuite};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, ChatResponse};
 use crate::wire::client::Client;

@@ -11,7 +11,8 @@ use crate::runner::preflight::{self, PreflightError};
 use crate::runner::record::{Manifest, Outcome, Record, SCHEMA_VERSION};
 use crate::runner::settings::{RunSettings, SuiteChoice};
 use crate::runner::telemetry::{self, Telemetry};
-use crate::suite::{Domain, RouterSuite};
+use crate::suite::Domain;
+use crate::suites::router::RouterSuite;
 use crate::wire::client::{Client, ClientConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -122,14 +123,12 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
         crate::grade::freeze::verify(root).map_err(|e| RunError::GraderLock(e.to_string()))?;
     let mut domains: Vec<Box<dyn Domain>> = Vec::new();
     for suite in &settings.suites {
-        match suite {
-            SuiteChoice::Store => domains.push(Box::new(crate::suite::load_store(root)?)),
-            SuiteChoice::Triage => domains.push(Box::new(crate::suite::load_triage(root)?)),
-            SuiteChoice::Router => {}
+        if let Some(domain) = crate::suites::load_domain(&suite.name(), root) {
+            domains.push(domain?);
         }
     }
     let router = if settings.suites.contains(&SuiteChoice::Router) || settings.router_in_front {
-        Some(crate::suite::load_router(root)?)
+        Some(crate::suites::router::load_router(root)?)
     } else {
         None
     };

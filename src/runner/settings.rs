@@ -33,6 +33,16 @@ pub enum SuiteChoice {
     Triage,
 }
 
+impl SuiteChoice {
+    /// The suite's name, as on the command line and in `suites::CONVERSATION_SUITES`.
+    pub fn name(self) -> String {
+        use clap::ValueEnum as _;
+        self.to_possible_value()
+            .map(|v| v.get_name().to_owned())
+            .unwrap_or_default()
+    }
+}
+
 /// Every setting of a run, resolved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSettings {

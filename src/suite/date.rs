@@ -1,6 +1,7 @@
 //! A calendar date without time zones: enough for the store's "today", delivery dates and the
 //! return window, and for the graders' written date forms. Parsing accepts `YYYY-MM-DD` only.
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// A proleptic Gregorian date.
@@ -80,6 +81,21 @@ fn days_in_month(year: i32, month: u32) -> u32 {
         2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
         2 => 28,
         _ => 0,
+    }
+}
+
+impl<'de> Deserialize<'de> for Date {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Date::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!("invalid date '{s}', expected YYYY-MM-DD"))
+        })
+    }
+}
+
+impl Serialize for Date {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
     }
 }
 

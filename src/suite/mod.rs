@@ -1,28 +1,23 @@
-//! Suites as data: reads `tasks/<suite>/` and `graders/<suite>/` into typed values.
+//! What every suite shares: the [`Domain`] trait, tasks and trajectories, presentation, loading.
 //!
 //! A suite is everything the runner needs to play and grade conversations without knowing which
 //! domain it is: a system prompt, tool schemas per documentation variant, tasks with scripted
-//! customer turns and gold trajectories, a fresh environment per trial and a grader. The store suite
-//! implements [`Domain`]; the router suite is a separate, simpler shape ([`RouterSuite`]).
+//! customer turns and gold trajectories, a fresh environment per trial and a grader. The suites
+//! themselves live in [`crate::suites`], one folder each; this module is what they share. The store
+//! and triage suites implement [`Domain`]; the router suite is a separate, simpler shape
+//! ([`RouterSuite`](crate::suites::router::RouterSuite)).
 
 pub mod check;
 pub mod date;
 pub mod error;
-pub mod expect;
 pub mod load;
+pub mod money;
 pub mod presentation;
 pub mod replay;
-pub mod router;
-pub mod store_data;
-pub mod store_suite;
 pub mod task;
-pub mod triage;
 
 pub use error::SuiteError;
-pub use router::load_router;
-pub use store_suite::{StoreSuite, load_store};
 pub use task::{NearMiss, Task, Trajectory, TrajectoryCall, TrajectoryTurn};
-pub use triage::{TriageSuite, load_triage};
 
 use crate::trace::{ToolEvent, Verdict};
 use serde::{Deserialize, Serialize};
@@ -120,87 +115,5 @@ pub trait Domain: Send + Sync {
     /// Digests of the suite's non-grader parts for the manifest.
     fn digests(&self, variant: ToolVariant) -> SuiteDigests {
         self.presentation().digests(variant, self.tasks_digest())
-    }
-}
-
-/// One labelled router message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RouterMessage {
-    /// Index in the suite (0-based), stable across runs.
-    pub index: u32,
-    /// The customer's message.
-    pub text: String,
-    /// Gold label.
-    pub label: String,
-}
-
-/// The intent-router leaf node: a prompt, a closed label set and labelled messages.
-#[derive(Debug, Clone)]
-pub struct RouterSuite {
-    /// System prompt of the router.
-    pub prompt: String,
-    /// The closed label set, in suite order.
-    pub labels: Vec<String>,
-    /// The labelled messages.
-    pub messages: Vec<RouterMessage>,
-    /// SHA-256 of the router's task files.
-    pub digest: String,
-}
-
-impl RouterSuite {
-    /// The prediction in a reply: the one label that appears in it, or `None` when zero or several
-    /// labels appear (an unparseable reply counts as wrong).
-    pub fn parse_label(&self, reply: &str) -> Option<String> {
-        let lower = reply.to_lowercase();
-        let found: Vec<&String> = self
-            .labels
-            .iter()
-            .filter(|l| contains_word(&lower, &l.to_lowercase()))
-            .collect();
-        match found.as_slice() {
-            [one] => Some((*one).clone()),
-            _ => None,
-        }
-    }
-}
-
-/// True when `needle` occurs in `hay` not glued to other word characters.
-fn contains_word(hay: &str, needle: &str) -> bool {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    hay.match_indices(needle).any(|(i, _)| {
-        let before = hay[..i].chars().next_back();
-        let after = hay[i + needle.len()..].chars().next();
-        !before.is_some_and(is_word) && !after.is_some_and(is_word)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn router() -> RouterSuite {
-        RouterSuite {
-            prompt: String::new(),
-            labels: ["order_status", "cancel_order", "other"]
-                .map(String::from)
-                .to_vec(),
-            messages: vec![],
-            digest: String::new(),
-        }
-    }
-
-    #[test]
-    fn one_label_is_a_prediction() {
-        assert_eq!(
-            router().parse_label("Label: cancel_order").as_deref(),
-            Some("cancel_order")
-        );
-    }
-
-    #[test]
-    fn two_labels_or_none_are_unparseable() {
-        assert_eq!(router().parse_label("order_status or cancel_order"), None);
-        assert_eq!(router().parse_label("no idea"), None);
-        assert_eq!(router().parse_label("other_stuff"), None);
     }
 }

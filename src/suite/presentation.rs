@@ -5,8 +5,8 @@
 //! ([`DocsRules`]). Every error names the file and the key at fault.
 
 use crate::suite::load::{invalid, read_json, read_text};
-use crate::suite::store_data::{ParamDoc, ToolDoc, ToolDocs};
 use crate::suite::{SuiteDigests, SuiteError, ToolVariant};
+use crate::suites::store::data::{ParamDoc, ToolDoc, ToolDocs};
 use serde_json::Value;
 use std::path::Path;
 
@@ -449,8 +449,8 @@ mod tests {
     #[test]
     fn the_real_suites_show_both_variants_with_their_own_digests() {
         let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let store = crate::suite::load_store(&root).expect("store");
-        let triage = crate::suite::load_triage(&root).expect("triage");
+        let store = crate::suites::store::load_store(&root).expect("store");
+        let triage = crate::suites::triage::load_triage(&root).expect("triage");
         for (p, tools, name) in [
             (&store.presentation, 8, "Hearth & Grain"),
             (&triage.presentation, 6, "triage"),

@@ -74,8 +74,8 @@ impl Stub {
         tweak: impl FnOnce(&mut passk::wire::stub::StubConfig),
     ) -> Stub {
         use passk::suite::Domain;
-        let store = passk::suite::load_store(&root()).expect("store suite");
-        let router = passk::suite::load_router(&root()).expect("router suite");
+        let store = passk::suites::store::load_store(&root()).expect("store suite");
+        let router = passk::suites::router::load_router(&root()).expect("router suite");
         let mut book = passk::wire::stub::ScriptBook::from_suites(store.tasks(), Some(&router));
         book.set_example_values(&store.example_values());
         let mut config = passk::wire::stub::StubConfig::with_script(book);

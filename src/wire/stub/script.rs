@@ -8,7 +8,8 @@
 //! the request itself: the stub keeps no conversation state.
 
 use super::mistakes::{Mistake, MistakePlan, is_id_arg};
-use crate::suite::{RouterSuite, Task, Trajectory, TrajectoryCall};
+use crate::suite::{Task, Trajectory, TrajectoryCall};
+use crate::suites::router::RouterSuite;
 use crate::wire::api::{ChatMessage, ChatRequest};
 use crate::wire::tool_call::{ExtractedCall, extract};
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! `list_orders(customer_id)`: the customer's orders, newest first, with status and total.
 
 use super::{Args, ToolResult, ToolSpec, no_customer};
-use crate::store::state::StoreState;
+use crate::suites::store::state::StoreState;
 use serde_json::{Value, json};
 
 /// Table entry.

@@ -3,9 +3,9 @@
 //! with one plausible mistake: a wrong route, a skipped lookup, no halt, a reply nobody asked for, a
 //! wrong status). Generated, never stored, so the tasks cannot disagree with the policy.
 
-use crate::suite::triage::data::{Queue, Shipment, Ticket, TrackingStatus};
-use crate::suite::triage::policy::{Action, Branch, branch, gold_plan};
 use crate::suite::{NearMiss, Trajectory, TrajectoryCall, TrajectoryTurn};
+use crate::suites::triage::data::{Queue, Shipment, Ticket, TrackingStatus};
+use crate::suites::triage::policy::{Action, Branch, branch, gold_plan};
 use crate::trace::FailureMode;
 use serde_json::{Map, Value};
 
@@ -113,7 +113,7 @@ fn closing_reply(ticket: &Ticket) -> String {
             "Looked up order {order}, drafted a reply on {} and closed it.",
             ticket.id
         ),
-        _ => match crate::suite::triage::policy::gold_route(ticket) {
+        _ => match crate::suites::triage::policy::gold_route(ticket) {
             Some(q) => format!("Routed {} to {q} and closed it.", ticket.id),
             None => format!("Closed {}.", ticket.id),
         },

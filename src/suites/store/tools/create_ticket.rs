@@ -1,7 +1,7 @@
 //! `create_ticket(customer_id, summary)`: opens a ticket for a human agent.
 
 use super::{Args, ToolResult, ToolSpec, no_customer};
-use crate::store::state::{StoreState, Ticket};
+use crate::suites::store::state::{StoreState, Ticket};
 use serde_json::json;
 
 /// Table entry.

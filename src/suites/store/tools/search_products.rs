@@ -2,7 +2,7 @@
 //! first, with price and stock.
 
 use super::{Args, ToolResult, ToolSpec};
-use crate::store::state::StoreState;
+use crate::suites::store::state::StoreState;
 use serde_json::{Value, json};
 
 /// Table entry.
@@ -29,7 +29,7 @@ fn run(state: &mut StoreState, args: &Args) -> ToolResult {
             }
         })
         .collect();
-    let mut scored: Vec<(usize, &crate::suite::store_data::Product)> = state
+    let mut scored: Vec<(usize, &crate::suites::store::data::Product)> = state
         .products
         .iter()
         .map(|p| {

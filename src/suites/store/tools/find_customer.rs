@@ -2,7 +2,7 @@
 //! name; every match is returned, so a shared first name gives several.
 
 use super::{Args, ToolResult, ToolSpec};
-use crate::store::state::StoreState;
+use crate::suites::store::state::StoreState;
 use serde_json::{Value, json};
 
 /// Table entry.

@@ -5,8 +5,8 @@
 
 use crate::grade::facts::{contains_phrase, describe, fact_holds, normalize, states_order_fact};
 use crate::grade::{Findings, arg_text, loop_overrun, trajectory_correct, unknown_verb};
-use crate::suite::expect::{Baseline, ReturnExpect, StoreExpectation, TicketRule};
 use crate::suite::{Evidence, Task};
+use crate::suites::store::expect::{Baseline, ReturnExpect, StoreExpectation, TicketRule};
 use crate::trace::{ControlFlags, FailureMode, Verdict};
 use serde_json::Value;
 

@@ -15,9 +15,9 @@
 
 use crate::grade::facts::{describe, fact_holds, normalize};
 use crate::grade::{Findings, arg_text, loop_overrun, trajectory_correct, unknown_verb};
-use crate::suite::triage::data::{Queue, Ticket, TicketExpect};
-use crate::suite::triage::policy::{CLOSED, rule_resolvable};
 use crate::suite::{Evidence, Task};
+use crate::suites::triage::data::{Queue, Ticket, TicketExpect};
+use crate::suites::triage::policy::{CLOSED, rule_resolvable};
 use crate::trace::{ControlFlags, FailureMode, ToolEvent, Verdict};
 use serde_json::Value;
 

@@ -2,9 +2,10 @@
 //! model sees) and `graders/router/labels.json` (the closed label set and each message's gold
 //! label, frozen with the other graders).
 
-use crate::suite::expect::RouterLabels;
+use crate::suite::SuiteError;
 use crate::suite::load::{invalid, read_json, read_text, sha256_hex};
-use crate::suite::{RouterMessage, RouterSuite, SuiteError};
+use crate::suites::router::grade::RouterLabels;
+use crate::suites::router::{RouterMessage, RouterSuite};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;

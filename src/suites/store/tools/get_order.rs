@@ -1,7 +1,7 @@
 //! `get_order(order_id)`: one order with owner, items, total, status, dates and address.
 
 use super::{Args, ToolResult, ToolSpec, no_order};
-use crate::store::state::StoreState;
+use crate::suites::store::state::StoreState;
 use serde_json::{Map, Value, json};
 
 /// Table entry.

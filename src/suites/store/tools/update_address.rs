@@ -1,7 +1,7 @@
 //! `update_address(order_id, address)`: replaces the delivery address, only while `processing`.
 
 use super::{Args, ToolResult, ToolSpec, processing_order};
-use crate::store::state::StoreState;
+use crate::suites::store::state::StoreState;
 use serde_json::json;
 
 /// Table entry.

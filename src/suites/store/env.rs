@@ -1,20 +1,15 @@
 //! The store environment the agent acts on: a fresh [`StoreState`] per conversation, the eight
 //! tools behind one dispatcher, and the [`Domain`] implementation that ties the store suite's data
-//! (`suite::StoreSuite`) to this environment and to the store grader. Deterministic: the same calls
+//! ([`StoreSuite`]) to this environment and to the store grader. Deterministic: the same calls
 //! in the same order give the same results and the same end state.
 
-pub mod state;
-pub mod tools;
-
-pub use crate::suite::StoreSuite;
-pub use state::StoreState;
-
 use crate::suite::presentation::Presentation;
-use crate::suite::store_data::StoreData;
 use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
+use crate::suites::store::data::StoreData;
+use crate::suites::store::tools::{self, ToolSpec};
+use crate::suites::store::{StoreState, StoreSuite};
 use crate::trace::{FailureMode, Verdict};
 use serde_json::Value;
-use tools::ToolSpec;
 
 /// One conversation's store: state plus the dispatch table.
 #[derive(Debug, Clone)]
@@ -76,7 +71,7 @@ impl Domain for StoreSuite {
 
     fn grade(&self, task: &Task, evidence: &Evidence<'_>) -> Verdict {
         match self.expectations.conversations.get(&task.id) {
-            Some(exp) => crate::grade::store::grade(exp, &self.baseline, task, evidence),
+            Some(exp) => crate::suites::store::grade::grade(exp, &self.baseline, task, evidence),
             None => Verdict {
                 passed: false,
                 reasons: vec![format!("no grader for task '{}'", task.id)],
@@ -90,7 +85,7 @@ impl Domain for StoreSuite {
 /// Test helpers shared by the store's unit tests.
 #[cfg(test)]
 pub(crate) mod tests_support {
-    use crate::suite::store_data::StoreData;
+    use crate::suites::store::data::StoreData;
 
     /// The project root.
     pub fn root() -> std::path::PathBuf {
@@ -99,7 +94,7 @@ pub(crate) mod tests_support {
 
     /// The real seed data.
     pub fn data() -> StoreData {
-        let path = root().join(crate::suite::store_suite::paths::STORE);
+        let path = root().join(crate::suites::store::load::paths::STORE);
         crate::suite::load::read_json(&path)
             .expect("tasks/store/store.json loads")
             .0
@@ -113,10 +108,10 @@ mod tests {
     #[test]
     fn the_table_matches_the_suite_loader() {
         let table: Vec<(&str, &[&str])> = tools::TOOLS.iter().map(|t| (t.name, t.params)).collect();
-        assert_eq!(table, crate::suite::store_suite::STORE_TOOLS.to_vec());
+        assert_eq!(table, crate::suites::store::load::STORE_TOOLS.to_vec());
         assert_eq!(
             tools::TOOLS.map(|t| t.name),
-            crate::grade::store::STORE_TOOL_NAMES
+            crate::suites::store::grade::STORE_TOOL_NAMES
         );
     }
 }

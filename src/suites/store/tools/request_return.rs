@@ -2,8 +2,8 @@
 //! the return window (30 days) after delivery, once per item.
 
 use super::{Args, ToolResult, ToolSpec, no_order};
-use crate::store::state::{ReturnRecord, StoreState};
-use crate::suite::store_data::OrderStatus;
+use crate::suites::store::data::OrderStatus;
+use crate::suites::store::state::{ReturnRecord, StoreState};
 use serde_json::json;
 
 /// Table entry.

@@ -1,19 +1,13 @@
-//! The triage suite as data (experiment.md section 8, seed 000): support tickets as JSON, the
-//! orders the agent may look up, a closed action set offered as six tools, a policy prompt, and
-//! per-ticket expectations under `graders/triage/`. The gold trajectories, categories and
-//! near-misses are derived from the gold policy in code ([`policy`]), and the loader refuses
-//! expectations that disagree with it. The environment and the grader live in `triage` and
-//! `grade::triage`.
-
-pub mod data;
-pub mod gold;
-pub mod policy;
+//! Reading the triage suite's files into a [`TriageSuite`]: tickets, orders, policy prompt and
+//! tool docs, and the expectations under `graders/triage/`, cross-checked against the gold policy.
 
 use crate::suite::load::{FileText, invalid, read_json, sha256_hex};
 use crate::suite::presentation::{DataValues, DocsRules, Presentation, ToolOrder};
 use crate::suite::{SuiteError, Task};
-use data::{OrdersFile, Shipment, Ticket, TicketExpect, TrackingStatus, TriageExpectations};
-use policy::{Action, Branch, branch, gold_plan, gold_route};
+use crate::suites::triage::data::{
+    OrdersFile, Shipment, Ticket, TicketExpect, TrackingStatus, TriageExpectations,
+};
+use crate::suites::triage::policy::{Action, Branch, branch, gold_plan, gold_route};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -78,7 +72,7 @@ impl TriageSuite {
 
 /// The category of a ticket, from the policy: `rule` or `lookup`.
 pub fn category(ticket: &Ticket) -> &'static str {
-    if policy::rule_resolvable(ticket) {
+    if crate::suites::triage::policy::rule_resolvable(ticket) {
         TRIAGE_CATEGORIES[0]
     } else {
         TRIAGE_CATEGORIES[1]
@@ -115,8 +109,8 @@ pub fn load_triage(root: &Path) -> Result<TriageSuite, SuiteError> {
             id: t.id.clone(),
             category: category(t).to_string(),
             customer: vec![t.message()],
-            gold: gold::gold_trajectory(t, shipment).map_err(derive)?,
-            near_misses: gold::near_misses(t, shipment).map_err(derive)?,
+            gold: crate::suites::triage::gold::gold_trajectory(t, shipment).map_err(derive)?,
+            near_misses: crate::suites::triage::gold::near_misses(t, shipment).map_err(derive)?,
             intents: Vec::new(),
             needs_tools: true,
         });
@@ -280,7 +274,9 @@ fn check_expectations(
             ));
         };
         let plan = gold_plan(t);
-        let show = |q: Option<data::Queue>| q.map_or("no route".to_string(), |q| q.to_string());
+        let show = |q: Option<crate::suites::triage::data::Queue>| {
+            q.map_or("no route".to_string(), |q| q.to_string())
+        };
         if x.route != gold_route(t) {
             return Err(invalid(
                 path,
@@ -324,7 +320,7 @@ fn check_expectations(
 }
 
 fn check_draft_facts(path: &Path, key: &str, x: &TicketExpect) -> Result<(), SuiteError> {
-    use crate::suite::expect::Fact;
+    use crate::grade::facts::Fact;
     if let Some(facts) = &x.draft {
         if facts.is_empty() {
             return Err(invalid(

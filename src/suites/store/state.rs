@@ -1,7 +1,7 @@
 //! The store's mutable state for one conversation: a copy of the seed data plus the returns and
 //! tickets opened so far, and the canonical snapshot the graders see.
 
-use crate::suite::store_data::{Customer, Order, Product, StoreData};
+use crate::suites::store::data::{Customer, Order, Product, StoreData};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 

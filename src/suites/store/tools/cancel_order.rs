@@ -2,8 +2,8 @@
 //! Ownership is not checked here: acting only on the customer's own orders is policy.
 
 use super::{Args, ToolResult, ToolSpec, processing_order};
-use crate::store::state::StoreState;
-use crate::suite::store_data::OrderStatus;
+use crate::suites::store::data::OrderStatus;
+use crate::suites::store::state::StoreState;
 use serde_json::json;
 
 /// Table entry.

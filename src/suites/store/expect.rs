@@ -1,36 +1,11 @@
-//! Typed contents of `graders/`: what each store conversation must leave behind and say
-//! (`graders/store/expectations.json`), the orders' seed state as the graders remember it
-//! (`graders/store/baseline.json`), and the router's gold labels (`graders/router/labels.json`).
+//! Typed contents of `graders/store/`: what each store conversation must leave behind and say
+//! (`expectations.json`) and the orders' seed state as the graders remember it (`baseline.json`).
 //! These files are frozen by `graders/graders.lock`; this module is part of the grading source.
 
-use crate::suite::date::Date;
-use crate::suite::store_data::{Money, OrderStatus};
+use crate::grade::facts::Fact;
+use crate::suites::store::data::OrderStatus;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// Which way a stock claim must go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StockClaim {
-    /// The reply must say the product is in stock, and never that it is not.
-    In,
-    /// The reply must say the product is out of stock, and never that it is in stock.
-    Out,
-}
-
-/// One required answer fact: a group of acceptable alternatives.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum Fact {
-    /// Any of these phrases, case-insensitive, not glued to other letters or digits.
-    Any(Vec<String>),
-    /// The date in any common written form ("2026-10-18", "October 18", "18 Oct", "18/10/2026").
-    Date(Date),
-    /// The amount as a number in the text ("$60.50", "60.5", "60.50 dollars").
-    Money(Money),
-    /// A negation-aware stock claim.
-    Stock(StockClaim),
-}
 
 /// The expected end state of one order (absent fields: as in the baseline).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -118,14 +93,4 @@ pub struct Baseline {
 pub struct StoreExpectations {
     /// Expectations by task id.
     pub conversations: BTreeMap<String, StoreExpectation>,
-}
-
-/// `graders/router/labels.json`: the closed label set and each message's gold label.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RouterLabels {
-    /// The closed label set, in report order.
-    pub labels: Vec<String>,
-    /// Gold label of each message, by the message's id in `tasks/router/messages.json`.
-    pub gold: BTreeMap<String, String>,
 }

@@ -5,12 +5,14 @@
 
 use super::cases::failing_cases;
 use super::{Args, TOOLS, ToolResult, ToolSpec};
-use crate::store::state::{StoreState, Ticket};
-use crate::store::{StoreEnv, tests_support};
 use crate::suite::check::check_suite;
 use crate::suite::presentation::Presentation;
-use crate::suite::store_data::OrderStatus;
-use crate::suite::{Domain, Environment, Evidence, StoreSuite, Task, load_store};
+use crate::suite::{Domain, Environment, Evidence, Task};
+use crate::suites::store::StoreEnv;
+use crate::suites::store::data::OrderStatus;
+use crate::suites::store::env::tests_support;
+use crate::suites::store::state::{StoreState, Ticket};
+use crate::suites::store::{StoreSuite, load_store};
 use crate::trace::Verdict;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -111,13 +113,13 @@ fn total_ignores_quantity(s: &mut StoreState, a: &Args) -> ToolResult {
                 .filter_map(|i| {
                     i["unit_price"]
                         .as_str()
-                        .and_then(crate::suite::store_data::Money::parse)
+                        .and_then(crate::suite::money::Money::parse)
                 })
                 .map(|m| m.0)
                 .sum()
         })
         .unwrap_or(0);
-    v["total"] = json!(crate::suite::store_data::Money(cents).to_string());
+    v["total"] = json!(crate::suite::money::Money(cents).to_string());
     Ok(v)
 }
 

@@ -3,9 +3,9 @@
 //! same cases against tables with one tool broken.
 
 use super::{ToolSpec, dispatch};
-use crate::store::state::StoreState;
 use crate::suite::ToolOutcome;
-use crate::suite::store_data::OrderStatus;
+use crate::suites::store::data::OrderStatus;
+use crate::suites::store::state::StoreState;
 use serde_json::{Value, json};
 
 /// One per-tool test.
@@ -304,7 +304,7 @@ pub fn cases() -> Vec<Case> {
 
 /// Names of the cases that fail with this table.
 pub fn failing_cases(table: &[ToolSpec]) -> Vec<String> {
-    let data = crate::store::tests_support::data();
+    let data = crate::suites::store::env::tests_support::data();
     cases()
         .into_iter()
         .filter_map(|c| {

@@ -1,16 +1,16 @@
 //! The triage environment the agent acts on, and the [`Domain`] implementation that ties the
-//! triage suite's data (`suite::triage::TriageSuite`) to it and to the triage grader.
+//! triage suite's data ([`TriageSuite`]) to it and to the triage grader.
 //!
 //! The environment knows every ticket and order and records the actions taken, in order: routes
 //! chosen, orders looked up, replies drafted, tickets halted. Calls go through the same argument
-//! rules as the store's tools (`store::tools::check_args`). A halted ticket takes no further action.
+//! rules as the store's tools (`suites::store::tools::check_args`). A halted ticket takes no further action.
 //! Deterministic: the same calls in the same order give the same results and the same end state.
 
-use crate::store::tools::{Args, check_args};
 use crate::suite::presentation::Presentation;
-use crate::suite::triage::data::{Queue, Shipment};
-use crate::suite::triage::{TRIAGE_TOOLS, TriageSuite, find_order};
 use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
+use crate::suites::store::tools::{Args, check_args};
+use crate::suites::triage::data::{Queue, Shipment};
+use crate::suites::triage::{TRIAGE_TOOLS, TriageSuite, find_order};
 use crate::trace::{FailureMode, Verdict};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -143,7 +143,9 @@ impl Domain for TriageSuite {
             self.expectations.tickets.get(&task.id),
             self.ticket(&task.id),
         ) {
-            (Some(exp), Some(ticket)) => crate::grade::triage::grade(exp, ticket, task, evidence),
+            (Some(exp), Some(ticket)) => {
+                crate::suites::triage::grade::grade(exp, ticket, task, evidence)
+            }
             _ => Verdict {
                 passed: false,
                 reasons: vec![format!("no grader for ticket '{}'", task.id)],
@@ -157,7 +159,7 @@ impl Domain for TriageSuite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::triage::data::TrackingStatus;
+    use crate::suites::triage::data::TrackingStatus;
 
     fn env() -> TriageEnv {
         let s = Shipment {
@@ -238,7 +240,7 @@ mod tests {
     fn the_tool_table_matches_the_closed_set() {
         assert_eq!(
             TRIAGE_TOOLS.map(|(n, _)| n),
-            crate::suite::triage::policy::CLOSED
+            crate::suites::triage::policy::CLOSED
         );
     }
 }

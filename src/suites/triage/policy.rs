@@ -4,7 +4,7 @@
 //! the grader uses it to tell rule-resolvable tickets from lookup tickets. Part of the grading
 //! source.
 
-use crate::suite::triage::data::{Queue, Ticket};
+use crate::suites::triage::data::{Queue, Ticket};
 
 /// One action of the closed set; each is a tool of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

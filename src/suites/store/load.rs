@@ -1,13 +1,14 @@
 //! The store suite as data: `tasks/store/` (seed state, policy, tool documentation variants,
 //! conversations) and `graders/store/` (expectations, baseline), read and cross-checked. Every
 //! inconsistency is reported with the file and the key at fault. The environment and the grader
-//! that give this data behaviour live in `store` and `grade`.
+//! that give this data behaviour are this folder's `env`, `tools` and `grade`.
 
-use crate::suite::expect::{Baseline, Fact, StoreExpectations, TicketRule};
+use crate::grade::facts::Fact;
 use crate::suite::load::{FileText, invalid, read_json};
 use crate::suite::presentation::{DataValues, DocsRules, Presentation, ToolOrder};
-use crate::suite::store_data::StoreData;
 use crate::suite::{SuiteError, Task, Trajectory};
+use crate::suites::store::data::StoreData;
+use crate::suites::store::expect::{Baseline, StoreExpectations, TicketRule};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -125,7 +126,7 @@ fn unique<'a>(
 }
 
 fn check_store(path: &Path, d: &StoreData) -> Result<(), SuiteError> {
-    use crate::suite::store_data::OrderStatus as S;
+    use crate::suites::store::data::OrderStatus as S;
     let customers = unique(path, "customers", d.customers.iter().map(|c| c.id.as_str()))?;
     let skus = unique(path, "products", d.products.iter().map(|p| p.sku.as_str()))?;
     unique(path, "orders", d.orders.iter().map(|o| o.id.as_str()))?;
@@ -267,7 +268,7 @@ fn check_trajectory(
 
 fn check_tasks(path: &Path, tasks: &[Task]) -> Result<(), SuiteError> {
     unique(path, "(task ids)", tasks.iter().map(|t| t.id.as_str()))?;
-    let labels = crate::suite::router::ROUTER_LABELS;
+    let labels = crate::suites::router::load::ROUTER_LABELS;
     for t in tasks {
         let id = &t.id;
         let Some((_, prefix)) = STORE_CATEGORIES.iter().find(|(c, _)| *c == t.category) else {

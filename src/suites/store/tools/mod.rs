@@ -17,8 +17,8 @@ mod cases;
 #[cfg(test)]
 mod defects;
 
-use crate::store::state::StoreState;
 use crate::suite::ToolOutcome;
+use crate::suites::store::state::StoreState;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -151,14 +151,14 @@ fn no_order(id: &str) -> String {
 /// The order named by `order_id`, for a change allowed only while it is `processing`; otherwise the
 /// error text: the order's status, then `refusal`.
 fn processing_order<'a>(
-    state: &'a mut crate::store::state::StoreState,
+    state: &'a mut crate::suites::store::state::StoreState,
     args: &Args,
     refusal: &str,
-) -> Result<&'a mut crate::suite::store_data::Order, String> {
+) -> Result<&'a mut crate::suites::store::data::Order, String> {
     let id = args.get("order_id");
     let idx = state.order_index(id).ok_or_else(|| no_order(id))?;
     let order = &mut state.orders[idx];
-    if order.status != crate::suite::store_data::OrderStatus::Processing {
+    if order.status != crate::suites::store::data::OrderStatus::Processing {
         return Err(format!(
             "order {} is {}; {refusal}",
             order.id,
@@ -179,7 +179,7 @@ mod tests {
     use serde_json::json;
 
     fn state() -> StoreState {
-        StoreState::new(&crate::store::tests_support::data())
+        StoreState::new(&crate::suites::store::env::tests_support::data())
     }
 
     fn run(tool: &str, args: Value) -> ToolOutcome {

@@ -3,8 +3,8 @@
 //! (`graders/triage/expectations.json`). This module is part of the grading source: the grader and
 //! the gold policy read these types.
 
+use crate::grade::facts::Fact;
 use crate::suite::date::Date;
-use crate::suite::expect::Fact;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

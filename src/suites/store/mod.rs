@@ -1,0 +1,21 @@
+//! The store suite (experiment.md sections 1-5): an in-memory homeware store reset to its seed
+//! state for every conversation, eight tools behind one dispatcher, a four-rule policy, 24 scripted
+//! conversations and their frozen expectations.
+//!
+//! `data` and `load` read `tasks/store/` and `graders/store/`, `expect` types the expectations,
+//! `state` and `tools` are the environment the agent acts on, `env` ties them to the [`Domain`]
+//! trait, and `grade` is the pure grader.
+//!
+//! [`Domain`]: crate::suite::Domain
+
+pub mod data;
+pub mod env;
+pub mod expect;
+pub mod grade;
+pub mod load;
+pub mod state;
+pub mod tools;
+
+pub use env::StoreEnv;
+pub use load::{STORE_CATEGORIES, STORE_TOOLS, StoreSuite, counts_by_category, load_store, paths};
+pub use state::StoreState;
