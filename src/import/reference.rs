@@ -235,26 +235,10 @@ pub fn reference(
     let digest = format!("imported:{:x}", Sha256::digest(&bytes));
     let text = String::from_utf8_lossy(&bytes);
     let rows: Vec<(usize, RefConversation)> = read_lines(&opath, &text)?;
-    let call_cap = rows
-        .iter()
-        .flat_map(|(_, r)| r.spans.iter().filter_map(|s| s.step))
-        .max()
-        .map_or(0, |s| s + 1);
+    let call_cap = inferred_call_cap(&rows);
 
+    let mut manifest = imported_manifest(dir, &digest);
     let mut models: Vec<ModelInfo> = Vec::new();
-    let mut manifest = Manifest {
-        schema_version: SCHEMA_VERSION,
-        run_id: format!(
-            "imported-{}",
-            dir.file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-        ),
-        passk_version: env!("CARGO_PKG_VERSION").to_string(),
-        grader_digest: digest.clone(),
-        backend: "imported".into(),
-        imported_from: Some(dir.display().to_string()),
-        ..Manifest::default()
-    };
     let mut runs: BTreeMap<String, usize> = BTreeMap::new();
     let mut conversations = Vec::with_capacity(rows.len());
     for (line, r) in rows {
@@ -267,144 +251,15 @@ pub fn reference(
         let model = r.model.clone().ok_or_else(|| missing("model"))?;
         note_model(&mut models, &model, r.env.as_ref());
         if let Some(env) = &r.env {
-            manifest.ollama_version = manifest
-                .ollama_version
-                .take()
-                .or(env.ollama_version.clone());
-            manifest.ollama_host = manifest.ollama_host.take().or(env.ollama_host.clone());
-            manifest.gpu.name = manifest.gpu.name.take().or(env.gpu.clone());
+            note_environment(&mut manifest, env);
         }
         if let Some(run) = &r.run {
             *runs.entry(run.to_string()).or_default() += 1;
         }
-        let status = match r.status.as_deref() {
-            Some("loop_cap") => Status::LoopCap,
-            _ => Status::Ok,
-        };
-        let formats: BTreeMap<(u32, u32), Option<CallFormat>> = r
-            .spans
-            .iter()
-            .map(|s| {
-                (
-                    (s.turn.unwrap_or(0), s.step.unwrap_or(0)),
-                    format_of(s.call_format.as_deref()),
-                )
-            })
-            .collect();
-        let tool_events: Vec<ToolEvent> = r
-            .tool_events
-            .iter()
-            .map(|e| {
-                let (turn, step) = (e.turn.unwrap_or(0), e.step.unwrap_or(0));
-                let tool = e.tool.clone().unwrap_or_default();
-                let format = if tool.starts_with(MALFORMED_PREFIX) {
-                    Some(CallFormat::Malformed)
-                } else {
-                    formats.get(&(turn, step)).copied().flatten()
-                };
-                ToolEvent {
-                    turn,
-                    step,
-                    tool,
-                    args: e.args.clone().unwrap_or(Value::Null),
-                    ok: e.ok.unwrap_or(false),
-                    error: e.error.clone(),
-                    format,
-                }
-            })
-            .collect();
-        let mut calls: Vec<CallRecord> = r
-            .router_spans
-            .iter()
-            .map(|s| call_record(s, Node::Router))
-            .chain(r.spans.iter().map(|s| call_record(s, Node::Orchestrator)))
-            .collect();
-        // Router calls come before the agent's calls of the same turn (stable otherwise).
-        calls.sort_by_key(|c| (c.turn, c.node == Node::Orchestrator));
-        let passed = r.passed.unwrap_or(false);
-        let failure_mode =
-            (!passed).then(|| reference_failure_mode(status, &r.reasons, &tool_events));
-        let wall_s = r
-            .wall_s
-            .unwrap_or_else(|| calls.iter().filter_map(|c| c.wall_s).sum::<f64>());
-        conversations.push(ConversationRecord {
-            schema_version: SCHEMA_VERSION,
-            grader_digest: digest.clone(),
-            suite: "store".into(),
-            category: r
-                .cat
-                .clone()
-                .unwrap_or_else(|| category_of(&task).to_string()),
-            task,
-            model,
-            trial: r.seed.unwrap_or(0),
-            call_cap,
-            mode: Mode::Agent,
-            router_in_front: !r.router_spans.is_empty(),
-            status,
-            outcome: if passed {
-                Outcome::Pass
-            } else {
-                Outcome::ModelFail
-            },
-            calls,
-            tool_events,
-            replies: r.replies,
-            transcript: Vec::new(),
-            end_state: r.snapshot.unwrap_or(Value::Null),
-            verdict: Verdict {
-                passed,
-                reasons: r.reasons,
-                failure_mode,
-                ..Verdict::default()
-            },
-            wall_s,
-            imported: true,
-        });
+        conversations.push(conversation_record(r, task, model, call_cap, &digest));
     }
+    let mut router = read_router(dir, &digest, &mut models)?;
 
-    let rpath = dir.join(REFERENCE_ROUTER_FILE);
-    let mut router = Vec::new();
-    if rpath.exists() {
-        let rbytes = read(&rpath)?;
-        let rtext = String::from_utf8_lossy(&rbytes);
-        for (line, r) in read_lines::<RefRouter>(&rpath, &rtext)? {
-            let missing = |field| ImportError::Missing {
-                path: rpath.clone(),
-                line,
-                field,
-            };
-            let model = r.model.clone().ok_or_else(|| missing("model"))?;
-            let index = r.i.ok_or_else(|| missing("i"))?;
-            note_model(&mut models, &model, r.env.as_ref());
-            let label = r.label.clone().unwrap_or_default();
-            let correct = r
-                .correct
-                .unwrap_or_else(|| r.span.predicted.as_deref() == Some(label.as_str()));
-            let mut call = call_record(&r.span, Node::Router);
-            call.turn = 0;
-            call.step = 0;
-            router.push(RouterRecord {
-                schema_version: SCHEMA_VERSION,
-                grader_digest: digest.clone(),
-                model,
-                index,
-                trial: r.seed.unwrap_or(0),
-                label,
-                predicted: r.span.predicted.clone(),
-                correct,
-                raw: r.raw.clone().unwrap_or_default(),
-                temperature: r.temperature,
-                outcome: if correct {
-                    Outcome::Pass
-                } else {
-                    Outcome::ModelFail
-                },
-                call,
-                imported: true,
-            });
-        }
-    }
     manifest.models = models;
     manifest.settings = json!({
         "source": "reference harness records",
@@ -421,6 +276,196 @@ pub fn reference(
         ));
     }
     Ok((manifest, conversations, router))
+}
+
+/// The call cap the reference ran with: one more than the highest step any span reached.
+fn inferred_call_cap(rows: &[(usize, RefConversation)]) -> u32 {
+    rows.iter()
+        .flat_map(|(_, r)| r.spans.iter().filter_map(|s| s.step))
+        .max()
+        .map_or(0, |s| s + 1)
+}
+
+/// The manifest of an imported run, before its models and settings are known.
+fn imported_manifest(dir: &Path, digest: &str) -> Manifest {
+    Manifest {
+        schema_version: SCHEMA_VERSION,
+        run_id: format!(
+            "imported-{}",
+            dir.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        ),
+        passk_version: env!("CARGO_PKG_VERSION").to_string(),
+        grader_digest: digest.to_string(),
+        backend: "imported".into(),
+        imported_from: Some(dir.display().to_string()),
+        ..Manifest::default()
+    }
+}
+
+/// Keeps the first Ollama version, host and GPU name the records mention.
+fn note_environment(manifest: &mut Manifest, env: &RefEnv) {
+    manifest.ollama_version = manifest
+        .ollama_version
+        .take()
+        .or(env.ollama_version.clone());
+    manifest.ollama_host = manifest.ollama_host.take().or(env.ollama_host.clone());
+    manifest.gpu.name = manifest.gpu.name.take().or(env.gpu.clone());
+}
+
+/// One reference conversation as a passk record, verdict as recorded.
+fn conversation_record(
+    r: RefConversation,
+    task: String,
+    model: String,
+    call_cap: u32,
+    digest: &str,
+) -> ConversationRecord {
+    let status = match r.status.as_deref() {
+        Some("loop_cap") => Status::LoopCap,
+        _ => Status::Ok,
+    };
+    let tool_events = tool_events_of(&r);
+    let mut calls: Vec<CallRecord> = r
+        .router_spans
+        .iter()
+        .map(|s| call_record(s, Node::Router))
+        .chain(r.spans.iter().map(|s| call_record(s, Node::Orchestrator)))
+        .collect();
+    // Router calls come before the agent's calls of the same turn (stable otherwise).
+    calls.sort_by_key(|c| (c.turn, c.node == Node::Orchestrator));
+    let passed = r.passed.unwrap_or(false);
+    let failure_mode = (!passed).then(|| reference_failure_mode(status, &r.reasons, &tool_events));
+    let wall_s = r
+        .wall_s
+        .unwrap_or_else(|| calls.iter().filter_map(|c| c.wall_s).sum::<f64>());
+    ConversationRecord {
+        schema_version: SCHEMA_VERSION,
+        grader_digest: digest.to_string(),
+        suite: "store".into(),
+        category: r
+            .cat
+            .clone()
+            .unwrap_or_else(|| category_of(&task).to_string()),
+        task,
+        model,
+        trial: r.seed.unwrap_or(0),
+        call_cap,
+        mode: Mode::Agent,
+        router_in_front: !r.router_spans.is_empty(),
+        status,
+        outcome: if passed {
+            Outcome::Pass
+        } else {
+            Outcome::ModelFail
+        },
+        calls,
+        tool_events,
+        replies: r.replies,
+        transcript: Vec::new(),
+        end_state: r.snapshot.unwrap_or(Value::Null),
+        verdict: Verdict {
+            passed,
+            reasons: r.reasons,
+            failure_mode,
+            ..Verdict::default()
+        },
+        wall_s,
+        imported: true,
+    }
+}
+
+/// A reference conversation's tool events, each tagged with the format of the call that made it
+/// (malformed calls by their tool name, the others by their span's `call_format`).
+fn tool_events_of(r: &RefConversation) -> Vec<ToolEvent> {
+    let formats: BTreeMap<(u32, u32), Option<CallFormat>> = r
+        .spans
+        .iter()
+        .map(|s| {
+            (
+                (s.turn.unwrap_or(0), s.step.unwrap_or(0)),
+                format_of(s.call_format.as_deref()),
+            )
+        })
+        .collect();
+    r.tool_events
+        .iter()
+        .map(|e| {
+            let (turn, step) = (e.turn.unwrap_or(0), e.step.unwrap_or(0));
+            let tool = e.tool.clone().unwrap_or_default();
+            let format = if tool.starts_with(MALFORMED_PREFIX) {
+                Some(CallFormat::Malformed)
+            } else {
+                formats.get(&(turn, step)).copied().flatten()
+            };
+            ToolEvent {
+                turn,
+                step,
+                tool,
+                args: e.args.clone().unwrap_or(Value::Null),
+                ok: e.ok.unwrap_or(false),
+                error: e.error.clone(),
+                format,
+            }
+        })
+        .collect()
+}
+
+/// The router records of `router.jsonl`, when the reference wrote one.
+fn read_router(
+    dir: &Path,
+    digest: &str,
+    models: &mut Vec<ModelInfo>,
+) -> Result<Vec<RouterRecord>, ImportError> {
+    let rpath = dir.join(REFERENCE_ROUTER_FILE);
+    if !rpath.exists() {
+        return Ok(Vec::new());
+    }
+    let rbytes = read(&rpath)?;
+    let rtext = String::from_utf8_lossy(&rbytes);
+    let mut router = Vec::new();
+    for (line, r) in read_lines::<RefRouter>(&rpath, &rtext)? {
+        let missing = |field| ImportError::Missing {
+            path: rpath.clone(),
+            line,
+            field,
+        };
+        let model = r.model.clone().ok_or_else(|| missing("model"))?;
+        let index = r.i.ok_or_else(|| missing("i"))?;
+        note_model(models, &model, r.env.as_ref());
+        router.push(router_record(r, model, index, digest));
+    }
+    Ok(router)
+}
+
+/// One reference router line as a passk record; a missing `correct` is recomputed from the labels.
+fn router_record(r: RefRouter, model: String, index: u32, digest: &str) -> RouterRecord {
+    let label = r.label.clone().unwrap_or_default();
+    let correct = r
+        .correct
+        .unwrap_or_else(|| r.span.predicted.as_deref() == Some(label.as_str()));
+    let mut call = call_record(&r.span, Node::Router);
+    call.turn = 0;
+    call.step = 0;
+    RouterRecord {
+        schema_version: SCHEMA_VERSION,
+        grader_digest: digest.to_string(),
+        model,
+        index,
+        trial: r.seed.unwrap_or(0),
+        label,
+        predicted: r.span.predicted.clone(),
+        correct,
+        raw: r.raw.clone().unwrap_or_default(),
+        temperature: r.temperature,
+        outcome: if correct {
+            Outcome::Pass
+        } else {
+            Outcome::ModelFail
+        },
+        call,
+        imported: true,
+    }
 }
 
 /// Renumbers the trial of every record whose key an earlier record already has (seed + 100 per

@@ -43,8 +43,25 @@ fn address(s: &StoreState, id: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Every per-tool case.
+/// Every per-tool case, tool by tool.
 pub fn cases() -> Vec<Case> {
+    [
+        find_customer_cases(),
+        list_orders_cases(),
+        get_order_cases(),
+        search_products_cases(),
+        cancel_order_cases(),
+        update_address_cases(),
+        request_return_cases(),
+        create_ticket_cases(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The cases of `find_customer`.
+fn find_customer_cases() -> Vec<Case> {
     vec![
         Case {
             tool: "find_customer",
@@ -77,6 +94,12 @@ pub fn cases() -> Vec<Case> {
                     && rejected_with(&o[1], "missing required argument 'query'")
             },
         },
+    ]
+}
+
+/// The cases of `list_orders`.
+fn list_orders_cases() -> Vec<Case> {
+    vec![
         Case {
             tool: "list_orders",
             name: "orders come newest first with status and total",
@@ -101,6 +124,12 @@ pub fn cases() -> Vec<Case> {
                     && rejected_with(&o[1], "missing required argument 'customer_id'")
             },
         },
+    ]
+}
+
+/// The cases of `get_order`.
+fn get_order_cases() -> Vec<Case> {
+    vec![
         Case {
             tool: "get_order",
             name: "the total multiplies quantities",
@@ -130,6 +159,12 @@ pub fn cases() -> Vec<Case> {
                     && rejected_with(&o[1], "missing required argument 'order_id'")
             },
         },
+    ]
+}
+
+/// The cases of `search_products`.
+fn search_products_cases() -> Vec<Case> {
+    vec![
         Case {
             tool: "search_products",
             name: "stock and price of the matching product",
@@ -161,6 +196,12 @@ pub fn cases() -> Vec<Case> {
                     && rejected_with(&o[1], "missing required argument 'query'")
             },
         },
+    ]
+}
+
+/// The cases of `cancel_order`.
+fn cancel_order_cases() -> Vec<Case> {
+    vec![
         Case {
             tool: "cancel_order",
             name: "a processing order is cancelled",
@@ -195,6 +236,12 @@ pub fn cases() -> Vec<Case> {
                     && status(s, "5111") == Some(OrderStatus::Processing)
             },
         },
+    ]
+}
+
+/// The cases of `update_address`.
+fn update_address_cases() -> Vec<Case> {
+    vec![
         Case {
             tool: "update_address",
             name: "a processing order gets the new address",
@@ -221,6 +268,12 @@ pub fn cases() -> Vec<Case> {
                     && address(s, "5106") == "2-5-1 Nakameguro, Meguro, Tokyo 153-0061"
             },
         },
+    ]
+}
+
+/// The cases of `request_return`.
+fn request_return_cases() -> Vec<Case> {
+    vec![
         Case {
             tool: "request_return",
             name: "day 30 after delivery is still inside the window, once per item",
@@ -269,6 +322,12 @@ pub fn cases() -> Vec<Case> {
                     && s.returns.is_empty()
             },
         },
+    ]
+}
+
+/// The cases of `create_ticket`.
+fn create_ticket_cases() -> Vec<Case> {
+    vec![
         Case {
             tool: "create_ticket",
             name: "a ticket is stored for the customer with its summary",
