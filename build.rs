@@ -89,7 +89,16 @@ fn git_commit(root: &Path) {
     };
     let dirty =
         git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    for p in [".git/HEAD", ".git/index"] {
+    // Any edit to what the binary is built from must refresh the `-dirty` mark, not only a commit
+    // or a `git add`: cargo re-runs this script when anything under these paths changes.
+    for p in [
+        ".git/HEAD",
+        ".git/index",
+        "src",
+        "benches",
+        "Cargo.toml",
+        "Cargo.lock",
+    ] {
         if root.join(p).exists() {
             println!("cargo:rerun-if-changed={p}");
         }

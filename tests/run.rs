@@ -51,8 +51,8 @@ fn run_writes_records_that_parse_back_and_pass() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), out.display().to_string());
     let run = load(&out);
-    assert_eq!(run.conversations.len(), 2 * 24);
-    assert_eq!(run.router.len(), 2 * 48);
+    assert_eq!(run.conversations.len(), 2 * util::store_conversations());
+    assert_eq!(run.router.len(), 2 * util::router_messages());
     assert!(
         run.conversations.iter().all(|c| c.outcome == Outcome::Pass),
         "oracle must pass everything"
@@ -372,11 +372,12 @@ fn ctrl_c_finishes_the_trial_in_flight_and_the_same_command_resumes() {
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
+    let planned = 2 * (util::store_conversations() + util::router_messages());
     let partial = keys(&out).len();
-    assert!(partial > 0 && partial < 2 * (24 + 48));
+    assert!(partial > 0 && partial < planned);
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(keys(&out).len(), 2 * (24 + 48));
+    assert_eq!(keys(&out).len(), planned);
 }
 
 #[test]
@@ -400,9 +401,10 @@ fn toolless_baseline_and_budget_sweep_run_beside_the_agent() {
         .iter()
         .filter(|c| c.mode == passk::runner::record::Mode::Toolless)
         .collect();
+    let n = util::store_conversations();
     assert_eq!(
         (agent(2).count(), agent(10).count(), toolless.len()),
-        (24, 24, 24)
+        (n, n, n)
     );
     assert!(agent(10).all(|c| c.outcome == Outcome::Pass));
     // Two model calls per turn cannot finish a turn that needs two tool calls.
@@ -651,7 +653,7 @@ fn a_server_that_goes_away_stops_the_run() {
         "{stderr}"
     );
     assert!(
-        keys_of(&out, true).len() < 48,
+        keys_of(&out, true).len() < 2 * util::store_conversations(),
         "stopped before the plan was done"
     );
 }
@@ -675,7 +677,7 @@ fn the_experiment_file_sets_what_flags_leave_unset() {
         (Some(42.0), Some(2)),
         "file, then flags"
     );
-    assert_eq!(run.router.len(), 48);
+    assert_eq!(run.router.len(), util::router_messages());
     assert!(
         run.manifest
             .experiment_file

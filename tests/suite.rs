@@ -23,13 +23,24 @@ fn edit(path: &Path, from: &str, to: &str) {
 fn suite_check_reports_counts_and_replays() {
     let (code, out, err) = output(passk().args(["suite", "check"]));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("store: 8 tools, 13 parameters, 24 conversations (lookup 6, multi-hop 6, write 6, multi-turn 6)"), "{out}");
+    let suite = load_store(&root()).expect("store");
+    let per_category = |c: &str| suite.tasks().iter().filter(|t| t.category == c).count();
+    let store_line = format!(
+        "store: 8 tools, 13 parameters, {} conversations (lookup {}, multi-hop {}, write {}, multi-turn {})",
+        suite.tasks().len(),
+        per_category("lookup"),
+        per_category("multi-hop"),
+        per_category("write"),
+        per_category("multi-turn")
+    );
+    assert!(out.contains(&store_line), "{store_line}\n{out}");
+    let router = load_router(&root()).expect("router");
     assert!(
-        out.contains("router: 48 messages (order_status 8, cancel_order 8, change_address 8, return_item 8, product_info 8, other 8)"),
+        out.contains(&format!("router: {} messages (", router.messages.len())),
         "{out}"
     );
-    assert!(out.contains("gold: 24/24 passing"), "{out}");
-    let suite = load_store(&root()).expect("store");
+    let g = suite.tasks().len();
+    assert!(out.contains(&format!("gold: {g}/{g} passing")), "{out}");
     let n: usize = suite.tasks().iter().map(|t| t.near_misses.len()).sum();
     assert!(
         out.contains(&format!("near-misses: {n}/{n} failing as expected")),
@@ -55,12 +66,55 @@ fn suite_check_fails_on_a_surprise() {
     );
     let (code, out, _) = output(passk().args(["suite", "check", "--root"]).arg(dir.path()));
     assert_eq!(code, 6, "{out}");
-    assert!(out.contains("gold: 23/24 passing"), "{out}");
+    let g = crate::util::store_conversations();
+    assert!(
+        out.contains(&format!("gold: {}/{g} passing", g - 1)),
+        "{out}"
+    );
     assert!(out.contains("SURPRISE L1 gold"), "{out}");
     assert!(
         out.contains("expected wrong_answer, got MissedEscalation"),
         "{out}"
     );
+}
+
+/// docs/suites.md, "Adding a conversation", followed in a copy of the data: a new conversation
+/// with its expectations, a re-freeze, and the suite checks pass with it counted.
+#[test]
+fn adding_a_conversation_as_the_docs_say_keeps_every_check_green() {
+    let dir = tempdir();
+    copy_data(dir.path());
+    let conv_path = dir.path().join("tasks/store/conversations.json");
+    let exp_path = dir.path().join("graders/store/expectations.json");
+    let mut conversations: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&conv_path).expect("read")).expect("json");
+    let mut expectations: Value =
+        serde_json::from_str(&std::fs::read_to_string(&exp_path).expect("read")).expect("json");
+    let before = conversations.len();
+    // A second lookup of order 5105, asked another way (the first message must be unique).
+    let mut added = conversations[0].clone();
+    added["id"] = json!("L99");
+    added["customer"] = json!([
+        "Rahul Mehta here, rahul.mehta@example.com. Any news on when order 5105 gets to me?"
+    ]);
+    conversations.push(added);
+    expectations["conversations"]["L99"] = expectations["conversations"]["L1"].clone();
+    let write = |p: &Path, v: &Value| {
+        std::fs::write(p, serde_json::to_string_pretty(v).expect("json")).expect("write")
+    };
+    write(&conv_path, &json!(conversations));
+    write(&exp_path, &expectations);
+
+    let (code, out, err) = output(passk().args(["freeze", "--root"]).arg(dir.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = output(passk().args(["suite", "check", "--root"]).arg(dir.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    let n = before + 1;
+    assert!(out.contains(&format!("{n} conversations (lookup")), "{out}");
+    assert!(out.contains(&format!("gold: {n}/{n} passing")), "{out}");
+    assert!(!out.contains("SURPRISE"), "{out}");
+    let (code, _, err) = output(passk().args(["verify", "--root"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]
@@ -220,7 +274,7 @@ fn freeze_then_verify_in_a_copy() {
 #[test]
 fn router_suite_loads_with_gold_labels() {
     let r = load_router(&root()).expect("router");
-    assert_eq!(r.messages.len(), 48);
+    assert!(!r.messages.is_empty());
     assert_eq!(r.labels.len(), 6);
     for l in &r.labels {
         assert_eq!(

@@ -34,6 +34,33 @@ pub fn output(cmd: &mut Command) -> (i32, String, String) {
     )
 }
 
+/// How many conversations the store suite has: tests derive counts from the data, so adding a
+/// conversation as docs/suites.md says never breaks them.
+pub fn store_conversations() -> usize {
+    use passk::suite::Domain as _;
+    passk::suites::store::load_store(&root())
+        .expect("store suite")
+        .tasks()
+        .len()
+}
+
+/// How many tickets the triage suite has.
+pub fn triage_tickets() -> usize {
+    use passk::suite::Domain as _;
+    passk::suites::triage::load_triage(&root())
+        .expect("triage suite")
+        .tasks()
+        .len()
+}
+
+/// How many messages the router suite has.
+pub fn router_messages() -> usize {
+    passk::suites::router::load_router(&root())
+        .expect("router suite")
+        .messages
+        .len()
+}
+
 /// A fresh temporary directory.
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")

@@ -105,10 +105,10 @@ pub(crate) mod tests_support {
 mod tests {
     use super::*;
 
+    /// The grader keeps its own frozen list of the store's verbs (for unknown-verb): it must name
+    /// the tools the dispatch table runs, in order.
     #[test]
-    fn the_table_matches_the_suite_loader() {
-        let table: Vec<(&str, &[&str])> = tools::TOOLS.iter().map(|t| (t.name, t.params)).collect();
-        assert_eq!(table, crate::suites::store::load::STORE_TOOLS.to_vec());
+    fn the_grader_knows_the_tools_the_table_runs() {
         assert_eq!(
             tools::TOOLS.map(|t| t.name),
             crate::suites::store::grade::STORE_TOOL_NAMES

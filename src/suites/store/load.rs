@@ -9,22 +9,23 @@ use crate::suite::presentation::{DataValues, DocsRules, Presentation, ToolOrder}
 use crate::suite::{SuiteError, Task, Trajectory};
 use crate::suites::store::data::StoreData;
 use crate::suites::store::expect::{Baseline, StoreExpectations, TicketRule};
+use crate::suites::store::tools::TOOLS;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The store's tools and their parameters, as the environment implements them. The loader checks
-/// every documentation variant against this list, so a renamed parameter cannot slip through.
-pub const STORE_TOOLS: [(&str, &[&str]); 8] = [
-    ("find_customer", &["query"]),
-    ("list_orders", &["customer_id"]),
-    ("get_order", &["order_id"]),
-    ("search_products", &["query"]),
-    ("cancel_order", &["order_id", "reason"]),
-    ("update_address", &["order_id", "address"]),
-    ("request_return", &["order_id", "sku", "reason"]),
-    ("create_ticket", &["customer_id", "summary"]),
-];
+/// The store's tools and their parameters, read off the dispatch table the environment runs
+/// (`tools::TOOLS`). The loader checks every documentation variant against this list, so a renamed
+/// parameter cannot slip through.
+pub const STORE_TOOLS: [(&str, &[&str]); TOOLS.len()] = {
+    let mut out: [(&str, &[&str]); TOOLS.len()] = [("", &[]); TOOLS.len()];
+    let mut i = 0;
+    while i < TOOLS.len() {
+        out[i] = (TOOLS[i].name, TOOLS[i].params);
+        i += 1;
+    }
+    out
+};
 
 /// The categories of store conversations and the id prefix of each.
 pub const STORE_CATEGORIES: [(&str, &str); 4] = [
