@@ -37,6 +37,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Set two runs side by side with paired bootstrap CIs of the differences.
     Compare(CompareArgs),
+    /// How many trials per task (and tasks) an experiment needs, from a pilot run, by simulation.
+    Plan(PlanArgs),
     /// Grade a run's records again with the current graders; writes regrade.md.
     Regrade(RegradeArgs),
     /// Import the reference harness's JSONL records into a passk run directory.
@@ -310,6 +312,69 @@ pub struct CompareArgs {
     /// Bootstrap resamples
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub resamples: usize,
+}
+
+/// `passk plan`
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Pilot run directory (a passk run or an imported one); omit it with --rates
+    #[arg(value_name = "PILOT_RUN", required_unless_present = "rates")]
+    pub pilot: Option<PathBuf>,
+    /// Stated success rates of the two models instead of a pilot (every task alike: optimistic)
+    #[arg(
+        long,
+        value_name = "SMALL,LARGE",
+        value_delimiter = ',',
+        conflicts_with = "pilot"
+    )]
+    pub rates: Option<Vec<f64>>,
+    /// Tasks of the experiment when --rates is given
+    #[arg(long, value_name = "N", default_value_t = 24)]
+    pub task_count: usize,
+    /// The two models to compare, small first [default: the pilot's first two]
+    #[arg(long, value_name = "SMALL,LARGE", value_delimiter = ',')]
+    pub models: Option<Vec<String>>,
+    /// The pilot's suite
+    #[arg(long, value_name = "SUITE", default_value = "store")]
+    pub suite: String,
+    /// The pilot's call cap, when it swept several
+    #[arg(long, value_name = "N")]
+    pub call_cap: Option<u32>,
+    /// Success difference to detect, in percentage points (large - small) [default: the pilot's]
+    #[arg(
+        long,
+        value_name = "PP",
+        allow_negative_numbers = true,
+        conflicts_with = "break_even_below"
+    )]
+    pub difference: Option<f64>,
+    /// Instead: power to show the break-even price ratio below this ratio
+    #[arg(long, value_name = "RATIO")]
+    pub break_even_below: Option<f64>,
+    /// Power wanted
+    #[arg(long, value_name = "P", default_value_t = 0.8)]
+    pub power: f64,
+    /// Two-sided level of the intervals (0.05: the report's 95% intervals)
+    #[arg(long, value_name = "A", default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Trials per task to try
+    #[arg(long = "k", value_name = "K,..", value_delimiter = ',', default_values_t = [1, 2, 3, 4, 5, 6, 8, 10])]
+    pub ks: Vec<usize>,
+    /// Task counts to try [default: the pilot's]
+    #[arg(long, value_name = "N,..", value_delimiter = ',')]
+    pub tasks: Vec<usize>,
+    /// Simulated experiments per design
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub simulations: usize,
+    /// Bootstrap resamples per simulated experiment
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub resamples: usize,
+    /// Seed of the simulation
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Print the plan as JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `passk regrade`

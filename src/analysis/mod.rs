@@ -23,6 +23,7 @@ pub mod latency;
 mod load;
 pub mod mt19937;
 pub mod passk;
+pub mod plan;
 pub mod quality;
 pub mod regrade;
 pub mod router;

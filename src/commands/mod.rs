@@ -7,6 +7,7 @@ mod cost;
 mod doctor;
 mod freeze;
 mod import;
+mod plan;
 mod pull;
 mod regrade;
 mod report;
@@ -28,6 +29,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         },
         Command::Freeze(a) => freeze::freeze(a),
         Command::Verify(a) => freeze::verify(a),
+        Command::Plan(a) => plan::run(a),
         Command::ServeStub(a) => serve_stub::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),

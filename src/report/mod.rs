@@ -16,6 +16,7 @@ pub mod document;
 pub mod error;
 pub mod json;
 pub mod markdown;
+pub mod plan;
 pub mod regrade;
 pub mod svg;
 

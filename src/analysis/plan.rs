@@ -1,0 +1,788 @@
+//! Power planning (`passk plan`): how many trials per task, and how many tasks, an experiment needs
+//! to settle a question, with the GPU time that costs.
+//!
+//! The answer comes from simulation, not from a binomial formula: trials of one task are
+//! correlated (a task one model finds hard, it finds hard every time), and a formula that treats
+//! every trial as independent overstates the power. Each simulated experiment draws its tasks with
+//! replacement from the pilot's tasks, plays k trials per task and model as Bernoulli draws at that
+//! task's pilot pass rate (tokens drawn from the pilot's trials of that task with the same verdict),
+//! and then asks the question the way the report answers it: a paired percentile bootstrap over the
+//! drawn tasks (docs/metrics.md, "Power planning"). Power is the share of simulated experiments in
+//! which the interval settles the question; the same designs are also simulated with no difference
+//! at all, to show how often the interval wrongly declares one.
+
+use super::bootstrap::for_each_resample;
+use super::cost::blended_calls;
+use super::load::Run;
+use super::mt19937::PyRandom;
+use crate::runner::record::{ConversationRecord, Manifest, Mode};
+use serde::{Deserialize, Serialize};
+
+/// The output weight of blended tokens (metrics.md).
+const OUTPUT_WEIGHT: f64 = 4.0;
+
+/// One graded pilot trial, as the planner draws it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PilotTrial {
+    /// Whether the conversation passed.
+    pub passed: bool,
+    /// Its blended tokens (input + 4 x output, the orchestrator's calls).
+    pub tokens: f64,
+}
+
+/// One model's side of a pilot task: its pass rate and the trials it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Side {
+    /// Pass rate the simulation draws trials at.
+    pub rate: f64,
+    /// The pilot's trials (empty for stated rates: no tokens known).
+    pub trials: Vec<PilotTrial>,
+}
+
+impl Side {
+    fn from_trials(trials: Vec<PilotTrial>) -> Side {
+        let passes = trials.iter().filter(|t| t.passed).count();
+        Side {
+            rate: passes as f64 / trials.len().max(1) as f64,
+            trials,
+        }
+    }
+}
+
+/// One pilot task: both models' sides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PilotTask {
+    /// Task id.
+    pub id: String,
+    /// The first (smaller) model.
+    pub small: Side,
+    /// The second (larger) model.
+    pub large: Side,
+}
+
+/// What the planner resamples: tasks both models ran, with their pass rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pilot {
+    /// Where the rates come from (a run directory, or "stated rates").
+    pub source: String,
+    /// The first (smaller) model.
+    pub small: String,
+    /// The second (larger) model.
+    pub large: String,
+    /// Tasks both models ran, in id order.
+    pub tasks: Vec<PilotTask>,
+    /// Mean seconds per conversation of each model (wall time), when known.
+    pub seconds_per_conversation: Option<(f64, f64)>,
+}
+
+/// Why a pilot cannot be built.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PlanError {
+    /// The run has fewer than two models for the configuration.
+    #[error("the pilot needs two models; {0}")]
+    Models(String),
+    /// No task has graded trials of both models.
+    #[error("no task has graded trials of both {0} and {1} in the pilot")]
+    NoSharedTasks(String, String),
+    /// A rate or option is out of range.
+    #[error("{0}")]
+    Invalid(String),
+    /// The question cannot be reached from the pilot.
+    #[error("{0}")]
+    Unreachable(String),
+}
+
+impl Pilot {
+    /// The pilot of a run: the agent's graded conversations of `suite`, for `models` (default the
+    /// run's first two), under `call_cap` (required only when the run swept several caps).
+    pub fn from_run(
+        run: &Run,
+        suite: &str,
+        models: Option<(&str, &str)>,
+        call_cap: Option<u32>,
+    ) -> Result<Pilot, PlanError> {
+        let source = run.dir.display().to_string();
+        Pilot::from_records(
+            &source,
+            &run.manifest,
+            &run.conversations,
+            suite,
+            models,
+            call_cap,
+        )
+    }
+
+    /// [`Pilot::from_run`] over records already in memory (an import, a test).
+    pub fn from_records(
+        source: &str,
+        manifest: &Manifest,
+        conversations: &[ConversationRecord],
+        suite: &str,
+        models: Option<(&str, &str)>,
+        call_cap: Option<u32>,
+    ) -> Result<Pilot, PlanError> {
+        let in_config: Vec<&ConversationRecord> = conversations
+            .iter()
+            .filter(|c| c.suite == suite && c.mode == Mode::Agent)
+            .collect();
+        let cap = choose_cap(&in_config, call_cap)?;
+        let in_config: Vec<&ConversationRecord> = in_config
+            .into_iter()
+            .filter(|c| Some(c.call_cap) == cap)
+            .collect();
+        let (small, large) = choose_models(manifest, &in_config, models)?;
+        let side = |model: &str, task: &str| -> Vec<PilotTrial> {
+            in_config
+                .iter()
+                .filter(|c| c.model == model && c.task == task && c.outcome.is_graded())
+                .map(|c| PilotTrial {
+                    passed: c.verdict.passed,
+                    tokens: blended_calls(c.orchestrator_calls(), OUTPUT_WEIGHT),
+                })
+                .collect()
+        };
+        let ids: std::collections::BTreeSet<&str> =
+            in_config.iter().map(|c| c.task.as_str()).collect();
+        let tasks: Vec<PilotTask> = ids
+            .into_iter()
+            .map(|id| PilotTask {
+                id: id.to_string(),
+                small: Side::from_trials(side(&small, id)),
+                large: Side::from_trials(side(&large, id)),
+            })
+            .filter(|t| !t.small.trials.is_empty() && !t.large.trials.is_empty())
+            .collect();
+        if tasks.is_empty() {
+            return Err(PlanError::NoSharedTasks(small, large));
+        }
+        let seconds = |model: &str| {
+            let walls: Vec<f64> = in_config
+                .iter()
+                .filter(|c| c.model == model)
+                .map(|c| c.wall_s)
+                .collect();
+            (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
+        };
+        Ok(Pilot {
+            source: source.to_string(),
+            seconds_per_conversation: seconds(&small).zip(seconds(&large)),
+            small,
+            large,
+            tasks,
+        })
+    }
+
+    /// A pilot from rates the user states: `tasks` tasks, every one at the same rate per model.
+    /// Without spread between tasks this is the most optimistic case; a pilot run is better.
+    pub fn from_rates(small: f64, large: f64, tasks: usize) -> Result<Pilot, PlanError> {
+        for r in [small, large] {
+            if !(0.0..=1.0).contains(&r) {
+                return Err(PlanError::Invalid(format!(
+                    "a stated success rate must lie in 0..=1 (got {r})"
+                )));
+            }
+        }
+        if tasks == 0 {
+            return Err(PlanError::Invalid("--task-count must be at least 1".into()));
+        }
+        let side = |rate| Side {
+            rate,
+            trials: Vec::new(),
+        };
+        Ok(Pilot {
+            source: "stated rates".into(),
+            small: "small".into(),
+            large: "large".into(),
+            tasks: (0..tasks)
+                .map(|i| PilotTask {
+                    id: format!("task-{i}"),
+                    small: side(small),
+                    large: side(large),
+                })
+                .collect(),
+            seconds_per_conversation: None,
+        })
+    }
+
+    /// Mean pass rate of each model over the tasks (each task weighs the same).
+    pub fn rates(&self) -> (f64, f64) {
+        let n = self.tasks.len().max(1) as f64;
+        (
+            self.tasks.iter().map(|t| t.small.rate).sum::<f64>() / n,
+            self.tasks.iter().map(|t| t.large.rate).sum::<f64>() / n,
+        )
+    }
+
+    /// Whether every task has trials with tokens (needed for break-even questions).
+    fn has_tokens(&self) -> bool {
+        self.tasks
+            .iter()
+            .all(|t| !t.small.trials.is_empty() && !t.large.trials.is_empty())
+    }
+
+    /// The same pilot with the larger model's per-task rates moved on the logit scale, so that
+    /// the mean difference (large - small) is `difference`. Tasks at 0 or 1 stay there.
+    pub fn with_difference(&self, difference: f64) -> Result<Pilot, PlanError> {
+        let mean_at = |shift: f64| {
+            self.tasks
+                .iter()
+                .map(|t| shifted(t.small.rate, shift) - t.small.rate)
+                .sum::<f64>()
+                / self.tasks.len().max(1) as f64
+        };
+        let (lo, hi) = (mean_at(-40.0), mean_at(40.0));
+        if !(lo..=hi).contains(&difference) {
+            return Err(PlanError::Unreachable(format!(
+                "a difference of {:+.1} pp cannot be reached from the smaller model's per-task \
+                 rates (reachable: {:+.1} to {:+.1} pp; tasks at 0% or 100% cannot move)",
+                100.0 * difference,
+                100.0 * lo,
+                100.0 * hi
+            )));
+        }
+        let (mut a, mut b) = (-40.0, 40.0);
+        for _ in 0..200 {
+            let mid = (a + b) / 2.0;
+            if mean_at(mid) < difference {
+                a = mid;
+            } else {
+                b = mid;
+            }
+        }
+        let shift = (a + b) / 2.0;
+        let mut out = self.clone();
+        for t in &mut out.tasks {
+            t.large.rate = shifted(t.small.rate, shift);
+        }
+        Ok(out)
+    }
+
+    /// The same pilot with no difference: the larger model plays at the smaller one's rates.
+    fn without_difference(&self) -> Pilot {
+        let mut out = self.clone();
+        for t in &mut out.tasks {
+            t.large.rate = t.small.rate;
+        }
+        out
+    }
+}
+
+/// `p` moved by `shift` on the logit scale; 0 and 1 stay where they are.
+fn shifted(p: f64, shift: f64) -> f64 {
+    if p <= 0.0 || p >= 1.0 {
+        return p;
+    }
+    let logit = (p / (1.0 - p)).ln() + shift;
+    1.0 / (1.0 + (-logit).exp())
+}
+
+fn choose_cap(
+    convs: &[&ConversationRecord],
+    wanted: Option<u32>,
+) -> Result<Option<u32>, PlanError> {
+    let caps: std::collections::BTreeSet<u32> = convs.iter().map(|c| c.call_cap).collect();
+    match (wanted, caps.len()) {
+        (Some(c), _) if caps.contains(&c) => Ok(Some(c)),
+        (Some(c), _) => Err(PlanError::Invalid(format!(
+            "the pilot has no conversations under call cap {c} (it has {caps:?})"
+        ))),
+        (None, 0) => Ok(None),
+        (None, 1) => Ok(caps.into_iter().next()),
+        (None, _) => Err(PlanError::Invalid(format!(
+            "the pilot swept several call caps ({caps:?}); choose one with --call-cap"
+        ))),
+    }
+}
+
+fn choose_models(
+    manifest: &Manifest,
+    convs: &[&ConversationRecord],
+    wanted: Option<(&str, &str)>,
+) -> Result<(String, String), PlanError> {
+    let present = |m: &str| convs.iter().any(|c| c.model == m);
+    if let Some((a, b)) = wanted {
+        for m in [a, b] {
+            if !present(m) {
+                return Err(PlanError::Models(format!(
+                    "the pilot has no agent conversations of '{m}'"
+                )));
+            }
+        }
+        return Ok((a.to_string(), b.to_string()));
+    }
+    let ordered: Vec<&str> = manifest
+        .models
+        .iter()
+        .map(|m| m.name.as_str())
+        .filter(|m| present(m))
+        .collect();
+    match ordered.as_slice() {
+        [a, b, ..] => Ok((a.to_string(), b.to_string())),
+        _ => Err(PlanError::Models(format!(
+            "it has {} with agent conversations; name two with --models",
+            ordered.len()
+        ))),
+    }
+}
+
+/// What an experiment must settle.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Question {
+    /// The paired interval of the success difference (large - small) excludes 0, on the side of
+    /// the true difference.
+    Difference {
+        /// The true difference to simulate (large - small, a fraction); `None`: the pilot's own
+        /// per-task rates, so its observed difference.
+        stated: Option<f64>,
+    },
+    /// The interval of the break-even price ratio lies wholly below this ratio.
+    BreakEvenBelow {
+        /// The ratio.
+        ratio: f64,
+    },
+}
+
+/// How the planner simulates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanOptions {
+    /// Trials per task to try.
+    pub ks: Vec<usize>,
+    /// Task counts to try (tasks are drawn with replacement from the pilot's).
+    pub task_counts: Vec<usize>,
+    /// Two-sided level of the intervals (0.05: 95% intervals, as the report's).
+    pub alpha: f64,
+    /// Power wanted (for the recommendation).
+    pub power: f64,
+    /// Simulated experiments per design.
+    pub simulations: usize,
+    /// Bootstrap resamples per simulated experiment.
+    pub resamples: usize,
+    /// Seed of the simulation.
+    pub seed: u64,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            ks: vec![1, 2, 3, 4, 5, 6, 8, 10],
+            task_counts: Vec::new(),
+            alpha: 0.05,
+            power: 0.8,
+            simulations: 1000,
+            resamples: 1000,
+            seed: 0,
+        }
+    }
+}
+
+impl PlanOptions {
+    /// Refuses options the simulation cannot honour.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        let bad = |m: &str| Err(PlanError::Invalid(m.to_string()));
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return bad("--alpha must lie strictly between 0 and 1");
+        }
+        if !(self.power > 0.0 && self.power < 1.0) {
+            return bad("--power must lie strictly between 0 and 1");
+        }
+        if self.ks.is_empty() || self.ks.contains(&0) || self.ks.iter().any(|&k| k > 1000) {
+            return bad("--k takes trial counts from 1 to 1000");
+        }
+        if self.task_counts.contains(&0) || self.task_counts.iter().any(|&t| t > 100_000) {
+            return bad("--tasks takes task counts from 1 to 100000");
+        }
+        if !(10..=1_000_000).contains(&self.simulations) {
+            return bad("--simulations must lie in 10..=1000000");
+        }
+        if !(10..=1_000_000).contains(&self.resamples) {
+            return bad("--resamples must lie in 10..=1000000");
+        }
+        Ok(())
+    }
+}
+
+/// One design: tasks x k, and what simulation says of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DesignRow {
+    /// Tasks in the experiment.
+    pub tasks: usize,
+    /// Trials per task and model.
+    pub k: usize,
+    /// Share of simulated experiments that settle the question.
+    pub power: f64,
+    /// Share of simulated experiments with no true difference whose interval still excludes 0
+    /// (difference questions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub false_positive: Option<f64>,
+    /// Expected GPU seconds (both models), from the pilot's seconds per conversation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_seconds: Option<f64>,
+}
+
+/// The planner's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Where the pilot came from.
+    pub source: String,
+    /// The smaller model.
+    pub small: String,
+    /// The larger model.
+    pub large: String,
+    /// Tasks in the pilot.
+    pub pilot_tasks: usize,
+    /// The pilot's mean pass rates (small, large).
+    pub pilot_rates: (f64, f64),
+    /// What is asked.
+    pub question: Question,
+    /// How it was simulated.
+    pub options: PlanOptions,
+    /// One row per design, by tasks then k.
+    pub rows: Vec<DesignRow>,
+    /// The design with the fewest conversations that reaches the wanted power.
+    pub recommended: Option<DesignRow>,
+}
+
+/// Simulates every design of `opts` for `question` on `pilot`.
+pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Plan, PlanError> {
+    opts.validate()?;
+    let truth = match question {
+        Question::Difference { stated: None } => pilot.clone(),
+        Question::Difference {
+            stated: Some(difference),
+        } => pilot.with_difference(difference)?,
+        Question::BreakEvenBelow { ratio } => {
+            if !(ratio.is_finite() && ratio > 0.0) {
+                return Err(PlanError::Invalid(
+                    "--break-even-below must be a positive ratio".into(),
+                ));
+            }
+            if !pilot.has_tokens() {
+                return Err(PlanError::Invalid(
+                    "a break-even question needs a pilot run (tokens), not stated rates".into(),
+                ));
+            }
+            pilot.clone()
+        }
+    };
+    let null = matches!(question, Question::Difference { .. }).then(|| pilot.without_difference());
+    let task_counts = if opts.task_counts.is_empty() {
+        vec![pilot.tasks.len()]
+    } else {
+        opts.task_counts.clone()
+    };
+    let mut rows = Vec::new();
+    for (ti, &tasks) in task_counts.iter().enumerate() {
+        for (ki, &k) in opts.ks.iter().enumerate() {
+            let seed = opts.seed ^ ((ti as u64) << 40) ^ ((ki as u64) << 20);
+            let power = share_settled(&truth, question, tasks, k, opts, seed);
+            let false_positive = null
+                .as_ref()
+                .map(|n| share_settled(n, question, tasks, k, opts, seed ^ 0x5eed));
+            let gpu_seconds = pilot
+                .seconds_per_conversation
+                .map(|(a, b)| (tasks * k) as f64 * (a + b));
+            rows.push(DesignRow {
+                tasks,
+                k,
+                power,
+                false_positive,
+                gpu_seconds,
+            });
+        }
+    }
+    let recommended = rows
+        .iter()
+        .filter(|r| r.power >= opts.power)
+        .min_by_key(|r| (r.tasks * r.k, r.k))
+        .cloned();
+    Ok(Plan {
+        source: pilot.source.clone(),
+        small: pilot.small.clone(),
+        large: pilot.large.clone(),
+        pilot_tasks: pilot.tasks.len(),
+        pilot_rates: pilot.rates(),
+        question,
+        options: opts.clone(),
+        rows,
+        recommended,
+    })
+}
+
+/// One simulated task's totals for both models.
+#[derive(Debug, Clone, Copy, Default)]
+struct Drawn {
+    passes: [f64; 2],
+    tokens: [f64; 2],
+}
+
+/// Share of `opts.simulations` experiments of `tasks` x `k` drawn from `pilot` whose interval
+/// settles `question`. With no true difference (the null pilot), "settled" means the interval
+/// excludes 0 on either side.
+fn share_settled(
+    pilot: &Pilot,
+    question: Question,
+    tasks: usize,
+    k: usize,
+    opts: &PlanOptions,
+    seed: u64,
+) -> f64 {
+    let mut rng = PyRandom::new(seed);
+    let (small, large) = pilot.rates();
+    let direction = large - small;
+    let mut settled = 0usize;
+    let mut drawn = vec![Drawn::default(); tasks];
+    let mut stats = Vec::with_capacity(opts.resamples);
+    for sim in 0..opts.simulations {
+        for d in drawn.iter_mut() {
+            let task = &pilot.tasks[rng.randbelow(pilot.tasks.len())];
+            *d = draw_task(task, k, &mut rng);
+        }
+        stats.clear();
+        let boot_seed = seed.wrapping_add(1 + sim as u64);
+        for_each_resample(tasks, opts.resamples, boot_seed, |sample| {
+            let mut t = Drawn::default();
+            for &i in sample {
+                for m in 0..2 {
+                    t.passes[m] += drawn[i].passes[m];
+                    t.tokens[m] += drawn[i].tokens[m];
+                }
+            }
+            stats.push(statistic(question, &t, tasks * k));
+        });
+        let (low, high) = interval(&mut stats, opts.alpha);
+        let yes = match question {
+            Question::Difference { .. } if direction > 0.0 => low > 0.0,
+            Question::Difference { .. } if direction < 0.0 => high < 0.0,
+            Question::Difference { .. } => low > 0.0 || high < 0.0,
+            Question::BreakEvenBelow { ratio } => high < ratio,
+        };
+        settled += usize::from(yes);
+    }
+    settled as f64 / opts.simulations as f64
+}
+
+/// k trials of each model on one task: passes at the task's rate, each trial's tokens drawn from
+/// the pilot's trials of that task with the same verdict (any trial when none has it).
+fn draw_task(task: &PilotTask, k: usize, rng: &mut PyRandom) -> Drawn {
+    let mut d = Drawn::default();
+    for (m, side) in [&task.small, &task.large].into_iter().enumerate() {
+        for _ in 0..k {
+            let passed = uniform(rng) < side.rate;
+            d.passes[m] += f64::from(u8::from(passed));
+            if side.trials.is_empty() {
+                continue;
+            }
+            let same: Vec<&PilotTrial> =
+                side.trials.iter().filter(|t| t.passed == passed).collect();
+            let pool: Vec<&PilotTrial> = if same.is_empty() {
+                side.trials.iter().collect()
+            } else {
+                same
+            };
+            d.tokens[m] += pool[rng.randbelow(pool.len())].tokens;
+        }
+    }
+    d
+}
+
+/// The resample's statistic: the success difference (large - small), or the break-even ratio
+/// (infinite when the smaller model never passes, so such resamples stay in the interval).
+fn statistic(question: Question, t: &Drawn, trials: usize) -> f64 {
+    match question {
+        Question::Difference { .. } => (t.passes[1] - t.passes[0]) / trials.max(1) as f64,
+        Question::BreakEvenBelow { .. } => {
+            let per_success = |m: usize| t.tokens[m] / t.passes[m];
+            if t.passes[0] == 0.0 {
+                f64::INFINITY
+            } else if t.passes[1] == 0.0 {
+                0.0
+            } else {
+                per_success(0) / per_success(1)
+            }
+        }
+    }
+}
+
+/// The central `1 - alpha` percentile interval, positions as the report's 95% interval takes them
+/// (`int(a/2 N)` and `int((1 - a/2) N) - 1`).
+fn interval(values: &mut [f64], alpha: f64) -> (f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let lo = ((alpha / 2.0 * n as f64) as usize).min(n - 1);
+    let hi = (((1.0 - alpha / 2.0) * n as f64) as usize)
+        .checked_sub(1)
+        .unwrap_or(n - 1)
+        .min(n - 1);
+    (values[lo], values[hi])
+}
+
+/// A uniform draw in [0, 1) with 53 bits, as Python's `random()` makes it.
+fn uniform(rng: &mut PyRandom) -> f64 {
+    let a = f64::from(rng.next_u32() >> 5);
+    let b = f64::from(rng.next_u32() >> 6);
+    (a * 67_108_864.0 + b) / 9_007_199_254_740_992.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pilot(small: &[f64], large: &[f64]) -> Pilot {
+        let side = |rate: f64| Side {
+            rate,
+            trials: vec![
+                PilotTrial {
+                    passed: true,
+                    tokens: 1000.0,
+                },
+                PilotTrial {
+                    passed: false,
+                    tokens: 3000.0,
+                },
+            ],
+        };
+        Pilot {
+            source: "test".into(),
+            small: "s".into(),
+            large: "l".into(),
+            tasks: small
+                .iter()
+                .zip(large)
+                .enumerate()
+                .map(|(i, (&a, &b))| PilotTask {
+                    id: i.to_string(),
+                    small: side(a),
+                    large: side(b),
+                })
+                .collect(),
+            seconds_per_conversation: Some((2.0, 4.0)),
+        }
+    }
+
+    fn quick() -> PlanOptions {
+        PlanOptions {
+            ks: vec![1, 5],
+            simulations: 200,
+            resamples: 200,
+            ..PlanOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_large_gap_is_found_and_power_grows_with_k() {
+        let p = pilot(&[0.2; 24], &[0.8; 24]);
+        let plan = plan(&p, Question::Difference { stated: None }, &quick()).unwrap();
+        let (k1, k5) = (plan.rows[0].power, plan.rows[1].power);
+        assert!(k5 >= k1 && k5 > 0.95, "{k1} {k5}");
+        // 24 tasks x 5 trials x (2 + 4) s.
+        assert_eq!(plan.rows[1].gpu_seconds, Some(24.0 * 5.0 * 6.0));
+        assert!(plan.recommended.is_some());
+    }
+
+    #[test]
+    fn without_a_difference_the_interval_rarely_claims_one() {
+        let p = pilot(
+            &[0.3, 0.9, 0.5, 0.7, 0.1, 0.6],
+            &[0.3, 0.9, 0.5, 0.7, 0.1, 0.6],
+        );
+        let opts = PlanOptions {
+            task_counts: vec![24],
+            ..quick()
+        };
+        let plan = plan(&p, Question::Difference { stated: Some(0.0) }, &opts).unwrap();
+        for r in &plan.rows {
+            let fp = r.false_positive.unwrap();
+            assert!(fp < 0.12, "false positives {fp} at k = {}", r.k);
+            // With no true difference, "power" is the same false-positive rate.
+            assert!(r.power < 0.12);
+        }
+    }
+
+    #[test]
+    fn spread_between_tasks_costs_power_a_binomial_formula_would_not_see() {
+        // Same mean rates (0.5 vs 0.7), so a binomial formula gives both the same power; but in
+        // one pilot the larger model is better on every task, in the other much better on half
+        // and worse on the rest, and that spread between tasks widens the paired interval.
+        let alike = pilot(&[0.5; 10], &[0.7; 10]);
+        let mixed = pilot(
+            &[0.5; 10],
+            &[1.0, 0.4, 1.0, 0.4, 1.0, 0.4, 1.0, 0.4, 1.0, 0.4],
+        );
+        let opts = PlanOptions {
+            ks: vec![5],
+            ..quick()
+        };
+        let q = Question::Difference { stated: None };
+        let a = plan(&alike, q, &opts).unwrap().rows[0].power;
+        let m = plan(&mixed, q, &opts).unwrap().rows[0].power;
+        assert!(a > m, "alike {a} vs mixed {m}");
+    }
+
+    #[test]
+    fn a_stated_difference_moves_the_larger_models_rates() {
+        let p = pilot(&[0.2, 0.5, 0.8, 1.0], &[0.2, 0.5, 0.8, 1.0]);
+        let moved = p.with_difference(0.1).unwrap();
+        let (a, b) = moved.rates();
+        assert!((b - a - 0.1).abs() < 1e-9);
+        // A task at 100% cannot move.
+        assert_eq!(moved.tasks[3].large.rate, 1.0);
+        assert!(matches!(
+            pilot(&[1.0, 0.0], &[1.0, 0.0]).with_difference(0.2),
+            Err(PlanError::Unreachable(_))
+        ));
+    }
+
+    #[test]
+    fn break_even_keeps_infinite_resamples_and_needs_tokens() {
+        // The small model passes rarely and costs 6x per success: below 15 is settled often,
+        // below 1 never.
+        let p = pilot(&[0.3; 24], &[0.9; 24]);
+        let opts = quick();
+        let easy = plan(&p, Question::BreakEvenBelow { ratio: 15.0 }, &opts).unwrap();
+        let hard = plan(&p, Question::BreakEvenBelow { ratio: 1.0 }, &opts).unwrap();
+        assert!(
+            easy.rows[1].power > 0.9 && hard.rows[1].power == 0.0,
+            "{:?} {:?}",
+            easy.rows,
+            hard.rows
+        );
+        assert!(easy.rows[0].false_positive.is_none());
+        let t = Drawn {
+            passes: [0.0, 3.0],
+            tokens: [10.0, 10.0],
+        };
+        assert!(statistic(Question::BreakEvenBelow { ratio: 2.0 }, &t, 3).is_infinite());
+        let stated = Pilot::from_rates(0.3, 0.9, 12).unwrap();
+        assert!(plan(&stated, Question::BreakEvenBelow { ratio: 2.0 }, &opts).is_err());
+    }
+
+    #[test]
+    fn bad_options_are_refused() {
+        let p = pilot(&[0.5], &[0.6]);
+        for bad in [
+            PlanOptions {
+                alpha: 0.0,
+                ..quick()
+            },
+            PlanOptions {
+                ks: vec![0],
+                ..quick()
+            },
+            PlanOptions {
+                power: f64::NAN,
+                ..quick()
+            },
+        ] {
+            assert!(plan(&p, Question::Difference { stated: Some(0.1) }, &bad).is_err());
+        }
+        assert!(Pilot::from_rates(1.5, 0.2, 3).is_err());
+    }
+
+    #[test]
+    fn the_uniform_draw_is_pythons_random() {
+        // python3 -c "import random; print(random.Random(0).random())"
+        let mut r = PyRandom::new(0);
+        assert_eq!(uniform(&mut r), 0.8444218515250481);
+    }
+}
