@@ -3,11 +3,13 @@
 mod cli;
 mod commands;
 mod exit_code;
+mod signals;
 
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    signals::install();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -22,7 +24,7 @@ fn main() -> ExitCode {
     match commands::dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("error: {err:#}");
+            passk::errln!("error: {err:#}");
             ExitCode::from(exit_code::FAILURE)
         }
     }

@@ -111,7 +111,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
             retry_backoff_s: 0.005,
             ..RunSettings::default()
         };
-        settings.validate()?;
+        settings.validate(&|k| format!("--{k}"))?;
         let exp = Experiment {
             settings,
             root: root.clone(),
@@ -120,6 +120,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
             backend: "stub".into(),
             experiment_file: None,
             telemetry: true,
+            resume: Default::default(),
         };
         let sink: &dyn EventSink = &progress;
         rt.block_on(experiment::run(&exp, sink, &cancel))?;
@@ -170,7 +171,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     }
     print_checks(&checks);
     let failed = checks.iter().filter(|c| !c.passed()).count();
-    eprintln!(
+    passk::errln!(
         "calibrate: {} checks, {failed} failed, {:.1} s; the runs took {run_wall:.1} s, of which {in_stub:.1} s \
          ({:.0}%) inside the stub (its total_duration) and the rest in passk, the wire and injected hangs and retries",
         checks.len(),
@@ -178,7 +179,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         100.0 * in_stub / run_wall.max(f64::EPSILON)
     );
     for dir in [&oracle_dir, &flawed_dir, &faults_dir] {
-        println!("{}", dir.display());
+        passk::outln!("{}", dir.display());
     }
     Ok(if failed == 0 {
         exit_code::SUCCESS
@@ -206,11 +207,13 @@ fn print_checks(checks: &[Check]) {
     for c in checks {
         let mark = if c.passed() { " ok " } else { "FAIL" };
         if c.passed() {
-            eprintln!("[{mark}] {:width$}  {}", c.name, c.observed);
+            passk::errln!("[{mark}] {:width$}  {}", c.name, c.observed);
         } else {
-            eprintln!(
+            passk::errln!(
                 "[{mark}] {:width$}  expected {}, observed {}",
-                c.name, c.expected, c.observed
+                c.name,
+                c.expected,
+                c.observed
             );
         }
     }

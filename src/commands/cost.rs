@@ -60,7 +60,7 @@ pub fn run(args: &CostArgs) -> anyhow::Result<u8> {
             &compare_nodes(&leaf(&capable, a), &leaf(&cheaper, b), &plain),
         );
     }
-    print!("{out}");
+    passk::outln!("{}", out.trim_end_matches('\n'));
     Ok(crate::exit_code::SUCCESS)
 }
 

@@ -9,12 +9,12 @@ use passk::grade::freeze::{FreezeError, lock_path, verify as verify_lock, write_
 pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
     let root = &args.data.root;
     let lock = write_lock(root)?;
-    println!(
+    passk::outln!(
         "wrote {} ({} grader files)",
         lock_path(root).display(),
         lock.files.len()
     );
-    println!("grader digest {}", lock.digest());
+    passk::outln!("grader digest {}", lock.digest());
     Ok(exit_code::SUCCESS)
 }
 
@@ -22,7 +22,7 @@ pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
 pub fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
     match verify_lock(&args.data.root) {
         Ok(digest) => {
-            println!("graders match graders.lock; grader digest {digest}");
+            passk::outln!("graders match graders.lock; grader digest {digest}");
             Ok(exit_code::SUCCESS)
         }
         Err(
@@ -30,7 +30,7 @@ pub fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
             | FreezeError::Missing { .. }
             | FreezeError::Malformed { .. }),
         ) => {
-            eprintln!("error: {e}");
+            passk::errln!("error: {e}");
             Ok(exit_code::GRADER_LOCK_MISMATCH)
         }
         Err(e) => Err(e.into()),

@@ -70,7 +70,7 @@ pub fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
     write_report(&mut out, "triage", &triage_report)?;
     write_stdout(&out)?;
     if store_report.has_surprises() || triage_report.has_surprises() {
-        eprintln!("suite check failed: see the SURPRISE lines above");
+        passk::errln!("suite check failed: see the SURPRISE lines above");
         return Ok(exit_code::SUITE_CHECK_FAILED);
     }
     Ok(exit_code::SUCCESS)

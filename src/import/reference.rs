@@ -360,6 +360,7 @@ pub fn reference(
             },
             wall_s,
             imported: true,
+            server_unreachable: false,
         });
     }
 
@@ -402,6 +403,7 @@ pub fn reference(
                 },
                 call,
                 imported: true,
+                server_unreachable: false,
             });
         }
     }

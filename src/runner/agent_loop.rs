@@ -163,6 +163,7 @@ impl Player<'_> {
             outcome,
             call,
             imported: false,
+            server_unreachable: false,
         }
     }
 
@@ -357,6 +358,7 @@ impl Player<'_> {
             verdict,
             wall_s: started.elapsed().as_secs_f64(),
             imported: false,
+            server_unreachable: false,
         }
     }
 }
