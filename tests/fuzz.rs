@@ -264,6 +264,7 @@ proptest! {
         domain in 0..2usize,
         tool in any::<prop::sample::Index>(),
         name in "[a-z_]{0,12}",
+        known in any::<bool>(),
         args in json(),
     ) {
         let d = &domains()[domain];
@@ -272,7 +273,8 @@ proptest! {
             .iter()
             .filter_map(|t| t["function"]["name"].as_str().map(String::from))
             .collect();
-        let tool = if tools.is_empty() { name } else { tool.get(&tools).clone() };
+        prop_assert!(!tools.is_empty(), "the suite offers tools");
+        let tool = if known { tool.get(&tools).clone() } else { name };
         let mut env = d.new_environment();
         let _ = env.execute(&tool, &args);
         let _ = env.snapshot();

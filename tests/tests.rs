@@ -8,6 +8,7 @@ mod regrade;
 mod report;
 mod run;
 mod suite;
+mod torture;
 mod triage;
 mod util;
 mod wire;

@@ -1,0 +1,271 @@
+//! What a hostile user tries on `passk run` and `passk report`: two writers on one directory,
+//! closed pipes, numbers that overflow, mixed records, loose names and early signals. Each is
+//! refused with a named problem and a documented exit code, or survived, and nothing is lost.
+
+use crate::util::{self, Stub, output, passk};
+use passk::runner::record::Record;
+use passk::wire::stub::Behaviour;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// `passk run` against `stub` into `out` with `extra` flags (space-separated), plain log lines.
+fn run_args(stub: &Stub, out: &Path, models: &str, extra: &str) -> Vec<String> {
+    let mut args: Vec<String> = ["run", "--no-progress", "--host", &stub.host(), "--models", models]
+        .map(String::from)
+        .to_vec();
+    args.extend(["--out".to_string(), out.display().to_string()]);
+    args.extend(extra.split_whitespace().map(String::from));
+    args
+}
+
+/// Lines of a record file.
+fn lines(dir: &Path, name: &str) -> Vec<String> {
+    std::fs::read_to_string(dir.join(name))
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Waits until `dir` has at least one whole record line (the run is under way).
+fn wait_for_records(dir: &Path) {
+    let started = Instant::now();
+    while lines(dir, "router.jsonl").is_empty() && lines(dir, "conversations.jsonl").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(30), "no record written");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn slow_stub() -> Stub {
+    Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| {
+        c.load = Duration::from_millis(3)
+    })
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{name}"), &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+#[test]
+fn a_second_run_on_the_same_directory_is_refused_and_names_the_holder() {
+    let stub = slow_stub();
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 2 --suite router");
+    let first = passk()
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_for_records(&out);
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 10, "{stderr}");
+    assert!(
+        stderr.contains(&format!("process {}", first.id())) && stderr.contains("in use"),
+        "names the holder: {stderr}"
+    );
+    let done = first.wait_with_output().expect("wait");
+    assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+    let written = lines(&out, "router.jsonl");
+    let unique: BTreeSet<&String> = written.iter().collect();
+    assert_eq!((written.len(), unique.len()), (2 * 48, 2 * 48), "each trial once");
+    // Released: the same command now resumes (nothing left to do).
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_lock_left_by_a_killed_run_is_taken_over() {
+    let stub = slow_stub();
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
+    let mut child = passk()
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    wait_for_records(&out);
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    let lock = std::fs::read_to_string(out.join("run.lock")).expect("lock file left behind");
+    assert!(lock.contains(&child.id().to_string()), "{lock}");
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("took over the run directory's lock"), "{stderr}");
+    assert_eq!(lines(&out, "router.jsonl").len(), 48);
+}
+
+#[test]
+fn closed_pipes_neither_panic_nor_stop_a_run() {
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
+    // `passk run ... 2>&1 | head -0`: both ends closed before the first line.
+    let mut child = passk()
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "a closed stdout exits 0");
+    assert_eq!(lines(&out, "router.jsonl").len(), 48, "the whole run was played");
+    // `passk report ... 2>&1 >/dev/null | head -0`
+    let mut child = passk()
+        .args(["report", &out.display().to_string(), "--resamples", "50"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stderr.take());
+    assert_eq!(child.wait().expect("wait").code(), Some(0));
+}
+
+#[test]
+fn numbers_and_names_that_cannot_be_used_exit_2_naming_them() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let file = tmp.path().join("exp.toml");
+    for (extra, named) in [
+        ("--timeout inf", "--timeout"),
+        ("--timeout 1e300", "--timeout"),
+        ("--connect-timeout=-1", "--connect-timeout"),
+        ("--connect-timeout nan", "--connect-timeout"),
+        ("--temperature=-1", "--temperature"),
+        ("--num-ctx 0", "--num-ctx"),
+        ("--run-id ../../x", "--run-id"),
+    ] {
+        let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "oracle", extra)));
+        assert_eq!(code, 2, "{extra}: {stderr}");
+        assert!(stderr.contains(named) && !stderr.contains("panicked"), "{extra}: {stderr}");
+    }
+    for models in ["", ",", "oracle,oracle"] {
+        let (code, _, stderr) = output(passk().args(run_args(&stub, &out, models, "")));
+        assert_eq!(code, 2, "{models:?}: {stderr}");
+        assert!(stderr.contains("--models") && !stderr.contains("reachable"), "{stderr}");
+    }
+    for (text, key) in [
+        ("timeout = inf\n", "timeout"),
+        ("connect-timeout = -1.0\n", "connect-timeout"),
+        ("retry-backoff = nan\n", "retry-backoff"),
+        ("trails = 3\n", "trails"),
+    ] {
+        std::fs::write(&file, text).expect("write");
+        let flags = format!("--config {}", file.display());
+        let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "oracle", &flags)));
+        assert_eq!(code, 2, "{text}: {stderr}");
+        assert!(
+            stderr.contains(&file.display().to_string()) && stderr.contains(key),
+            "{text}: {stderr}"
+        );
+    }
+    assert!(!out.exists(), "nothing written");
+    for args in [
+        vec!["doctor", "--timeout", "inf"],
+        vec!["pull", "--connect-timeout=-1", "m"],
+    ] {
+        let (code, _, stderr) = output(passk().args(&args));
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn records_that_would_mix_are_refused_by_run_and_report_alike() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle", "--trials 1 --suite router");
+    assert_eq!(output(passk().args(&args)).0, 0);
+    let path = out.join("router.jsonl");
+    let text = std::fs::read_to_string(&path).expect("records");
+    let first = text.lines().next().expect("a line").to_string();
+    let report = || output(passk().args(["report", &out.display().to_string(), "--resamples", "50"]));
+
+    // A repeated line: counted twice before, refused now by both, naming the line.
+    std::fs::write(&path, format!("{text}{first}\n")).expect("write");
+    for (code, _, stderr) in [output(passk().args(&args)), report()] {
+        assert_ne!(code, 0, "{stderr}");
+        assert!(stderr.contains("router.jsonl:49:") && stderr.contains("line 1"), "{stderr}");
+    }
+    // A blank line: refused by both.
+    std::fs::write(&path, format!("{first}\n\n")).expect("write");
+    for (code, _, stderr) in [output(passk().args(&args)), report()] {
+        assert_ne!(code, 0, "{stderr}");
+        assert!(stderr.contains("router.jsonl:2: blank line"), "{stderr}");
+    }
+    // A model the manifest does not name: not reported as one of the run's models.
+    std::fs::write(&path, format!("{}\n", first.replace("\"oracle\"", "\"intruder\""))).expect("write");
+    let (code, _, stderr) = report();
+    assert_ne!(code, 0);
+    assert!(stderr.contains("model intruder is not in this run's manifest"), "{stderr}");
+    // Records without their manifest: a run with other settings does not adopt them.
+    std::fs::write(&path, format!("{first}\n")).expect("write");
+    std::fs::remove_file(out.join("manifest.json")).expect("rm");
+    let other = run_args(&stub, &out, "oracle", "--trials 2 --suite router");
+    let (code, _, stderr) = output(passk().args(&other));
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("no manifest.json"), "{stderr}");
+    assert!(!out.join("manifest.json").exists());
+    assert_eq!(lines(&out, "router.jsonl"), vec![first]);
+}
+
+#[test]
+fn sigterm_and_sighup_stop_like_ctrl_c_and_the_same_command_resumes() {
+    let stub = slow_stub();
+    let tmp = util::tempdir();
+    for (name, code) in [("TERM", 143), ("HUP", 129)] {
+        let out = tmp.path().join(name);
+        let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
+        let child = passk()
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        wait_for_records(&out);
+        signal(&child, name);
+        let done = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert_eq!(done.status.code(), Some(code), "SIG{name}: {stderr}");
+        assert!(stderr.contains("interrupted"), "{stderr}");
+        let partial = lines(&out, "router.jsonl");
+        assert!(!partial.is_empty() && partial.len() < 48, "{}", partial.len());
+        assert!(partial.iter().all(|l| serde_json::from_str::<Record>(l).is_ok()));
+        let (code, _, stderr) = output(passk().args(&args));
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(lines(&out, "router.jsonl").len(), 48);
+    }
+}
+
+#[test]
+fn a_signal_in_the_first_milliseconds_is_handled() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    for delay_ms in [2, 5, 20] {
+        let out = tmp.path().join(format!("run-{delay_ms}"));
+        let child = passk()
+            .args(run_args(&stub, &out, "oracle", "--trials 1 --suite router"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        signal(&child, "INT");
+        let done = child.wait_with_output().expect("wait");
+        // Exited with 130 (not killed by the signal), whether or not the run had begun.
+        assert_eq!(done.status.code(), Some(130), "{delay_ms} ms: {:?}", done.status);
+    }
+}
