@@ -12,9 +12,16 @@ use std::time::{Duration, Instant};
 
 /// `passk run` against `stub` into `out` with `extra` flags (space-separated), plain log lines.
 fn run_args(stub: &Stub, out: &Path, models: &str, extra: &str) -> Vec<String> {
-    let mut args: Vec<String> = ["run", "--no-progress", "--host", &stub.host(), "--models", models]
-        .map(String::from)
-        .to_vec();
+    let mut args: Vec<String> = [
+        "run",
+        "--no-progress",
+        "--host",
+        &stub.host(),
+        "--models",
+        models,
+    ]
+    .map(String::from)
+    .to_vec();
     args.extend(["--out".to_string(), out.display().to_string()]);
     args.extend(extra.split_whitespace().map(String::from));
     args
@@ -33,7 +40,10 @@ fn lines(dir: &Path, name: &str) -> Vec<String> {
 fn wait_for_records(dir: &Path) {
     let started = Instant::now();
     while lines(dir, "router.jsonl").is_empty() && lines(dir, "conversations.jsonl").is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(30), "no record written");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no record written"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -72,10 +82,19 @@ fn a_second_run_on_the_same_directory_is_refused_and_names_the_holder() {
         "names the holder: {stderr}"
     );
     let done = first.wait_with_output().expect("wait");
-    assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
     let written = lines(&out, "router.jsonl");
     let unique: BTreeSet<&String> = written.iter().collect();
-    assert_eq!((written.len(), unique.len()), (2 * 48, 2 * 48), "each trial once");
+    assert_eq!(
+        (written.len(), unique.len()),
+        (2 * 48, 2 * 48),
+        "each trial once"
+    );
     // Released: the same command now resumes (nothing left to do).
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
@@ -100,7 +119,10 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
     assert!(lock.contains(&child.id().to_string()), "{lock}");
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("took over the run directory's lock"), "{stderr}");
+    assert!(
+        stderr.contains("took over the run directory's lock"),
+        "{stderr}"
+    );
     assert_eq!(lines(&out, "router.jsonl").len(), 48);
 }
 
@@ -121,7 +143,11 @@ fn closed_pipes_neither_panic_nor_stop_a_run() {
     drop(child.stderr.take());
     let status = child.wait().expect("wait");
     assert_eq!(status.code(), Some(0), "a closed stdout exits 0");
-    assert_eq!(lines(&out, "router.jsonl").len(), 48, "the whole run was played");
+    assert_eq!(
+        lines(&out, "router.jsonl").len(),
+        48,
+        "the whole run was played"
+    );
     // `passk report ... 2>&1 >/dev/null | head -0`
     let mut child = passk()
         .args(["report", &out.display().to_string(), "--resamples", "50"])
@@ -150,12 +176,18 @@ fn numbers_and_names_that_cannot_be_used_exit_2_naming_them() {
     ] {
         let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "oracle", extra)));
         assert_eq!(code, 2, "{extra}: {stderr}");
-        assert!(stderr.contains(named) && !stderr.contains("panicked"), "{extra}: {stderr}");
+        assert!(
+            stderr.contains(named) && !stderr.contains("panicked"),
+            "{extra}: {stderr}"
+        );
     }
     for models in ["", ",", "oracle,oracle"] {
         let (code, _, stderr) = output(passk().args(run_args(&stub, &out, models, "")));
         assert_eq!(code, 2, "{models:?}: {stderr}");
-        assert!(stderr.contains("--models") && !stderr.contains("reachable"), "{stderr}");
+        assert!(
+            stderr.contains("--models") && !stderr.contains("reachable"),
+            "{stderr}"
+        );
     }
     for (text, key) in [
         ("timeout = inf\n", "timeout"),
@@ -192,13 +224,17 @@ fn records_that_would_mix_are_refused_by_run_and_report_alike() {
     let path = out.join("router.jsonl");
     let text = std::fs::read_to_string(&path).expect("records");
     let first = text.lines().next().expect("a line").to_string();
-    let report = || output(passk().args(["report", &out.display().to_string(), "--resamples", "50"]));
+    let report =
+        || output(passk().args(["report", &out.display().to_string(), "--resamples", "50"]));
 
     // A repeated line: counted twice before, refused now by both, naming the line.
     std::fs::write(&path, format!("{text}{first}\n")).expect("write");
     for (code, _, stderr) in [output(passk().args(&args)), report()] {
         assert_ne!(code, 0, "{stderr}");
-        assert!(stderr.contains("router.jsonl:49:") && stderr.contains("line 1"), "{stderr}");
+        assert!(
+            stderr.contains("router.jsonl:49:") && stderr.contains("line 1"),
+            "{stderr}"
+        );
     }
     // A blank line: refused by both.
     std::fs::write(&path, format!("{first}\n\n")).expect("write");
@@ -207,10 +243,17 @@ fn records_that_would_mix_are_refused_by_run_and_report_alike() {
         assert!(stderr.contains("router.jsonl:2: blank line"), "{stderr}");
     }
     // A model the manifest does not name: not reported as one of the run's models.
-    std::fs::write(&path, format!("{}\n", first.replace("\"oracle\"", "\"intruder\""))).expect("write");
+    std::fs::write(
+        &path,
+        format!("{}\n", first.replace("\"oracle\"", "\"intruder\"")),
+    )
+    .expect("write");
     let (code, _, stderr) = report();
     assert_ne!(code, 0);
-    assert!(stderr.contains("model intruder is not in this run's manifest"), "{stderr}");
+    assert!(
+        stderr.contains("model intruder is not in this run's manifest"),
+        "{stderr}"
+    );
     // Records without their manifest: a run with other settings does not adopt them.
     std::fs::write(&path, format!("{first}\n")).expect("write");
     std::fs::remove_file(out.join("manifest.json")).expect("rm");
@@ -242,8 +285,16 @@ fn sigterm_and_sighup_stop_like_ctrl_c_and_the_same_command_resumes() {
         assert_eq!(done.status.code(), Some(code), "SIG{name}: {stderr}");
         assert!(stderr.contains("interrupted"), "{stderr}");
         let partial = lines(&out, "router.jsonl");
-        assert!(!partial.is_empty() && partial.len() < 48, "{}", partial.len());
-        assert!(partial.iter().all(|l| serde_json::from_str::<Record>(l).is_ok()));
+        assert!(
+            !partial.is_empty() && partial.len() < 48,
+            "{}",
+            partial.len()
+        );
+        assert!(
+            partial
+                .iter()
+                .all(|l| serde_json::from_str::<Record>(l).is_ok())
+        );
         let (code, _, stderr) = output(passk().args(&args));
         assert_eq!(code, 0, "{stderr}");
         assert_eq!(lines(&out, "router.jsonl").len(), 48);
@@ -266,6 +317,11 @@ fn a_signal_in_the_first_milliseconds_is_handled() {
         signal(&child, "INT");
         let done = child.wait_with_output().expect("wait");
         // Exited with 130 (not killed by the signal), whether or not the run had begun.
-        assert_eq!(done.status.code(), Some(130), "{delay_ms} ms: {:?}", done.status);
+        assert_eq!(
+            done.status.code(),
+            Some(130),
+            "{delay_ms} ms: {:?}",
+            done.status
+        );
     }
 }
