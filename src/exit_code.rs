@@ -6,7 +6,8 @@ pub const SUCCESS: u8 = 0;
 pub const FAILURE: u8 = 1;
 /// Usage error: a flag, an experiment-file key or a value that cannot be used.
 pub const USAGE: u8 = 2;
-/// `graders/graders.lock` is missing or does not match the graders.
+/// `graders/graders.lock` is missing, malformed or does not match the graders; or `passk freeze`
+/// found a grader that does not load.
 pub const GRADER_LOCK_MISMATCH: u8 = 3;
 /// A resume would mix Ollama versions, model digests or grader digests.
 pub const MIXED_VERSIONS: u8 = 4;

@@ -325,3 +325,71 @@ fn a_signal_in_the_first_milliseconds_is_handled() {
         );
     }
 }
+
+#[test]
+fn freeze_refuses_graders_that_do_not_load() {
+    let tmp = util::tempdir();
+    util::copy_data(tmp.path());
+    let root = tmp.path().display().to_string();
+    let lock = tmp.path().join("graders/graders.lock");
+    let locked = std::fs::read_to_string(&lock).expect("lock");
+    let labels = tmp.path().join("graders/router/labels.json");
+    let good = std::fs::read_to_string(&labels).expect("labels");
+    for (what, text) in [
+        ("a syntax error", "{".to_string()),
+        ("an empty file", String::new()),
+        (
+            "an unknown label",
+            good.replace("\"other\"", "\"no_such_label\""),
+        ),
+    ] {
+        std::fs::write(&labels, &text).expect("write");
+        let (code, _, stderr) = output(passk().args(["freeze", "--root", &root]));
+        assert_eq!(code, 3, "{what}: {stderr}");
+        assert!(
+            stderr.contains("labels.json") && stderr.contains("nothing locked"),
+            "{what}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&lock).expect("lock"),
+            locked,
+            "{what}: lock untouched"
+        );
+    }
+    std::fs::write(&labels, &good).expect("restore");
+    let (code, _, stderr) = output(passk().args(["freeze", "--root", &root]));
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn lock_and_file_errors_say_each_thing_once_with_real_lines() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    util::copy_data(tmp.path());
+    let root = tmp.path().display().to_string();
+    let lock = tmp.path().join("graders/graders.lock");
+    let out = tmp.path().join("run");
+    let run = run_args(
+        &stub,
+        &out,
+        "oracle",
+        &format!("--root {root} --suite router"),
+    );
+    // A lock that is not UTF-8 is a mismatch like any other (exit 3), for verify and for run.
+    std::fs::write(&lock, b"digest \xff\xfe\n").expect("write");
+    let (code, _, stderr) = output(passk().args(["verify", "--root", &root]));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("graders.lock:1:"), "{stderr}");
+    let (code, _, stderr) = output(passk().args(&run));
+    assert_eq!(code, 3, "{stderr}");
+    // A missing lock: "passk freeze" is said once.
+    std::fs::remove_file(&lock).expect("rm");
+    let (code, _, stderr) = output(passk().args(&run));
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(stderr.matches("passk freeze").count(), 1, "{stderr}");
+    // An I/O error is said once.
+    let missing = tmp.path().join("nothing-here");
+    let (code, _, stderr) = output(passk().args(["report", &missing.display().to_string()]));
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+}

@@ -5,9 +5,20 @@ use crate::cli::FreezeArgs;
 use crate::exit_code;
 use passk::grade::freeze::{FreezeError, lock_path, verify as verify_lock, write_lock};
 
-/// Writes the lock; returns the exit code.
+/// Writes the lock, once every grader loads with its suite; returns the exit code.
 pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
     let root = &args.data.root;
+    let problems = graders_that_do_not_load(root);
+    if !problems.is_empty() {
+        for p in &problems {
+            passk::errln!("error: {p}");
+        }
+        passk::errln!(
+            "error: nothing locked: {} suite(s) do not load with these graders",
+            problems.len()
+        );
+        return Ok(exit_code::GRADER_LOCK_MISMATCH);
+    }
     let lock = write_lock(root)?;
     passk::outln!(
         "wrote {} ({} grader files)",
@@ -16,6 +27,21 @@ pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
     );
     passk::outln!("grader digest {}", lock.digest());
     Ok(exit_code::SUCCESS)
+}
+
+/// Loads every suite with its graders (a syntax error, an empty file, a task without expectations,
+/// an unknown label all fail here); returns each failure's message.
+fn graders_that_do_not_load(root: &std::path::Path) -> Vec<String> {
+    let results = [
+        passk::suite::load_store(root).err(),
+        passk::suite::load_triage(root).err(),
+        passk::suite::load_router(root).err(),
+    ];
+    results
+        .into_iter()
+        .flatten()
+        .map(|e| e.to_string())
+        .collect()
 }
 
 /// Verifies the lock; returns the exit code.

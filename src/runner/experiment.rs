@@ -21,9 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The graders lock is missing or does not match.
-    #[error(
-        "graders are not frozen as locked: {0}. Run `passk verify` for details, or `passk freeze` if the change is intended"
-    )]
+    #[error("graders are not frozen as locked: {0} (`passk verify` lists every difference)")]
     GraderLock(String),
     /// A suite could not be loaded.
     #[error(transparent)]
