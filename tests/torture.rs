@@ -301,26 +301,45 @@ fn sigterm_and_sighup_stop_like_ctrl_c_and_the_same_command_resumes() {
     }
 }
 
+/// Whether process `pid` has a handler for each of `signals` (Linux `/proc/<pid>/status`, SigCgt).
+fn catches(pid: u32, signals: &[u32]) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let mask = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .unwrap_or(0);
+    signals.iter().all(|s| mask & (1 << (s - 1)) != 0)
+}
+
 #[test]
 fn a_signal_in_the_first_milliseconds_is_handled() {
     let stub = Stub::start(vec![], |_| {});
     let tmp = util::tempdir();
-    for delay_ms in [2, 5, 20] {
-        let out = tmp.path().join(format!("run-{delay_ms}"));
+    for (name, number, code) in [("INT", 2, 130), ("TERM", 15, 143), ("HUP", 1, 129)] {
+        let out = tmp.path().join(name);
         let child = passk()
             .args(run_args(&stub, &out, "oracle", "--trials 1 --suite router"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        signal(&child, "INT");
+        // Signal as soon as the process catches the three signals: with the handlers installed
+        // first thing, that is before flags are parsed or any thread or file exists.
+        let started = Instant::now();
+        while !catches(child.id(), &[1, 2, 15]) {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "SIG{name} ({number}) never caught"
+            );
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        signal(&child, name);
         let done = child.wait_with_output().expect("wait");
-        // Exited with 130 (not killed by the signal), whether or not the run had begun.
         assert_eq!(
             done.status.code(),
-            Some(130),
-            "{delay_ms} ms: {:?}",
+            Some(code),
+            "SIG{name}: {:?}",
             done.status
         );
     }
@@ -392,4 +411,83 @@ fn lock_and_file_errors_say_each_thing_once_with_real_lines() {
     let (code, _, stderr) = output(passk().args(["report", &missing.display().to_string()]));
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_crash_looping_server_uses_no_tries_and_retry_failed_replays_what_it_lost() {
+    use passk::runner::record::Outcome;
+    use passk::wire::stub::{FaultRates, ModelSpec};
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let flags = "--trials 1 --suite store --tasks L1,L2 --retries 0";
+    // A server that answers /api/version but resets every chat: its failures count as tries, and
+    // after three the trials are given up.
+    let resets = ModelSpec::new(Behaviour::Oracle).with_faults(FaultRates {
+        reset: 1.0,
+        ..FaultRates::default()
+    });
+    let failing = Stub::start(vec![("m", resets)], |_| {});
+    for _ in 0..3 {
+        let (code, _, stderr) = output(passk().args(run_args(&failing, &out, "m", flags)));
+        assert_eq!(code, 0, "{stderr}");
+    }
+    drop(failing);
+    let healthy = Stub::start(vec![("m", Behaviour::Oracle.into())], |_| {});
+    let (code, _, stderr) = output(passk().args(run_args(&healthy, &out, "m", flags)));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("0 new records"),
+        "given up without the flag: {stderr}"
+    );
+    let with_flag = format!("{flags} --retry-failed");
+    let (code, _, stderr) = output(passk().args(run_args(&healthy, &out, "m", &with_flag)));
+    assert_eq!(code, 0, "{stderr}");
+    let run = util::load(&out);
+    assert_eq!(run.conversations.len(), 2);
+    assert!(
+        run.conversations.iter().all(|c| c.outcome == Outcome::Pass),
+        "replayed and passed"
+    );
+}
+
+#[test]
+fn failures_while_the_server_is_down_are_marked_and_do_not_count() {
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let stub = slow_stub();
+    let args = run_args(
+        &stub,
+        &out,
+        "oracle-a",
+        "--trials 2 --suite store --retries 0",
+    );
+    let child = passk()
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_for_records(&out);
+    drop(stub);
+    let done = child.wait_with_output().expect("wait");
+    assert_eq!(
+        done.status.code(),
+        Some(9),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let records: Vec<Record> = lines(&out, "conversations.jsonl")
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("record"))
+        .collect();
+    let down: Vec<&Record> = records.iter().filter(|r| r.server_unreachable()).collect();
+    assert!(
+        !down.is_empty(),
+        "the failures after the server died are marked"
+    );
+    assert!(
+        down.iter()
+            .all(|r| passk::runner::record_file::key_and_outcome(r).1
+                == passk::runner::record::Outcome::TransportFail)
+    );
 }
