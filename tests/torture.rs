@@ -2,30 +2,13 @@
 //! closed pipes, numbers that overflow, mixed records, loose names and early signals. Each is
 //! refused with a named problem and a documented exit code, or survived, and nothing is lost.
 
-use crate::util::{self, Stub, output, passk};
+use crate::util::{self, Stub, output, passk, run_args};
 use passk::runner::record::Record;
 use passk::wire::stub::Behaviour;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-/// `passk run` against `stub` into `out` with `extra` flags (space-separated), plain log lines.
-fn run_args(stub: &Stub, out: &Path, models: &str, extra: &str) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "run",
-        "--no-progress",
-        "--host",
-        &stub.host(),
-        "--models",
-        models,
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(["--out".to_string(), out.display().to_string()]);
-    args.extend(extra.split_whitespace().map(String::from));
-    args
-}
 
 /// Lines of a record file.
 fn lines(dir: &Path, name: &str) -> Vec<String> {
@@ -68,12 +51,7 @@ fn a_second_run_on_the_same_directory_is_refused_and_names_the_holder() {
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let args = run_args(&stub, &out, "oracle-a", "--trials 2 --suite router");
-    let first = passk()
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let first = util::spawn(&args, Stdio::null(), Stdio::piped());
     wait_for_records(&out);
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 10, "{stderr}");
@@ -106,12 +84,7 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
-    let mut child = passk()
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = util::spawn(&args, Stdio::null(), Stdio::null());
     wait_for_records(&out);
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
@@ -133,12 +106,7 @@ fn closed_pipes_neither_panic_nor_stop_a_run() {
     let out = tmp.path().join("run");
     let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
     // `passk run ... 2>&1 | head -0`: both ends closed before the first line.
-    let mut child = passk()
-        .args(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut child = util::spawn(&args, Stdio::piped(), Stdio::piped());
     drop(child.stdout.take());
     drop(child.stderr.take());
     let status = child.wait().expect("wait");
@@ -272,12 +240,7 @@ fn sigterm_and_sighup_stop_like_ctrl_c_and_the_same_command_resumes() {
     for (name, code) in [("TERM", 143), ("HUP", 129)] {
         let out = tmp.path().join(name);
         let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
-        let child = passk()
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
+        let child = util::spawn(&args, Stdio::null(), Stdio::piped());
         wait_for_records(&out);
         signal(&child, name);
         let done = child.wait_with_output().expect("wait");
@@ -318,12 +281,11 @@ fn a_signal_in_the_first_milliseconds_is_handled() {
     let tmp = util::tempdir();
     for (name, number, code) in [("INT", 2, 130), ("TERM", 15, 143), ("HUP", 1, 129)] {
         let out = tmp.path().join(name);
-        let child = passk()
-            .args(run_args(&stub, &out, "oracle", "--trials 1 --suite router"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
+        let child = util::spawn(
+            &run_args(&stub, &out, "oracle", "--trials 1 --suite router"),
+            Stdio::null(),
+            Stdio::null(),
+        );
         // Signal as soon as the process catches the three signals: with the handlers installed
         // first thing, that is before flags are parsed or any thread or file exists.
         let started = Instant::now();
@@ -461,12 +423,7 @@ fn failures_while_the_server_is_down_are_marked_and_do_not_count() {
         "oracle-a",
         "--trials 2 --suite store --retries 0",
     );
-    let child = passk()
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let child = util::spawn(&args, Stdio::null(), Stdio::piped());
     wait_for_records(&out);
     drop(stub);
     let done = child.wait_with_output().expect("wait");
@@ -490,4 +447,26 @@ fn failures_while_the_server_is_down_are_marked_and_do_not_count() {
             .all(|r| passk::runner::record_file::key_and_outcome(r).1
                 == passk::runner::record::Outcome::TransportFail)
     );
+}
+
+#[test]
+fn a_context_below_the_suite_prompt_is_warned_about() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let flags = "--trials 1 --suite store --tasks L1 --num-ctx 64";
+    let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "oracle", flags)));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("--num-ctx 64 is below the store suite's prompt"),
+        "{stderr}"
+    );
+    let out = tmp.path().join("roomy");
+    let (_, _, stderr) = output(passk().args(run_args(
+        &stub,
+        &out,
+        "oracle",
+        "--trials 1 --suite store --tasks L1",
+    )));
+    assert!(!stderr.contains("is below the"), "{stderr}");
 }

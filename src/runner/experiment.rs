@@ -209,6 +209,9 @@ async fn open_session<'a>(
     sink: &dyn EventSink,
 ) -> Result<Session<'a>, RunError> {
     let suites = load_suites(&exp.root, &exp.settings)?;
+    for w in prompt_size_warnings(&suites, &exp.settings) {
+        sink.emit(RunEvent::Warning(w));
+    }
     let client = client_for(exp)?;
     let version = preflight::server_version(&client, &exp.host).await?;
     let mut models = Vec::new();
@@ -235,6 +238,32 @@ async fn open_session<'a>(
         journal,
         manifest,
     })
+}
+
+/// Characters per token assumed when sizing a prompt before any call (English text and JSON with
+/// the usual tokenizers run 3.5 to 4.5).
+const CHARS_PER_TOKEN: usize = 4;
+
+/// A warning for each suite whose fixed prompt (system prompt and tool documentation) alone is
+/// about as large as `num_ctx`: every call of it would overflow the context.
+pub fn prompt_size_warnings(suites: &Suites, s: &RunSettings) -> Vec<String> {
+    suites
+        .domains
+        .iter()
+        .filter_map(|d| {
+            let tools = serde_json::to_string(d.tools(s.tool_docs)).unwrap_or_default();
+            let tokens = (d.system_prompt().len() + tools.len()) / CHARS_PER_TOKEN;
+            (s.num_ctx < tokens as u64).then(|| {
+                format!(
+                    "--num-ctx {} is below the {} suite's prompt alone (about {tokens} tokens of \
+                     system prompt and tool documentation, at {CHARS_PER_TOKEN} characters a \
+                     token): every call will overflow the context",
+                    s.num_ctx,
+                    d.name()
+                )
+            })
+        })
+        .collect()
 }
 
 /// The manifest a new run directory gets.
