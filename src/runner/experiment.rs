@@ -586,3 +586,48 @@ fn check_server_lost(
         error,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appending_with_an_unknown_digest_is_said_in_the_manifest() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let model = |digest: Option<&str>| ModelInfo {
+            name: "m".into(),
+            digest: digest.map(String::from),
+            ..ModelInfo::default()
+        };
+        let recorded = Manifest {
+            models: vec![model(Some("sha256:aa"))],
+            ..Manifest::default()
+        };
+        crate::runner::journal::write_manifest(dir.path(), &recorded).expect("write");
+        let exp = Experiment {
+            settings: RunSettings::default(),
+            root: PathBuf::from("."),
+            host: "http://127.0.0.1:9".into(),
+            run_dir: dir.path().to_path_buf(),
+            backend: "stub".into(),
+            experiment_file: None,
+            telemetry: false,
+            resume: ResumePolicy {
+                allow_unknown_digest: true,
+                ..ResumePolicy::default()
+            },
+        };
+        let known = session_manifest(&exp, &[model(Some("sha256:aa"))]).expect("known");
+        assert!(known.warnings.is_empty());
+        let unknown = session_manifest(&exp, &[model(None)]).expect("unknown");
+        assert_eq!(unknown.models[0].digest.as_deref(), Some("sha256:aa"));
+        assert!(
+            unknown
+                .warnings
+                .iter()
+                .any(|w| w.contains("--allow-unknown-digest")),
+            "{:?}",
+            unknown.warnings
+        );
+    }
+}
