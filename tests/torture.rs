@@ -176,6 +176,10 @@ fn numbers_and_names_that_cannot_be_used_exit_2_naming_them() {
     for args in [
         vec!["doctor", "--timeout", "inf"],
         vec!["pull", "--connect-timeout=-1", "m"],
+        vec!["cost", "--capable-success", "nan"],
+        vec!["cost", "--cheaper-price", "inf"],
+        vec!["serve-stub", "--speed", "0"],
+        vec!["calibrate", "-k", "0"],
     ] {
         let (code, _, stderr) = output(passk().args(&args));
         assert_eq!(code, 2, "{args:?}: {stderr}");

@@ -52,6 +52,12 @@ fn fault_rates() -> FaultRates {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
+    if args.trials == 0 || args.trials > 99 {
+        return Ok(super::usage_error(&format!(
+            "--trials must be between 1 and 99, got {}",
+            args.trials
+        )));
+    }
     let started = Instant::now();
     let root = &args.data.root;
     let store = passk::suite::load_store(root)?;

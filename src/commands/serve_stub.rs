@@ -66,10 +66,12 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
             ..StubConfig::with_script(book)
         },
     };
-    anyhow::ensure!(
-        args.speed > 0.0 && args.speed.is_finite(),
-        "--speed must be a positive number"
-    );
+    if !(args.speed > 0.0 && args.speed.is_finite()) {
+        return Ok(super::usage_error(&format!(
+            "--speed must be a finite positive number, got {}",
+            args.speed
+        )));
+    }
     let ip: IpAddr = args
         .bind
         .parse()
