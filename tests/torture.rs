@@ -31,9 +31,10 @@ fn wait_for_records(dir: &Path) {
     }
 }
 
+/// A stub slow enough (20 ms a call) that a run is still under way when the test acts on it.
 fn slow_stub() -> Stub {
     Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| {
-        c.load = Duration::from_millis(3)
+        c.load = Duration::from_millis(20)
     })
 }
 
