@@ -47,6 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         backend: "stub".into(),
         experiment_file: None,
         telemetry: true,
+        resume: Default::default(),
     };
     let started = Instant::now();
     rt.block_on(experiment::run(

@@ -78,6 +78,7 @@ fn generate(dir: &Path) -> Result<()> {
         backend: "stub".into(),
         experiment_file: None,
         telemetry: false,
+        resume: Default::default(),
     };
     rt.block_on(experiment::run(
         &exp,

@@ -118,6 +118,18 @@ impl HostArgs {
     pub fn timeout(&self) -> f64 {
         self.timeout.unwrap_or(300.0)
     }
+
+    /// The connect and request timeouts as durations, or why a flag cannot be used.
+    pub fn durations(&self) -> Result<(std::time::Duration, std::time::Duration), String> {
+        use passk::runner::settings::{MAX_RETRIES, seconds};
+        if self.retries.is_some_and(|r| r > MAX_RETRIES) {
+            return Err(format!("--retries: must be at most {MAX_RETRIES}"));
+        }
+        let connect = seconds(self.connect_timeout(), false)
+            .map_err(|m| format!("--connect-timeout: {m}"))?;
+        let request = seconds(self.timeout(), false).map_err(|m| format!("--timeout: {m}"))?;
+        Ok((connect, request))
+    }
 }
 
 /// The baseline mode of a run.
@@ -189,7 +201,7 @@ pub struct RunArgs {
     /// Run directory [default: results/<run-id>]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Run id (a rerun with the same id resumes) [default: derived from the settings]
+    /// Run id, a plain name (a rerun with the same id resumes) [default: derived from the settings]
     #[arg(long, value_name = "ID")]
     pub run_id: Option<String>,
     /// Use streaming chat calls (records time to first byte)
@@ -201,6 +213,14 @@ pub struct RunArgs {
     /// Write the report when the run finishes
     #[arg(long)]
     pub report: bool,
+    /// Play again every trial whose latest record ended on a transport failure, however often it
+    /// was tried (once the server is healthy again)
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// Append to a run whose records have a known model digest although the server cannot tell the
+    /// digest now (the manifest says so)
+    #[arg(long)]
+    pub allow_unknown_digest: bool,
 }
 
 /// `passk calibrate`

@@ -4,9 +4,10 @@
 pub const SUCCESS: u8 = 0;
 /// Unexpected error.
 pub const FAILURE: u8 = 1;
-/// Usage error (clap's own).
+/// Usage error: a flag, an experiment-file key or a value that cannot be used.
 pub const USAGE: u8 = 2;
-/// `graders/graders.lock` is missing or does not match the graders.
+/// `graders/graders.lock` is missing, malformed or does not match the graders; or `passk freeze`
+/// found a grader that does not load.
 pub const GRADER_LOCK_MISMATCH: u8 = 3;
 /// A resume would mix Ollama versions, model digests or grader digests.
 pub const MIXED_VERSIONS: u8 = 4;
@@ -21,5 +22,12 @@ pub const DIFFERENT_GRADERS: u8 = 8;
 /// Several trials in a row ended on transport failures: the server went away mid-run. Finished
 /// trials are kept, and a rerun plays the failed ones again.
 pub const SERVER_LOST: u8 = 9;
-/// The run was interrupted (Ctrl-C); finished conversations are kept and a rerun resumes.
+/// Another process is running or resuming the same run directory (its lock file names it).
+pub const RUN_DIR_LOCKED: u8 = 10;
+/// The run was stopped by SIGHUP (terminal closed); finished conversations are kept and a rerun
+/// resumes.
+pub const HANGUP: u8 = 129;
+/// The run was interrupted (Ctrl-C, SIGINT); finished conversations are kept and a rerun resumes.
 pub const INTERRUPTED: u8 = 130;
+/// The run was stopped by SIGTERM; finished conversations are kept and a rerun resumes.
+pub const TERMINATED: u8 = 143;

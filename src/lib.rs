@@ -16,7 +16,18 @@ pub mod seed;
 
 pub mod suite;
 pub mod suites;
+pub mod term;
 pub mod timefmt;
 pub mod trace;
 
 pub mod wire;
+
+/// Cases per property test: `PASSK_FUZZ_CASES` when set (the long fuzz run in `scripts/fuzz.sh`),
+/// else `default` (the short run inside `cargo test`).
+#[doc(hidden)]
+pub fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("PASSK_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

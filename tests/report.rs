@@ -93,6 +93,7 @@ fn conversation(
         },
         wall_s: 1.5,
         imported: false,
+        server_unreachable: false,
     }
 }
 

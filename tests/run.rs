@@ -2,7 +2,7 @@
 //! into the record types; refusals before any trace; misbehaving models recorded, not fatal;
 //! failed sockets never graded; kills and resumes that lose and duplicate nothing.
 
-use crate::util::{self, Stub, load, output, passk};
+use crate::util::{self, Stub, load, output, passk, run_args};
 use passk::runner::record::{Outcome, Record, Status, TrialKey};
 use passk::trace::{CallFormat, FailureMode};
 use passk::wire::stub::{Behaviour, FaultRates, ModelSpec, STUB_VERSION};
@@ -16,23 +16,6 @@ fn run_ok(stub: &Stub, out: &Path, models: &str, extra: &str) -> passk::analysis
     let (code, _, stderr) = output(passk().args(run_args(stub, out, models, extra)));
     assert_eq!(code, 0, "{stderr}");
     load(out)
-}
-
-/// `passk run` against `stub` into `out`, plus `extra` flags (space-separated).
-fn run_args(stub: &Stub, out: &Path, models: &str, extra: &str) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "run",
-        "--no-progress",
-        "--host",
-        &stub.host(),
-        "--models",
-        models,
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(["--out".to_string(), out.display().to_string()]);
-    args.extend(extra.split_whitespace().map(String::from));
-    args
 }
 
 #[test]
@@ -317,12 +300,7 @@ fn kill_at_random_points_and_resume_loses_and_duplicates_nothing() {
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1_442_695_040_888_963_407);
         let delay = Duration::from_millis(150 + (x >> 33) % 900);
-        let mut child = passk()
-            .args(args(&out))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
+        let mut child = util::spawn(&args(&out), Stdio::null(), Stdio::null());
         std::thread::sleep(delay);
         if child.try_wait().expect("wait").is_none() {
             child.kill().expect("SIGKILL");
@@ -353,12 +331,7 @@ fn ctrl_c_finishes_the_trial_in_flight_and_the_same_command_resumes() {
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let args = run_args(&stub, &out, "oracle-a", "--trials 2");
-    let child = passk()
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let child = util::spawn(&args, Stdio::null(), Stdio::piped());
     std::thread::sleep(Duration::from_millis(700));
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -634,12 +607,7 @@ fn a_server_that_goes_away_stops_the_run() {
         c.load = Duration::from_millis(3)
     });
     let args = run_args(&stub, &out, "m", "--trials 2 --suite store --retries 0");
-    let child = passk()
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let child = util::spawn(&args, Stdio::null(), Stdio::piped());
     let started = std::time::Instant::now();
     while keys_of(&out, false).is_empty() && started.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(10));

@@ -2,12 +2,14 @@
 //! library's public API, over loopback only.
 
 mod calibrate;
+mod fuzz;
 mod plan;
 mod reference;
 mod regrade;
 mod report;
 mod run;
 mod suite;
+mod torture;
 mod triage;
 mod util;
 mod wire;

@@ -73,5 +73,6 @@ pub fn conversation(
         },
         wall_s: 1.0,
         imported: false,
+        server_unreachable: false,
     }
 }

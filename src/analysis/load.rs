@@ -7,8 +7,8 @@ use crate::runner::record::{
     CONVERSATIONS_FILE, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE, Record,
     RouterRecord, TrialKey,
 };
+use crate::runner::record_file::{self, RecordFileError};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 /// A run as read from its directory.
@@ -46,60 +46,34 @@ pub enum Keep {
     Statistics,
 }
 
-/// Streams a JSONL file of records into `run`; returns the torn lines skipped (0 or 1).
+/// Streams a JSONL file of records into `run` by the rules every reader shares
+/// ([`record_file`]); returns the torn lines skipped (0 or 1).
 fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, AnalysisError> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(source) => {
-            return Err(AnalysisError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let io = |source| AnalysisError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut reader = BufReader::new(file);
-    let mut buf = Vec::new();
-    let mut line_no = 0;
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
-            return Ok(0);
-        }
-        line_no += 1;
-        if buf.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice::<Record>(&buf) {
-            Ok(Record::Conversation(mut c)) => {
-                if keep == Keep::Statistics {
-                    c.transcript = Vec::new();
-                    c.end_state = serde_json::Value::Null;
-                    c.replies = Vec::new();
-                }
-                run.conversations.push(*c);
+    let manifest = run.manifest.clone();
+    let read = record_file::read_records(path, &manifest, |line| match line.record {
+        Record::Conversation(mut c) => {
+            if keep == Keep::Statistics {
+                c.transcript = Vec::new();
+                c.end_state = serde_json::Value::Null;
+                c.replies = Vec::new();
             }
-            Ok(Record::Router(r)) => run.router.push(*r),
-            Err(e) => {
-                // Only the last line may be torn (a run killed mid-write); the next run cuts it off.
-                let complete = buf.last() == Some(&b'\n');
-                let mut rest = Vec::new();
-                let last = reader.read_until(b'\n', &mut rest).map_err(io)? == 0;
-                if last && (e.is_eof() || !complete) {
-                    return Ok(1);
-                }
-                return Err(AnalysisError::Parse {
-                    path: path.to_path_buf(),
-                    line: line_no,
-                    message: e.to_string(),
-                });
-            }
+            run.conversations.push(*c);
         }
-    }
+        Record::Router(r) => run.router.push(*r),
+    })
+    .map_err(|e| match e {
+        RecordFileError::Io { path, source } => AnalysisError::Io { path, source },
+        RecordFileError::Line {
+            path,
+            line,
+            message,
+        } => AnalysisError::Parse {
+            path,
+            line,
+            message,
+        },
+    })?;
+    Ok(usize::from(read.torn))
 }
 
 /// Reads the run in `dir` for the statistics ([`Keep::Statistics`]); `router.jsonl` may be absent.
@@ -206,5 +180,22 @@ mod tests {
             Err(AnalysisError::Parse { line, .. }) => assert_eq!(line, 2),
             other => panic!("expected a parse error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn blank_lines_and_repeated_trials_are_refused_as_run_refuses_them() {
+        let dir = tempfile::tempdir().unwrap();
+        write_run(dir.path(), &format!("{}\n\n{}\n", line(0), line(1)));
+        match load_run(dir.path()) {
+            Err(AnalysisError::Parse { line, .. }) => assert_eq!(line, 2),
+            other => panic!("expected a blank-line error, got {other:?}"),
+        }
+        write_run(dir.path(), &format!("{}\n{}\n", line(0), line(0)));
+        let err = load_run(dir.path()).expect_err("duplicate");
+        assert!(
+            err.to_string()
+                .contains("already has a graded record on line 1"),
+            "{err}"
+        );
     }
 }

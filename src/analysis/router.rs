@@ -219,6 +219,7 @@ mod tests {
             },
             call: timed_call(100, 2, wall),
             imported: false,
+            server_unreachable: false,
         }
     }
 

@@ -53,6 +53,12 @@ fn fault_rates() -> FaultRates {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
+    if args.trials == 0 || args.trials > 99 {
+        return Ok(super::usage_error(&format!(
+            "--trials must be between 1 and 99, got {}",
+            args.trials
+        )));
+    }
     let started = Instant::now();
     let root = &args.data.root;
     let suites = AllSuites::load(root)?;
@@ -103,7 +109,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
             retry_backoff_s: 0.005,
             ..RunSettings::default()
         };
-        settings.validate()?;
+        settings.validate(&|k| format!("--{k}"))?;
         let exp = Experiment {
             settings,
             root: root.clone(),
@@ -112,6 +118,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
             backend: "stub".into(),
             experiment_file: None,
             telemetry: true,
+            resume: Default::default(),
         };
         let sink: &dyn EventSink = &progress;
         rt.block_on(experiment::run(&exp, sink, &cancel))?;
@@ -154,7 +161,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     }
     print_checks(&checks);
     let failed = checks.iter().filter(|c| !c.passed()).count();
-    eprintln!(
+    passk::errln!(
         "calibrate: {} checks, {failed} failed, {:.1} s; the runs took {run_wall:.1} s, of which {in_stub:.1} s \
          ({:.0}%) inside the stub (its total_duration) and the rest in passk, the wire and injected hangs and retries",
         checks.len(),
@@ -162,7 +169,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         100.0 * in_stub / run_wall.max(f64::EPSILON)
     );
     for dir in [&oracle_dir, &flawed_dir, &faults_dir] {
-        println!("{}", dir.display());
+        passk::outln!("{}", dir.display());
     }
     Ok(if failed == 0 {
         exit_code::SUCCESS
@@ -190,11 +197,13 @@ fn print_checks(checks: &[Check]) {
     for c in checks {
         let mark = if c.passed() { " ok " } else { "FAIL" };
         if c.passed() {
-            eprintln!("[{mark}] {:width$}  {}", c.name, c.observed);
+            passk::errln!("[{mark}] {:width$}  {}", c.name, c.observed);
         } else {
-            eprintln!(
+            passk::errln!(
                 "[{mark}] {:width$}  expected {}, observed {}",
-                c.name, c.expected, c.observed
+                c.name,
+                c.expected,
+                c.observed
             );
         }
     }

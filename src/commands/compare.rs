@@ -26,7 +26,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     let c = match compare_with_noise(&a, &b, noise.as_ref(), &opts, args.allow_different_graders) {
         Ok(c) => c,
         Err(e @ AnalysisError::DifferentGraders { .. }) => {
-            eprintln!("error: {e}");
+            passk::errln!("error: {e}");
             return Ok(crate::exit_code::DIFFERENT_GRADERS);
         }
         Err(e) => return Err(e).context("comparing the runs"),
@@ -39,9 +39,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     write_file(&out.join(COMPARE_MD), md.as_bytes())?;
     write_file(&out.join(COMPARE_JSON), &JsonExporter.render(&c)?)?;
     if c.different_graders {
-        eprintln!(
+        passk::errln!(
             "warning: the runs were graded by different graders ({} vs {}); compared anyway",
-            c.summary_a.grader_digest, c.summary_b.grader_digest
+            c.summary_a.grader_digest,
+            c.summary_b.grader_digest
         );
     }
     let table = comparison::terminal_table(&c);
@@ -53,7 +54,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     {
         return Err(e).context("writing to standard output");
     }
-    eprintln!("comparison: {}", out.join(COMPARE_MD).display());
+    passk::errln!("comparison: {}", out.join(COMPARE_MD).display());
     Ok(crate::exit_code::SUCCESS)
 }
 

@@ -15,11 +15,27 @@ pub fn run(args: &CostArgs) -> anyhow::Result<u8> {
     .chain(args.leaf.iter().map(|r| ("--leaf", *r)))
     {
         if !(rate > 0.0 && rate <= 1.0) {
-            anyhow::bail!("{name} must be in (0, 1], got {rate}");
+            return Ok(super::usage_error(&format!(
+                "{name} must be in (0, 1], got {rate}"
+            )));
         }
     }
-    if args.capable_price <= 0.0 || args.cheaper_price <= 0.0 {
-        anyhow::bail!("prices must be positive");
+    for (name, price) in [
+        ("--capable-price", args.capable_price),
+        ("--cheaper-price", args.cheaper_price),
+    ] {
+        if !(price > 0.0 && price.is_finite()) {
+            return Ok(super::usage_error(&format!(
+                "{name} must be a finite positive number, got {price}"
+            )));
+        }
+    }
+    if let Some(d) = args.cache_discount
+        && !(0.0..=1.0).contains(&d)
+    {
+        return Ok(super::usage_error(&format!(
+            "--cache-discount must be between 0 and 1, got {d}"
+        )));
     }
     let capable = NodeModel {
         price_per_m: args.capable_price,
@@ -60,7 +76,7 @@ pub fn run(args: &CostArgs) -> anyhow::Result<u8> {
             &compare_nodes(&leaf(&capable, a), &leaf(&cheaper, b), &plain),
         );
     }
-    print!("{out}");
+    passk::outln!("{}", out.trim_end_matches('\n'));
     Ok(crate::exit_code::SUCCESS)
 }
 

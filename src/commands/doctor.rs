@@ -54,10 +54,14 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     } else {
         args.models.clone()
     };
+    let (connect_timeout, request_timeout) = match args.host.durations() {
+        Ok(d) => d,
+        Err(e) => return Ok(super::usage_error(&e)),
+    };
     let client = Client::new(ClientConfig {
         base_url: host.clone(),
-        connect_timeout: Duration::from_secs_f64(args.host.connect_timeout()),
-        request_timeout: Duration::from_secs_f64(args.host.timeout().min(30.0)),
+        connect_timeout,
+        request_timeout: request_timeout.min(Duration::from_secs(30)),
         retries: 0,
         backoff: Duration::from_millis(100),
     })?;
@@ -71,9 +75,9 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
             Level::Warn => "warn",
             Level::Fail => "FAIL",
         };
-        println!("[{mark}] {}", c.what);
+        passk::outln!("[{mark}] {}", c.what);
         if let Some(fix) = &c.fix {
-            println!("       fix: {fix}");
+            passk::outln!("       fix: {fix}");
         }
     }
     Ok(if all_ok {

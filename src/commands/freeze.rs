@@ -5,24 +5,47 @@ use crate::cli::FreezeArgs;
 use crate::exit_code;
 use passk::grade::freeze::{FreezeError, lock_path, verify as verify_lock, write_lock};
 
-/// Writes the lock; returns the exit code.
+/// Writes the lock, once every grader loads with its suite; returns the exit code.
 pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
     let root = &args.data.root;
+    let problems = graders_that_do_not_load(root);
+    if !problems.is_empty() {
+        for p in &problems {
+            passk::errln!("error: {p}");
+        }
+        passk::errln!(
+            "error: nothing locked: {} suite(s) do not load with these graders",
+            problems.len()
+        );
+        return Ok(exit_code::GRADER_LOCK_MISMATCH);
+    }
     let lock = write_lock(root)?;
-    println!(
+    passk::outln!(
         "wrote {} ({} grader files)",
         lock_path(root).display(),
         lock.files.len()
     );
-    println!("grader digest {}", lock.digest());
+    passk::outln!("grader digest {}", lock.digest());
     Ok(exit_code::SUCCESS)
+}
+
+/// Loads every suite with its graders (a syntax error, an empty file, a task without expectations,
+/// an unknown label all fail here); returns each failure's message.
+fn graders_that_do_not_load(root: &std::path::Path) -> Vec<String> {
+    let conversation_suites = passk::suites::CONVERSATION_SUITES
+        .iter()
+        .filter_map(|(_, load)| load(root).err());
+    conversation_suites
+        .chain(passk::suites::router::load_router(root).err())
+        .map(|e| e.to_string())
+        .collect()
 }
 
 /// Verifies the lock; returns the exit code.
 pub fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
     match verify_lock(&args.data.root) {
         Ok(digest) => {
-            println!("graders match graders.lock; grader digest {digest}");
+            passk::outln!("graders match graders.lock; grader digest {digest}");
             Ok(exit_code::SUCCESS)
         }
         Err(
@@ -30,7 +53,7 @@ pub fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
             | FreezeError::Missing { .. }
             | FreezeError::Malformed { .. }),
         ) => {
-            eprintln!("error: {e}");
+            passk::errln!("error: {e}");
             Ok(exit_code::GRADER_LOCK_MISMATCH)
         }
         Err(e) => Err(e.into()),

@@ -43,7 +43,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<u8> {
         &out.join(ROUTER_FILE),
         router.into_iter().map(|r| Record::Router(Box::new(r))),
     )?;
-    println!(
+    passk::outln!(
         "imported {n_conv} conversations and {n_router} router calls into {}",
         out.display()
     );

@@ -17,6 +17,12 @@ mod suite_check;
 
 use crate::cli::{Cli, Command, SuiteCommand};
 
+/// Prints a usage error (a flag or value that cannot be used) and returns its exit code.
+pub fn usage_error(message: &str) -> u8 {
+    passk::errln!("error: {message}");
+    crate::exit_code::USAGE
+}
+
 /// Runs the parsed command; returns the exit code.
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match &cli.command {

@@ -14,10 +14,14 @@ const DEFAULT_MODELS: [&str; 2] = ["qwen2.5-coder:3b", "qwen2.5-coder:7b"];
 /// Runs the command; returns the exit code.
 pub fn run(args: &PullArgs) -> anyhow::Result<u8> {
     let base_url = parse_host(&args.host.host)?;
+    let (connect_timeout, request_timeout) = match args.host.durations() {
+        Ok(d) => d,
+        Err(e) => return Ok(super::usage_error(&e)),
+    };
     let client = Client::new(ClientConfig {
         base_url,
-        connect_timeout: Duration::from_secs_f64(args.host.connect_timeout().max(0.001)),
-        request_timeout: Duration::from_secs_f64(args.host.timeout().max(0.001)),
+        connect_timeout,
+        request_timeout,
         retries: args.host.retries.unwrap_or(3),
         backoff: Duration::from_millis(500),
     })?;
@@ -59,7 +63,7 @@ pub fn run(args: &PullArgs) -> anyhow::Result<u8> {
                 return Err(e).with_context(|| format!("pulling {model}"));
             }
         }
-        println!("{model}: pulled");
+        passk::outln!("{model}: pulled");
     }
     Ok(exit_code::SUCCESS)
 }

@@ -16,7 +16,7 @@ pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
     let root = &args.data.root;
     let digest = freeze::grader_digest(root)?;
     if let Err(e) = freeze::verify(root) {
-        eprintln!(
+        passk::errln!(
             "warning: the current graders are not the locked ones ({e}); re-grading with them as they are"
         );
     }
@@ -29,7 +29,7 @@ pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
         &args.run.join("regrade.json"),
         &serde_json::to_vec_pretty(&result)?,
     )?;
-    println!(
+    passk::outln!(
         "{} re-graded, {} moved ({} pass -> fail, {} fail -> pass); see {}",
         result.regraded,
         result.moved.len(),

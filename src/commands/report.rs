@@ -41,7 +41,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     {
         return Err(e).context("writing to standard output");
     }
-    eprintln!("report: {}", path.display());
+    passk::errln!("report: {}", path.display());
     Ok(crate::exit_code::SUCCESS)
 }
 

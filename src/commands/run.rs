@@ -1,27 +1,49 @@
 //! `passk run`: flags over the experiment file over the defaults, then the experiment pipeline with
-//! progress on stderr and the run directory on stdout. Ctrl-C finishes the trial in flight, keeps
-//! every finished one, and exits with `INTERRUPTED`; the same command resumes.
+//! progress on stderr and the run directory on stdout. Ctrl-C (SIGTERM, SIGHUP) finishes the trial
+//! in flight, keeps every finished one, and exits with 128 + the signal's number; the same command
+//! resumes.
 
 use crate::cli::{Baseline, RunArgs};
 use crate::exit_code;
-use anyhow::Context;
 use passk::runner::experiment::{self, Experiment, RunError};
+use passk::runner::journal::ResumePolicy;
+use passk::runner::lock::LockError;
 use passk::runner::progress::{Progress, bars_wanted};
-use passk::runner::settings::{ExperimentFile, RunSettings};
+use passk::runner::settings::{ExperimentFile, RunSettings, SettingsError};
 use passk::wire::host::parse_host;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Merges flags over the experiment file over the defaults.
-pub fn resolve(args: &RunArgs) -> anyhow::Result<(RunSettings, Option<String>)> {
+/// Merges flags over the experiment file over the defaults. Each source is checked on its own, so
+/// that an error names the flag, or the file and key, that gave the value.
+pub fn resolve(args: &RunArgs) -> Result<(RunSettings, Option<String>), SettingsError> {
     let mut s = RunSettings::default();
     let mut file_text = None;
     if let Some(path) = &args.config {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        ExperimentFile::parse(&path.display().to_string(), &text)?.apply(&mut s)?;
+        let name = path.display().to_string();
+        let text = std::fs::read(path)
+            .map_err(|e| SettingsError::File {
+                path: name.clone(),
+                message: e.to_string(),
+            })
+            .and_then(|bytes| {
+                String::from_utf8(bytes).map_err(|_| SettingsError::File {
+                    path: name.clone(),
+                    message: "not UTF-8 text".into(),
+                })
+            })?;
+        ExperimentFile::load(&name, &text)?.apply(&mut s)?;
         file_text = Some(text);
     }
+    let mut flags_only = RunSettings::default();
+    apply_flags(args, &mut flags_only);
+    let flag = |k: &str| format!("--{k}");
+    flags_only.validate(&flag)?;
+    apply_flags(args, &mut s);
+    s.validate(&flag)?;
+    Ok((s, file_text))
+}
+
+/// Lays the flags given over `s`.
+fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
     if !args.models.is_empty() {
         s.models = args.models.clone();
     }
@@ -69,16 +91,28 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<(RunSettings, Option<String>)> 
     over_host!(timeout => timeout_s);
     over_host!(connect_timeout => connect_timeout_s);
     over_host!(retries => retries);
-    s.validate()?;
-    Ok((s, file_text))
+}
+
+/// A run id is a plain name: one path component, so that it can never write outside `results/`.
+pub fn check_run_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id == "." || id == ".." || id.contains(['/', '\\', '\0']) {
+        return Err(format!(
+            "--run-id: {id:?} is not a plain name (no '/', no '..', not empty); use --out for a directory elsewhere"
+        ));
+    }
+    Ok(())
 }
 
 /// Maps a runner error to its documented exit code.
 pub fn exit_code_of(err: &RunError) -> u8 {
+    use passk::runner::journal::JournalError;
     match err {
         RunError::GraderLock(_) => exit_code::GRADER_LOCK_MISMATCH,
-        RunError::Journal(passk::runner::journal::JournalError::Mixed { .. }) => {
+        RunError::Journal(JournalError::Mixed { .. } | JournalError::Orphans { .. }) => {
             exit_code::MIXED_VERSIONS
+        }
+        RunError::Journal(JournalError::Locked(LockError::Held { .. })) => {
+            exit_code::RUN_DIR_LOCKED
         }
         RunError::Settings(_) => exit_code::USAGE,
         RunError::ServerLost { .. } => exit_code::SERVER_LOST,
@@ -87,25 +121,28 @@ pub fn exit_code_of(err: &RunError) -> u8 {
     }
 }
 
-/// Sets the flag on the first Ctrl-C; a second Ctrl-C exits at once.
-pub fn cancel_on_ctrl_c(rt: &tokio::runtime::Runtime) -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = Arc::clone(&flag);
-    rt.spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
-            if f.swap(true, Ordering::SeqCst) {
-                std::process::exit(i32::from(exit_code::INTERRUPTED));
-            }
-            eprintln!("interrupted: finishing the trial in flight (Ctrl-C again to quit now)");
-        }
-    });
-    flag
+/// The exit code of an interrupted run: 128 + the signal's number (130 for Ctrl-C).
+pub fn interrupted_code() -> u8 {
+    match crate::signals::received() {
+        Some(libc::SIGTERM) => exit_code::TERMINATED,
+        Some(libc::SIGHUP) => exit_code::HANGUP,
+        _ => exit_code::INTERRUPTED,
+    }
 }
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
-    let (settings, experiment_file) = resolve(args)?;
+    let cancel = crate::signals::graceful();
+    let (settings, experiment_file) = match resolve(args) {
+        Ok(x) => x,
+        Err(e) => return Ok(super::usage_error(&e.to_string())),
+    };
     let host = parse_host(&args.host.host)?;
+    if let Some(id) = &args.run_id
+        && let Err(e) = check_run_id(id)
+    {
+        return Ok(super::usage_error(&e));
+    }
     let run_id = args
         .run_id
         .clone()
@@ -122,15 +159,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         backend: "ollama".into(),
         experiment_file,
         telemetry: true,
+        resume: ResumePolicy {
+            retry_failed: args.retry_failed,
+            allow_unknown_digest: args.allow_unknown_digest,
+        },
     };
     let rt = tokio::runtime::Runtime::new()?;
-    let cancel = cancel_on_ctrl_c(&rt);
     let progress = Progress::new(bars_wanted(args.no_progress), "run", true);
-    let result = rt.block_on(experiment::run(&exp, &progress, &cancel));
+    let result = rt.block_on(experiment::run(&exp, &progress, cancel));
     progress.finish();
     match result {
         Ok(summary) => {
-            eprintln!(
+            passk::errln!(
                 "run: {} new records, {} already on disk{}",
                 summary.written,
                 summary.skipped,
@@ -143,16 +183,141 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
             if args.report && !summary.interrupted {
                 super::report::write(&summary.dir, 10_000)?;
             }
-            println!("{}", summary.dir.display());
+            passk::outln!("{}", summary.dir.display());
             Ok(if summary.interrupted {
-                exit_code::INTERRUPTED
+                interrupted_code()
             } else {
                 exit_code::SUCCESS
             })
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            passk::errln!("error: {e}");
             Ok(exit_code_of(&e))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    fn resolve_args(argv: &[&str]) -> Result<RunSettings, SettingsError> {
+        let cli = Cli::try_parse_from(argv).expect("parses");
+        match cli.command {
+            Command::Run(args) => resolve(&args).map(|(s, _)| s),
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn numbers_that_would_panic_exit_as_usage_errors_naming_the_flag() {
+        for (flag, value) in [
+            ("--timeout", "inf"),
+            ("--timeout", "1e300"),
+            ("--connect-timeout", "-1"),
+            ("--connect-timeout", "nan"),
+            ("--temperature", "nan"),
+            ("--temperature", "-1"),
+            ("--num-ctx", "0"),
+            ("--retries", "4000000000"),
+            ("--models", ""),
+            ("--models", ","),
+            ("--models", "a,a"),
+        ] {
+            let arg = format!("{flag}={value}");
+            let err = resolve_args(&["passk", "run", &arg]).expect_err(&arg);
+            assert!(err.to_string().starts_with(flag), "{arg}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_run_id_is_a_plain_name() {
+        for bad in ["", ".", "..", "../../x", "a/b", "a\\b"] {
+            assert!(check_run_id(bad).is_err(), "{bad:?}");
+        }
+        check_run_id("store-k5-ab12").expect("plain");
+    }
+
+    fn flag_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<f64>().prop_map(|v| v.to_string()),
+            any::<i64>().prop_map(|v| v.to_string()),
+            proptest::sample::select(vec![
+                "inf",
+                "-inf",
+                "nan",
+                "NaN",
+                "1e300",
+                "-1",
+                "0",
+                "",
+                ",",
+                "a,a",
+                "store,store",
+                "../x",
+                "10,10",
+                "documented",
+                "toolless",
+                "\u{0}",
+                "é",
+            ])
+            .prop_map(String::from),
+            "\\PC{0,6}",
+        ]
+    }
+
+    fn flag() -> impl Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "--models",
+            "--suite",
+            "--trials",
+            "--tool-docs",
+            "--baseline",
+            "--temperature",
+            "--router-temperature",
+            "--num-ctx",
+            "--num-predict",
+            "--router-num-predict",
+            "--keep-alive",
+            "--call-cap",
+            "--base-seed",
+            "--tasks",
+            "--run-id",
+            "--timeout",
+            "--connect-timeout",
+            "--retries",
+            "--host",
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(passk::fuzz_cases(256))
+        })]
+
+        /// Whatever the flags, `passk run` resolves them or names the problem; it never panics.
+        #[test]
+        fn the_flag_parser_never_panics(
+            pairs in proptest::collection::vec((flag(), flag_value()), 0..6)
+        ) {
+            let mut argv = vec!["passk".to_string(), "run".to_string()];
+            for (f, v) in &pairs {
+                argv.push(format!("{f}={v}"));
+            }
+            let Ok(cli) = Cli::try_parse_from(&argv) else { return Ok(()) };
+            let Command::Run(args) = cli.command else { return Ok(()) };
+            if let Some(id) = &args.run_id {
+                let _ = check_run_id(id);
+            }
+            let _ = args.host.durations();
+            if let Ok((s, _)) = resolve(&args) {
+                prop_assert!(s.wire_durations().is_ok());
+                let _ = s.default_run_id();
+            }
         }
     }
 }

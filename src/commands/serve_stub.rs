@@ -34,7 +34,7 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     let mut book = ScriptBook::from_suites(&suites.tasks, suites.router.as_ref());
     book.set_example_values(&suites.examples);
     if book.is_empty() {
-        eprintln!(
+        passk::errln!(
             "warning: no conversations loaded; the oracle will answer \"I cannot help with that.\""
         );
     }
@@ -57,10 +57,12 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
             ..StubConfig::with_script(book)
         },
     };
-    anyhow::ensure!(
-        args.speed > 0.0 && args.speed.is_finite(),
-        "--speed must be a positive number"
-    );
+    if !(args.speed > 0.0 && args.speed.is_finite()) {
+        return Ok(super::usage_error(&format!(
+            "--speed must be a finite positive number, got {}",
+            args.speed
+        )));
+    }
     let ip: IpAddr = args
         .bind
         .parse()
@@ -73,18 +75,19 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         .context("starting tokio")?;
     runtime.block_on(async move {
         let handle = StubServer::start(config).await?;
-        eprintln!(
+        passk::errln!(
             "passk stub listening on {} (Ctrl-C stops it)",
             handle.base_url()
         );
-        println!("{}", handle.base_url());
-        tokio::signal::ctrl_c()
-            .await
-            .context("waiting for Ctrl-C")?;
+        passk::outln!("{}", handle.base_url());
+        let stop = crate::signals::graceful();
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
         let injected = handle.injected();
         handle.shutdown().await;
         for (kind, n) in injected {
-            eprintln!("injected {kind:?}: {n}");
+            passk::errln!("injected {kind:?}: {n}");
         }
         anyhow::Ok(())
     })?;

@@ -73,7 +73,7 @@ pub fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
     }
     write_stdout(&out)?;
     if surprises {
-        eprintln!("suite check failed: see the SURPRISE lines above");
+        passk::errln!("suite check failed: see the SURPRISE lines above");
         return Ok(exit_code::SUITE_CHECK_FAILED);
     }
     Ok(exit_code::SUCCESS)

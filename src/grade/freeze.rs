@@ -132,8 +132,10 @@ impl Lock {
             message: message.into(),
         };
         let mut digest = None;
+        let mut digest_line = 1;
         let mut source = None;
         let mut files = BTreeMap::new();
+        let last_line = text.lines().count().max(1);
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let line = line.trim_end();
@@ -144,7 +146,10 @@ impl Lock {
                 .split_once(' ')
                 .ok_or_else(|| bad(n, "expected `<kind> <value>`"))?;
             match kind {
-                "digest" => digest = Some(rest.to_string()),
+                "digest" => {
+                    digest = Some(rest.to_string());
+                    digest_line = n;
+                }
                 "source" => source = Some(rest.to_string()),
                 "file" => {
                     let (h, p) = rest
@@ -161,12 +166,12 @@ impl Lock {
             }
         }
         let lock = Lock {
-            source: source.ok_or_else(|| bad(0, "no `source` line"))?,
+            source: source.ok_or_else(|| bad(last_line, "no `source` line in the whole file"))?,
             files,
         };
         if digest.as_deref() != Some(lock.digest().as_str()) {
             return Err(bad(
-                0,
+                digest_line,
                 "the `digest` line does not match the lines below it (edited by hand?)",
             ));
         }
@@ -253,14 +258,26 @@ pub fn grader_digest(root: &Path) -> Result<String, FreezeError> {
 /// Reads `graders/graders.lock`.
 pub fn read_lock(root: &Path) -> Result<Lock, FreezeError> {
     let path = lock_path(root);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(FreezeError::Missing { path });
         }
         Err(source) => return Err(FreezeError::Io { path, source }),
     };
-    Lock::parse(&path, &text)
+    match String::from_utf8(bytes) {
+        Ok(text) => Lock::parse(&path, &text),
+        Err(e) => {
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = 1 + good.iter().filter(|&&b| b == b'\n').count();
+            Err(FreezeError::Malformed {
+                path,
+                line,
+                message: "not UTF-8 text (a lock file is plain text written by `passk freeze`)"
+                    .into(),
+            })
+        }
+    }
 }
 
 /// Writes `graders/graders.lock` for the current graders; returns what was written.
@@ -344,5 +361,38 @@ mod tests {
             verify(dir.path()),
             Err(FreezeError::Malformed { .. })
         ));
+    }
+
+    #[test]
+    fn malformed_locks_name_a_real_line() {
+        let dir = tree();
+        write_lock(dir.path()).expect("freeze");
+        let path = lock_path(dir.path());
+        let text = std::fs::read_to_string(&path).expect("read");
+        let edited = text.replacen("source ", "source 0", 1);
+        std::fs::write(&path, &edited).expect("write");
+        let err = read_lock(dir.path()).expect_err("digest");
+        let digest_line = 1 + edited
+            .lines()
+            .position(|l| l.starts_with("digest"))
+            .expect("digest");
+        assert!(
+            err.to_string()
+                .contains(&format!("graders.lock:{digest_line}:")),
+            "{err}"
+        );
+        let no_source: String = text
+            .lines()
+            .filter(|l| !l.starts_with("source"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&path, &no_source).expect("write");
+        let err = read_lock(dir.path()).expect_err("no source");
+        assert!(!err.to_string().contains(":0:"), "{err}");
+        std::fs::write(&path, b"# lock\n\xff\xfe\n").expect("write");
+        match read_lock(dir.path()) {
+            Err(FreezeError::Malformed { line, .. }) => assert_eq!(line, 2),
+            other => panic!("expected a malformed lock, got {other:?}"),
+        }
     }
 }

@@ -372,6 +372,7 @@ fn conversation_record(
         },
         wall_s,
         imported: true,
+        server_unreachable: false,
     }
 }
 
@@ -465,6 +466,7 @@ fn router_record(r: RefRouter, model: String, index: u32, digest: &str) -> Route
         },
         call,
         imported: true,
+        server_unreachable: false,
     }
 }
 

@@ -261,6 +261,7 @@ mod tests {
             },
             wall_s: 0.75,
             imported: false,
+            server_unreachable: false,
         }
     }
 

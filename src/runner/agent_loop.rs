@@ -164,6 +164,7 @@ impl Player<'_> {
             outcome,
             call,
             imported: false,
+            server_unreachable: false,
         }
     }
 
@@ -358,6 +359,7 @@ impl Player<'_> {
             verdict,
             wall_s: started.elapsed().as_secs_f64(),
             imported: false,
+            server_unreachable: false,
         }
     }
 }

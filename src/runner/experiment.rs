@@ -5,10 +5,10 @@
 
 use crate::runner::agent_loop::Player;
 use crate::runner::event::{EventSink, RunEvent};
-use crate::runner::journal::{Journal, JournalError};
+use crate::runner::journal::{Journal, JournalError, ResumePolicy};
 use crate::runner::plan::{PlanInput, TrialSpec, plan};
 use crate::runner::preflight::{self, PreflightError};
-use crate::runner::record::{Manifest, Outcome, Record, SCHEMA_VERSION};
+use crate::runner::record::{Manifest, ModelInfo, Outcome, Record, SCHEMA_VERSION};
 use crate::runner::settings::{RunSettings, SuiteChoice};
 use crate::runner::telemetry::{self, Telemetry};
 use crate::suite::Domain;
@@ -17,15 +17,12 @@ use crate::wire::client::{Client, ClientConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 /// Why an experiment stopped before its plan was done.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The graders lock is missing or does not match.
-    #[error(
-        "graders are not frozen as locked: {0}. Run `passk verify` for details, or `passk freeze` if the change is intended"
-    )]
+    #[error("graders are not frozen as locked: {0} (`passk verify` lists every difference)")]
     GraderLock(String),
     /// A suite could not be loaded.
     #[error(transparent)]
@@ -90,6 +87,8 @@ pub struct Experiment {
     pub experiment_file: Option<String>,
     /// Sample GPU and server telemetry.
     pub telemetry: bool,
+    /// How a resume treats what is on disk (`--retry-failed`, `--allow-unknown-digest`).
+    pub resume: ResumePolicy,
 }
 
 /// How a run ended.
@@ -156,14 +155,28 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
 }
 
 fn client_for(exp: &Experiment) -> Result<Client, RunError> {
+    let (connect_timeout, request_timeout, backoff) = exp
+        .settings
+        .wire_durations()
+        .map_err(|e| RunError::Settings(e.to_string()))?;
     Client::new(ClientConfig {
         base_url: exp.host.clone(),
-        connect_timeout: Duration::from_secs_f64(exp.settings.connect_timeout_s),
-        request_timeout: Duration::from_secs_f64(exp.settings.timeout_s),
+        connect_timeout,
+        request_timeout,
         retries: exp.settings.retries,
-        backoff: Duration::from_secs_f64(exp.settings.retry_backoff_s),
+        backoff,
     })
     .map_err(|e| RunError::Client(e.to_string()))
+}
+
+/// What one session of a run works with, once the checks have passed.
+struct Session<'a> {
+    exp: &'a Experiment,
+    suites: Suites,
+    client: Client,
+    telemetry: Telemetry,
+    journal: Journal,
+    manifest: Manifest,
 }
 
 /// Runs (or resumes) the experiment. Returns when the plan is done or `cancel` is set; each
@@ -173,15 +186,37 @@ pub async fn run(
     sink: &dyn EventSink,
     cancel: &AtomicBool,
 ) -> Result<RunSummary, RunError> {
-    let s = &exp.settings;
-    let suites = load_suites(&exp.root, s)?;
+    let mut summary = RunSummary {
+        dir: exp.run_dir.clone(),
+        ..RunSummary::default()
+    };
+    if cancel.load(Ordering::SeqCst) {
+        summary.interrupted = true;
+        return Ok(summary);
+    }
+    let mut session = open_session(exp, sink).await?;
+    let todo = plan_session(&session, &mut summary, sink);
+    play_plan(&mut session, &todo, &mut summary, sink, cancel).await?;
+    session.journal.update_manifest(&session.manifest)?;
+    Ok(summary)
+}
+
+/// Verifies the graders, loads the suites, preflights the server and each model, and opens (or
+/// resumes) the run directory.
+async fn open_session<'a>(
+    exp: &'a Experiment,
+    sink: &dyn EventSink,
+) -> Result<Session<'a>, RunError> {
+    let suites = load_suites(&exp.root, &exp.settings)?;
+    for w in prompt_size_warnings(&suites, &exp.settings) {
+        sink.emit(RunEvent::Warning(w));
+    }
     let client = client_for(exp)?;
     let version = preflight::server_version(&client, &exp.host).await?;
     let mut models = Vec::new();
-    for model in &s.models {
-        models.push(
-            preflight::check_model(&client, &exp.host, model, !suites.domains.is_empty()).await?,
-        );
+    for model in &exp.settings.models {
+        let need_tools = !suites.domains.is_empty();
+        models.push(preflight::check_model(&client, &exp.host, model, need_tools).await?);
     }
     let telemetry = if exp.telemetry {
         Telemetry::start(telemetry::DEFAULT_INTERVAL)
@@ -191,6 +226,54 @@ pub async fn run(
     if let Some(why) = &telemetry.gpu_info().unavailable {
         sink.emit(RunEvent::Info(format!("no GPU telemetry: {why}")));
     }
+    let fresh = new_manifest(exp, &suites, version, models.clone(), &telemetry);
+    let journal = open_journal(exp, &fresh, sink)?;
+    let manifest = session_manifest(exp, &models)?;
+    Ok(Session {
+        exp,
+        suites,
+        client,
+        telemetry,
+        journal,
+        manifest,
+    })
+}
+
+/// Characters per token assumed when sizing a prompt before any call (English text and JSON with
+/// the usual tokenizers run 3.5 to 4.5).
+const CHARS_PER_TOKEN: usize = 4;
+
+/// A warning for each suite whose fixed prompt (system prompt and tool documentation) alone is
+/// about as large as `num_ctx`: every call of it would overflow the context.
+pub fn prompt_size_warnings(suites: &Suites, s: &RunSettings) -> Vec<String> {
+    suites
+        .domains
+        .iter()
+        .filter_map(|d| {
+            let tools = serde_json::to_string(d.tools(s.tool_docs)).unwrap_or_default();
+            let tokens = (d.system_prompt().len() + tools.len()) / CHARS_PER_TOKEN;
+            (s.num_ctx < tokens as u64).then(|| {
+                format!(
+                    "--num-ctx {} is below the {} suite's prompt alone (about {tokens} tokens of \
+                     system prompt and tool documentation, at {CHARS_PER_TOKEN} characters a \
+                     token): every call will overflow the context",
+                    s.num_ctx,
+                    d.name()
+                )
+            })
+        })
+        .collect()
+}
+
+/// The manifest a new run directory gets.
+fn new_manifest(
+    exp: &Experiment,
+    suites: &Suites,
+    version: String,
+    models: Vec<ModelInfo>,
+    telemetry: &Telemetry,
+) -> Manifest {
+    let s = &exp.settings;
     let mut manifest = Manifest {
         schema_version: SCHEMA_VERSION,
         run_id: exp
@@ -212,7 +295,7 @@ pub async fn run(
         ollama_version: Some(version),
         ollama_host: Some(exp.host.clone()),
         backend: exp.backend.clone(),
-        models: models.clone(),
+        models,
         gpu: telemetry.gpu_info().clone(),
         example_values: suites
             .domains
@@ -243,7 +326,21 @@ pub async fn run(
             },
         );
     }
-    let mut journal = Journal::open(&exp.run_dir, &manifest)?;
+    manifest
+}
+
+/// Locks and opens the run directory, saying what the resume found.
+fn open_journal(
+    exp: &Experiment,
+    fresh: &Manifest,
+    sink: &dyn EventSink,
+) -> Result<Journal, RunError> {
+    let journal = Journal::open_with(&exp.run_dir, fresh, &exp.resume)?;
+    if let Some(holder) = journal.lock_taken_over_from() {
+        sink.emit(RunEvent::Warning(format!(
+            "took over the run directory's lock left by {holder}, which is no longer running"
+        )));
+    }
     if journal.dropped_torn() > 0 {
         sink.emit(RunEvent::Warning(format!(
             "dropped {} torn last line(s) left by an interrupted run",
@@ -256,21 +353,40 @@ pub async fn run(
             journal.to_retry()
         )));
     }
-    // Keep the manifest of the first session; later sessions add what they learn (a model digest
-    // that could not be read then, for instance).
-    manifest = crate::runner::journal::read_manifest(&exp.run_dir)?;
-    // The journal allowed only the task filter and the wire's patience to change: record this
-    // session's values.
-    manifest.settings = serde_json::to_value(s).unwrap_or_default();
+    Ok(journal)
+}
+
+/// The manifest of the first session, with what this session adds: its settings (the journal
+/// allowed only the task filter and the wire's patience to change), a model digest that could not
+/// be read before, and a note when a recorded digest could not be read now.
+fn session_manifest(exp: &Experiment, models: &[ModelInfo]) -> Result<Manifest, RunError> {
+    let mut manifest = crate::runner::journal::read_manifest(&exp.run_dir)?;
+    manifest.settings = serde_json::to_value(&exp.settings).unwrap_or_default();
     for m in &mut manifest.models {
+        let now = models.iter().find(|n| n.name == m.name);
         if m.digest.is_none() {
-            m.digest = models
-                .iter()
-                .find(|n| n.name == m.name)
-                .and_then(|n| n.digest.clone());
+            m.digest = now.and_then(|n| n.digest.clone());
+        } else if now.is_some_and(|n| n.digest.is_none()) {
+            manifest.warnings.push(format!(
+                "{}: a session started {} appended with the model's digest unknown \
+                 (--allow-unknown-digest); its records cannot be proved to come from digest {}",
+                m.name,
+                crate::timefmt::now_rfc3339(),
+                m.digest.as_deref().unwrap_or_default()
+            ));
         }
     }
+    Ok(manifest)
+}
 
+/// The trials still to play, skipping those on disk; announces the plan.
+fn plan_session(
+    session: &Session<'_>,
+    summary: &mut RunSummary,
+    sink: &dyn EventSink,
+) -> Vec<TrialSpec> {
+    let s = &session.exp.settings;
+    let suites = &session.suites;
     let task_ids = |d: &dyn Domain| -> Vec<String> {
         d.tasks()
             .iter()
@@ -293,7 +409,7 @@ pub async fn run(
         call_caps: &s.call_caps,
         modes: s.modes(),
     };
-    let (todo, skipped) = plan(&input, journal.done());
+    let (todo, skipped) = plan(&input, session.journal.done());
     let mut per_model: Vec<(String, u64)> = Vec::new();
     for t in &todo {
         match per_model.last_mut() {
@@ -305,92 +421,50 @@ pub async fn run(
         per_model,
         already_done: skipped as u64,
     });
+    summary.skipped = skipped;
+    todo
+}
 
-    let mut summary = RunSummary {
-        dir: exp.run_dir.clone(),
-        skipped,
-        ..RunSummary::default()
-    };
+/// Plays the plan in order, one record per trial, until it is done or `cancel` is set.
+async fn play_plan(
+    session: &mut Session<'_>,
+    todo: &[TrialSpec],
+    summary: &mut RunSummary,
+    sink: &dyn EventSink,
+    cancel: &AtomicBool,
+) -> Result<(), RunError> {
     let mut current_model: Option<String> = None;
     let mut lost_in_a_row = 0;
-    for spec in &todo {
+    for spec in todo {
         if cancel.load(Ordering::SeqCst) {
             summary.interrupted = true;
             break;
         }
         if current_model.as_deref() != Some(spec.model()) {
-            let info = manifest.models.iter_mut().find(|m| m.name == spec.model());
-            if let Some(info) = info {
-                for w in preflight::warm_up(&client, s, info).await? {
-                    manifest.warnings.push(w.clone());
-                    sink.emit(RunEvent::Warning(w));
-                }
-            }
-            journal.update_manifest(&manifest)?;
+            start_model(session, spec.model(), sink).await?;
             current_model = Some(spec.model().to_string());
-            sink.emit(RunEvent::ModelStarted {
-                model: spec.model().to_string(),
-            });
         }
-        let player = Player {
-            client: &client,
-            model: spec.model(),
-            settings: s,
-            telemetry: &telemetry,
-            grader_digest: &suites.grader_digest,
-            router_in_front: if s.router_in_front {
-                suites.router.as_ref()
-            } else {
-                None
-            },
+        let Some(mut record) = play_trial(session, spec, sink).await else {
+            continue;
         };
-        let record = match spec {
-            TrialSpec::Conversation {
-                suite,
-                task_id,
-                trial,
-                call_cap,
-                mode,
-                ..
-            } => {
-                let found = suites
-                    .domains
-                    .iter()
-                    .filter(|d| d.name() == suite)
-                    .find_map(|d| d.tasks().iter().find(|t| &t.id == task_id).map(|t| (d, t)));
-                let Some((domain, task)) = found else {
-                    continue;
-                };
-                let rec = player
-                    .play(domain.as_ref(), task, *trial, *call_cap, *mode)
-                    .await;
-                if rec.calls.iter().any(|c| c.context_overflow) {
-                    let w = format!(
-                        "CONTEXT OVERFLOW in {} {} trial {}: raise --num-ctx (now {})",
-                        rec.model, rec.task, rec.trial, s.num_ctx
-                    );
-                    sink.emit(RunEvent::Warning(w));
-                }
-                Record::Conversation(Box::new(rec))
-            }
-            TrialSpec::Router { index, trial, .. } => {
-                let Some(router) = suites.router.as_ref() else {
-                    continue;
-                };
-                let Some(message) = router.messages.iter().find(|m| m.index == *index) else {
-                    continue;
-                };
-                Record::Router(Box::new(player.play_router(router, message, *trial).await))
-            }
-        };
-        let (outcome, calls) = match &record {
-            Record::Conversation(c) => (c.outcome, c.calls.len() as u32),
-            Record::Router(r) => (r.outcome, 1),
-        };
-        if journal.append(&record)? {
+        let (_, outcome) = crate::runner::record_file::key_and_outcome(&record);
+        // A failure while the server cannot be reached at all (crashed, restarting) is the
+        // server's, not the trial's: it does not use up one of the trial's wire tries.
+        let reachable = outcome != Outcome::TransportFail
+            || preflight::server_version(&session.client, &session.exp.host)
+                .await
+                .is_ok();
+        if !reachable {
+            record.mark_server_unreachable();
+        }
+        if session.journal.append(&record)? {
             summary.written += 1;
             *summary.outcomes.entry(outcome).or_default() += 1;
         }
+        let calls = match &record {
+            Record::Conversation(c) => c.calls.len() as u32,
+            Record::Router(_) => 1,
+        };
         sink.emit(RunEvent::TrialFinished {
             key: spec.key(),
             outcome,
@@ -404,26 +478,155 @@ pub async fn run(
             0
         };
         if lost_in_a_row >= SERVER_LOST_AFTER {
-            let error = last_wire_error(&record);
-            // Gone, or only slow? A server that still answers is not lost: timeouts go on being
-            // recorded (and retried on resume), with a hint.
-            if preflight::server_version(&client, &exp.host).await.is_ok() {
-                sink.emit(RunEvent::Warning(format!(
-                    "{lost_in_a_row} trials in a row ended on transport failures ({error}), but the \
-                     server answers; if these are timeouts, raise --timeout (now {} s)",
-                    s.timeout_s
-                )));
-                lost_in_a_row = 0;
-            } else {
-                journal.update_manifest(&manifest)?;
-                return Err(RunError::ServerLost {
-                    host: exp.host.clone(),
-                    trials: lost_in_a_row,
-                    error,
-                });
-            }
+            check_server_lost(session, &record, lost_in_a_row, reachable, sink)?;
+            lost_in_a_row = 0;
         }
     }
-    journal.update_manifest(&manifest)?;
-    Ok(summary)
+    Ok(())
+}
+
+/// Warms up a model before its first trial and records what the warm-up found.
+async fn start_model(
+    session: &mut Session<'_>,
+    model: &str,
+    sink: &dyn EventSink,
+) -> Result<(), RunError> {
+    let info = session.manifest.models.iter_mut().find(|m| m.name == model);
+    if let Some(info) = info {
+        for w in preflight::warm_up(&session.client, &session.exp.settings, info).await? {
+            session.manifest.warnings.push(w.clone());
+            sink.emit(RunEvent::Warning(w));
+        }
+    }
+    session.journal.update_manifest(&session.manifest)?;
+    sink.emit(RunEvent::ModelStarted {
+        model: model.to_string(),
+    });
+    Ok(())
+}
+
+/// Plays one trial; `None` when the plan names a task or message the suites no longer have.
+async fn play_trial(
+    session: &Session<'_>,
+    spec: &TrialSpec,
+    sink: &dyn EventSink,
+) -> Option<Record> {
+    let s = &session.exp.settings;
+    let suites = &session.suites;
+    let player = Player {
+        client: &session.client,
+        model: spec.model(),
+        settings: s,
+        telemetry: &session.telemetry,
+        grader_digest: &suites.grader_digest,
+        router_in_front: if s.router_in_front {
+            suites.router.as_ref()
+        } else {
+            None
+        },
+    };
+    match spec {
+        TrialSpec::Conversation {
+            suite,
+            task_id,
+            trial,
+            call_cap,
+            mode,
+            ..
+        } => {
+            let (domain, task) = suites
+                .domains
+                .iter()
+                .filter(|d| d.name() == suite)
+                .find_map(|d| d.tasks().iter().find(|t| &t.id == task_id).map(|t| (d, t)))?;
+            let rec = player
+                .play(domain.as_ref(), task, *trial, *call_cap, *mode)
+                .await;
+            if rec.calls.iter().any(|c| c.context_overflow) {
+                sink.emit(RunEvent::Warning(format!(
+                    "CONTEXT OVERFLOW in {} {} trial {}: raise --num-ctx (now {})",
+                    rec.model, rec.task, rec.trial, s.num_ctx
+                )));
+            }
+            Some(Record::Conversation(Box::new(rec)))
+        }
+        TrialSpec::Router { index, trial, .. } => {
+            let router = suites.router.as_ref()?;
+            let message = router.messages.iter().find(|m| m.index == *index)?;
+            Some(Record::Router(Box::new(
+                player.play_router(router, message, *trial).await,
+            )))
+        }
+    }
+}
+
+/// After [`SERVER_LOST_AFTER`] transport failures in a row: a server that still answers is only
+/// slow (warn, go on); one that does not is gone (stop with [`RunError::ServerLost`]).
+fn check_server_lost(
+    session: &Session<'_>,
+    record: &Record,
+    lost_in_a_row: usize,
+    reachable: bool,
+    sink: &dyn EventSink,
+) -> Result<(), RunError> {
+    let error = last_wire_error(record);
+    if reachable {
+        sink.emit(RunEvent::Warning(format!(
+            "{lost_in_a_row} trials in a row ended on transport failures ({error}), but the \
+             server answers; if these are timeouts, raise --timeout (now {} s)",
+            session.exp.settings.timeout_s
+        )));
+        return Ok(());
+    }
+    session.journal.update_manifest(&session.manifest)?;
+    Err(RunError::ServerLost {
+        host: session.exp.host.clone(),
+        trials: lost_in_a_row,
+        error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appending_with_an_unknown_digest_is_said_in_the_manifest() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let model = |digest: Option<&str>| ModelInfo {
+            name: "m".into(),
+            digest: digest.map(String::from),
+            ..ModelInfo::default()
+        };
+        let recorded = Manifest {
+            models: vec![model(Some("sha256:aa"))],
+            ..Manifest::default()
+        };
+        crate::runner::journal::write_manifest(dir.path(), &recorded).expect("write");
+        let exp = Experiment {
+            settings: RunSettings::default(),
+            root: PathBuf::from("."),
+            host: "http://127.0.0.1:9".into(),
+            run_dir: dir.path().to_path_buf(),
+            backend: "stub".into(),
+            experiment_file: None,
+            telemetry: false,
+            resume: ResumePolicy {
+                allow_unknown_digest: true,
+                ..ResumePolicy::default()
+            },
+        };
+        let known = session_manifest(&exp, &[model(Some("sha256:aa"))]).expect("known");
+        assert!(known.warnings.is_empty());
+        let unknown = session_manifest(&exp, &[model(None)]).expect("unknown");
+        assert_eq!(unknown.models[0].digest.as_deref(), Some("sha256:aa"));
+        assert!(
+            unknown
+                .warnings
+                .iter()
+                .any(|w| w.contains("--allow-unknown-digest")),
+            "{:?}",
+            unknown.warnings
+        );
+    }
 }

@@ -6,14 +6,16 @@
 //! of the finished trials are returned so the plan can skip them. A resume that would mix Ollama
 //! versions, model digests or grader digests is refused, naming what differs.
 
+use crate::runner::lock::{LockError, RunLock};
 use crate::runner::record::{
     CONVERSATIONS_FILE, MANIFEST_FILE, Manifest, Outcome, ROUTER_FILE, Record, SCHEMA_VERSION,
     TrialKey,
 };
+use crate::runner::record_file::{self, RecordFileError};
 use crate::runner::settings::trial_settings;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What can go wrong with a run directory.
@@ -27,15 +29,19 @@ pub enum JournalError {
         /// Underlying error.
         source: std::io::Error,
     },
-    /// A line in the middle of a record file is not a record (only the last line may be torn).
-    #[error("{path}:{line}: not a passk record: {message}")]
-    Corrupt {
-        /// File concerned.
+    /// A record file breaks the rules of [`record_file`].
+    #[error(transparent)]
+    Records(#[from] RecordFileError),
+    /// Another process holds the run directory.
+    #[error(transparent)]
+    Locked(#[from] LockError),
+    /// Records without their manifest.
+    #[error(
+        "{path} has records but the run directory has no manifest.json: they cannot be told apart from a new run's; move them away or restore the manifest"
+    )]
+    Orphans {
+        /// The record file.
         path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// Parser message.
-        message: String,
     },
     /// The manifest could not be parsed.
     #[error("{path}: {message}")]
@@ -77,31 +83,70 @@ pub struct Journal {
     done: BTreeSet<TrialKey>,
     dropped_torn: usize,
     to_retry: usize,
+    lock: RunLock,
+}
+
+/// How a resume treats what is on disk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResumePolicy {
+    /// Play again every trial whose latest record ended on a transport failure, however often it
+    /// was tried (`passk run --retry-failed`).
+    pub retry_failed: bool,
+    /// Append although a model digest the run recorded cannot be read now
+    /// (`--allow-unknown-digest`).
+    pub allow_unknown_digest: bool,
+}
+
+impl ResumePolicy {
+    /// Whether a trial with this history is finished: graded, or out of wire tries.
+    fn is_done(&self, t: &Tally) -> bool {
+        // A trial that ended on a wire failure is played again (the server was at fault, not the
+        // model), up to MAX_WIRE_TRIES times in all; failures while the server could not be reached
+        // do not count. Its records stay, and a newer graded one supersedes them.
+        if t.latest.is_graded() {
+            return true;
+        }
+        if self.retry_failed && t.latest == Outcome::TransportFail {
+            return false;
+        }
+        t.wire_tries >= MAX_WIRE_TRIES
+    }
 }
 
 impl Journal {
     /// Opens `dir`, creating it with `manifest` or resuming it. Resuming checks that the recorded
     /// manifest's grader digest, Ollama version and model digests equal `manifest`'s.
     pub fn open(dir: &Path, manifest: &Manifest) -> Result<Journal, JournalError> {
+        Journal::open_with(dir, manifest, &ResumePolicy::default())
+    }
+
+    /// [`Journal::open`] with a resume policy. The directory is locked first ([`RunLock`]) and
+    /// stays locked while the journal lives.
+    pub fn open_with(
+        dir: &Path,
+        manifest: &Manifest,
+        policy: &ResumePolicy,
+    ) -> Result<Journal, JournalError> {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let lock = RunLock::acquire(dir)?;
         let manifest_path = dir.join(MANIFEST_FILE);
-        if manifest_path.exists() {
+        let recorded = if manifest_path.exists() {
             let recorded = read_manifest(dir)?;
-            check_same_setup(dir, &recorded, manifest)?;
+            check_same_setup(dir, &recorded, manifest, policy)?;
+            recorded
         } else {
+            refuse_orphan_records(dir)?;
             write_manifest(dir, manifest)?;
-        }
+            manifest.clone()
+        };
         let mut done = BTreeSet::new();
         let mut dropped_torn = 0;
         let mut to_retry = 0;
         for name in [CONVERSATIONS_FILE, ROUTER_FILE] {
-            let scan = scan(&dir.join(name))?;
+            let scan = scan(&dir.join(name), &recorded)?;
             dropped_torn += usize::from(scan.torn);
-            for (key, (outcome, wire_failures)) in scan.latest {
-                // A trial that ended on a wire failure is played again (the server was at fault,
-                // not the model), up to MAX_WIRE_TRIES times in all; its records stay, and a newer
-                // graded one supersedes them.
-                if outcome.is_graded() || wire_failures >= MAX_WIRE_TRIES {
+            for (key, tally) in scan.latest {
+                if policy.is_done(&tally) {
                     done.insert(key);
                 } else {
                     to_retry += 1;
@@ -123,7 +168,14 @@ impl Journal {
             done,
             dropped_torn,
             to_retry,
+            lock,
         })
+    }
+
+    /// The holder named by a lock left behind by a process that died holding it, when opening took
+    /// it over.
+    pub fn lock_taken_over_from(&self) -> Option<&str> {
+        self.lock.taken_over_from()
     }
 
     /// Trials on disk whose latest record is a transport or protocol failure, tried fewer than
@@ -203,7 +255,12 @@ pub fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), JournalErro
     std::fs::rename(&tmp, &path).map_err(io(&path))
 }
 
-fn check_same_setup(dir: &Path, recorded: &Manifest, now: &Manifest) -> Result<(), JournalError> {
+fn check_same_setup(
+    dir: &Path,
+    recorded: &Manifest,
+    now: &Manifest,
+    policy: &ResumePolicy,
+) -> Result<(), JournalError> {
     let mixed = |what: &str, a: &str, b: &str| JournalError::Mixed {
         dir: dir.to_path_buf(),
         what: what.to_string(),
@@ -282,6 +339,17 @@ fn check_same_setup(dir: &Path, recorded: &Manifest, now: &Manifest) -> Result<(
                 &show(&model.digest),
             ));
         }
+        if let Some(old) = recorded.models.iter().find(|m| m.name == model.name)
+            && old.digest.is_some()
+            && model.digest.is_none()
+            && !policy.allow_unknown_digest
+        {
+            return Err(mixed(
+                &format!("digest of model {}", model.name),
+                &show(&old.digest),
+                "unknown (the server did not report it; pass --allow-unknown-digest to append anyway, and the manifest will say so)",
+            ));
+        }
     }
     Ok(())
 }
@@ -289,80 +357,56 @@ fn check_same_setup(dir: &Path, recorded: &Manifest, now: &Manifest) -> Result<(
 /// Records of one trial ending on the wire after which a resume stops playing it again.
 pub const MAX_WIRE_TRIES: usize = 3;
 
+/// One trial's history on disk.
+struct Tally {
+    latest: Outcome,
+    /// Records that ended on the wire while the server could still be reached.
+    wire_tries: usize,
+}
+
 struct Scan {
-    /// Every finished trial on disk with the outcome of its latest record and how many of its
-    /// records ended on a transport or protocol failure.
-    latest: BTreeMap<TrialKey, (Outcome, usize)>,
+    /// Every finished trial on disk with its history.
+    latest: BTreeMap<TrialKey, Tally>,
     torn: bool,
 }
 
-/// Reads the keys of a record file, cutting off a torn last line.
-fn scan(path: &Path) -> Result<Scan, JournalError> {
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Scan {
-                latest: BTreeMap::new(),
-                torn: false,
-            });
-        }
-        Err(e) => return Err(io(path)(e)),
-    };
-    let mut reader = BufReader::new(file);
-    let mut latest = BTreeMap::new();
-    let mut good_len: u64 = 0;
-    let mut buf = Vec::new();
-    let mut line_no = 0;
-    let mut torn = false;
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(io(path))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let complete = buf.last() == Some(&b'\n');
-        match serde_json::from_slice::<Record>(&buf) {
-            Ok(record) if complete => {
-                let (key, outcome) = match &record {
-                    Record::Conversation(c) => (c.key(), c.outcome),
-                    Record::Router(r) => (r.key(), r.outcome),
-                };
-                let entry = latest.entry(key).or_insert((outcome, 0));
-                entry.0 = outcome;
-                entry.1 += usize::from(!outcome.is_graded());
-                good_len += n as u64;
-            }
-            Ok(_) => {
-                torn = true;
-                break;
-            }
-            Err(e) => {
-                // Only the last line may be torn (cut short by a kill); anything earlier, or a
-                // whole last line that is not a record, is corruption and is never cut off.
-                let mut rest = Vec::new();
-                let more = reader.read_until(b'\n', &mut rest).map_err(io(path))?;
-                if more > 0 || (complete && !e.is_eof()) {
-                    return Err(JournalError::Corrupt {
-                        path: path.to_path_buf(),
-                        line: line_no,
-                        message: e.to_string(),
-                    });
-                }
-                torn = true;
-                break;
-            }
-        }
-    }
-    if torn {
+/// Reads a record file by the shared rules ([`record_file`]), cutting off a torn last line.
+fn scan(path: &Path, manifest: &Manifest) -> Result<Scan, JournalError> {
+    let mut latest: BTreeMap<TrialKey, Tally> = BTreeMap::new();
+    let read = record_file::read_records(path, manifest, |line| {
+        let (key, outcome) = record_file::key_and_outcome(&line.record);
+        let counts = !outcome.is_graded() && !line.record.server_unreachable();
+        let t = latest.entry(key).or_insert(Tally {
+            latest: outcome,
+            wire_tries: 0,
+        });
+        t.latest = outcome;
+        t.wire_tries += usize::from(counts);
+    })?;
+    if read.torn {
         let f = OpenOptions::new()
             .write(true)
             .open(path)
             .map_err(io(path))?;
-        f.set_len(good_len).map_err(io(path))?;
+        f.set_len(read.good_len).map_err(io(path))?;
         f.sync_all().map_err(io(path))?;
     }
-    Ok(Scan { latest, torn })
+    Ok(Scan {
+        latest,
+        torn: read.torn,
+    })
+}
+
+/// Records with no manifest beside them belong to a run nobody can identify any more: appending a
+/// new run to them would mix the two.
+fn refuse_orphan_records(dir: &Path) -> Result<(), JournalError> {
+    for name in [CONVERSATIONS_FILE, ROUTER_FILE] {
+        let path = dir.join(name);
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) {
+            return Err(JournalError::Orphans { path });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -393,6 +437,7 @@ mod tests {
             outcome: Outcome::Pass,
             call: CallRecord::new(Node::Router, 0, 0),
             imported: false,
+            server_unreachable: false,
         }))
     }
 
@@ -456,12 +501,14 @@ mod tests {
             j.append(&router(1)).expect("retry"),
             "the retried trial is written"
         );
+        drop(j);
         let j = Journal::open(dir.path(), &manifest()).expect("reopen");
         assert_eq!(
             (j.done().len(), j.to_retry()),
             (2, 0),
             "the newer record supersedes"
         );
+        drop(j);
         // A trial that keeps failing on the wire is given up after MAX_WIRE_TRIES records.
         for tries in 1..=MAX_WIRE_TRIES {
             let mut j = Journal::open(dir.path(), &manifest()).expect("reopen");
@@ -529,8 +576,121 @@ mod tests {
     #[test]
     fn corrupt_middle_line_is_an_error() {
         let dir = tempfile::tempdir().expect("tmp");
+        Journal::open(dir.path(), &manifest()).expect("open");
         std::fs::write(dir.path().join(ROUTER_FILE), b"garbage\n{}\n").expect("write");
         let err = Journal::open(dir.path(), &manifest()).expect_err("corrupt");
         assert!(err.to_string().contains(":1:"), "{err}");
+    }
+
+    fn failed(index: u32) -> Record {
+        match router(index) {
+            Record::Router(mut r) => {
+                r.outcome = Outcome::TransportFail;
+                r.correct = false;
+                Record::Router(r)
+            }
+            other => other,
+        }
+    }
+
+    #[test]
+    fn a_second_journal_on_the_same_directory_is_refused() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let first = Journal::open(dir.path(), &manifest()).expect("open");
+        let err = Journal::open(dir.path(), &manifest()).expect_err("locked");
+        assert!(matches!(err, JournalError::Locked(_)), "{err}");
+        drop(first);
+        Journal::open(dir.path(), &manifest()).expect("free again");
+    }
+
+    #[test]
+    fn records_without_their_manifest_are_refused() {
+        let dir = tempfile::tempdir().expect("tmp");
+        {
+            let mut j = Journal::open(dir.path(), &manifest()).expect("open");
+            j.append(&router(0)).expect("append");
+        }
+        std::fs::remove_file(dir.path().join(MANIFEST_FILE)).expect("rm manifest");
+        let err = Journal::open(dir.path(), &manifest()).expect_err("orphans");
+        assert!(matches!(err, JournalError::Orphans { .. }), "{err}");
+        assert!(
+            !dir.path().join(MANIFEST_FILE).exists(),
+            "no new manifest claims them"
+        );
+    }
+
+    #[test]
+    fn a_duplicated_record_line_is_refused_with_its_line() {
+        let dir = tempfile::tempdir().expect("tmp");
+        {
+            let mut j = Journal::open(dir.path(), &manifest()).expect("open");
+            j.append(&router(0)).expect("append");
+        }
+        let path = dir.path().join(ROUTER_FILE);
+        let line = std::fs::read_to_string(&path).expect("read");
+        std::fs::write(&path, format!("{line}{line}")).expect("write");
+        let err = Journal::open(dir.path(), &manifest()).expect_err("duplicate");
+        let text = err.to_string();
+        assert!(
+            text.contains("router.jsonl:2:") && text.contains("line 1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn failures_while_the_server_was_unreachable_use_no_tries() {
+        let dir = tempfile::tempdir().expect("tmp");
+        for _ in 0..2 * MAX_WIRE_TRIES {
+            let mut j = Journal::open(dir.path(), &manifest()).expect("open");
+            assert!(j.done().is_empty(), "never given up");
+            let mut r = failed(0);
+            r.mark_server_unreachable();
+            assert!(j.append(&r).expect("append"));
+        }
+        let j = Journal::open(dir.path(), &manifest()).expect("reopen");
+        assert_eq!((j.done().len(), j.to_retry()), (0, 1), "still to play");
+    }
+
+    #[test]
+    fn retry_failed_replays_trials_out_of_wire_tries() {
+        let dir = tempfile::tempdir().expect("tmp");
+        for _ in 0..MAX_WIRE_TRIES {
+            let mut j = Journal::open(dir.path(), &manifest()).expect("open");
+            j.append(&failed(0)).expect("append");
+        }
+        let j = Journal::open(dir.path(), &manifest()).expect("reopen");
+        assert_eq!((j.done().len(), j.to_retry()), (1, 0), "given up");
+        drop(j);
+        let policy = ResumePolicy {
+            retry_failed: true,
+            ..ResumePolicy::default()
+        };
+        let j = Journal::open_with(dir.path(), &manifest(), &policy).expect("reopen");
+        assert_eq!((j.done().len(), j.to_retry()), (0, 1), "played again");
+    }
+
+    #[test]
+    fn an_unknown_digest_is_refused_unless_allowed() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let with = |digest: Option<&str>| Manifest {
+            models: vec![crate::runner::record::ModelInfo {
+                name: "m".into(),
+                digest: digest.map(String::from),
+                ..Default::default()
+            }],
+            ..manifest()
+        };
+        Journal::open(dir.path(), &with(Some("sha256:aa"))).expect("open");
+        let err = Journal::open(dir.path(), &with(None)).expect_err("unknown digest");
+        assert!(
+            err.to_string().contains("--allow-unknown-digest")
+                && err.to_string().contains("sha256:aa"),
+            "{err}"
+        );
+        let allow = ResumePolicy {
+            allow_unknown_digest: true,
+            ..ResumePolicy::default()
+        };
+        Journal::open_with(dir.path(), &with(None), &allow).expect("allowed");
     }
 }

@@ -61,7 +61,7 @@ impl Progress {
             Some(mp) => {
                 let _ = mp.println(text);
             }
-            None => eprintln!("{text}"),
+            None => crate::errln!("{text}"),
         }
     }
 
@@ -143,9 +143,13 @@ impl EventSink for Progress {
                         Outcome::TransportFail => "transport failure",
                         Outcome::ProtocolFail => "protocol failure",
                     };
-                    eprintln!(
+                    crate::errln!(
                         "{}: {} {} {} trial {}: {word} ({calls} calls)",
-                        self.label, key.model, key.suite, key.task, key.trial
+                        self.label,
+                        key.model,
+                        key.suite,
+                        key.task,
+                        key.trial
                     );
                 }
             }

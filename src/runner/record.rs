@@ -32,6 +32,24 @@ pub enum Record {
     Router(Box<RouterRecord>),
 }
 
+impl Record {
+    /// See [`ConversationRecord::server_unreachable`].
+    pub fn server_unreachable(&self) -> bool {
+        match self {
+            Record::Conversation(c) => c.server_unreachable,
+            Record::Router(r) => r.server_unreachable,
+        }
+    }
+
+    /// Marks a record as ended while the server could not be reached.
+    pub fn mark_server_unreachable(&mut self) {
+        match self {
+            Record::Conversation(c) => c.server_unreachable = true,
+            Record::Router(r) => r.server_unreachable = true,
+        }
+    }
+}
+
 /// Which node of the pipeline made a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -266,6 +284,11 @@ pub struct ConversationRecord {
     /// Whether the record came from `passk import` (verdict kept as recorded, never re-graded).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub imported: bool,
+    /// Whether the trial ended on a transport failure while the server could not be reached at
+    /// all (a crashed or restarting server): such a record does not use up one of the trial's
+    /// wire tries on resume.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_unreachable: bool,
 }
 
 impl ConversationRecord {
@@ -325,6 +348,11 @@ pub struct RouterRecord {
     /// Whether the record came from `passk import`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub imported: bool,
+    /// Whether the trial ended on a transport failure while the server could not be reached at
+    /// all (a crashed or restarting server): such a record does not use up one of the trial's
+    /// wire tries on resume.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_unreachable: bool,
 }
 
 impl RouterRecord {

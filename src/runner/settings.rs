@@ -5,6 +5,7 @@
 use crate::suite::ToolVariant;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::time::Duration;
 
 /// Default models: two sizes of one family.
 pub const DEFAULT_MODELS: [&str; 2] = ["qwen2.5-coder:3b", "qwen2.5-coder:7b"];
@@ -115,6 +116,51 @@ impl Default for RunSettings {
     }
 }
 
+/// Largest num_ctx / num_predict accepted, tokens.
+pub const MAX_TOKENS: u64 = 1 << 24;
+/// Most transport retries per call.
+pub const MAX_RETRIES: u32 = 10;
+/// Longest timeout or retry delay accepted, seconds (a day).
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// A number of seconds as a duration: finite, positive (or zero when `zero_ok`), at most
+/// [`MAX_SECONDS`]; the error says which rule broke.
+pub fn seconds(v: f64, zero_ok: bool) -> Result<Duration, String> {
+    let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
+    if !v.is_finite() || !low_ok || v > MAX_SECONDS {
+        let low = if zero_ok { ">= 0" } else { "> 0" };
+        return Err(format!(
+            "must be a number of seconds {low} and at most {MAX_SECONDS}, got {v}"
+        ));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// Names (models, task ids) must be non-empty, without surrounding spaces, and given once.
+fn check_names(names: &[String], what: &str) -> Result<(), String> {
+    if names.iter().any(|n| n.trim().is_empty()) {
+        return Err(format!(
+            "an empty {what} (a stray comma, or an empty value?)"
+        ));
+    }
+    if let Some(n) = names.iter().find(|n| n.trim() != n.as_str()) {
+        return Err(format!("{what} {n:?} has spaces around it"));
+    }
+    if let Some(n) = first_repeat(names) {
+        return Err(format!("{what} {n} is given twice"));
+    }
+    Ok(())
+}
+
+/// The first value that appears twice.
+fn first_repeat<T: PartialEq>(items: &[T]) -> Option<&T> {
+    items
+        .iter()
+        .enumerate()
+        .find(|(i, x)| items[..*i].contains(x))
+        .map(|(_, x)| x)
+}
+
 /// The TOML experiment file: any subset of the run flags, by their long names.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -186,6 +232,16 @@ impl ExperimentFile {
         })
     }
 
+    /// Parses and checks an experiment file: every error names the file and the key.
+    pub fn load(path: &str, text: &str) -> Result<ExperimentFile, SettingsError> {
+        let file = ExperimentFile::parse(path, text)?;
+        let mut s = RunSettings::default();
+        file.apply(&mut s)
+            .map_err(|e| SettingsError::Invalid(format!("{path}: {e}")))?;
+        s.validate(&|key| format!("{path}: key `{key}`"))?;
+        Ok(file)
+    }
+
     /// Lays the file's values over `settings`.
     pub fn apply(&self, s: &mut RunSettings) -> Result<(), SettingsError> {
         macro_rules! set {
@@ -220,7 +276,7 @@ impl ExperimentFile {
                 "toolless" => true,
                 other => {
                     return Err(SettingsError::Invalid(format!(
-                        "baseline: expected none or toolless, got '{other}'"
+                        "key `baseline`: expected none or toolless, got '{other}'"
                     )));
                 }
             };
@@ -258,28 +314,91 @@ impl RunSettings {
         }
     }
 
-    /// Checks ranges the rest of the runner relies on.
-    pub fn validate(&self) -> Result<(), SettingsError> {
-        let bad = |m: &str| Err(SettingsError::Invalid(m.to_string()));
-        if self.models.is_empty() {
-            return bad("at least one model is needed");
+    /// Checks every value is one the runner can use (finite, in range, no empty or repeated names).
+    /// `name` turns a setting's flag name (`timeout`, `num-ctx`) into how the user gave it:
+    /// `--timeout`, or `exp.toml: key `timeout``.
+    pub fn validate(&self, name: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        let bad = |key: &str, m: String| Err(SettingsError::Invalid(format!("{}: {m}", name(key))));
+        check_names(&self.models, "model").or_else(|m| bad("models", m))?;
+        check_names(&self.tasks, "task id").or_else(|m| bad("tasks", m))?;
+        if self.suites.is_empty() {
+            return bad("suite", "at least one suite is needed".into());
+        }
+        if let Some(s) = first_repeat(&self.suites) {
+            return bad("suite", format!("{s:?} is given twice").to_lowercase());
         }
         if self.trials == 0 || self.trials > 99 {
-            return bad("trials must be between 1 and 99");
+            return bad(
+                "trials",
+                format!("must be between 1 and 99, got {}", self.trials),
+            );
         }
         if self.call_caps.is_empty() || self.call_caps.iter().any(|&c| c == 0 || c > 99) {
-            return bad("each call cap must be between 1 and 99");
+            return bad("call-cap", "each call cap must be between 1 and 99".into());
         }
-        if self.suites.is_empty() {
-            return bad("at least one suite is needed");
+        if let Some(c) = first_repeat(&self.call_caps) {
+            return bad("call-cap", format!("{c} is given twice"));
         }
         if self.base_seed > 9_000_000 {
-            return bad("base seed must be at most 9000000");
+            return bad("base-seed", "must be at most 9000000".into());
         }
-        if self.timeout_s.is_nan() || self.timeout_s <= 0.0 {
-            return bad("timeout must be positive");
+        for (key, t) in [
+            ("temperature", self.temperature),
+            ("router-temperature", self.router_temperature),
+        ] {
+            if !t.is_finite() || t < 0.0 {
+                return bad(key, format!("must be a finite number >= 0, got {t}"));
+            }
+        }
+        if self.num_ctx == 0 || self.num_ctx > MAX_TOKENS {
+            return bad(
+                "num-ctx",
+                format!("must be between 1 and {MAX_TOKENS}, got {}", self.num_ctx),
+            );
+        }
+        for (key, n) in [
+            ("num-predict", self.num_predict),
+            ("router-num-predict", self.router_num_predict),
+        ] {
+            if !(-2..=MAX_TOKENS as i64).contains(&n) {
+                return bad(
+                    key,
+                    format!(
+                        "must be between -2 and {MAX_TOKENS} (-1: no cap, -2: fill the context), got {n}"
+                    ),
+                );
+            }
+        }
+        if self.retries > MAX_RETRIES {
+            return bad(
+                "retries",
+                format!("must be at most {MAX_RETRIES}, got {}", self.retries),
+            );
+        }
+        for (key, v, zero_ok) in [
+            ("timeout", self.timeout_s, false),
+            ("connect-timeout", self.connect_timeout_s, false),
+            ("retry-backoff", self.retry_backoff_s, true),
+        ] {
+            if let Err(m) = seconds(v, zero_ok) {
+                return bad(key, m);
+            }
         }
         Ok(())
+    }
+
+    /// The wire's patience as durations: connect timeout, request timeout and first retry delay.
+    /// Settings that passed [`RunSettings::validate`] always convert; others are refused, never a
+    /// panic.
+    pub fn wire_durations(&self) -> Result<(Duration, Duration, Duration), SettingsError> {
+        let get = |key: &str, v: f64, zero_ok: bool| {
+            seconds(v, zero_ok).map_err(|m| SettingsError::Invalid(format!("--{key}: {m}")))
+        };
+        Ok((
+            get("connect-timeout", self.connect_timeout_s, false)?,
+            get("timeout", self.timeout_s, false)?,
+            get("retry-backoff", self.retry_backoff_s, true)?,
+        ))
     }
 
     /// The default run id: readable parts plus a digest of the settings that define a trial, so
@@ -365,6 +484,76 @@ mod tests {
             trials: 0,
             ..RunSettings::default()
         };
-        assert!(s.validate().is_err());
+        let err = s.validate(&|k| format!("--{k}")).expect_err("zero trials");
+        assert!(err.to_string().starts_with("--trials:"), "{err}");
+    }
+
+    fn flag(k: &str) -> String {
+        format!("--{k}")
+    }
+
+    #[test]
+    fn numbers_that_would_panic_are_refused_naming_the_flag() {
+        for v in [f64::INFINITY, 1e300, -1.0, f64::NAN, 0.0] {
+            for (key, set) in [
+                (
+                    "timeout",
+                    (|s: &mut RunSettings, v| s.timeout_s = v) as fn(&mut RunSettings, f64),
+                ),
+                ("connect-timeout", |s, v| s.connect_timeout_s = v),
+            ] {
+                let mut s = RunSettings::default();
+                set(&mut s, v);
+                let err = s.validate(&flag).expect_err("refused");
+                assert!(err.to_string().starts_with(&format!("--{key}:")), "{err}");
+                assert!(s.wire_durations().is_err(), "{key} = {v}");
+            }
+        }
+        let bad = [
+            ("temperature", "temperature = nan"),
+            ("temperature", "temperature = -0.5"),
+            ("router-temperature", "router-temperature = inf"),
+            ("num-ctx", "num-ctx = 0"),
+            ("retries", "retries = 1000"),
+            ("retry-backoff", "retry-backoff = -1.0"),
+            ("timeout", "timeout = inf"),
+            ("connect-timeout", "connect-timeout = nan"),
+            ("models", "models = [\"a\", \"a\"]"),
+            ("models", "models = [\"\"]"),
+            ("trials", "trials = 0"),
+        ];
+        for (key, text) in bad {
+            let err = ExperimentFile::load("exp.toml", text).expect_err(text);
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("exp.toml: key `{key}`:")),
+                "{text}: {err}"
+            );
+        }
+        let err = ExperimentFile::load("exp.toml", "baseline = \"x\"").expect_err("baseline");
+        assert!(
+            err.to_string().starts_with("exp.toml: key `baseline`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn model_lists_must_name_each_model_once() {
+        for (models, what) in [
+            (vec![""], "empty model"),
+            (vec!["", ""], "empty model"),
+            (vec!["a", "a"], "model a is given twice"),
+            (vec![" a"], "spaces"),
+        ] {
+            let s = RunSettings {
+                models: models.iter().map(|m| m.to_string()).collect(),
+                ..RunSettings::default()
+            };
+            let err = s.validate(&flag).expect_err("bad models");
+            assert!(
+                err.to_string().contains(what) && err.to_string().starts_with("--models"),
+                "{err}"
+            );
+        }
     }
 }

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 /// The project root (holds tasks/ and graders/).
 pub fn root() -> PathBuf {
@@ -22,6 +22,33 @@ pub fn passk() -> Command {
     c.current_dir(root());
     c.env_remove("OLLAMA_HOST");
     c
+}
+
+/// `passk run` against `stub` into `out`, plus `extra` flags (space-separated), plain log lines.
+pub fn run_args(stub: &Stub, out: &Path, models: &str, extra: &str) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "run",
+        "--no-progress",
+        "--host",
+        &stub.host(),
+        "--models",
+        models,
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(["--out".to_string(), out.display().to_string()]);
+    args.extend(extra.split_whitespace().map(String::from));
+    args
+}
+
+/// Starts `passk` with `args` in the background, stdout and stderr as given.
+pub fn spawn(args: &[String], stdout: Stdio, stderr: Stdio) -> Child {
+    passk()
+        .args(args)
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn passk")
 }
 
 /// Runs a command and returns (exit code, stdout, stderr).

@@ -1,0 +1,313 @@
+//! The one reader of a run's record files (`conversations.jsonl`, `router.jsonl`): `passk run`
+//! (through the journal) and `passk report` (through the analysis loader) read them by the same
+//! rules.
+//!
+//! - Every line is one whole record; a blank line is not a record and is refused.
+//! - Only the last line may be torn (cut short by a kill: no newline, or JSON that ends early); it
+//!   is reported, and the caller cuts it off (run) or skips it (report).
+//! - A trial may have several records only while the earlier ones ended on the wire (transport or
+//!   protocol failure, played again on resume); a record of a trial that already has a graded one
+//!   is a duplicate and is refused, naming both lines.
+//! - A record's model, suite, call cap and mode must be among those the manifest declares.
+
+use crate::runner::record::{Manifest, Mode, Outcome, Record, TrialKey};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// A record file that breaks one of the rules, or could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordFileError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// A line breaks a rule.
+    #[error("{path}:{line}: {message}")]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// What reading a file found besides its records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileRead {
+    /// The last line was torn.
+    pub torn: bool,
+    /// Bytes of whole records before the torn line (the file's length when nothing is torn).
+    pub good_len: u64,
+}
+
+/// One record as read, with its line.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// 1-based line number.
+    pub number: usize,
+    /// The record.
+    pub record: Record,
+}
+
+/// Reads `path` (absent: no records) record by record, checking each against `manifest`, and hands
+/// each to `visit`.
+pub fn read_records(
+    path: &Path,
+    manifest: &Manifest,
+    visit: impl FnMut(Line),
+) -> Result<FileRead, RecordFileError> {
+    match File::open(path) {
+        Ok(f) => read_from(path, f, manifest, visit),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileRead::default()),
+        Err(source) => Err(RecordFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// [`read_records`] over any reader; `path` only names the source in errors.
+pub fn read_from(
+    path: &Path,
+    source: impl Read,
+    manifest: &Manifest,
+    mut visit: impl FnMut(Line),
+) -> Result<FileRead, RecordFileError> {
+    let io = |source| RecordFileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let bad = |line: usize, message: String| RecordFileError::Line {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let allowed = Allowed::of(manifest);
+    let mut graded_on: HashMap<TrialKey, usize> = HashMap::new();
+    let mut reader = BufReader::new(source);
+    let mut buf = Vec::new();
+    let mut read = FileRead::default();
+    let mut number = 0;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
+        if n == 0 {
+            return Ok(read);
+        }
+        number += 1;
+        let complete = buf.last() == Some(&b'\n');
+        let parsed = serde_json::from_slice::<Record>(&buf);
+        let record = match parsed {
+            Ok(record) if complete => record,
+            Ok(_) => {
+                read.torn = true;
+                return Ok(read);
+            }
+            Err(_) if complete && buf.iter().all(u8::is_ascii_whitespace) => {
+                return Err(bad(
+                    number,
+                    "blank line: passk writes none; remove it".into(),
+                ));
+            }
+            Err(e) => {
+                let mut rest = Vec::new();
+                let is_last = reader.read_until(b'\n', &mut rest).map_err(io)? == 0;
+                if is_last && (!complete || e.is_eof()) {
+                    read.torn = true;
+                    return Ok(read);
+                }
+                return Err(bad(number, format!("not a passk record: {e}")));
+            }
+        };
+        let (key, outcome) = key_and_outcome(&record);
+        allowed.check(&key).map_err(|m| bad(number, m))?;
+        if let Some(first) = graded_on.get(&key) {
+            return Err(bad(
+                number,
+                format!(
+                    "trial {} already has a graded record on line {first}; the same trial twice \
+                     would be counted twice",
+                    show_key(&key)
+                ),
+            ));
+        }
+        if outcome.is_graded() {
+            graded_on.insert(key, number);
+        }
+        read.good_len += n as u64;
+        visit(Line { number, record });
+    }
+}
+
+/// A record's trial key and outcome.
+pub fn key_and_outcome(record: &Record) -> (TrialKey, Outcome) {
+    match record {
+        Record::Conversation(c) => (c.key(), c.outcome),
+        Record::Router(r) => (r.key(), r.outcome),
+    }
+}
+
+/// A trial key as people read it.
+pub fn show_key(k: &TrialKey) -> String {
+    let mode = match k.mode {
+        Mode::Agent => "",
+        Mode::Toolless => " (toolless)",
+    };
+    format!(
+        "{} {} {} trial {} cap {}{mode}",
+        k.model, k.suite, k.task, k.trial, k.call_cap
+    )
+}
+
+/// What the manifest declares; a part it does not declare (an imported run's settings, say) is not
+/// checked.
+struct Allowed {
+    models: Option<Vec<String>>,
+    suites: Option<Vec<String>>,
+    call_caps: Option<Vec<u64>>,
+    toolless: Option<bool>,
+}
+
+impl Allowed {
+    fn of(m: &Manifest) -> Allowed {
+        let settings = &m.settings;
+        Allowed {
+            models: (!m.models.is_empty())
+                .then(|| m.models.iter().map(|i| i.name.clone()).collect()),
+            suites: (!m.suite_digests.is_empty())
+                .then(|| m.suite_digests.keys().cloned().collect()),
+            call_caps: settings["call_caps"]
+                .as_array()
+                .map(|a| a.iter().filter_map(serde_json::Value::as_u64).collect()),
+            toolless: settings["toolless"].as_bool(),
+        }
+    }
+
+    fn check(&self, key: &TrialKey) -> Result<(), String> {
+        let missing = |what: &str, value: &str| {
+            Err(format!(
+                "{what} {value} is not in this run's manifest: the record belongs to another run"
+            ))
+        };
+        if let Some(models) = &self.models
+            && !models.contains(&key.model)
+        {
+            return missing("model", &key.model);
+        }
+        if let Some(suites) = &self.suites
+            && !suites.contains(&key.suite)
+        {
+            return missing("suite", &key.suite);
+        }
+        if key.suite != "router"
+            && let Some(caps) = &self.call_caps
+            && !caps.contains(&u64::from(key.call_cap))
+        {
+            return missing("call cap", &key.call_cap.to_string());
+        }
+        if key.mode == Mode::Toolless && self.toolless == Some(false) {
+            return missing("mode", "toolless");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{call, conversation};
+    use crate::runner::record::ModelInfo;
+
+    fn line(model: &str, trial: u32, outcome: Outcome) -> String {
+        let mut c = conversation(model, "L1", trial, true, vec![call(10, 1)]);
+        c.outcome = outcome;
+        serde_json::to_string(&Record::Conversation(Box::new(c))).expect("json") + "\n"
+    }
+
+    fn read(text: &str, manifest: &Manifest) -> Result<(Vec<usize>, FileRead), RecordFileError> {
+        let mut lines = Vec::new();
+        let read = read_from(Path::new("c.jsonl"), text.as_bytes(), manifest, |l| {
+            lines.push(l.number)
+        })?;
+        Ok((lines, read))
+    }
+
+    #[test]
+    fn a_blank_line_is_refused() {
+        let text = format!(
+            "{}\n{}",
+            line("m", 0, Outcome::Pass),
+            line("m", 1, Outcome::Pass)
+        );
+        let err = read(&text, &Manifest::default()).expect_err("blank");
+        assert!(
+            err.to_string().starts_with("c.jsonl:2: blank line"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_trial_graded_twice_is_refused_naming_both_lines() {
+        let l = line("m", 0, Outcome::Pass);
+        let err = read(&format!("{l}{l}"), &Manifest::default()).expect_err("duplicate");
+        assert!(
+            err.to_string().starts_with("c.jsonl:2: ") && err.to_string().contains("line 1"),
+            "{err}"
+        );
+        let failed_then_graded = format!(
+            "{}{}{}",
+            line("m", 0, Outcome::TransportFail),
+            line("m", 0, Outcome::ProtocolFail),
+            line("m", 0, Outcome::Pass)
+        );
+        let (lines, _) = read(&failed_then_graded, &Manifest::default()).expect("superseded");
+        assert_eq!(lines, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn a_record_of_a_model_the_manifest_lacks_is_refused() {
+        let manifest = Manifest {
+            models: vec![ModelInfo {
+                name: "small".into(),
+                ..ModelInfo::default()
+            }],
+            settings: serde_json::json!({"call_caps": [8], "toolless": false}),
+            ..Manifest::default()
+        };
+        read(&line("small", 0, Outcome::Pass), &manifest).expect("declared");
+        let err = read(&line("other", 0, Outcome::Pass), &manifest).expect_err("not declared");
+        assert!(err.to_string().contains("model other is not in"), "{err}");
+        let mut capped = conversation("small", "L1", 0, true, vec![]);
+        capped.call_cap = 3;
+        let text = serde_json::to_string(&Record::Conversation(Box::new(capped))).expect("json");
+        let err = read(&(text + "\n"), &manifest).expect_err("cap not declared");
+        assert!(err.to_string().contains("call cap 3"), "{err}");
+    }
+
+    #[test]
+    fn only_the_last_line_may_be_torn() {
+        let whole = line("m", 1, Outcome::Pass);
+        let torn = format!(
+            "{}{}",
+            line("m", 0, Outcome::Pass),
+            &whole[..whole.len() / 2]
+        );
+        let (lines, read_) = read(&torn, &Manifest::default()).expect("torn");
+        assert_eq!((lines, read_.torn), (vec![1], true));
+        assert_eq!(read_.good_len as usize, line("m", 0, Outcome::Pass).len());
+        let middle = format!(
+            "{}\n{}",
+            &whole[..whole.len() / 2],
+            line("m", 0, Outcome::Pass)
+        );
+        assert!(read(&middle, &Manifest::default()).is_err());
+    }
+}

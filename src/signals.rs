@@ -1,0 +1,57 @@
+//! SIGINT, SIGTERM and SIGHUP, handled from the first instant of the process.
+//!
+//! [`install`] runs first thing in `main`. Until a command asks for a graceful stop
+//! ([`graceful`]), a signal exits at once with 128 + its number, having written nothing. Once
+//! asked, the first signal sets the stop flag (the run finishes the conversation in flight, keeps
+//! every finished one and exits with 128 + the signal's number), and a second one exits at once.
+//! The handler does only what a signal handler may: atomics, `write(2)` and `_exit(2)`.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+static GRACEFUL: AtomicBool = AtomicBool::new(false);
+static STOP: AtomicBool = AtomicBool::new(false);
+
+const SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Installs the handlers; a signal that cannot be hooked keeps its default action.
+pub fn install() {
+    for sig in SIGNALS {
+        // SAFETY: the action only touches atomics and calls write(2) and _exit(2), all
+        // async-signal-safe.
+        let _ = unsafe { signal_hook_registry::register(sig, move || on_signal(sig)) };
+    }
+}
+
+fn on_signal(sig: i32) {
+    let first = RECEIVED
+        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok();
+    if !first || !GRACEFUL.load(Ordering::SeqCst) {
+        // SAFETY: _exit is async-signal-safe and ends the process without running anything else.
+        unsafe { libc::_exit(128 + sig) };
+    }
+    STOP.store(true, Ordering::SeqCst);
+    let msg: &[u8] =
+        b"interrupted: finishing the conversation in flight (signal again to quit now)\n";
+    // SAFETY: write(2) on stderr with a static buffer; a closed stderr only makes it fail.
+    let _ = unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+}
+
+/// From now on the first signal asks for a graceful stop instead of exiting; returns the flag it
+/// sets.
+pub fn graceful() -> &'static AtomicBool {
+    GRACEFUL.store(true, Ordering::SeqCst);
+    if RECEIVED.load(Ordering::SeqCst) != 0 {
+        STOP.store(true, Ordering::SeqCst);
+    }
+    &STOP
+}
+
+/// The first signal received, if any.
+pub fn received() -> Option<i32> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
