@@ -26,6 +26,10 @@ pub enum RunEvent {
         outcome: Outcome,
         /// Model calls it made.
         calls: u32,
+        /// Retries its calls needed (attempts beyond the first).
+        retries: u32,
+        /// It ended on a transport failure while the server did not answer at all.
+        server_unreachable: bool,
     },
     /// A warning the user must see (partial offload, context overflow, torn line dropped...).
     Warning(String),

@@ -224,7 +224,11 @@ async fn open_session<'a>(
         Telemetry::disabled("telemetry off for this backend")
     };
     if let Some(why) = &telemetry.gpu_info().unavailable {
-        sink.emit(RunEvent::Info(format!("no GPU telemetry: {why}")));
+        // Said once per process: calibrate plays three runs on one machine.
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if !SAID.swap(true, Ordering::SeqCst) {
+            sink.emit(RunEvent::Info(format!("no GPU telemetry: {why}")));
+        }
     }
     let fresh = new_manifest(exp, &suites, version, models.clone(), &telemetry);
     let journal = open_journal(exp, &fresh, sink)?;
@@ -461,14 +465,19 @@ async fn play_plan(
             summary.written += 1;
             *summary.outcomes.entry(outcome).or_default() += 1;
         }
-        let calls = match &record {
-            Record::Conversation(c) => c.calls.len() as u32,
-            Record::Router(_) => 1,
+        let (calls, retries) = match &record {
+            Record::Conversation(c) => (
+                c.calls.len() as u32,
+                c.calls.iter().map(|call| call.retries()).sum(),
+            ),
+            Record::Router(r) => (1, r.call.retries()),
         };
         sink.emit(RunEvent::TrialFinished {
             key: spec.key(),
             outcome,
             calls,
+            retries,
+            server_unreachable: !reachable,
         });
         // A server that is gone would otherwise turn the rest of the plan into transport
         // failures; stop instead, so that a rerun plays those trials once the server is back.

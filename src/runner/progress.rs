@@ -1,28 +1,166 @@
 //! Turns run events into indicatif bars on stderr (one per model plus an overall bar with ETA, live
-//! pass count and calls per second), or into plain log lines when stderr is not a terminal, when
-//! `NO_COLOR`/`TERM=dumb` is set, or with `--no-progress`.
+//! pass counts, retries, wire failures and calls per second), or into plain log lines when stderr
+//! is not a terminal, when `TERM=dumb` is set, or with `--no-progress`. `NO_COLOR` keeps the bars
+//! and drops their colour.
 
 use crate::runner::event::{EventSink, RunEvent};
-use crate::runner::record::Outcome;
+use crate::runner::record::{Outcome, TrialKey};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// Whether bars should be drawn.
+/// Whether bars should be drawn: stderr is a terminal that can redraw, and `--no-progress` is off.
 pub fn bars_wanted(no_progress: bool) -> bool {
-    let dumb =
-        std::env::var_os("NO_COLOR").is_some() || std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
     !no_progress && !dumb && std::io::stderr().is_terminal()
 }
 
-#[derive(Default)]
-struct Tally {
+/// Whether output may be coloured (`NO_COLOR` unset, see no-color.org).
+fn colour_wanted() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Graded trials and their passes.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Counts {
     passes: u64,
-    finished: u64,
+    graded: u64,
+}
+
+impl Counts {
+    fn add(&mut self, outcome: Outcome) {
+        if outcome.is_graded() {
+            self.graded += 1;
+            self.passes += u64::from(outcome == Outcome::Pass);
+        }
+    }
+}
+
+/// What the bars say, counted from finished trials only: passes over graded conversations (the
+/// router's standalone messages apart), retries, wire failures, and whether the server answered.
+#[derive(Debug, Default)]
+struct Tally {
+    conversations: Counts,
+    router: Counts,
+    by_model: BTreeMap<String, Counts>,
+    transport: u64,
+    protocol: u64,
+    retries: u64,
     calls: u64,
-    by_model: BTreeMap<String, (u64, u64)>,
+    server_unreachable: bool,
+}
+
+impl Tally {
+    fn add(
+        &mut self,
+        key: &TrialKey,
+        outcome: Outcome,
+        calls: u32,
+        retries: u32,
+        unreachable: bool,
+    ) {
+        if key.suite == ROUTER_SUITE {
+            self.router.add(outcome);
+        } else {
+            self.conversations.add(outcome);
+            self.by_model
+                .entry(key.model.clone())
+                .or_default()
+                .add(outcome);
+        }
+        match outcome {
+            Outcome::TransportFail => self.transport += 1,
+            Outcome::ProtocolFail => self.protocol += 1,
+            Outcome::Pass | Outcome::ModelFail => {}
+        }
+        self.retries += u64::from(retries);
+        self.calls += u64::from(calls);
+        self.server_unreachable = unreachable;
+    }
+
+    /// The overall bar's message.
+    fn message(&self, seconds: f64) -> String {
+        let mut parts = Vec::new();
+        if self.server_unreachable {
+            parts.push("SERVER UNREACHABLE".to_string());
+        }
+        let c = self.conversations;
+        if c.graded > 0 || self.router.graded == 0 {
+            parts.push(format!("pass {}/{} conversations", c.passes, c.graded));
+        }
+        if self.router.graded > 0 {
+            parts.push(format!(
+                "router {}/{}",
+                self.router.passes, self.router.graded
+            ));
+        }
+        if self.retries > 0 {
+            parts.push(counted(self.retries, "retry", "retries"));
+        }
+        if self.transport > 0 {
+            parts.push(counted(
+                self.transport,
+                "transport failure",
+                "transport failures",
+            ));
+        }
+        if self.protocol > 0 {
+            parts.push(counted(
+                self.protocol,
+                "protocol failure",
+                "protocol failures",
+            ));
+        }
+        parts.push(format!(
+            "{:.1} calls/s",
+            self.calls as f64 / seconds.max(1e-9)
+        ));
+        parts.join(" · ")
+    }
+
+    /// A model bar's message.
+    fn model_message(&self, model: &str) -> String {
+        let c = self.by_model.get(model).copied().unwrap_or_default();
+        format!("pass {}/{}", c.passes, c.graded)
+    }
+}
+
+/// The suite name of standalone router trials.
+const ROUTER_SUITE: &str = "router";
+
+/// "1 retry", "2 retries".
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// One finished trial as a plain log line.
+fn trial_line(
+    key: &TrialKey,
+    outcome: Outcome,
+    calls: u32,
+    retries: u32,
+    unreachable: bool,
+) -> String {
+    let word = match outcome {
+        Outcome::Pass => "pass",
+        Outcome::ModelFail => "fail",
+        Outcome::TransportFail if unreachable => "transport failure (server unreachable)",
+        Outcome::TransportFail => "transport failure",
+        Outcome::ProtocolFail => "protocol failure",
+    };
+    let mut detail = counted(u64::from(calls), "call", "calls");
+    if retries > 0 {
+        detail.push_str(&format!(
+            ", {}",
+            counted(u64::from(retries), "retry", "retries")
+        ));
+    }
+    format!(
+        "{} {} {} trial {}: {word} ({detail})",
+        key.model, key.suite, key.task, key.trial
+    )
 }
 
 /// The stderr sink of `passk run` and `passk calibrate`.
@@ -77,12 +215,18 @@ impl Progress {
 }
 
 fn style(kind: &str) -> ProgressStyle {
-    let template = if kind == "overall" {
-        "{prefix:>18} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} ETA {eta} {msg}"
-    } else {
-        "{prefix:>18} {bar:30.green/white} {pos}/{len} {msg}"
+    let colour = colour_wanted();
+    let bar = match (kind, colour) {
+        ("overall", true) => "{bar:30.cyan/blue}",
+        (_, true) => "{bar:30.green/white}",
+        (_, false) => "{bar:30}",
     };
-    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+    let template = if kind == "overall" {
+        format!("{{prefix:>18}} [{{elapsed_precise}}] {bar} {{pos}}/{{len}} ETA {{eta}} {{msg}}")
+    } else {
+        format!("{{prefix:>18}} {bar} {{pos}}/{{len}} {{msg}}")
+    };
+    ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
 impl EventSink for Progress {
@@ -116,45 +260,72 @@ impl EventSink for Progress {
                 key,
                 outcome,
                 calls,
+                retries,
+                server_unreachable,
             } => {
                 let Ok(mut t) = self.tally.lock() else { return };
-                t.finished += 1;
-                t.calls += u64::from(calls);
-                let pass = u64::from(outcome == Outcome::Pass);
-                t.passes += pass;
-                let m = t.by_model.entry(key.model.clone()).or_default();
-                m.0 += pass;
-                m.1 += 1;
-                let (mp, mn) = *m;
-                let rate = t.calls as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
-                let msg = format!("pass {}/{} · {rate:.1} calls/s", t.passes, t.finished);
-                self.overall.set_message(msg);
+                t.add(&key, outcome, calls, retries, server_unreachable);
+                self.overall
+                    .set_message(t.message(self.started.elapsed().as_secs_f64()));
                 self.overall.inc(1);
                 if let Ok(models) = self.models.lock()
                     && let Some(bar) = models.get(&key.model)
                 {
-                    bar.set_message(format!("pass {mp}/{mn}"));
+                    bar.set_message(t.model_message(&key.model));
                     bar.inc(1);
                 }
                 if self.bars.is_none() && self.trial_lines {
-                    let word = match outcome {
-                        Outcome::Pass => "pass",
-                        Outcome::ModelFail => "fail",
-                        Outcome::TransportFail => "transport failure",
-                        Outcome::ProtocolFail => "protocol failure",
-                    };
-                    crate::errln!(
-                        "{}: {} {} {} trial {}: {word} ({calls} calls)",
-                        self.label,
-                        key.model,
-                        key.suite,
-                        key.task,
-                        key.trial
-                    );
+                    let line = trial_line(&key, outcome, calls, retries, server_unreachable);
+                    crate::errln!("{}: {line}", self.label);
                 }
             }
             RunEvent::Warning(w) => self.line(&format!("warning: {w}")),
             RunEvent::Info(i) => self.line(&format!("{}: {i}", self.label)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::record::Mode;
+
+    fn key(suite: &str, model: &str) -> TrialKey {
+        TrialKey {
+            suite: suite.into(),
+            model: model.into(),
+            task: "L1".into(),
+            trial: 0,
+            call_cap: 10,
+            mode: Mode::Agent,
+        }
+    }
+
+    #[test]
+    fn passes_count_graded_conversations_only_and_the_router_apart() {
+        let mut t = Tally::default();
+        t.add(&key("store", "a"), Outcome::Pass, 3, 0, false);
+        t.add(&key("store", "a"), Outcome::TransportFail, 1, 2, false);
+        t.add(&key("router", "a"), Outcome::Pass, 1, 0, false);
+        t.add(&key("router", "a"), Outcome::ModelFail, 1, 0, false);
+        let m = t.message(1.0);
+        assert!(m.starts_with("pass 1/1 conversations · router 1/2"), "{m}");
+        assert!(m.contains("2 retries · 1 transport failure"), "{m}");
+        assert_eq!(t.model_message("a"), "pass 1/1");
+    }
+
+    #[test]
+    fn an_unreachable_server_is_said_not_counted_as_the_models() {
+        let mut t = Tally::default();
+        t.add(&key("store", "a"), Outcome::TransportFail, 1, 3, true);
+        assert!(t.message(1.0).starts_with("SERVER UNREACHABLE"));
+        assert_eq!(t.model_message("a"), "pass 0/0");
+        let line = trial_line(&key("store", "a"), Outcome::TransportFail, 1, 3, true);
+        assert!(
+            line.ends_with("transport failure (server unreachable) (1 call, 3 retries)"),
+            "{line}"
+        );
+        t.add(&key("store", "a"), Outcome::Pass, 2, 0, false);
+        assert!(!t.message(1.0).contains("UNREACHABLE"));
     }
 }
