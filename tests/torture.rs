@@ -71,11 +71,42 @@ fn a_second_run_on_the_same_directory_is_refused_and_names_the_holder() {
     let unique: BTreeSet<&String> = written.iter().collect();
     assert_eq!(
         (written.len(), unique.len()),
-        (2 * 48, 2 * 48),
+        (2 * util::router_messages(), 2 * util::router_messages()),
         "each trial once"
     );
     // Released: the same command now resumes (nothing left to do).
     let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn an_import_into_a_directory_in_use_is_refused() {
+    let tmp = util::tempdir();
+    let reference = tmp.path().join("reference");
+    std::fs::create_dir_all(&reference).expect("mkdir");
+    std::fs::write(
+        reference.join("orchestrator.jsonl"),
+        "{\"task\": \"L1\", \"model\": \"m\", \"passed\": true}\n",
+    )
+    .expect("write");
+    let out = tmp.path().join("imported");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    let held = passk::runner::lock::RunLock::acquire(&out).expect("lock");
+    let import = || {
+        output(
+            passk()
+                .args(["import", "--reference"])
+                .arg(&reference)
+                .arg("--out")
+                .arg(&out),
+        )
+    };
+    let (code, _, stderr) = import();
+    assert_eq!(code, 10, "{stderr}");
+    assert!(stderr.contains("in use"), "{stderr}");
+    assert!(!out.join("manifest.json").exists(), "nothing written");
+    drop(held);
+    let (code, _, stderr) = import();
     assert_eq!(code, 0, "{stderr}");
 }
 
@@ -97,7 +128,7 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
         stderr.contains("took over the run directory's lock"),
         "{stderr}"
     );
-    assert_eq!(lines(&out, "router.jsonl").len(), 48);
+    assert_eq!(lines(&out, "router.jsonl").len(), util::router_messages());
 }
 
 #[test]
@@ -114,7 +145,7 @@ fn closed_pipes_neither_panic_nor_stop_a_run() {
     assert_eq!(status.code(), Some(0), "a closed stdout exits 0");
     assert_eq!(
         lines(&out, "router.jsonl").len(),
-        48,
+        util::router_messages(),
         "the whole run was played"
     );
     // `passk report ... 2>&1 >/dev/null | head -0`
@@ -254,7 +285,7 @@ fn sigterm_and_sighup_stop_like_ctrl_c_and_the_same_command_resumes() {
         assert!(stderr.contains("interrupted"), "{stderr}");
         let partial = lines(&out, "router.jsonl");
         assert!(
-            !partial.is_empty() && partial.len() < 48,
+            !partial.is_empty() && partial.len() < util::router_messages(),
             "{}",
             partial.len()
         );
@@ -265,7 +296,7 @@ fn sigterm_and_sighup_stop_like_ctrl_c_and_the_same_command_resumes() {
         );
         let (code, _, stderr) = output(passk().args(&args));
         assert_eq!(code, 0, "{stderr}");
-        assert_eq!(lines(&out, "router.jsonl").len(), 48);
+        assert_eq!(lines(&out, "router.jsonl").len(), util::router_messages());
     }
 }
 

@@ -1,10 +1,11 @@
 //! `passk import`: reads the reference harness's records and writes them as a passk run directory
 //! (manifest.json, conversations.jsonl, router.jsonl), so that `passk report` and `passk compare`
-//! work on them. Refuses to write into a directory that already holds records.
+//! work on them. Locks the directory as `run` does, and refuses one that already holds records.
 
 use crate::cli::ImportArgs;
 use anyhow::Context;
 use passk::import;
+use passk::runner::lock::{LockError, RunLock};
 use passk::runner::record::{CONVERSATIONS_FILE, MANIFEST_FILE, ROUTER_FILE, Record};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,13 +18,22 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<u8> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(&args.reference));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    // One writer per run directory, as for `run`: a second import (or a run) waits its turn.
+    let _lock = match RunLock::acquire(&out) {
+        Ok(lock) => lock,
+        Err(e @ LockError::Held { .. }) => {
+            passk::errln!("error: {e}");
+            return Ok(crate::exit_code::RUN_DIR_LOCKED);
+        }
+        Err(e) => return Err(e.into()),
+    };
     if out.join(CONVERSATIONS_FILE).exists() || out.join(MANIFEST_FILE).exists() {
         anyhow::bail!(
             "{} already holds a run; choose another --out",
             out.display()
         );
     }
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     if let Some(name) = out.file_name() {
         manifest.run_id = name.to_string_lossy().into_owned();
     }
