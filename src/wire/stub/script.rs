@@ -7,6 +7,7 @@
 //! with [`crate::wire::tool_call::extract`], so text calls count too). Everything is derived from
 //! the request itself: the stub keeps no conversation state.
 
+use super::messy::{self, MessyShape};
 use super::mistakes::{Mistake, MistakePlan, is_id_arg};
 use crate::suite::{RouterSuite, Task, Trajectory, TrajectoryCall};
 use crate::wire::api::{ChatMessage, ChatRequest};
@@ -58,6 +59,8 @@ pub enum Behaviour {
     NeverAnswer,
     /// The oracle with faults injected at these rates.
     Faulty(super::faults::FaultRates),
+    /// The conversation's first call written in a messy shape once, then the oracle.
+    Messy(MessyShape),
 }
 
 /// One conversation the stub can play.
@@ -169,6 +172,8 @@ pub(crate) struct Reply {
     pub content: String,
     /// Native tool calls (name, arguments).
     pub calls: Vec<(String, Value)>,
+    /// The `thinking` field, when the reply has one.
+    pub thinking: Option<String>,
 }
 
 impl Reply {
@@ -176,6 +181,7 @@ impl Reply {
         Reply {
             content: s.into(),
             calls: Vec::new(),
+            thinking: None,
         }
     }
 
@@ -183,6 +189,7 @@ impl Reply {
         Reply {
             content: String::new(),
             calls: vec![(call.tool.clone(), Value::Object(call.args.clone()))],
+            thinking: None,
         }
     }
 }
@@ -220,6 +227,7 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
             (Behaviour::NeverAnswer, Some(tool)) => Reply {
                 content: String::new(),
                 calls: vec![(tool.to_string(), json!({}))],
+                thinking: None,
             },
             _ => Reply::text(UNKNOWN_REPLY),
         };
@@ -250,6 +258,7 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
         Behaviour::ExampleValue => example_value(&pos, book).unwrap_or_else(|| oracle(&pos)),
         Behaviour::InventedTool => invented_tool(&pos).unwrap_or_else(|| oracle(&pos)),
         Behaviour::NeverAnswer => never_answer(&pos),
+        Behaviour::Messy(shape) => messy_once(&pos, *shape, req),
         Behaviour::Flawed(_) => match mistake {
             Some(Mistake::LoopCap) => never_answer(&pos),
             Some(Mistake::SchemaPaste { .. }) => {
@@ -392,6 +401,16 @@ fn text_calls(pos: &Position<'_>, style: TextStyle, salt: usize) -> Reply {
     Reply::text(content)
 }
 
+/// The conversation's first call in a messy shape; the oracle once the model has made any call.
+fn messy_once(pos: &Position<'_>, shape: MessyShape, req: &ChatRequest) -> Reply {
+    match next_call(pos) {
+        Some(call) if pos.history.is_empty() && pos.turn == 0 => {
+            messy::reply(shape, call, req.tools.as_deref().unwrap_or_default())
+        }
+        _ => oracle(pos),
+    }
+}
+
 /// The next gold call with its first argument replaced by that argument's schema, once.
 fn schema_paste(pos: &Position<'_>, req: &ChatRequest) -> Option<Reply> {
     let pasted_before = pos.history.iter().any(|c| {
@@ -419,6 +438,7 @@ fn schema_paste(pos: &Position<'_>, req: &ChatRequest) -> Option<Reply> {
     Some(Reply {
         content: String::new(),
         calls: vec![(call.tool.clone(), Value::Object(args))],
+        thinking: None,
     })
 }
 
@@ -441,6 +461,7 @@ fn example_value(pos: &Position<'_>, book: &ScriptBook) -> Option<Reply> {
     Some(Reply {
         content: String::new(),
         calls: vec![(call.tool.clone(), Value::Object(args))],
+        thinking: None,
     })
 }
 
@@ -472,5 +493,6 @@ fn never_answer(pos: &Position<'_>) -> Reply {
     Reply {
         content: String::new(),
         calls: vec![(tool, json!({}))],
+        thinking: None,
     }
 }
