@@ -2,6 +2,7 @@
 //! library's public API, over loopback only.
 
 mod calibrate;
+mod messy;
 mod reference;
 mod regrade;
 mod report;

@@ -15,7 +15,7 @@ pub const REPEATS: usize = 20;
 pub const FLOOD_BYTES: usize = 1 << 20;
 
 /// One shape of messy output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MessyShape {
     /// `<think>` with a `cancel_order` call mentioned in it (and in `thinking`), then the call.
