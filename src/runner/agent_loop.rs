@@ -262,18 +262,7 @@ impl Player<'_> {
         for call in &run {
             t.answer(call, turn, step);
         }
-        if let Some(first) = over.first() {
-            t.messages.push(ChatMessage::tool(
-                first.name.clone(),
-                first.id.clone(),
-                format!(
-                    "{ERROR_PREFIX}{} more tool calls in this reply were not run: at most {} run \
-                     per reply. Call the rest in your next reply.",
-                    over.len(),
-                    TOOL_CALLS_PER_REPLY
-                ),
-            ));
-        }
+        t.messages.extend(over_cap_notice(&over));
         Step::CallsMade
     }
 
@@ -450,6 +439,20 @@ impl<'d> Trial<'d> {
 fn split_at_cap(mut calls: Vec<ExtractedCall>) -> (Vec<ExtractedCall>, Vec<ExtractedCall>) {
     let over = calls.split_off(calls.len().min(TOOL_CALLS_PER_REPLY));
     (calls, over)
+}
+
+/// The one error result telling the model that the calls past the cap were not run.
+fn over_cap_notice(over: &[ExtractedCall]) -> Option<ChatMessage> {
+    let first = over.first()?;
+    Some(ChatMessage::tool(
+        first.name.clone(),
+        first.id.clone(),
+        format!(
+            "{ERROR_PREFIX}{} more tool calls in this reply were not run: at most \
+             {TOOL_CALLS_PER_REPLY} run per reply. Call the rest in your next reply.",
+            over.len()
+        ),
+    ))
 }
 
 /// Records the calls of a reply that were not executed: the count, and the first ones in detail.

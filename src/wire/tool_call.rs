@@ -592,6 +592,11 @@ mod tests {
                 Just(":".to_string()), Just("\"get_order\"".to_string()), Just("\"arguments\"".to_string()),
                 Just("<tool_call>".to_string()), Just("</tool_call>".to_string()), Just("```json".to_string()),
                 Just("\\".to_string()), Just("\"".to_string()), Just(",".to_string()), "\\PC{0,5}",
+                Just("[TOOL_CALLS]".to_string()), Just("[ARGS]".to_string()), Just("<function=".to_string()),
+                Just("</function>".to_string()), Just("Action: ".to_string()), Just("\nAction Input: ".to_string()),
+                Just("[get_order(".to_string()), Just("order_id=".to_string()), Just(")]".to_string()),
+                Just("```python\n".to_string()), Just("<think>".to_string()), Just("</think>".to_string()),
+                Just("<tools>".to_string()), Just("'".to_string()), Just("é".to_string()),
             ], 0..40)) {
             let s: String = parts.concat();
             let calls = text(&s);
