@@ -41,6 +41,8 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Fou
             _ => {}
         }
     }
+    // The bracketed lists, in order of position: a fence holding one is not read again.
+    let listed: Vec<usize> = found.iter().map(|f| f.start).collect();
     for fence in FENCES {
         for (at, _) in text.match_indices(fence) {
             let body = at + fence.len();
@@ -51,7 +53,10 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Fou
             let Some(first) = ident_then_paren(text[body..end].trim_start()) else {
                 continue;
             };
-            if !known.contains(&first) || found.iter().any(|f| f.start >= at && f.start < end) {
+            let holds_list = listed
+                .get(listed.partition_point(|&p| p < at))
+                .is_some_and(|&p| p < end);
+            if !known.contains(&first) || holds_list {
                 continue;
             }
             let mut p = Parser::new(&text[..end], body);
