@@ -32,6 +32,10 @@ fn main() {
             r#"[get_order(order_id=""#.repeat(size / 21),
         ),
         (
+            "fenced python calls",
+            "```python\nget_order(order_id=\"5105\")\n```\n".repeat(size / 40),
+        ),
+        (
             "think blocks",
             "<think>{\"name\": \"get_order\"}".repeat(size / 30),
         ),
