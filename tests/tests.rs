@@ -3,6 +3,7 @@
 
 mod calibrate;
 mod fuzz;
+mod messy;
 mod plan;
 mod reference;
 mod regrade;

@@ -1,6 +1,6 @@
 //! What the model did in its conversations (metrics.md): calls per conversation, rejected and
-//! malformed calls, loop caps, the identify-first rate, schema-copy and example-copy calls, and
-//! how tool calls were written (native, text, malformed).
+//! malformed calls, loop caps, the identify-first rate, schema-copy and example-copy calls, how
+//! tool calls were written (native, text, malformed), and the calls that were not executed.
 
 use super::Rate;
 use crate::runner::record::{ConversationRecord, Status};
@@ -66,12 +66,39 @@ pub struct Behaviour {
     /// Identify-first: conversations with a successful order-tool call in which a successful
     /// `find_customer` came first, over those conversations.
     pub identify_first: Option<Rate>,
-    /// Rejected calls whose argument was an object or an array, by argument name.
+    /// Rejected calls with an argument that is a JSON-schema fragment, by argument name.
     pub schema_copy: KeyedCalls,
     /// Calls whose argument equals a documented example value, by value.
     pub example_copy: KeyedCalls,
     /// Native vs text vs malformed model calls.
     pub call_formats: CallFormats,
+    /// Tool calls the model made that were not executed (written beside native calls, or past the
+    /// per-reply cap), in all; they are not tool events.
+    #[serde(default)]
+    pub unexecuted_calls: usize,
+}
+
+/// JSON-schema keywords: an object argument holding one of them is a pasted schema.
+pub const SCHEMA_KEYWORDS: [&str; 12] = [
+    "type",
+    "description",
+    "properties",
+    "items",
+    "enum",
+    "required",
+    "$ref",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "format",
+    "default",
+];
+
+/// Whether an argument value is a JSON-schema fragment (an object with a schema keyword). An array
+/// such as `["5105"]`, or an object without a keyword, is a wrong type, not a schema copy.
+pub fn is_schema_fragment(v: &Value) -> bool {
+    v.as_object()
+        .is_some_and(|o| SCHEMA_KEYWORDS.iter().any(|k| o.contains_key(*k)))
 }
 
 fn is_malformed(e: &ToolEvent) -> bool {
@@ -112,6 +139,7 @@ pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Be
             ident_hits += usize::from(hit);
         }
         for call in c.orchestrator_calls() {
+            b.unexecuted_calls += call.unexecuted_calls as usize;
             match call.call_format {
                 Some(CallFormat::Native) => b.call_formats.native_calls += 1,
                 Some(CallFormat::Text) => b.call_formats.text_calls += 1,
@@ -124,7 +152,7 @@ pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Be
             if !e.ok {
                 b.rejected_calls += 1;
                 let names: Vec<&String> = args_of(e)
-                    .filter(|(_, v)| v.is_object() || v.is_array())
+                    .filter(|(_, v)| is_schema_fragment(v))
                     .map(|(k, _)| k)
                     .collect();
                 if !names.is_empty() {
@@ -190,7 +218,7 @@ mod tests {
             event("find_customer", json!({"query": {"type": "string"}}), false),
             event(
                 "request_return",
-                json!({"order_id": ["x"], "sku": {"a": 1}}),
+                json!({"order_id": ["x"], "sku": {"type": "string"}, "reason": {"a": 1}}),
                 false,
             ),
             event("__malformed__:get_order", json!({}), false),
@@ -208,7 +236,9 @@ mod tests {
         assert_eq!(got.loop_caps, 1);
         assert_eq!(got.schema_copy.calls, 2);
         assert_eq!(got.schema_copy.by_key["query"], 1);
-        assert_eq!(got.schema_copy.by_key["order_id"], 1);
+        // An array, or an object without a schema keyword, is a wrong type, not a schema copy.
+        assert!(!got.schema_copy.by_key.contains_key("order_id"));
+        assert!(!got.schema_copy.by_key.contains_key("reason"));
         assert_eq!(got.schema_copy.by_key["sku"], 1);
         assert_eq!(got.example_copy.calls, 1);
         assert_eq!(got.example_copy.by_key["9999"], 1);

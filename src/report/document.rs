@@ -908,11 +908,15 @@ fn behaviour(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row("Malformed calls", |m| {
         number(m.behaviour.malformed_calls as f64, 0)
     });
+    t.row(
+        "Tool calls not executed (beside native calls, or past 8 per reply)",
+        |m| number(m.behaviour.unexecuted_calls as f64, 0),
+    );
     t.row("Conversations stopped by the call cap", |m| {
         number(m.behaviour.loop_caps as f64, 0)
     });
     t.row(
-        "Schema-copy calls (object or array argument), by argument",
+        "Schema-copy calls (JSON-schema argument), by argument",
         |m| {
             format!(
                 "{}{}",

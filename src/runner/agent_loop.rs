@@ -1,30 +1,35 @@
 //! One conversation trial (experiment.md section 6), and one standalone router call.
 //!
-//! Per customer message: call the model, execute every tool call it made in order, send each result
-//! back as a `tool` message, and repeat until the model answers without a tool call or the turn
+//! Per customer message: call the model, execute the tool calls it made in order (at most
+//! [`TOOL_CALLS_PER_REPLY`] per reply), send each result back as a `tool` message, and repeat until the model answers without a tool call or the turn
 //! reaches the call cap. Tool calls come natively or as text (recovered by `wire::tool_call`); a
 //! call-shaped text that does not parse is answered with the expected shape and counts as rejected.
 //! A call that fails for good on the wire ends the conversation as a transport or protocol failure:
 //! it is never graded, so it can never be blamed on the model.
 
 use crate::runner::record::{
-    CallRecord, ConversationRecord, Mode, Node, Outcome, RouterRecord, SCHEMA_VERSION, Status,
+    CallRecord, ConversationRecord, Mode, Node, NotExecuted, Outcome, RouterRecord, SCHEMA_VERSION,
+    Status, UNEXECUTED_KEPT, UnexecutedCall,
 };
 use crate::runner::settings::RunSettings;
 use crate::runner::telemetry::Telemetry;
 use crate::seed::CallSeed;
-use crate::suite::{Domain, Evidence, Task, ToolOutcome};
+use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
 use crate::suites::router::{RouterMessage, RouterSuite};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, ChatResponse};
 use crate::wire::client::Client;
 use crate::wire::outcome::CallOutcome;
-use crate::wire::tool_call;
+use crate::wire::tool_call::{self, ExtractedCall, Extraction};
 use serde_json::Value;
 use std::time::Instant;
 
 /// Prefix of a rejected tool result as the model sees it.
 pub const ERROR_PREFIX: &str = "error: ";
+
+/// Tool calls executed per reply. The rest are recorded as not executed (`unexecuted_calls`) and
+/// the model gets one error result saying how many were not run.
+pub const TOOL_CALLS_PER_REPLY: usize = 8;
 
 /// Everything needed to play trials of one model.
 pub struct Player<'a> {
@@ -178,182 +183,149 @@ impl Player<'_> {
         mode: Mode,
     ) -> ConversationRecord {
         let started = Instant::now();
-        let toolless = mode == Mode::Toolless;
-        let tools = domain.tools(self.settings.tool_docs).to_vec();
-        let tool_names: Vec<String> = tools
-            .iter()
-            .filter_map(|t| {
-                t.pointer("/function/name")
-                    .and_then(Value::as_str)
-                    .map(String::from)
-            })
-            .collect();
-        let mut env = domain.new_environment();
-        let mut messages = vec![ChatMessage::system(domain.system_prompt())];
-        let mut calls: Vec<CallRecord> = Vec::new();
-        let mut events: Vec<ToolEvent> = Vec::new();
-        let mut replies: Vec<Option<String>> = Vec::new();
-        let mut status = Status::Ok;
-        let mut aborted: Option<Outcome> = None;
-        let mut last_prompt: Option<u64> = None;
-
-        'turns: for (turn, text) in task.customer.iter().enumerate() {
-            let turn = turn as u32;
-            if let Some(router) = self.router_in_front {
-                let seed = CallSeed {
-                    base: self.settings.base_seed,
-                    trial,
-                    turn,
-                    step: 0,
-                };
-                let (call, predicted, _) = self.route(router, text, seed, turn).await;
-                let failed = wire_outcome(call.outcome);
-                calls.push(call);
-                if let Some(o) = failed {
-                    aborted = Some(o);
-                    break 'turns;
-                }
-                let label = predicted.unwrap_or_else(|| "unknown".into());
-                messages.push(ChatMessage::system(format!("intent router: {label}")));
-            }
-            messages.push(ChatMessage::user(text));
-            let mut step = 0u32;
-            loop {
-                if step >= call_cap {
-                    status = Status::LoopCap;
-                    replies.push(None);
-                    break 'turns;
-                }
-                let seed = CallSeed {
-                    base: self.settings.base_seed,
-                    trial,
-                    turn,
-                    step,
-                }
-                .encode();
-                let options =
-                    self.options(self.settings.temperature, self.settings.num_predict, seed);
-                let request = self.request(
-                    messages.clone(),
-                    (!toolless).then(|| tools.clone()),
-                    options,
-                );
-                let mut called = self.call(&request, Node::Orchestrator, turn, step).await;
-                if let Some(o) = wire_outcome(called.record.outcome) {
-                    calls.push(called.record);
-                    aborted = Some(o);
-                    break 'turns;
-                }
-                let message = called.response.and_then(|r| r.message).unwrap_or_default();
-                if let Some(prompt) = called.record.timings.prompt_eval_count {
-                    called.record.context_overflow =
-                        prompt >= self.settings.num_ctx || last_prompt.is_some_and(|p| prompt < p);
-                    last_prompt = Some(prompt);
-                }
-                let extracted = if toolless {
-                    Vec::new()
-                } else {
-                    tool_call::extract(&message, &tool_names)
-                };
-                called.record.tool_calls = extracted.len() as u32;
-                called.record.call_format = summarise_format(extracted.iter().map(|c| c.format));
-                calls.push(called.record);
-                messages.push(assistant_echo(&message));
-                if extracted.is_empty() {
-                    replies.push(Some(message.content.clone()));
-                    break;
-                }
-                for call in extracted {
-                    let (ok, content, error) = match (&call.format, &call.error) {
-                        (CallFormat::Malformed, hint) => {
-                            let hint = hint.clone().unwrap_or_else(|| "malformed tool call".into());
-                            (false, format!("{ERROR_PREFIX}{hint}"), Some(hint))
-                        }
-                        _ => match env.execute(&call.name, &call.arguments) {
-                            ToolOutcome::Ok(text) => (true, text, None),
-                            ToolOutcome::Rejected(e) => {
-                                (false, format!("{ERROR_PREFIX}{e}"), Some(e))
-                            }
-                        },
-                    };
-                    events.push(ToolEvent {
-                        turn,
-                        step,
-                        tool: call.name.clone(),
-                        args: call.arguments.clone(),
-                        ok,
-                        error,
-                        format: Some(call.format),
-                    });
-                    messages.push(ChatMessage::tool(
-                        call.name.clone(),
-                        call.id.clone(),
-                        content,
-                    ));
-                }
-                step += 1;
+        let mut t = Trial::new(domain, self.settings, trial, call_cap, mode);
+        for (turn, text) in task.customer.iter().enumerate() {
+            if !self.play_turn(&mut t, turn as u32, text).await {
+                break;
             }
         }
+        self.finish(t, task, mode, started)
+    }
 
-        let end_state = env.snapshot();
-        let model_calls = calls
-            .iter()
-            .filter(|c| c.node == Node::Orchestrator)
-            .count() as u32;
-        let (outcome, verdict) = match aborted {
+    /// Plays one customer message to the model's answer; false when the conversation stops here.
+    async fn play_turn(&self, t: &mut Trial<'_>, turn: u32, text: &str) -> bool {
+        if let Some(router) = self.router_in_front {
+            let seed = t.seed(self.settings, turn, 0);
+            let (call, predicted, _) = self.route(router, text, seed, turn).await;
+            let failed = wire_outcome(call.outcome);
+            t.calls.push(call);
+            if let Some(o) = failed {
+                t.aborted = Some(o);
+                return false;
+            }
+            let label = predicted.unwrap_or_else(|| "unknown".into());
+            t.messages
+                .push(ChatMessage::system(format!("intent router: {label}")));
+        }
+        t.messages.push(ChatMessage::user(text));
+        for step in 0.. {
+            if step >= t.call_cap {
+                t.status = Status::LoopCap;
+                t.replies.push(None);
+                return false;
+            }
+            match self.model_step(t, turn, step).await {
+                Step::Answered => return true,
+                Step::CallsMade => {}
+                Step::Stopped => return false,
+            }
+        }
+        false
+    }
+
+    /// One model call within a turn: the call, its record, and the answers to its tool calls.
+    async fn model_step(&self, t: &mut Trial<'_>, turn: u32, step: u32) -> Step {
+        let options = self.options(
+            self.settings.temperature,
+            self.settings.num_predict,
+            t.seed(self.settings, turn, step).encode(),
+        );
+        let tools = (!t.toolless).then(|| t.tools.clone());
+        let request = self.request(t.messages.clone(), tools, options);
+        let mut called = self.call(&request, Node::Orchestrator, turn, step).await;
+        if let Some(o) = wire_outcome(called.record.outcome) {
+            t.calls.push(called.record);
+            t.aborted = Some(o);
+            return Step::Stopped;
+        }
+        let message = called.response.and_then(|r| r.message).unwrap_or_default();
+        let record = &mut called.record;
+        if let Some(prompt) = record.timings.prompt_eval_count {
+            record.context_overflow =
+                prompt >= self.settings.num_ctx || t.last_prompt.is_some_and(|p| prompt < p);
+            t.last_prompt = Some(prompt);
+        }
+        record.thinking = message.thinking.clone().filter(|s| !s.is_empty());
+        let extraction = if t.toolless {
+            Extraction::default()
+        } else {
+            tool_call::extract_all(&message, &t.tool_names)
+        };
+        let (run, over) = split_at_cap(extraction.calls);
+        record.tool_calls = run.len() as u32;
+        record.call_format = summarise_format(run.iter().chain(&over).map(|c| c.format));
+        note_unexecuted(record, &extraction.beside_native, &over);
+        t.calls.push(called.record);
+        t.messages.push(assistant_echo(&message));
+        if run.is_empty() {
+            t.replies.push(Some(message.content));
+            return Step::Answered;
+        }
+        for call in &run {
+            t.answer(call, turn, step);
+        }
+        t.messages.extend(over_cap_notice(&over));
+        Step::CallsMade
+    }
+
+    /// Grades the played trial (unless a call failed for good) and builds its record.
+    fn finish(
+        &self,
+        t: Trial<'_>,
+        task: &Task,
+        mode: Mode,
+        started: Instant,
+    ) -> ConversationRecord {
+        let end_state = t.env.snapshot();
+        let mut status = t.status;
+        let (outcome, verdict) = match t.aborted {
             Some(o) => {
                 status = Status::Aborted;
-                (
-                    o,
-                    Verdict {
-                        passed: false,
-                        reasons: vec![format!(
-                            "not graded: the conversation ended on a {} failure",
-                            describe(o)
-                        )],
-                        ..Verdict::default()
-                    },
-                )
+                (o, not_graded(o))
             }
             None => {
+                let model_calls = t
+                    .calls
+                    .iter()
+                    .filter(|c| c.node == Node::Orchestrator)
+                    .count() as u32;
                 let evidence = Evidence {
                     end_state: &end_state,
-                    replies: &replies,
-                    tool_events: &events,
+                    replies: &t.replies,
+                    tool_events: &t.events,
                     hit_call_cap: status == Status::LoopCap,
                     model_calls,
                 };
-                let verdict = domain.grade(task, &evidence);
-                (
-                    if verdict.passed {
-                        Outcome::Pass
-                    } else {
-                        Outcome::ModelFail
-                    },
-                    verdict,
-                )
+                let verdict = t.domain.grade(task, &evidence);
+                let outcome = if verdict.passed {
+                    Outcome::Pass
+                } else {
+                    Outcome::ModelFail
+                };
+                (outcome, verdict)
             }
         };
-        let transcript = messages
+        let transcript = t
+            .messages
             .iter()
             .filter_map(|m| serde_json::to_value(m).ok())
             .collect();
         ConversationRecord {
             schema_version: SCHEMA_VERSION,
             grader_digest: self.grader_digest.to_string(),
-            suite: domain.name().to_string(),
+            suite: t.domain.name().to_string(),
             task: task.id.clone(),
             category: task.category.clone(),
             model: self.model.to_string(),
-            trial,
-            call_cap,
+            trial: t.trial,
+            call_cap: t.call_cap,
             mode,
             router_in_front: self.router_in_front.is_some(),
             status,
             outcome,
-            calls,
-            tool_events: events,
-            replies,
+            calls: t.calls,
+            tool_events: t.events,
+            replies: t.replies,
             transcript,
             end_state,
             verdict,
@@ -361,6 +333,158 @@ impl Player<'_> {
             imported: false,
             server_unreachable: false,
         }
+    }
+}
+
+/// How a model step left its turn.
+enum Step {
+    /// The model answered the customer.
+    Answered,
+    /// The model made tool calls; they were answered and the turn goes on.
+    CallsMade,
+    /// A call failed for good: the conversation stops.
+    Stopped,
+}
+
+/// One conversation trial while it is played.
+struct Trial<'d> {
+    domain: &'d dyn Domain,
+    trial: u32,
+    call_cap: u32,
+    toolless: bool,
+    tools: Vec<Value>,
+    tool_names: Vec<String>,
+    env: Box<dyn Environment>,
+    messages: Vec<ChatMessage>,
+    calls: Vec<CallRecord>,
+    events: Vec<ToolEvent>,
+    replies: Vec<Option<String>>,
+    status: Status,
+    aborted: Option<Outcome>,
+    last_prompt: Option<u64>,
+}
+
+impl<'d> Trial<'d> {
+    fn new(
+        domain: &'d dyn Domain,
+        settings: &RunSettings,
+        trial: u32,
+        call_cap: u32,
+        mode: Mode,
+    ) -> Trial<'d> {
+        let tools = domain.tools(settings.tool_docs).to_vec();
+        let tool_names = tools
+            .iter()
+            .filter_map(|t| {
+                t.pointer("/function/name")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            })
+            .collect();
+        Trial {
+            domain,
+            trial,
+            call_cap,
+            toolless: mode == Mode::Toolless,
+            tools,
+            tool_names,
+            env: domain.new_environment(),
+            messages: vec![ChatMessage::system(domain.system_prompt())],
+            calls: Vec::new(),
+            events: Vec::new(),
+            replies: Vec::new(),
+            status: Status::Ok,
+            aborted: None,
+            last_prompt: None,
+        }
+    }
+
+    fn seed(&self, settings: &RunSettings, turn: u32, step: u32) -> CallSeed {
+        CallSeed {
+            base: settings.base_seed,
+            trial: self.trial,
+            turn,
+            step,
+        }
+    }
+
+    /// Runs one call (or rejects it unrun when it carries an error) and sends back the result.
+    fn answer(&mut self, call: &ExtractedCall, turn: u32, step: u32) {
+        let (ok, content, error) = match &call.error {
+            Some(hint) => (false, format!("{ERROR_PREFIX}{hint}"), Some(hint.clone())),
+            None if call.format == CallFormat::Malformed => {
+                let hint = "malformed tool call".to_string();
+                (false, format!("{ERROR_PREFIX}{hint}"), Some(hint))
+            }
+            None => match self.env.execute(&call.name, &call.arguments) {
+                ToolOutcome::Ok(text) => (true, text, None),
+                ToolOutcome::Rejected(e) => (false, format!("{ERROR_PREFIX}{e}"), Some(e)),
+            },
+        };
+        self.events.push(ToolEvent {
+            turn,
+            step,
+            tool: call.name.clone(),
+            args: call.arguments.clone(),
+            ok,
+            error,
+            format: Some(call.format),
+        });
+        self.messages.push(ChatMessage::tool(
+            call.name.clone(),
+            call.id.clone(),
+            content,
+        ));
+    }
+}
+
+/// The calls of a reply split at [`TOOL_CALLS_PER_REPLY`]: those to run, those past the cap.
+fn split_at_cap(mut calls: Vec<ExtractedCall>) -> (Vec<ExtractedCall>, Vec<ExtractedCall>) {
+    let over = calls.split_off(calls.len().min(TOOL_CALLS_PER_REPLY));
+    (calls, over)
+}
+
+/// The one error result telling the model that the calls past the cap were not run.
+fn over_cap_notice(over: &[ExtractedCall]) -> Option<ChatMessage> {
+    let first = over.first()?;
+    Some(ChatMessage::tool(
+        first.name.clone(),
+        first.id.clone(),
+        format!(
+            "{ERROR_PREFIX}{} more tool calls in this reply were not run: at most \
+             {TOOL_CALLS_PER_REPLY} run per reply. Call the rest in your next reply.",
+            over.len()
+        ),
+    ))
+}
+
+/// Records the calls of a reply that were not executed: the count, and the first ones in detail.
+fn note_unexecuted(record: &mut CallRecord, beside: &[ExtractedCall], over: &[ExtractedCall]) {
+    record.unexecuted_calls = (beside.len() + over.len()) as u32;
+    let tagged = beside
+        .iter()
+        .map(|c| (c, NotExecuted::BesideNative))
+        .chain(over.iter().map(|c| (c, NotExecuted::OverCap)));
+    record.unexecuted = tagged
+        .take(UNEXECUTED_KEPT)
+        .map(|(c, reason)| UnexecutedCall {
+            tool: c.name.clone(),
+            args: c.arguments.clone(),
+            format: c.format,
+            reason,
+        })
+        .collect();
+}
+
+/// The placeholder verdict of a conversation a wire failure ended.
+fn not_graded(o: Outcome) -> Verdict {
+    Verdict {
+        passed: false,
+        reasons: vec![format!(
+            "not graded: the conversation ended on a {} failure",
+            describe(o)
+        )],
+        ..Verdict::default()
     }
 }
 

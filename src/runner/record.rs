@@ -188,6 +188,45 @@ pub struct CallRecord {
     /// Time to the first chunk carrying content or a tool call, seconds (streaming only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_s: Option<f64>,
+    /// The reply's `thinking` field, as the model sent it (never read for calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    /// Tool calls of the reply that were not executed (see [`UnexecutedCall`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unexecuted_calls: u32,
+    /// The first [`UNEXECUTED_KEPT`] of those calls, as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unexecuted: Vec<UnexecutedCall>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Unexecuted calls kept in detail per model call; the count covers them all.
+pub const UNEXECUTED_KEPT: usize = 64;
+
+/// Why a call the model made was not executed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotExecuted {
+    /// Written into the text of a reply that also made native calls: the native ones are answered.
+    BesideNative,
+    /// Past the per-reply cap on tool calls executed.
+    OverCap,
+}
+
+/// A call the model made that was recorded but not executed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnexecutedCall {
+    /// Tool name as written (`__malformed__:<name>` for a malformed call).
+    pub tool: String,
+    /// Arguments as written.
+    pub args: Value,
+    /// How the call was written.
+    pub format: CallFormat,
+    /// Why it was not executed.
+    pub reason: NotExecuted,
 }
 
 impl CallRecord {
@@ -212,6 +251,9 @@ impl CallRecord {
             predicted: None,
             ttfb_s: None,
             ttft_s: None,
+            thinking: None,
+            unexecuted_calls: 0,
+            unexecuted: Vec::new(),
         }
     }
 

@@ -502,7 +502,7 @@ fn check_status(status: u16, body: &[u8]) -> Result<(), AttemptError> {
 
 /// Parses a non-streamed chat body: a message must be there.
 fn parse_chat(bytes: &[u8]) -> Result<ChatResponse, (Failure, String)> {
-    let body: ChatResponse = serde_json::from_slice(bytes).map_err(|e| {
+    let body: ChatResponse = serde_json::from_slice(&super::depth::bound(bytes)).map_err(|e| {
         (
             Failure::Malformed,
             format!("body is not the expected JSON: {e}: {}", snippet(bytes)),
@@ -544,12 +544,13 @@ impl StreamAccumulator {
                 format!("line after the final chunk: {}", snippet(text)),
             ));
         }
-        let value: serde_json::Value = serde_json::from_slice(text).map_err(|e| {
-            (
-                Failure::Malformed,
-                format!("stream line is not JSON: {e}: {}", snippet(text)),
-            )
-        })?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&super::depth::bound(text)).map_err(|e| {
+                (
+                    Failure::Malformed,
+                    format!("stream line is not JSON: {e}: {}", snippet(text)),
+                )
+            })?;
         if let Some(err) = value.get("error") {
             let msg = err
                 .as_str()

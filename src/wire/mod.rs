@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod client;
+pub mod depth;
 pub mod error;
 pub mod host;
 pub mod outcome;

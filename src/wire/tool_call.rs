@@ -1,18 +1,39 @@
 //! Tool-call recovery: the calls of one assistant message, native or written into the text.
 //!
-//! Native `message.tool_calls` win when present. Otherwise the content is scanned for JSON objects
-//! shaped like calls: bare `{"name": .., "arguments": {..}}` objects (several back to back),
-//! inside ```json fences or `<tool_call>` tags, with `parameters` instead of `arguments`, with the
-//! arguments as a JSON-encoded string, or OpenAI's `{"function": {..}}` shape. Text that has the
-//! shape of a call but does not parse becomes one `Malformed` call carrying the message that tells
-//! the model the expected shape. Plain prose gives no call. Nothing here panics, whatever the input.
+//! Native `message.tool_calls` are the calls to answer when present; calls written into the text
+//! beside them are kept apart, recorded and never executed. Otherwise the content is scanned, after
+//! blanking what is never a call (reasoning blocks such as `<think>…</think>`, an echoed `<tools>`
+//! list), for: JSON objects shaped like calls (bare `{"name": .., "arguments": {..}}`, several back
+//! to back, inside ```json fences or `<tool_call>` tags, with `parameters`, `params`, `args` or
+//! `input` instead of `arguments`, with the arguments as a JSON-encoded string, OpenAI's
+//! `{"function": {..}}`, `{"function": "<name>", "params": {..}}`, and lists of these under a
+//! `tool_calls` key); keyword-marked calls ([`shapes`]: Mistral, llama 3.1, ReAct); and Python
+//! calls ([`python`]: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
+//! object whose `parameters` is a JSON schema) is no call. Text that has the shape of a call but
+//! does not parse becomes a `Malformed` call carrying the message that tells the model the expected
+//! shape. Plain prose gives no call. The work per reply is bounded ([`scan::WORK_PER_BYTE`]) and
+//! nothing here panics, whatever the input.
 
-use super::api::ChatMessage;
+mod python;
+pub mod scan;
+mod shapes;
+pub mod unread;
+
+use super::api::{ChatMessage, ToolCall};
+use super::depth;
 use crate::trace::CallFormat;
+use scan::{Braces, Budget, object_at};
 use serde_json::{Map, Value};
 
 /// Prefix of the tool name given to a malformed call.
 pub const MALFORMED_PREFIX: &str = "__malformed__:";
+
+/// Keys under which a list of calls is wrapped (`{"tool_calls": [..]}`).
+const WRAPPER_KEYS: [&str; 3] = ["tool_calls", "calls", "function_calls"];
+/// Keys naming the tool, in order of preference.
+const NAME_KEYS: [&str; 3] = ["name", "function", "tool"];
+/// Keys holding the arguments, in order of preference.
+const ARGUMENT_KEYS: [&str; 5] = ["arguments", "parameters", "params", "args", "input"];
 
 /// One call found in a message.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,73 +46,168 @@ pub struct ExtractedCall {
     pub format: CallFormat,
     /// The native call's id, when it had one.
     pub id: Option<String>,
-    /// For a malformed call: the error text telling the model the expected shape.
+    /// Set when the call is rejected without running: the error text for the model (the expected
+    /// shape of a malformed call, or why the arguments cannot be read).
     pub error: Option<String>,
 }
 
-/// The calls of one assistant message, in order.
+/// Every call of one assistant message.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extraction {
+    /// The calls to answer, in order: the native ones when there are any, else those in the text.
+    pub calls: Vec<ExtractedCall>,
+    /// Calls written into the text next to native calls: recorded, never executed.
+    pub beside_native: Vec<ExtractedCall>,
+}
+
+/// A call found in the text, with the span of text it covers.
+struct Found {
+    start: usize,
+    end: usize,
+    call: ExtractedCall,
+}
+
+/// The calls to answer of one assistant message, in order.
 pub fn extract(message: &ChatMessage, known_tools: &[String]) -> Vec<ExtractedCall> {
-    if !message.tool_calls.is_empty() {
-        return message
-            .tool_calls
-            .iter()
-            .map(|c| ExtractedCall {
-                name: c.function.name.clone(),
-                arguments: decode_string_arguments(c.function.arguments.clone())
-                    .unwrap_or_else(|v| v),
-                format: CallFormat::Native,
-                id: c.id.clone(),
-                error: None,
-            })
-            .collect();
+    extract_all(message, known_tools).calls
+}
+
+/// Every call of one assistant message: those to answer and those written beside native calls.
+pub fn extract_all(message: &ChatMessage, known_tools: &[String]) -> Extraction {
+    let text = extract_text(&message.content, known_tools);
+    if message.tool_calls.is_empty() {
+        return Extraction {
+            calls: text,
+            beside_native: Vec::new(),
+        };
     }
-    extract_text(&message.content, known_tools)
+    Extraction {
+        calls: message.tool_calls.iter().map(native).collect(),
+        beside_native: text,
+    }
+}
+
+/// A native call; arguments nested past [`depth::MAX_JSON_DEPTH`] reject it.
+fn native(c: &ToolCall) -> ExtractedCall {
+    let arguments = decode_string_arguments(c.function.arguments.clone()).unwrap_or_else(|v| v);
+    let error = depth::holds_too_deep(&arguments).then(|| {
+        format!(
+            "the arguments are nested too deeply (a reply may nest JSON {} levels); \
+             pass each parameter as a plain value",
+            depth::MAX_JSON_DEPTH
+        )
+    });
+    ExtractedCall {
+        name: c.function.name.clone(),
+        arguments,
+        format: CallFormat::Native,
+        id: c.id.clone(),
+        error,
+    }
 }
 
 /// The calls written into a reply's text (no native calls considered).
 pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall> {
-    let mut found: Vec<(usize, ExtractedCall)> = Vec::new();
-    let mut covered: Vec<(usize, usize)> = Vec::new();
-    let bytes = content.as_bytes();
+    let text = unread::blank(content);
+    let mut budget = Budget::for_len(text.len());
+    let mut braces = Braces::new(&text);
+    let mut found = shapes::find(&text, &mut braces, known_tools, &mut budget);
+    found.extend(python::find(&text, known_tools, &mut budget));
+    let claimed = merge(found.iter().map(|f| (f.start, f.end)).collect());
+    let mut covered = claimed.clone();
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'{' {
-            i += 1;
+    while let Some(at) = text[i..].find('{').map(|o| i + o) {
+        if budget.is_spent() {
+            break;
+        }
+        if inside(&claimed, at) {
+            i = at + 1;
             continue;
         }
-        let Some(end) = balanced_end(bytes, i) else {
-            i += 1;
-            continue;
-        };
-        let Ok(value) = serde_json::from_str::<Value>(&content[i..end]) else {
-            i += 1;
-            continue;
-        };
-        covered.push((i, end));
-        if let Some(call) = interpret(&value, known_tools) {
-            found.push((i, call));
+        match object_at(&text, &mut braces, at, &mut budget) {
+            Some((end, value)) => {
+                covered.push((at, end));
+                found.extend(
+                    interpret(&value, known_tools)
+                        .into_iter()
+                        .map(|call| Found {
+                            start: at,
+                            end,
+                            call,
+                        }),
+                );
+                i = end;
+            }
+            None => i = at + 1,
         }
-        i = end;
     }
+    found.sort_by_key(|f| f.start);
     // Call-shaped text that did not parse: a `{"name"` outside every parsed object, or a
     // `<tool_call>` tag holding no call. One malformed call per reply is enough to tell the model.
-    let inside = |pos: usize| covered.iter().any(|&(s, e)| pos >= s && pos < e);
-    let mut malformed: Option<usize> = name_key_positions(content, known_tools)
-        .into_iter()
-        .find(|&p| !inside(p));
-    if malformed.is_none() {
-        malformed = empty_tag_position(content, &found);
-    }
+    let covered = merge(covered);
+    let malformed = name_key_positions(&text, known_tools)
+        .find(|&p| !inside(&covered, p))
+        .or_else(|| empty_tag_position(&text, &found));
     if let Some(pos) = malformed {
-        found.push((pos, malformed_call(&content[pos..])));
+        let at = found.partition_point(|f| f.start < pos);
+        let fragment = &text[pos..];
+        let name = guess_name(fragment);
+        let call = malformed_named(
+            name.as_deref().unwrap_or(""),
+            fragment,
+            "the call is not valid JSON",
+        );
+        found.insert(
+            at,
+            Found {
+                start: pos,
+                end: pos,
+                call,
+            },
+        );
     }
-    found.sort_by_key(|(p, _)| *p);
-    found.into_iter().map(|(_, c)| c).collect()
+    found.into_iter().map(|f| f.call).collect()
 }
 
-/// Turns a parsed object into a call, if it is shaped like one.
-fn interpret(value: &Value, known_tools: &[String]) -> Option<ExtractedCall> {
-    let obj = value.as_object()?;
+/// Spans sorted by start with overlapping ones joined.
+fn merge(mut spans: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    spans.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (s, e) in spans {
+        match out.last_mut() {
+            Some(last) if s < last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Whether `pos` lies in one of the merged `spans`.
+fn inside(spans: &[(usize, usize)], pos: usize) -> bool {
+    let k = spans.partition_point(|&(s, _)| s <= pos);
+    k > 0 && pos < spans[k - 1].1
+}
+
+/// Turns a parsed object into the calls it holds: one call, a wrapped list of calls, or none.
+fn interpret(value: &Value, known_tools: &[String]) -> Vec<ExtractedCall> {
+    let Some(obj) = value.as_object() else {
+        return Vec::new();
+    };
+    if let Some(items) = WRAPPER_KEYS
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_array))
+    {
+        return items
+            .iter()
+            .filter_map(Value::as_object)
+            .filter_map(|o| interpret_one(o, known_tools))
+            .collect();
+    }
+    interpret_one(obj, known_tools).into_iter().collect()
+}
+
+/// One call-shaped object as a call, if it is one.
+fn interpret_one(obj: &Map<String, Value>, known_tools: &[String]) -> Option<ExtractedCall> {
     // A call wrapped in one key: OpenAI's {"type": "function", "function": {"name": .., ..}}, or
     // {"tool_call": {..}} as small models write it.
     let wrapped = ["function", "tool_call", "call"].iter().find_map(|k| {
@@ -100,8 +216,13 @@ fn interpret(value: &Value, known_tools: &[String]) -> Option<ExtractedCall> {
             .filter(|inner| inner.get("name").is_some_and(Value::is_string))
     });
     let obj = wrapped.unwrap_or(obj);
-    let name = obj.get("name").and_then(Value::as_str)?;
-    let args = obj.get("arguments").or_else(|| obj.get("parameters"));
+    if is_tool_definition(obj) {
+        return None;
+    }
+    let name = NAME_KEYS
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))?;
+    let args = ARGUMENT_KEYS.iter().find_map(|k| obj.get(*k));
     let known = known_tools.iter().any(|t| t == name);
     if !known && args.is_none() {
         return None;
@@ -115,17 +236,24 @@ fn interpret(value: &Value, known_tools: &[String]) -> Option<ExtractedCall> {
             id: None,
             error: None,
         }),
-        Err(raw) => Some(ExtractedCall {
-            name: format!("{MALFORMED_PREFIX}{name}"),
-            arguments: raw,
-            format: CallFormat::Malformed,
-            id: None,
-            error: Some(shape_message(
-                name,
-                "the arguments string is not a JSON object",
-            )),
-        }),
+        Err(raw) => {
+            let mut call = malformed_named(name, "", "the arguments string is not a JSON object");
+            call.arguments = raw;
+            Some(call)
+        }
     }
+}
+
+/// A tool's definition rather than a call to it: its `parameters` is a JSON schema of an object.
+fn is_tool_definition(obj: &Map<String, Value>) -> bool {
+    obj.contains_key("input_schema")
+        || obj
+            .get("parameters")
+            .and_then(Value::as_object)
+            .is_some_and(|p| {
+                p.get("properties").is_some_and(Value::is_object)
+                    || p.get("type").and_then(Value::as_str) == Some("object")
+            })
 }
 
 /// Arguments given as a JSON-encoded string become the object they encode; a string that is not
@@ -140,43 +268,19 @@ fn decode_string_arguments(arguments: Value) -> Result<Value, Value> {
     }
 }
 
-/// End (exclusive) of the balanced `{...}` starting at `start`, strings and escapes respected.
-fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (k, &b) in bytes.iter().enumerate().skip(start) {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' => depth += 1,
-            b'}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(k + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
+/// How far past a Python-dict call's `{` its closing brace is looked for.
+const DICT_WINDOW: usize = 4096;
 
 /// Positions of `{` directly followed (after whitespace) by the key `"name"`, or of a Python-dict
 /// call (`{'name': '<known tool>', ...}` or one with an `'arguments'`/`'parameters'` key), which is
 /// call-shaped but not JSON. A dict that merely has a `'name'` key is prose, not a call.
-fn name_key_positions(content: &str, known_tools: &[String]) -> Vec<usize> {
+fn name_key_positions<'a>(
+    content: &'a str,
+    known_tools: &'a [String],
+) -> impl Iterator<Item = usize> + 'a {
     content
         .match_indices('{')
-        .filter(|(i, _)| {
+        .filter(move |(i, _)| {
             let rest = content[i + 1..].trim_start();
             if rest.starts_with("\"name\"") {
                 return true;
@@ -190,18 +294,18 @@ fn name_key_positions(content: &str, known_tools: &[String]) -> Vec<usize> {
             else {
                 return false;
             };
-            let name: String = value.chars().take_while(|&c| c != '\'').collect();
-            let body = &rest[..rest.find('}').unwrap_or(rest.len())];
+            let name: String = value.chars().take(64).take_while(|&c| c != '\'').collect();
+            let window = &rest[..rest.floor_char_boundary(DICT_WINDOW)];
+            let body = &window[..window.find('}').unwrap_or(window.len())];
             known_tools.contains(&name)
                 || body.contains("'arguments'")
                 || body.contains("'parameters'")
         })
         .map(|(i, _)| i)
-        .collect()
 }
 
-/// Position of a `<tool_call>` tag that holds no parsed call.
-fn empty_tag_position(content: &str, found: &[(usize, ExtractedCall)]) -> Option<usize> {
+/// Position of a `<tool_call>` tag that holds no parsed call (`found` sorted by position).
+fn empty_tag_position(content: &str, found: &[Found]) -> Option<usize> {
     let tags: Vec<usize> = content
         .match_indices("<tool_call>")
         .map(|(i, _)| i)
@@ -211,28 +315,31 @@ fn empty_tag_position(content: &str, found: &[(usize, ExtractedCall)]) -> Option
         let close = content[start..end]
             .find("</tool_call>")
             .map_or(end, |c| start + c);
-        let holds_call = found.iter().any(|(p, _)| *p > start && *p < close);
+        let first_after = found.partition_point(|f| f.start <= start);
+        let holds_call = found.get(first_after).is_some_and(|f| f.start < close);
         (!holds_call).then_some(start)
     })
 }
 
-/// The malformed call for call-shaped text starting at the beginning of `fragment`.
-fn malformed_call(fragment: &str) -> ExtractedCall {
-    let name = guess_name(fragment);
+/// The malformed call for call-shaped text naming `name` (empty: unknown) at the start of
+/// `fragment`, with `why` it did not parse.
+fn malformed_named(name: &str, fragment: &str, why: &str) -> ExtractedCall {
+    let shown = if name.is_empty() { "?" } else { name };
     ExtractedCall {
-        name: format!("{MALFORMED_PREFIX}{}", name.as_deref().unwrap_or("?")),
+        name: format!("{MALFORMED_PREFIX}{shown}"),
         arguments: Value::String(fragment.chars().take(200).collect()),
         format: CallFormat::Malformed,
         id: None,
         error: Some(shape_message(
-            name.as_deref().unwrap_or("<tool>"),
-            "the call is not valid JSON",
+            if name.is_empty() { "<tool>" } else { name },
+            why,
         )),
     }
 }
 
-/// The value of the first `"name": "..."` in a fragment.
+/// The value of the first `"name": "..."` in a fragment (looked for near its start).
 fn guess_name(fragment: &str) -> Option<String> {
+    let fragment = &fragment[..fragment.floor_char_boundary(DICT_WINDOW)];
     let (at, quote) = match (fragment.find("\"name\""), fragment.find("'name'")) {
         (Some(d), Some(s)) if s < d => (s, '\''),
         (Some(d), _) => (d, '"'),
@@ -394,6 +501,79 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_is_never_a_call() {
+        let calls = text(
+            "<think>I could call {\"name\": \"cancel_order\", \"arguments\": {\"order_id\": \"5111\"}} but not yet</think>\n{\"name\": \"get_order\", \"arguments\": {\"order_id\": \"5111\"}}",
+        );
+        assert_eq!(names(&calls), vec![("get_order", CallFormat::Text)]);
+        // A reply cut mid-thought, and reasoning whose open tag was in the prompt.
+        assert!(text("<think>{\"name\": \"get_order\", \"arguments\": {}}").is_empty());
+        assert!(text("{\"name\": \"get_order\", \"arguments\": {}}</think>Done.").is_empty());
+    }
+
+    #[test]
+    fn wrapped_lists_other_keys_and_echoed_tools() {
+        let wrapper = text(
+            r#"{"tool_calls": [{"name": "find_customer", "arguments": {"query": "Ann"}}, {"type": "function", "function": {"name": "get_order", "arguments": {"order_id": "A1"}}}]}"#,
+        );
+        assert_eq!(
+            names(&wrapper),
+            vec![
+                ("find_customer", CallFormat::Text),
+                ("get_order", CallFormat::Text)
+            ]
+        );
+        let params = text(r#"{"function": "get_order", "params": {"order_id": "A1"}}"#);
+        assert_eq!(params[0].arguments, json!({"order_id": "A1"}));
+        let input = text(r#"{"name": "get_order", "input": {"order_id": "A1"}}"#);
+        assert_eq!(input[0].arguments, json!({"order_id": "A1"}));
+        let schema = r#"{"type": "function", "function": {"name": "get_order", "description": "Get an order", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}"#;
+        assert!(text(&format!("<tools>\n{schema}\n</tools>")).is_empty());
+        assert!(text(&format!("[{schema}, {schema}]")).is_empty());
+        // A schema pasted as an argument's value is still a call.
+        let pasted =
+            text(r#"{"name": "get_order", "parameters": {"order_id": {"type": "string"}}}"#);
+        assert_eq!(names(&pasted), vec![("get_order", CallFormat::Text)]);
+    }
+
+    #[test]
+    fn text_beside_native_calls_is_kept_apart_and_deep_arguments_are_rejected() {
+        let mut m =
+            ChatMessage::assistant(r#"{"name": "get_order", "arguments": {"order_id": "X"}}"#);
+        let deep = format!(
+            r#"{{"message": {{"role": "assistant", "content": "", "tool_calls": [{{"function": {{"name": "get_order", "arguments": {{"order_id": {}"5105"{}}}}}}}]}}}}"#,
+            "[".repeat(130),
+            "]".repeat(130)
+        );
+        let bounded = crate::wire::depth::bound(deep.as_bytes());
+        let parsed: crate::wire::api::ChatResponse =
+            serde_json::from_slice(&bounded).expect("a deep body decodes once bounded");
+        m.tool_calls = parsed.message.expect("message").tool_calls;
+        let all = extract_all(&m, &known());
+        assert_eq!(names(&all.calls), vec![("get_order", CallFormat::Native)]);
+        assert!(
+            all.calls[0]
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("nested"))
+        );
+        assert_eq!(
+            names(&all.beside_native),
+            vec![("get_order", CallFormat::Text)]
+        );
+    }
+
+    #[test]
+    fn big_replies_are_read_whole_or_stopped_cleanly() {
+        // A megabyte of open braces: no call, and (see benches/scan.rs) linear time.
+        assert!(text(&"{".repeat(1 << 20)).is_empty());
+        // A megabyte of calls: every one of them found.
+        let one = r#"{"name": "get_order", "arguments": {"order_id": "A1"}}"#;
+        let n = (1 << 20) / one.len();
+        assert_eq!(text(&one.repeat(n)).len(), n);
+    }
+
+    #[test]
     fn prose_gives_nothing() {
         assert!(text("Your order A1 shipped on 2 May {as promised}.").is_empty());
         assert!(text("").is_empty());
@@ -412,6 +592,11 @@ mod tests {
                 Just(":".to_string()), Just("\"get_order\"".to_string()), Just("\"arguments\"".to_string()),
                 Just("<tool_call>".to_string()), Just("</tool_call>".to_string()), Just("```json".to_string()),
                 Just("\\".to_string()), Just("\"".to_string()), Just(",".to_string()), "\\PC{0,5}",
+                Just("[TOOL_CALLS]".to_string()), Just("[ARGS]".to_string()), Just("<function=".to_string()),
+                Just("</function>".to_string()), Just("Action: ".to_string()), Just("\nAction Input: ".to_string()),
+                Just("[get_order(".to_string()), Just("order_id=".to_string()), Just(")]".to_string()),
+                Just("```python\n".to_string()), Just("<think>".to_string()), Just("</think>".to_string()),
+                Just("<tools>".to_string()), Just("'".to_string()), Just("é".to_string()),
             ], 0..40)) {
             let s: String = parts.concat();
             let calls = text(&s);

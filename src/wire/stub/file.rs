@@ -2,6 +2,7 @@
 //! default behaviour and one table per model name. Documented with examples in docs/stub.md.
 
 use super::faults::{FaultKind, FaultRates};
+use super::messy::MessyShape;
 use super::mistakes::MistakePlan;
 use super::script::{Behaviour, ScriptBook, TextStyle};
 use super::{ModelSpec, StubConfig, StubError};
@@ -59,6 +60,8 @@ pub enum BehaviourName {
     InventedTool,
     /// Never answers.
     NeverAnswer,
+    /// The first call written once in a messy shape (`shape`).
+    Messy,
 }
 
 /// One model's table.
@@ -70,6 +73,8 @@ pub struct ModelEntry {
     pub behaviour: BehaviourName,
     /// For `text_calls`: how calls are written (default `mixed`).
     pub text_style: Option<TextStyle>,
+    /// For `messy`: the shape (required).
+    pub shape: Option<MessyShape>,
     /// For `flawed`: share of (task, trial) pairs with a mistake.
     pub mistake_rate: Option<f64>,
     /// For `flawed`: trials per task the plan covers (default 5).
@@ -118,6 +123,9 @@ impl StubFile {
                 BehaviourName::ExampleValue => Behaviour::ExampleValue,
                 BehaviourName::InventedTool => Behaviour::InventedTool,
                 BehaviourName::NeverAnswer => Behaviour::NeverAnswer,
+                BehaviourName::Messy => Behaviour::Messy(e.shape.ok_or_else(|| {
+                    StubError::Config("behaviour \"messy\" needs a `shape`".to_string())
+                })?),
             };
             let total = e.faults.total();
             if !(0.0..=1.0).contains(&total) {
@@ -201,6 +209,9 @@ mod tests {
             [models."flawed:1b"]
             behaviour = "flawed"
             mistake_rate = 0.3
+            [models."mistral:7b"]
+            behaviour = "messy"
+            shape = "mistral"
             "#,
         );
         let cfg = f.and_then(|f| f.into_config(&[], ScriptBook::new()));
@@ -222,6 +233,10 @@ mod tests {
             cfg.models["flawed:1b"].behaviour,
             Behaviour::Flawed(_)
         ));
+        assert!(matches!(
+            cfg.models["mistral:7b"].behaviour,
+            Behaviour::Messy(MessyShape::Mistral)
+        ));
     }
 
     #[test]
@@ -230,6 +245,9 @@ mod tests {
         let over = StubFile::parse("[models.m]\nfaults = { reset = 0.8, hang = 0.5 }")
             .map(|f| f.into_config(&[], ScriptBook::new()));
         assert!(matches!(over, Ok(Err(_))));
+        let shapeless = StubFile::parse("[models.m]\nbehaviour = \"messy\"")
+            .map(|f| f.into_config(&[], ScriptBook::new()));
+        assert!(matches!(shapeless, Ok(Err(_))));
         let closed = StubFile::parse("serve_unknown = false")
             .and_then(|f| f.into_config(&[], ScriptBook::new()));
         assert!(closed.is_ok_and(|c| c.default.is_none()));

@@ -10,11 +10,13 @@
 pub mod faults;
 pub mod file;
 mod http;
+pub mod messy;
 pub mod mistakes;
 pub mod script;
 
 pub use faults::{FaultKind, FaultRates};
 pub use file::StubFile;
+pub use messy::MessyShape;
 pub use mistakes::{ExpectedTrial, Mistake, MistakePlan};
 pub use script::{Behaviour, ScriptBook, TextStyle, UNKNOWN_REPLY};
 
@@ -174,7 +176,10 @@ impl StubConfig {
             "example-value" => Some(Behaviour::ExampleValue),
             "invented-tool" => Some(Behaviour::InventedTool),
             "never-answer" => Some(Behaviour::NeverAnswer),
-            _ => None,
+            _ => base
+                .strip_prefix("messy-")
+                .and_then(MessyShape::from_name)
+                .map(Behaviour::Messy),
         };
         by_name.map(ModelSpec::new).or_else(|| self.default.clone())
     }
@@ -683,10 +688,15 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
     };
 
     if req.stream {
+        let message = ChatMessage {
+            content: reply.content,
+            thinking: reply.thinking,
+            tool_calls,
+            ..ChatMessage::default()
+        };
         return stream_reply(
             req.model.clone(),
-            reply.content,
-            tool_calls,
+            message,
             load + prefill,
             decode,
             fault,
@@ -698,6 +708,7 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
         role: "assistant".to_string(),
         content: reply.content,
         tool_calls,
+        thinking: reply.thinking,
         ..ChatMessage::default()
     };
     let body = serde_json::to_vec(&final_chunk(entry.elapsed(), Some(message))).unwrap_or_default();
@@ -724,18 +735,17 @@ async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
     }
 }
 
-/// The streamed form of a reply: the first content (or the tool calls) after prefill, the rest
-/// after decode, then the final chunk with the metrics (or the injected fault).
+/// The streamed form of a reply: the first content (with the thinking and tool calls) after
+/// prefill, the rest after decode, then the final chunk with the metrics (or the injected fault).
 fn stream_reply(
     model: String,
-    content: String,
-    tool_calls: Vec<ToolCall>,
+    reply: ChatMessage,
     first_after: Duration,
     decode: Duration,
     fault: Option<FaultKind>,
     final_chunk: impl FnOnce(Duration, Option<ChatMessage>) -> ChatResponse + Send + 'static,
 ) -> Response {
-    let chunk = |content: String, tool_calls: Vec<ToolCall>| {
+    let chunk = |content: String, thinking: Option<String>, tool_calls: Vec<ToolCall>| {
         serde_json::to_vec(&ChatResponse {
             model: model.clone(),
             created_at: rfc3339(SystemTime::now(), true),
@@ -743,6 +753,7 @@ fn stream_reply(
                 role: "assistant".to_string(),
                 content,
                 tool_calls,
+                thinking,
                 ..ChatMessage::default()
             }),
             done: false,
@@ -750,6 +761,7 @@ fn stream_reply(
         })
         .unwrap_or_default()
     };
+    let content = reply.content;
     let split = content
         .char_indices()
         .nth(content.chars().count().div_ceil(2))
@@ -757,11 +769,11 @@ fn stream_reply(
     let (head, tail) = content.split_at(split);
     let mut parts = vec![
         Part::Delay(first_after),
-        Part::Line(chunk(head.to_string(), tool_calls)),
+        Part::Line(chunk(head.to_string(), reply.thinking, reply.tool_calls)),
     ];
     parts.push(Part::Delay(decode));
     if !tail.is_empty() {
-        parts.push(Part::Line(chunk(tail.to_string(), Vec::new())));
+        parts.push(Part::Line(chunk(tail.to_string(), None, Vec::new())));
     }
     match fault {
         Some(FaultKind::StreamError) => {

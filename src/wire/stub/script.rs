@@ -7,6 +7,7 @@
 //! with [`crate::wire::tool_call::extract`], so text calls count too). Everything is derived from
 //! the request itself: the stub keeps no conversation state.
 
+use super::messy::{self, MessyShape};
 use super::mistakes::{Mistake, MistakePlan, is_id_arg};
 use crate::suite::{Task, Trajectory, TrajectoryCall};
 use crate::suites::router::RouterSuite;
@@ -59,6 +60,8 @@ pub enum Behaviour {
     NeverAnswer,
     /// The oracle with faults injected at these rates.
     Faulty(super::faults::FaultRates),
+    /// The conversation's first call written in a messy shape once, then the oracle.
+    Messy(MessyShape),
 }
 
 /// One conversation the stub can play.
@@ -170,6 +173,8 @@ pub(crate) struct Reply {
     pub content: String,
     /// Native tool calls (name, arguments).
     pub calls: Vec<(String, Value)>,
+    /// The `thinking` field, when the reply has one.
+    pub thinking: Option<String>,
 }
 
 impl Reply {
@@ -177,6 +182,7 @@ impl Reply {
         Reply {
             content: s.into(),
             calls: Vec::new(),
+            thinking: None,
         }
     }
 
@@ -184,6 +190,7 @@ impl Reply {
         Reply {
             content: String::new(),
             calls: vec![(call.tool.clone(), Value::Object(call.args.clone()))],
+            thinking: None,
         }
     }
 }
@@ -221,6 +228,7 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
             (Behaviour::NeverAnswer, Some(tool)) => Reply {
                 content: String::new(),
                 calls: vec![(tool.to_string(), json!({}))],
+                thinking: None,
             },
             _ => Reply::text(UNKNOWN_REPLY),
         };
@@ -251,6 +259,7 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
         Behaviour::ExampleValue => example_value(&pos, book).unwrap_or_else(|| oracle(&pos)),
         Behaviour::InventedTool => invented_tool(&pos).unwrap_or_else(|| oracle(&pos)),
         Behaviour::NeverAnswer => never_answer(&pos),
+        Behaviour::Messy(shape) => messy_once(&pos, *shape, req),
         Behaviour::Flawed(_) => match mistake {
             Some(Mistake::LoopCap) => never_answer(&pos),
             Some(Mistake::SchemaPaste { .. }) => {
@@ -393,6 +402,16 @@ fn text_calls(pos: &Position<'_>, style: TextStyle, salt: usize) -> Reply {
     Reply::text(content)
 }
 
+/// The conversation's first call in a messy shape; the oracle once the model has made any call.
+fn messy_once(pos: &Position<'_>, shape: MessyShape, req: &ChatRequest) -> Reply {
+    match next_call(pos) {
+        Some(call) if pos.history.is_empty() && pos.turn == 0 => {
+            messy::reply(shape, call, req.tools.as_deref().unwrap_or_default())
+        }
+        _ => oracle(pos),
+    }
+}
+
 /// The next gold call with its first argument replaced by that argument's schema, once.
 fn schema_paste(pos: &Position<'_>, req: &ChatRequest) -> Option<Reply> {
     let pasted_before = pos.history.iter().any(|c| {
@@ -420,6 +439,7 @@ fn schema_paste(pos: &Position<'_>, req: &ChatRequest) -> Option<Reply> {
     Some(Reply {
         content: String::new(),
         calls: vec![(call.tool.clone(), Value::Object(args))],
+        thinking: None,
     })
 }
 
@@ -442,6 +462,7 @@ fn example_value(pos: &Position<'_>, book: &ScriptBook) -> Option<Reply> {
     Some(Reply {
         content: String::new(),
         calls: vec![(call.tool.clone(), Value::Object(args))],
+        thinking: None,
     })
 }
 
@@ -473,5 +494,6 @@ fn never_answer(pos: &Position<'_>) -> Reply {
     Reply {
         content: String::new(),
         calls: vec![(tool, json!({}))],
+        thinking: None,
     }
 }

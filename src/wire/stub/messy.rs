@@ -1,0 +1,241 @@
+//! Messy model output: once per conversation, on its first reply, the stub writes the gold call in
+//! one of the shapes real models emit (or with one of their defects), then follows the gold
+//! trajectory. docs/metrics.md says how passk counts each shape.
+
+use super::script::Reply;
+use crate::suite::TrajectoryCall;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Nesting of the `deep_arguments` shape: past serde_json's recursion limit of 128.
+pub const DEEP_LEVELS: usize = 130;
+/// Copies of the gold call in the `repeated` shape.
+pub const REPEATS: usize = 20;
+/// Size of the `flood` reply, bytes (at least).
+pub const FLOOD_BYTES: usize = 1 << 20;
+
+/// One shape of messy output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessyShape {
+    /// `<think>` with a `cancel_order` call mentioned in it (and in `thinking`), then the call.
+    ThinkMention,
+    /// The native call with its first argument nested [`DEEP_LEVELS`] arrays deep.
+    DeepArguments,
+    /// The native call, and the same call written into the text beside it.
+    BesideNative,
+    /// `{"name": .., "input": {..}}`.
+    InputKey,
+    /// `{"tool_calls": [{"name": .., "arguments": {..}}]}`.
+    Wrapper,
+    /// The `<tools>` list pasted back, then the call in `<tool_call>` tags.
+    EchoedTools,
+    /// Mistral's `[TOOL_CALLS]name[ARGS]{..}`.
+    Mistral,
+    /// Mistral's `[TOOL_CALLS][{"name": .., "arguments": {..}}]`.
+    MistralList,
+    /// llama 3.1's `<function=name>{..}</function>`.
+    FunctionTag,
+    /// llama 3.2's `[name(key="value")]`.
+    Pythonic,
+    /// The same after a sentence of prose.
+    PythonicAfterProse,
+    /// `{"function": "name", "params": {..}}`.
+    FunctionParams,
+    /// ReAct's `Action: name` / `Action Input: {..}`.
+    React,
+    /// `name(key="value")` in a ```python fence.
+    FencedPython,
+    /// The native call with its first argument wrapped in an array (`["5105"]`).
+    ArrayArgument,
+    /// The native call [`REPEATS`] times in one reply.
+    Repeated,
+    /// The call written into the text back to back, [`FLOOD_BYTES`] of it.
+    Flood,
+}
+
+impl MessyShape {
+    /// Every shape, in declaration order.
+    pub const ALL: [MessyShape; 17] = [
+        MessyShape::ThinkMention,
+        MessyShape::DeepArguments,
+        MessyShape::BesideNative,
+        MessyShape::InputKey,
+        MessyShape::Wrapper,
+        MessyShape::EchoedTools,
+        MessyShape::Mistral,
+        MessyShape::MistralList,
+        MessyShape::FunctionTag,
+        MessyShape::Pythonic,
+        MessyShape::PythonicAfterProse,
+        MessyShape::FunctionParams,
+        MessyShape::React,
+        MessyShape::FencedPython,
+        MessyShape::ArrayArgument,
+        MessyShape::Repeated,
+        MessyShape::Flood,
+    ];
+
+    /// The shape's name in model names (`messy-<name>`): snake case with dashes.
+    pub fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(|s| s.replace('_', "-")))
+            .unwrap_or_default()
+    }
+
+    /// The shape named `name` (as [`MessyShape::name`] writes it).
+    pub fn from_name(name: &str) -> Option<MessyShape> {
+        MessyShape::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// The messy reply carrying `call`; `tools` are the request's tool schemas.
+pub(crate) fn reply(shape: MessyShape, call: &TrajectoryCall, tools: &[Value]) -> Reply {
+    let name = call.tool.as_str();
+    let args = Value::Object(call.args.clone());
+    let bare = json!({"name": name, "arguments": args}).to_string();
+    let text = |content: String| Reply {
+        content,
+        ..Reply::default()
+    };
+    match shape {
+        MessyShape::ThinkMention => {
+            let mention = r#"I could call {"name": "cancel_order", "arguments": {"order_id": "5111"}} to cancel it ... but not yet."#;
+            Reply {
+                content: format!("<think>{mention}</think>\n{bare}"),
+                thinking: Some(format!("I could call cancel_order 5111 {mention}")),
+                ..Reply::default()
+            }
+        }
+        MessyShape::DeepArguments => native(call, 1, |v| {
+            (0..DEEP_LEVELS).fold(v, |inner, _| Value::Array(vec![inner]))
+        }),
+        MessyShape::BesideNative => Reply {
+            content: bare,
+            ..native(call, 1, |v| v)
+        },
+        MessyShape::InputKey => text(json!({"name": name, "input": args}).to_string()),
+        MessyShape::Wrapper => {
+            text(json!({"tool_calls": [{"name": name, "arguments": args}]}).to_string())
+        }
+        MessyShape::EchoedTools => {
+            let listed: Vec<String> = tools.iter().map(Value::to_string).collect();
+            text(format!(
+                "<tools>\n{}\n</tools>\n<tool_call>\n{bare}\n</tool_call>",
+                listed.join("\n")
+            ))
+        }
+        MessyShape::Mistral => text(format!("[TOOL_CALLS]{name}[ARGS]{args}")),
+        MessyShape::MistralList => text(format!("[TOOL_CALLS][{bare}]")),
+        MessyShape::FunctionTag => text(format!("<function={name}>{args}</function>")),
+        MessyShape::Pythonic => text(format!("[{}]", python_call(call))),
+        MessyShape::PythonicAfterProse => text(format!(
+            "Let me look that up for you. [{}]",
+            python_call(call)
+        )),
+        MessyShape::FunctionParams => text(json!({"function": name, "params": args}).to_string()),
+        MessyShape::React => text(format!(
+            "Thought: I need to look this up first.\nAction: {name}\nAction Input: {args}"
+        )),
+        MessyShape::FencedPython => text(format!("```python\n{}\n```", python_call(call))),
+        MessyShape::ArrayArgument => native(call, 1, |v| Value::Array(vec![v])),
+        MessyShape::Repeated => Reply {
+            calls: vec![(name.to_string(), args); REPEATS],
+            ..Reply::default()
+        },
+        MessyShape::Flood => {
+            let copies = FLOOD_BYTES.div_ceil(bare.len() + 1);
+            text(vec![bare; copies].join("\n"))
+        }
+    }
+}
+
+/// The native call with its first `n` arguments changed by `f`.
+fn native(call: &TrajectoryCall, n: usize, f: impl Fn(Value) -> Value) -> Reply {
+    let mut args = call.args.clone();
+    for (_, v) in args.iter_mut().take(n) {
+        *v = f(v.take());
+    }
+    Reply {
+        calls: vec![(call.tool.clone(), Value::Object(args))],
+        ..Reply::default()
+    }
+}
+
+/// The call as Python: `name(key="value", ...)` (JSON literals are Python literals here, but for
+/// `true`, `false` and `null`).
+fn python_call(call: &TrajectoryCall) -> String {
+    let args: Vec<String> = call
+        .args
+        .iter()
+        .map(|(k, v)| {
+            let literal = match v {
+                Value::Bool(true) => "True".to_string(),
+                Value::Bool(false) => "False".to_string(),
+                Value::Null => "None".to_string(),
+                other => other.to_string(),
+            };
+            format!("{k}={literal}")
+        })
+        .collect();
+    format!("{}({})", call.tool, args.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::tool_call::extract_all;
+
+    #[test]
+    fn names_round_trip() {
+        for s in MessyShape::ALL {
+            assert_eq!(MessyShape::from_name(&s.name()), Some(s));
+        }
+        assert_eq!(
+            MessyShape::PythonicAfterProse.name(),
+            "pythonic-after-prose"
+        );
+    }
+
+    #[test]
+    fn text_shapes_read_back_as_the_call() {
+        let mut args = serde_json::Map::new();
+        args.insert("order_id".into(), json!("5105"));
+        let call = TrajectoryCall {
+            tool: "get_order".into(),
+            args,
+        };
+        let known = vec!["get_order".to_string(), "cancel_order".to_string()];
+        for shape in [
+            MessyShape::ThinkMention,
+            MessyShape::InputKey,
+            MessyShape::Wrapper,
+            MessyShape::EchoedTools,
+            MessyShape::Mistral,
+            MessyShape::MistralList,
+            MessyShape::FunctionTag,
+            MessyShape::Pythonic,
+            MessyShape::PythonicAfterProse,
+            MessyShape::FunctionParams,
+            MessyShape::React,
+            MessyShape::FencedPython,
+        ] {
+            let tools = vec![json!({"type": "function", "function": {"name": "get_order",
+                "description": "An order", "parameters": {"type": "object",
+                "properties": {"order_id": {"type": "string"}}}}})];
+            let r = reply(shape, &call, &tools);
+            let message = crate::wire::api::ChatMessage::assistant(r.content);
+            let got = extract_all(&message, &known).calls;
+            let got: Vec<(&str, &Value)> = got
+                .iter()
+                .map(|c| (c.name.as_str(), &c.arguments))
+                .collect();
+            assert_eq!(
+                got,
+                vec![("get_order", &json!({"order_id": "5105"}))],
+                "{shape:?}"
+            );
+        }
+    }
+}

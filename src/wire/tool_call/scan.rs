@@ -1,0 +1,168 @@
+//! The bounded, linear machinery of the text scanner: a work budget per reply and brace matching
+//! that resolves every `{` of a pass at once instead of rescanning from each one.
+
+/// Work allowed per byte of a reply: each byte is looked at this many times on average at most.
+pub const WORK_PER_BYTE: usize = 8;
+
+/// Work allowed on any reply, however short.
+pub const MIN_WORK: usize = 64 * 1024;
+
+/// The work left for one reply; once spent, the scanner stops and keeps what it found so far.
+#[derive(Debug)]
+pub(super) struct Budget {
+    left: usize,
+}
+
+impl Budget {
+    /// The budget of a reply of `len` bytes: [`WORK_PER_BYTE`] per byte, at least [`MIN_WORK`].
+    pub fn for_len(len: usize) -> Budget {
+        Budget {
+            left: len.saturating_mul(WORK_PER_BYTE).max(MIN_WORK),
+        }
+    }
+
+    /// Spends `n` units; false (and nothing left) when they were not there.
+    pub fn spend(&mut self, n: usize) -> bool {
+        match self.left.checked_sub(n) {
+            Some(left) => {
+                self.left = left;
+                true
+            }
+            None => {
+                self.left = 0;
+                false
+            }
+        }
+    }
+
+    /// Whether the budget is spent.
+    pub fn is_spent(&self) -> bool {
+        self.left == 0
+    }
+}
+
+/// Matching braces of one text, computed pass by pass: a pass from a `{` outside any string
+/// resolves every `{` it meets outside strings, so most texts need a single pass.
+pub(super) struct Braces<'a> {
+    bytes: &'a [u8],
+    /// Per byte: [`UNKNOWN`], [`NEVER`], or the end of the object opening there.
+    ends: Vec<usize>,
+}
+
+/// Not resolved by any pass yet.
+const UNKNOWN: usize = usize::MAX;
+/// Resolved: never closes.
+const NEVER: usize = usize::MAX - 1;
+
+impl<'a> Braces<'a> {
+    pub fn new(text: &'a str) -> Braces<'a> {
+        Braces {
+            bytes: text.as_bytes(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// End (exclusive) of the balanced `{...}` starting at `start` (strings and escapes respected),
+    /// `None` when it never closes or the budget ran out.
+    pub fn end(&mut self, start: usize, budget: &mut Budget) -> Option<usize> {
+        if self.ends.is_empty() {
+            self.ends = vec![UNKNOWN; self.bytes.len()];
+        }
+        if self.ends.get(start) == Some(&UNKNOWN) {
+            self.pass(start, budget);
+        }
+        match self.ends.get(start) {
+            Some(&end) if end != UNKNOWN && end != NEVER => Some(end),
+            _ => None,
+        }
+    }
+
+    fn pass(&mut self, start: usize, budget: &mut Budget) {
+        let rest = &self.bytes[start.min(self.bytes.len())..];
+        if !budget.spend(rest.len()) {
+            return;
+        }
+        let mut open: Vec<usize> = Vec::new();
+        let mut in_string = false;
+        let mut escaped = false;
+        for (k, &b) in rest.iter().enumerate() {
+            let at = start + k;
+            if in_string {
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' => open.push(at),
+                b'}' => {
+                    if let Some(o) = open.pop() {
+                        self.ends[o] = at + 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        for o in open {
+            self.ends[o] = NEVER;
+        }
+    }
+}
+
+/// Parses the balanced object at `start` as JSON, charging its length to the budget.
+pub(super) fn object_at(
+    text: &str,
+    braces: &mut Braces<'_>,
+    start: usize,
+    budget: &mut Budget,
+) -> Option<(usize, serde_json::Value)> {
+    let end = braces.end(start, budget)?;
+    if !budget.spend(end - start) {
+        return None;
+    }
+    let value = serde_json::from_str(text.get(start..end)?).ok()?;
+    Some((end, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ends_match_nested_and_skip_strings() {
+        let text = r#"x {"a": {"b": "}"}, "c": 1} {"#;
+        let mut braces = Braces::new(text);
+        let mut budget = Budget::for_len(text.len());
+        assert_eq!(braces.end(2, &mut budget), Some(text.len() - 2));
+        assert_eq!(braces.end(8, &mut budget), Some(18));
+        assert_eq!(braces.end(text.len() - 1, &mut budget), None);
+    }
+
+    #[test]
+    fn a_megabyte_of_open_braces_resolves_in_one_pass() {
+        let text = "{".repeat(1 << 20);
+        let mut braces = Braces::new(&text);
+        let mut budget = Budget::for_len(text.len());
+        for i in 0..text.len() {
+            assert_eq!(braces.end(i, &mut budget), None);
+        }
+        // One pass over the text, nothing more.
+        assert!(!budget.is_spent());
+    }
+
+    #[test]
+    fn the_budget_stops_adversarial_texts() {
+        // Every `{` sits inside a string of every pass before, so each needs a pass of its own.
+        let text = r#"{\""#.repeat(1 << 16);
+        let mut braces = Braces::new(&text);
+        let mut budget = Budget::for_len(text.len());
+        for i in 0..text.len() {
+            let _ = braces.end(i, &mut budget);
+        }
+        assert!(budget.is_spent());
+    }
+}
