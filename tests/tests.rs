@@ -2,6 +2,7 @@
 //! library's public API, over loopback only.
 
 mod calibrate;
+mod fidelity;
 mod reference;
 mod regrade;
 mod report;

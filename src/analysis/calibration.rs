@@ -229,23 +229,23 @@ pub fn fault_checks(run: &Run, model: &str, injected: &BTreeMap<FaultKind, u64>)
         FaultKind::Http500,
         FaultKind::Http503,
         FaultKind::StreamError,
+        FaultKind::TruncatedBody,
     ];
     let protocol = [
         FaultKind::NotFound,
         FaultKind::NoTools,
-        FaultKind::TruncatedBody,
         FaultKind::NonJsonBody,
     ];
     let mut out = vec![
         Check::new(
             format!(
-                "{model}: transport attempts = injected resets, hangs, 500s, 503s, stream errors"
+                "{model}: transport attempts = injected resets, hangs, 500s, 503s, stream errors, cut connections"
             ),
             count(&transport),
             attempts(CallOutcome::Transport),
         ),
         Check::new(
-            format!("{model}: protocol attempts = injected 404s, 400s, bad bodies"),
+            format!("{model}: protocol attempts = injected 404s, 400s, non-JSON bodies"),
             count(&protocol),
             attempts(CallOutcome::Protocol),
         ),

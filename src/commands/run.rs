@@ -7,7 +7,7 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::runner::experiment::{self, Experiment, RunError};
 use passk::runner::progress::{Progress, bars_wanted};
-use passk::runner::settings::{ExperimentFile, RunSettings};
+use passk::runner::settings::{ExperimentFile, RunSettings, SettingsError};
 use passk::wire::host::parse_host;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,6 +66,9 @@ pub fn resolve(args: &RunArgs) -> anyhow::Result<(RunSettings, Option<String>)> 
     if args.stream {
         s.stream = true;
     }
+    if let Some(t) = args.think {
+        s.think = Some(t.as_bool());
+    }
     over_host!(timeout => timeout_s);
     over_host!(connect_timeout => connect_timeout_s);
     over_host!(retries => retries);
@@ -104,7 +107,15 @@ pub fn cancel_on_ctrl_c(rt: &tokio::runtime::Runtime) -> Arc<AtomicBool> {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
-    let (settings, experiment_file) = resolve(args)?;
+    let (settings, experiment_file) = match resolve(args) {
+        Ok(r) => r,
+        // A setting that cannot be used is a usage error, refused before any trace.
+        Err(e) if e.downcast_ref::<SettingsError>().is_some() => {
+            eprintln!("error: {e:#}");
+            return Ok(exit_code::USAGE);
+        }
+        Err(e) => return Err(e),
+    };
     let host = parse_host(&args.host.host)?;
     let run_id = args
         .run_id

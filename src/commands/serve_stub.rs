@@ -6,15 +6,17 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::suite::{Domain, RouterSuite, Task};
 use passk::wire::stub::{ScriptBook, StubConfig, StubFile, StubServer};
+use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 /// What the oracle replays: the store's and the triage suite's tasks, the router suite, documented
-/// example values.
+/// example values, and the digests of what was loaded (published on `/api/version`).
 struct Suites {
     tasks: Vec<Task>,
     router: Option<RouterSuite>,
     examples: Vec<(String, String)>,
+    digests: BTreeMap<String, String>,
 }
 
 /// Loads the store, triage and router suites under `root` for the oracle and the flawed plans.
@@ -25,7 +27,9 @@ fn load_suites(root: &Path) -> anyhow::Result<Suites> {
     // The store's examples win a shared parameter name.
     let mut examples = triage.example_values();
     examples.extend(store.example_values());
+    let digests = passk::runner::experiment::task_digests(&[&store, &triage], Some(&router));
     Ok(Suites {
+        digests,
         tasks: store
             .tasks()
             .iter()
@@ -44,7 +48,7 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     book.set_example_values(&suites.examples);
     if book.is_empty() {
         eprintln!(
-            "warning: no conversations loaded; the oracle will answer \"I cannot help with that.\""
+            "warning: no conversations loaded; every chat call will be refused as an unknown conversation"
         );
     }
     let mut config = match &args.config {
@@ -75,6 +79,7 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         .parse()
         .with_context(|| format!("--bind {:?} is not an IP address", args.bind))?;
     config.addr = SocketAddr::new(ip, args.port);
+    config.suites = suites.digests;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -22,6 +22,37 @@ use crate::wire::tool_call;
 use serde_json::Value;
 use std::time::Instant;
 
+/// What a conversation's calls have filled of the context, to flag `context_overflow`.
+#[derive(Debug, Default)]
+struct ContextUse {
+    /// The server counts only prompt tokens past its cache (Ollama 0.30.0).
+    only_new: bool,
+    /// The previous call's `prompt_eval_count`.
+    last_prompt: Option<u64>,
+    /// Only-new counts: tokens in the context after the previous call (prompt and output).
+    used: Option<u64>,
+}
+
+impl ContextUse {
+    /// Flags the call when its prompt reached `num_ctx`, or (full counts) shrank below the
+    /// previous one, which means Ollama dropped messages. With only-new counts the prompt is the
+    /// previous context plus the new tokens (a lower bound on a conversation's first call).
+    fn observe(&mut self, record: &mut CallRecord, num_ctx: u64) {
+        let Some(prompt) = record.timings.prompt_eval_count else {
+            return;
+        };
+        if self.only_new {
+            let used = self.used.unwrap_or(0) + prompt;
+            record.context_overflow = used >= num_ctx;
+            self.used = Some(used + record.timings.eval_count.unwrap_or(0));
+        } else {
+            record.context_overflow =
+                prompt >= num_ctx || self.last_prompt.is_some_and(|p| prompt < p);
+        }
+        self.last_prompt = Some(prompt);
+    }
+}
+
 /// Prefix of a rejected tool result as the model sees it.
 pub const ERROR_PREFIX: &str = "error: ";
 
@@ -39,6 +70,9 @@ pub struct Player<'a> {
     pub grader_digest: &'a str,
     /// The router, when it runs in front of the agent.
     pub router_in_front: Option<&'a RouterSuite>,
+    /// The server counts only the prompt tokens past its cache (Ollama 0.30.0; see
+    /// [`crate::runner::preflight::prompt_counts_only_new`]).
+    pub prompt_counts_only_new: bool,
 }
 
 /// Outcome of one model call: its record and, when ok, the response.
@@ -72,6 +106,9 @@ impl Player<'_> {
         if let Some(r) = &response {
             record.timings = r.timings.clone();
             record.truncated = r.timings.done_reason.as_deref() == Some("length");
+            if let Some(m) = &r.message {
+                record.set_thinking(m);
+            }
         }
         Called { record, response }
     }
@@ -99,6 +136,8 @@ impl Player<'_> {
             stream: self.settings.stream,
             options,
             keep_alive: Some(self.settings.keep_alive.clone()),
+            think: self.settings.think,
+            format: None,
         }
     }
 
@@ -193,7 +232,10 @@ impl Player<'_> {
         let mut replies: Vec<Option<String>> = Vec::new();
         let mut status = Status::Ok;
         let mut aborted: Option<Outcome> = None;
-        let mut last_prompt: Option<u64> = None;
+        let mut context = ContextUse {
+            only_new: self.prompt_counts_only_new,
+            ..ContextUse::default()
+        };
 
         'turns: for (turn, text) in task.customer.iter().enumerate() {
             let turn = turn as u32;
@@ -243,11 +285,7 @@ impl Player<'_> {
                     break 'turns;
                 }
                 let message = called.response.and_then(|r| r.message).unwrap_or_default();
-                if let Some(prompt) = called.record.timings.prompt_eval_count {
-                    called.record.context_overflow =
-                        prompt >= self.settings.num_ctx || last_prompt.is_some_and(|p| prompt < p);
-                    last_prompt = Some(prompt);
-                }
+                context.observe(&mut called.record, self.settings.num_ctx);
                 let extracted = if toolless {
                     Vec::new()
                 } else {
@@ -390,6 +428,8 @@ fn assistant_echo(message: &ChatMessage) -> ChatMessage {
         role: "assistant".into(),
         content: message.content.clone(),
         tool_calls: message.tool_calls.clone(),
+        // Ollama's docs send a thinking model's reasoning back with its message.
+        thinking: message.thinking.clone(),
         ..ChatMessage::default()
     }
 }

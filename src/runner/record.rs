@@ -170,6 +170,13 @@ pub struct CallRecord {
     /// Time to the first chunk carrying content or a tool call, seconds (streaming only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_s: Option<f64>,
+    /// A thinking model's reasoning text, as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    /// The reasoning's share of `eval_count` (Ollama does not split it: estimated by the
+    /// reasoning's share of the reply's characters); thinking tokens are output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_tokens: Option<u64>,
 }
 
 impl CallRecord {
@@ -194,7 +201,28 @@ impl CallRecord {
             predicted: None,
             ttfb_s: None,
             ttft_s: None,
+            thinking: None,
+            thinking_tokens: None,
         }
+    }
+
+    /// Records a thinking model's reasoning and its estimated share of `eval_count`: the
+    /// reasoning's share of the characters of reasoning, text and tool calls.
+    pub fn set_thinking(&mut self, message: &crate::wire::api::ChatMessage) {
+        let Some(thinking) = message.thinking.as_ref().filter(|t| !t.is_empty()) else {
+            return;
+        };
+        let calls: usize = message
+            .tool_calls
+            .iter()
+            .map(|c| c.function.name.len() + c.function.arguments.to_string().len())
+            .sum();
+        let all = (thinking.len() + message.content.len() + calls) as f64;
+        self.thinking_tokens = self
+            .timings
+            .eval_count
+            .map(|n| (n as f64 * thinking.len() as f64 / all).round() as u64);
+        self.thinking = Some(thinking.clone());
     }
 
     /// Input tokens (`prompt_eval_count`), 0 when absent.

@@ -3,8 +3,10 @@
 
 pub mod api;
 pub mod client;
+pub mod duration;
 pub mod error;
 pub mod host;
+pub mod name;
 pub mod outcome;
 pub mod stub;
 pub mod tool_call;
