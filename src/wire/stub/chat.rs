@@ -196,7 +196,8 @@ fn generate(reply: Reply, thinks: bool, req: &ChatRequest, length_fault: bool) -
         limit
     };
     match limit {
-        Some(limit) if limit < full => cut(thinking, content, &reply.calls, limit),
+        // An injected length stop always stops, even a one-token reply.
+        Some(limit) if limit < full || length_fault => cut(thinking, content, &reply.calls, limit),
         _ => Generated {
             content,
             thinking,
