@@ -380,7 +380,9 @@ fn run_first_task(
     args.extend(extra.split_whitespace().map(String::from));
     let (code, _, stderr) = output(passk().args(&args));
     let run = (code == 0).then(|| load(&out));
-    (code, stderr, run)
+    // With --report: the report's text after stderr, so that a test can read it.
+    let report = std::fs::read_to_string(out.join("report/report.md")).unwrap_or_default();
+    (code, format!("{stderr}{report}"), run)
 }
 
 #[test]
@@ -422,8 +424,12 @@ fn truncation_and_thinking_are_recorded_from_real_answers() {
         !calls.is_empty() && calls.iter().all(|c| c.truncated),
         "every reply was cut at 2 tokens"
     );
-    let (code, stderr, run) = run_first_task(&stub, "thinking", "");
+    let (code, stderr, run) = run_first_task(&stub, "thinking", "--report");
     assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("Thinking tokens per conversation (counted as output)"),
+        "{stderr}"
+    );
     let run = run.expect("run");
     assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass));
     let calls: Vec<_> = run.conversations.iter().flat_map(|c| &c.calls).collect();
