@@ -54,6 +54,15 @@ fn opening(model: &str) -> ChatRequest {
     }
 }
 
+/// The reply's message of a call that must succeed.
+async fn message(c: &Client, req: &ChatRequest) -> ChatMessage {
+    c.chat(req)
+        .await
+        .response
+        .and_then(|r| r.message)
+        .expect("message")
+}
+
 /// A raw POST: status and body as JSON.
 async fn post(h: &StubHandle, path: &str, body: &str) -> (u16, Value) {
     let r = reqwest::Client::new()
@@ -210,23 +219,13 @@ async fn num_predict_cuts_and_format_shapes_the_reply() {
     let mut toolless = opening("oracle");
     toolless.tools = None;
     toolless.format = Some(json!("json"));
-    let m = c
-        .chat(&toolless)
-        .await
-        .response
-        .and_then(|r| r.message)
-        .expect("message");
+    let m = message(&c, &toolless).await;
     let v: Value = serde_json::from_str(&m.content).expect("json content");
     assert!(v.is_object());
     toolless.format = Some(
         json!({"type": "object", "properties": {"answer": {"type": "string"}, "n": {"type": "integer"}}}),
     );
-    let m = c
-        .chat(&toolless)
-        .await
-        .response
-        .and_then(|r| r.message)
-        .expect("message");
+    let m = message(&c, &toolless).await;
     let v: Value = serde_json::from_str(&m.content).expect("json content");
     assert!(v["answer"].is_string() && v["n"].is_number(), "{v}");
 }
@@ -238,24 +237,14 @@ async fn a_thinking_model_thinks_unless_told_not_to() {
     for stream in [false, true] {
         let mut req = opening("thinking");
         req.stream = stream;
-        let m = c
-            .chat(&req)
-            .await
-            .response
-            .and_then(|r| r.message)
-            .expect("message");
+        let m = message(&c, &req).await;
         assert!(
             m.thinking.as_ref().is_some_and(|t| !t.is_empty()),
             "stream={stream}"
         );
         assert_eq!(m.tool_calls.len(), 1);
         req.think = Some(false);
-        let m = c
-            .chat(&req)
-            .await
-            .response
-            .and_then(|r| r.message)
-            .expect("message");
+        let m = message(&c, &req).await;
         assert_eq!(m.thinking, None);
     }
     let r = c.show("thinking").await.expect("show");
@@ -329,26 +318,14 @@ fn head_requests_and_expect_continue_are_answered() {
         .await
         .expect("join")
     });
-    assert!(
-        out.0.starts_with("HTTP/1.1 200") && out.0.ends_with("\r\n\r\n"),
-        "{}",
-        out.0
-    );
-    assert!(
-        out.1.starts_with("HTTP/1.1 200") && out.1.ends_with("\r\n\r\n"),
-        "{}",
-        out.1
-    );
-    assert!(
-        out.2.starts_with("HTTP/1.1 100 Continue\r\n\r\n"),
-        "{}",
-        out.2
-    );
-    assert!(
-        out.2.contains("HTTP/1.1 200") && out.2.contains("capabilities"),
-        "{}",
-        out.2
-    );
+    for head_only in [&out.0, &out.1] {
+        let answered = head_only.starts_with("HTTP/1.1 200") && head_only.ends_with("\r\n\r\n");
+        assert!(answered, "a head and no body: {head_only}");
+    }
+    let continued = out.2.starts_with("HTTP/1.1 100 Continue\r\n\r\n")
+        && out.2.contains("HTTP/1.1 200")
+        && out.2.contains("capabilities");
+    assert!(continued, "{}", out.2);
 }
 
 /// `passk run` on the store's first task against `stub` with extra flags; the run read back.
@@ -385,6 +362,14 @@ fn run_first_task(
     (code, format!("{stderr}{report}"), run)
 }
 
+/// Every conversation call of a run (none when it did not run).
+fn calls_of(run: Option<&passk::analysis::Run>) -> Vec<&passk::runner::record::CallRecord> {
+    run.iter()
+        .flat_map(|r| &r.conversations)
+        .flat_map(|c| &c.calls)
+        .collect()
+}
+
 #[test]
 fn passk_refuses_what_ollama_would_refuse_before_any_trace() {
     let stub = Stub::start(
@@ -419,7 +404,7 @@ fn truncation_and_thinking_are_recorded_from_real_answers() {
     let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-predict 2");
     assert_eq!(code, 0, "{stderr}");
     let run = run.expect("run");
-    let calls: Vec<_> = run.conversations.iter().flat_map(|c| &c.calls).collect();
+    let calls = calls_of(Some(&run));
     assert!(
         !calls.is_empty() && calls.iter().all(|c| c.truncated),
         "every reply was cut at 2 tokens"
@@ -432,7 +417,7 @@ fn truncation_and_thinking_are_recorded_from_real_answers() {
     );
     let run = run.expect("run");
     assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass));
-    let calls: Vec<_> = run.conversations.iter().flat_map(|c| &c.calls).collect();
+    let calls = calls_of(Some(&run));
     assert!(calls.iter().all(|c| c.thinking.is_some()));
     assert!(calls.iter().all(|c| {
         c.thinking_tokens
@@ -440,11 +425,7 @@ fn truncation_and_thinking_are_recorded_from_real_answers() {
     }));
     let (code, stderr, run) = run_first_task(&stub, "thinking", "--think off");
     assert_eq!(code, 0, "{stderr}");
-    let calls: Vec<_> = run
-        .iter()
-        .flat_map(|r| &r.conversations)
-        .flat_map(|c| &c.calls)
-        .collect();
+    let calls = calls_of(run.as_ref());
     assert!(calls.iter().all(|c| c.thinking.is_none()));
 }
 
@@ -454,11 +435,7 @@ fn context_overflow_is_right_under_both_prompt_counts() {
         let stub = Stub::start(vec![], |c| c.prompt_count = mode);
         let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-ctx 16384");
         assert_eq!(code, 0, "{stderr}");
-        let calls: Vec<_> = run
-            .iter()
-            .flat_map(|r| &r.conversations)
-            .flat_map(|c| &c.calls)
-            .collect();
+        let calls = calls_of(run.as_ref());
         assert!(calls.len() > 2, "{mode:?}");
         assert!(
             calls.iter().all(|c| !c.context_overflow),
@@ -476,14 +453,54 @@ fn context_overflow_is_right_under_both_prompt_counts() {
         }
         let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-ctx 64");
         assert_eq!(code, 0, "{stderr}");
-        let calls: Vec<_> = run
-            .iter()
-            .flat_map(|r| &r.conversations)
-            .flat_map(|c| &c.calls)
-            .collect();
+        let calls = calls_of(run.as_ref());
         assert!(
             calls.iter().all(|c| c.context_overflow),
             "{mode:?}: every prompt fills 64 tokens"
         );
     }
+}
+
+#[test]
+fn doctor_and_pull_match_untagged_and_namespaced_names() {
+    let stub = Stub::start(
+        vec![
+            ("llama3.2", Behaviour::Oracle.into()),
+            ("myns/tiny:1b", Behaviour::Oracle.into()),
+        ],
+        |_| {},
+    );
+    let (code, stdout, stderr) = output(passk().args([
+        "doctor",
+        "--host",
+        &stub.host(),
+        "--models",
+        "llama3.2,library/llama3.2:latest,myns/tiny:1b",
+    ]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("digest unknown"), "{stdout}");
+    assert_eq!(stdout.matches("is pulled (").count(), 3, "{stdout}");
+    let (code, stdout, stderr) =
+        output(passk().args(["pull", "--host", &stub.host(), "llama3.2", "myns/tiny:1b"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("llama3.2: pulled, listed as llama3.2:latest (")
+            && stdout.contains("myns/tiny:1b: pulled, listed as myns/tiny:1b ("),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_experiment_file_keep_alive_ollama_refuses_is_a_usage_error() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let file = tmp.path().join("exp.toml");
+    std::fs::write(&file, "keep-alive = \"forever\"\n").expect("write");
+    let (code, stderr, _) =
+        run_first_task(&stub, "oracle", &format!("--config {}", file.display()));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("time: invalid duration \"forever\""),
+        "{stderr}"
+    );
 }

@@ -37,7 +37,7 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         think,
     } = match judge::chat_request(body) {
         Ok(j) => j,
-        Err(e) => return error(400, e),
+        Err(refusal) => return error(refusal.status, refusal.message),
     };
     if req.model.is_empty() {
         return error(400, "model is required");

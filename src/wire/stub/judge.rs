@@ -19,7 +19,7 @@ pub(crate) struct Judged {
 }
 
 /// Options Ollama holds as integers; a JSON number with a fraction part is read as its integer.
-const INTEGER_OPTIONS: [&str; 8] = [
+const INTEGER_OPTIONS: [&str; 11] = [
     "num_ctx",
     "num_predict",
     "seed",
@@ -28,26 +28,60 @@ const INTEGER_OPTIONS: [&str; 8] = [
     "num_gpu",
     "num_thread",
     "num_keep",
+    "repeat_last_n",
+    "draft_num_predict",
+    "main_gpu",
 ];
+
+/// Options Ollama holds as floats.
+const FLOAT_OPTIONS: [&str; 7] = [
+    "temperature",
+    "top_p",
+    "min_p",
+    "typical_p",
+    "repeat_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+];
+
+/// How Ollama refuses a request: its status and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// 400 for what the decoder refuses, 500 for an option of the wrong type (Ollama's
+    /// `Options.FromMap` error goes through `handleScheduleError`'s default case).
+    pub status: u16,
+    /// Ollama's text.
+    pub message: String,
+}
+
+impl From<String> for Refusal {
+    fn from(message: String) -> Refusal {
+        Refusal {
+            status: 400,
+            message,
+        }
+    }
+}
 
 /// Ollama's answer to an empty body.
 const MISSING_BODY: &str = "missing request body";
 
-/// The request, or the 400 error text Ollama answers.
-pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, String> {
+/// The request, or Ollama's refusal.
+pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
     if body.trim_ascii().is_empty() {
-        return Err(MISSING_BODY.to_string());
+        return Err(MISSING_BODY.to_string().into());
     }
-    let value: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let value: Value = serde_json::from_slice(body).map_err(|e| Refusal::from(e.to_string()))?;
     let Value::Object(mut obj) = value else {
         return Err(format!(
             "json: cannot unmarshal {} into Go value of type api.ChatRequest",
             json_kind(&value)
-        ));
+        )
+        .into());
     };
     let keep_alive = match obj.remove("keep_alive") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(keep_alive(&v)?),
+        Some(v) => Some(keep_alive(&v).map_err(Refusal::from)?),
     };
     let think = match obj.remove("think") {
         None | Some(Value::Null) => None,
@@ -58,10 +92,11 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, String> {
         Some(Value::String(s)) => {
             return Err(format!(
                 "invalid think value: {s:?} (must be \"high\", \"medium\", \"low\", \"max\", true, or false)"
-            ));
+            )
+            .into());
         }
         Some(_) => {
-            return Err("think must be a boolean or string (\"high\", \"medium\", \"low\", \"max\", true, or false)".to_string());
+            return Err("think must be a boolean or string (\"high\", \"medium\", \"low\", \"max\", true, or false)".to_string().into());
         }
     };
     for key in ["stream", "options", "messages", "tools", "format"] {
@@ -70,7 +105,7 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, String> {
         }
     }
     if let Some(options) = obj.get_mut("options") {
-        integer_options(options)?;
+        typed_options(options)?;
     }
     if let Some(Value::Array(messages)) = obj.get_mut("messages") {
         for m in messages.iter_mut() {
@@ -96,20 +131,39 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-fn integer_options(options: &mut Value) -> Result<(), String> {
+/// Checks the known options' types as `Options.FromMap` does (`null` skipped, an integer written
+/// as a float truncated) and reads them as Ollama would.
+fn typed_options(options: &mut Value) -> Result<(), Refusal> {
     let Value::Object(map) = options else {
         return Err(format!(
             "json: cannot unmarshal {} into Go struct field ChatRequest.options of type map[string]interface {{}}",
             json_kind(options)
-        ));
+        )
+        .into());
     };
-    for key in INTEGER_OPTIONS {
-        if let Some(v) = map.get_mut(key)
-            && let Some(f) = v.as_f64()
-            && !v.is_i64()
-            && !v.is_u64()
-        {
-            *v = Value::from(f.trunc() as i64);
+    let wrong = |key: &str, kind: &str| Refusal {
+        status: 500,
+        message: format!("option {key:?} must be of type {kind}"),
+    };
+    for (key, v) in map.iter_mut().filter(|(_, v)| !v.is_null()) {
+        let key = key.as_str();
+        if INTEGER_OPTIONS.contains(&key) {
+            let f = v.as_f64().ok_or_else(|| wrong(key, "integer"))?;
+            if !v.is_i64() && !v.is_u64() {
+                *v = Value::from(f.trunc() as i64);
+            }
+        } else if FLOAT_OPTIONS.contains(&key) && !v.is_number() {
+            return Err(wrong(key, "float32"));
+        } else if key == "use_mmap" && !v.is_boolean() {
+            return Err(wrong(key, "boolean"));
+        } else if key == "stop" {
+            let strings = v.as_array().ok_or_else(|| wrong(key, "array"))?;
+            if !strings.iter().all(Value::is_string) {
+                return Err(Refusal {
+                    status: 500,
+                    message: format!("option {key:?} must be of an array of strings"),
+                });
+            }
         }
     }
     Ok(())
@@ -117,12 +171,13 @@ fn integer_options(options: &mut Value) -> Result<(), String> {
 
 /// Lower-cases the role (as `Message.UnmarshalJSON` does) and refuses tool-call arguments that are
 /// not an object, as Ollama's ordered-map decoder does.
-fn message(m: &mut Value) -> Result<(), String> {
+fn message(m: &mut Value) -> Result<(), Refusal> {
     let Value::Object(map) = m else {
         return Err(format!(
             "json: cannot unmarshal {} into Go struct field ChatRequest.messages of type api.Message",
             json_kind(m)
-        ));
+        )
+        .into());
     };
     if let Some(Value::String(role)) = map.get_mut("role") {
         *role = role.to_lowercase();
@@ -131,7 +186,9 @@ fn message(m: &mut Value) -> Result<(), String> {
     for call in calls.into_iter().flatten() {
         let args = call.pointer("/function/arguments");
         if args.is_some_and(|a| !a.is_object()) {
-            return Err("Value looks like object, but can't find closing '}' symbol".to_string());
+            return Err("Value looks like object, but can't find closing '}' symbol"
+                .to_string()
+                .into());
         }
     }
     Ok(())
@@ -142,7 +199,7 @@ mod tests {
     use super::*;
 
     fn judge(body: &str) -> Result<Judged, String> {
-        chat_request(body.as_bytes())
+        chat_request(body.as_bytes()).map_err(|r| r.message)
     }
 
     #[test]
@@ -160,6 +217,16 @@ mod tests {
         let string_args = r#"{"model":"m","messages":[{"role":"assistant","content":"",
             "tool_calls":[{"function":{"name":"f","arguments":"{\"a\":1}"}}]}]}"#;
         assert!(judge(string_args).is_err());
+        let typed = chat_request(br#"{"model":"m","options":{"temperature":"hot"}}"#);
+        assert_eq!(
+            typed.err(),
+            Some(Refusal {
+                status: 500,
+                message: "option \"temperature\" must be of type float32".to_string()
+            })
+        );
+        assert!(judge(r#"{"model":"m","options":{"stop":["a",1]}}"#).is_err());
+        assert!(judge(r#"{"model":"m","options":{"num_ctx":null,"stop":["a"]}}"#).is_ok());
     }
 
     #[test]
