@@ -116,6 +116,11 @@ async fn names_are_matched_as_ollama_matches_them() {
     let ps = c.ps().await.expect("ps");
     let loaded: Vec<&str> = ps.models.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(loaded, vec!["llama3.2:latest", "myns/tiny:1b"]);
+    // A name served by the default has its digest on a fresh stub too.
+    let info = preflight::check_model(&c, &h.base_url(), "fresh", true)
+        .await
+        .expect("model");
+    assert!(info.digest.is_some());
 }
 
 #[tokio::test]

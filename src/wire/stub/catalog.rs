@@ -149,6 +149,12 @@ pub(crate) fn show(state: &State, body: &[u8]) -> Response {
     let Some(spec) = state.config.spec_for(&req.model) else {
         return not_found(&req.model);
     };
+    // A model Ollama shows is a model it lists: a name served by the default joins /api/tags.
+    state
+        .pulled
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(ModelName::parse(&req.model).shortest());
     let mut model_info = BTreeMap::new();
     model_info.insert("general.architecture".to_string(), json!("stub"));
     model_info.insert(
