@@ -79,6 +79,10 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
         )
         .into());
     };
+    let top_logprobs = obj.get("top_logprobs").and_then(Value::as_f64);
+    if top_logprobs.is_some_and(|n| !(0.0..=20.0).contains(&n)) {
+        return Err("top_logprobs must be between 0 and 20".to_string().into());
+    }
     let keep_alive = match obj.remove("keep_alive") {
         None | Some(Value::Null) => None,
         Some(v) => Some(keep_alive(&v).map_err(Refusal::from)?),
@@ -226,6 +230,10 @@ mod tests {
             })
         );
         assert!(judge(r#"{"model":"m","options":{"stop":["a",1]}}"#).is_err());
+        assert_eq!(
+            judge(r#"{"model":"m","top_logprobs":21}"#).err().as_deref(),
+            Some("top_logprobs must be between 0 and 20")
+        );
         assert!(judge(r#"{"model":"m","options":{"num_ctx":null,"stop":["a"]}}"#).is_ok());
     }
 
