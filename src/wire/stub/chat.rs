@@ -31,58 +31,86 @@ struct Generated {
 
 /// Handles one chat request.
 pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
-    let Judged {
-        req,
-        keep_alive,
-        think,
-    } = match judge::chat_request(body) {
-        Ok(j) => j,
-        Err(refusal) => return error(refusal.status, refusal.message),
+    let (judged, spec) = match admit(state, body) {
+        Ok(a) => a,
+        Err(refusal) => return refusal,
     };
-    if req.model.is_empty() {
-        return error(400, "model is required");
-    }
-    let Some(spec) = state.config.spec_for(&req.model) else {
-        return not_found(&req.model);
-    };
-    if req.messages.is_empty() && keep_alive == Some(KeepAlive::For(Duration::ZERO)) {
-        unload(state, &req.model);
-        return done_without_reply(&req.model, "unload");
-    }
-    if let Some(refusal) = capability_refusal(&spec, &req, think) {
-        return refusal;
-    }
-    let cfg = &state.config;
-    let n = state.next_request(&req.model);
-    let fault = match usize::try_from(n)
-        .ok()
-        .and_then(|i| spec.fault_script.get(i))
-    {
-        Some(f) => Some(*f),
-        None => spec.rates().pick(faults::draw(cfg.seed, &req.model, n)),
-    };
-    if let Some(f) = fault {
-        state.count(f);
-    }
-    if let Some(early) = early_fault(fault, &req.model, cfg.hang) {
+    let req = &judged.req;
+    let (n, fault) = pick_fault(state, &spec, &req.model);
+    if let Some(early) = early_fault(fault, &req.model, state.config.hang) {
         return early;
     }
-    let load_time = load(
-        state,
-        &req,
-        keep_alive.unwrap_or(KeepAlive::For(DEFAULT_KEEP_ALIVE)),
-    );
+    let keep = judged
+        .keep_alive
+        .unwrap_or(KeepAlive::For(DEFAULT_KEEP_ALIVE));
+    let load_time = load(state, req, keep);
     if req.messages.is_empty() {
         // Ollama's preload: no generation, done_reason "load".
         tokio::time::sleep_until((entry + load_time).into()).await;
         return done_without_reply(&req.model, "load");
     }
-    let Ok(reply) = script::respond(&cfg.script, &spec.behaviour, &req) else {
+    let Ok(reply) = script::respond(&state.config.script, &spec.behaviour, req) else {
         return error(409, script::UNKNOWN_CONVERSATION);
     };
-    let thinks = spec.has("thinking") && think != Some(false);
-    let generated = generate(reply, thinks, &req, fault == Some(FaultKind::Length));
-    let prompt_eval_count = prompt_count(state, &req, &generated);
+    let thinks = spec.has("thinking") && judged.think != Some(false);
+    let generated = generate(reply, thinks, req, fault == Some(FaultKind::Length));
+    let (answer, prefill, decode) = answer(state, req, n, generated, load_time);
+    if req.stream {
+        return stream_reply(answer, load_time + prefill, decode, fault);
+    }
+    tokio::time::sleep_until((entry + load_time + prefill + decode).into()).await;
+    whole_reply(answer, entry, fault)
+}
+
+/// The judged request and its model's spec, or what Ollama answers instead: a refusal, a 404, or
+/// the unload of `keep_alive: 0` without messages.
+fn admit(state: &State, body: &[u8]) -> Result<(Judged, ModelSpec), Response> {
+    let judged = judge::chat_request(body).map_err(|r| error(r.status, r.message))?;
+    let req = &judged.req;
+    if req.model.is_empty() {
+        return Err(error(400, "model is required"));
+    }
+    let spec = state
+        .config
+        .spec_for(&req.model)
+        .ok_or_else(|| not_found(&req.model))?;
+    if req.messages.is_empty() && judged.keep_alive == Some(KeepAlive::For(Duration::ZERO)) {
+        unload(state, &req.model);
+        return Err(done_without_reply(&req.model, "unload"));
+    }
+    if let Some(refusal) = capability_refusal(&spec, req, judged.think) {
+        return Err(refusal);
+    }
+    Ok((judged, spec))
+}
+
+/// This model's request number and its fault: the script's for the first requests, then a draw
+/// against the rates (counted when injected).
+fn pick_fault(state: &State, spec: &ModelSpec, model: &str) -> (u64, Option<FaultKind>) {
+    let n = state.next_request(model);
+    let scripted = usize::try_from(n)
+        .ok()
+        .and_then(|i| spec.fault_script.get(i));
+    let fault = match scripted {
+        Some(f) => Some(*f),
+        None => spec.rates().pick(faults::draw(state.config.seed, model, n)),
+    };
+    if let Some(f) = fault {
+        state.count(f);
+    }
+    (n, fault)
+}
+
+/// The answer with its counts and durations, and the prefill and decode times to wait.
+fn answer(
+    state: &State,
+    req: &ChatRequest,
+    n: u64,
+    generated: Generated,
+    load_time: Duration,
+) -> (Answer, Duration, Duration) {
+    let cfg = &state.config;
+    let prompt_eval_count = prompt_count(state, req, &generated);
     let prefill = secs(prompt_eval_count, cfg.prefill_tok_per_s);
     let decode = secs(generated.eval_count, cfg.decode_tok_per_s);
     let answer = Answer {
@@ -100,11 +128,7 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         content: generated.content,
         thinking: generated.thinking,
     };
-    if req.stream {
-        return stream_reply(answer, load_time + prefill, decode, fault);
-    }
-    tokio::time::sleep_until((entry + load_time + prefill + decode).into()).await;
-    whole_reply(answer, entry, fault)
+    (answer, prefill, decode)
 }
 
 /// Ollama's refusals for what the model cannot do: thinking asked of a model without it, tools
