@@ -1,14 +1,16 @@
-//! The stub's model endpoints (`/api/tags`, `/api/ps`, `/api/show`, `/api/pull`) and what it knows
-//! of loaded models. Names are normalised as Ollama does (`crate::wire::name`): a model asked for as
-//! `llama3.2` is listed and reported as `llama3.2:latest`.
+//! The stub's model endpoints (`/api/tags`, `/api/ps`, `/api/show`, `/api/pull`) and its loaded
+//! models: cold or warm loads, keep_alive expiry, unloads. Names are normalised as Ollama does
+//! (`crate::wire::name`): a model asked for as `llama3.2` is listed and reported as
+//! `llama3.2:latest`.
 
 use super::http::{Part, Response};
 use super::{State, error, not_found, to_json};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
-    LocalModel, ModelDetails, PsResponse, PullProgress, PullRequest, RunningModel, ShowRequest,
-    ShowResponse, TagsResponse,
+    ChatRequest, LocalModel, ModelDetails, PsResponse, PullProgress, PullRequest, RunningModel,
+    ShowRequest, ShowResponse, TagsResponse,
 };
+use crate::wire::duration::KeepAlive;
 use crate::wire::name::ModelName;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -223,4 +225,42 @@ pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
         parts.push(Part::Line(line(&status(s))));
     }
     Response::Stream { parts }
+}
+
+/// Marks the model loaded until its keep_alive runs out; returns the load time: cold when it
+/// was not loaded (first call, keep_alive expired, or another num_ctx), warm otherwise.
+pub(crate) fn load(state: &State, req: &ChatRequest, keep: KeepAlive) -> Duration {
+    let now = Instant::now();
+    let num_ctx = req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH);
+    let name = ModelName::parse(&req.model);
+    let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+    let warm = loaded
+        .get(&name.key())
+        .is_some_and(|l| l.live(now) && l.num_ctx == num_ctx);
+    let expires = match keep {
+        KeepAlive::Forever => None,
+        KeepAlive::For(d) => now.checked_add(d),
+    };
+    loaded.insert(
+        name.key(),
+        Loaded {
+            name: name.shortest(),
+            num_ctx,
+            expires,
+        },
+    );
+    if warm {
+        state.config.load
+    } else {
+        state.config.cold_load
+    }
+}
+
+/// Unloads the model now (`keep_alive: 0` without messages).
+pub(crate) fn unload(state: &State, model: &str) {
+    state
+        .loaded
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&ModelName::parse(model).key());
 }

@@ -2,10 +2,12 @@
 //! and after its keep_alive ran out), the scripted reply with its thinking, `format` and
 //! `num_predict` applied, the counts and timings, then the answer (streamed or whole) or the fault.
 
+use super::catalog::{load, unload};
 use super::faults::{self, FaultKind};
 use super::http::{Part, Response};
 use super::judge::{self, Judged};
-use super::script::{self, Reply};
+use super::output::{Generated, generate};
+use super::script;
 use super::{ModelSpec, PromptCount, State, error, not_found};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
@@ -13,21 +15,11 @@ use crate::wire::api::{
 };
 use crate::wire::duration::KeepAlive;
 use crate::wire::name::ModelName;
-use catalog_state::{load, unload};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How long a model stays loaded when the request does not say (Ollama's default).
 const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5 * 60);
-
-/// The reply as generated: text, thinking, calls and why it stopped.
-struct Generated {
-    content: String,
-    thinking: String,
-    calls: Vec<(String, Value)>,
-    eval_count: u64,
-    done_reason: &'static str,
-}
 
 /// Handles one chat request.
 pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
@@ -189,107 +181,6 @@ fn done_without_reply(model: &str, reason: &str) -> Response {
     })
 }
 
-/// The reply with its thinking, `format` applied and cut at `num_predict` (or at half its length
-/// under a `Length` fault), with the output tokens counted as the stub counts them.
-fn generate(reply: Reply, thinks: bool, req: &ChatRequest, length_fault: bool) -> Generated {
-    let thinking = if thinks {
-        thinking_for(&reply)
-    } else {
-        String::new()
-    };
-    let mut content = reply.content;
-    if reply.calls.is_empty()
-        && let Some(format) = &req.format
-    {
-        content = formatted(&content, format);
-    }
-    let calls_chars: usize = reply
-        .calls
-        .iter()
-        .map(|(n, a)| n.len() + a.to_string().len())
-        .sum();
-    let full = tokens(thinking.len() + content.len() + calls_chars);
-    let limit = req
-        .options
-        .num_predict
-        .and_then(|p| u64::try_from(p).ok())
-        .filter(|&p| p > 0);
-    let limit = if length_fault {
-        Some(limit.map_or(full / 2, |l| l.min(full / 2)).max(1))
-    } else {
-        limit
-    };
-    match limit {
-        // An injected length stop always stops, even a one-token reply.
-        Some(limit) if limit < full || length_fault => cut(thinking, content, &reply.calls, limit),
-        _ => Generated {
-            content,
-            thinking,
-            calls: reply.calls,
-            eval_count: full,
-            done_reason: "stop",
-        },
-    }
-}
-
-/// What a thinking stub model reasons before its reply.
-fn thinking_for(reply: &Reply) -> String {
-    match reply.calls.first() {
-        Some((name, args)) => format!("The customer needs {name}; I will call it with {args}."),
-        None => "I have what I need, so I will answer the customer now.".to_string(),
-    }
-}
-
-/// The reply text as `format` asks: `"json"` wraps it in an object, a schema gets an object with
-/// each of its properties (strings carry the text).
-fn formatted(content: &str, format: &Value) -> String {
-    let Some(props) = format.get("properties").and_then(Value::as_object) else {
-        return json!({ "reply": content }).to_string();
-    };
-    let obj: serde_json::Map<String, Value> = props
-        .iter()
-        .map(|(k, p)| {
-            let v = match p.get("type").and_then(Value::as_str) {
-                Some("integer" | "number") => json!(0),
-                Some("boolean") => json!(false),
-                Some("array") => json!([]),
-                Some("object") => json!({}),
-                _ => json!(content),
-            };
-            (k.clone(), v)
-        })
-        .collect();
-    Value::Object(obj).to_string()
-}
-
-/// The output cut after `limit` tokens: thinking first, then the text and calls (as text, since a
-/// call cut short is no call), with `done_reason: "length"`.
-fn cut(thinking: String, content: String, calls: &[(String, Value)], limit: u64) -> Generated {
-    let budget = usize::try_from(limit.saturating_mul(4)).unwrap_or(usize::MAX);
-    let mut text = content;
-    for (name, args) in calls {
-        text.push_str(&json!({ "name": name, "arguments": args }).to_string());
-    }
-    let thinking_kept: String = truncate_chars(&thinking, budget);
-    let left = budget.saturating_sub(thinking_kept.len());
-    Generated {
-        content: truncate_chars(&text, left),
-        thinking: thinking_kept,
-        calls: Vec::new(),
-        eval_count: limit,
-        done_reason: "length",
-    }
-}
-
-/// The longest prefix of `s` of at most `bytes` bytes that ends on a character boundary.
-fn truncate_chars(s: &str, bytes: usize) -> String {
-    let mut end = bytes.min(s.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
-}
-
 /// The prompt the stub "tokenises": the tools first (as a template puts them in the system
 /// prompt), then each message's role and text.
 fn prompt_text(req: &ChatRequest) -> String {
@@ -381,7 +272,7 @@ pub(crate) fn call_id(seed: u64, model: &str, n: u64, i: usize) -> String {
 }
 
 /// Rough token count of a text: one token per four bytes, at least one.
-fn tokens(bytes: usize) -> u64 {
+pub(crate) fn tokens(bytes: usize) -> u64 {
     (bytes as u64 / 4).max(1)
 }
 
@@ -507,53 +398,4 @@ fn stream_reply(
         }))),
     }
     Response::Stream { parts }
-}
-
-/// Loading and unloading, with cold loads.
-mod catalog_state {
-    use super::super::catalog::Loaded;
-    use super::super::{STUB_CONTEXT_LENGTH, State};
-    use crate::wire::api::ChatRequest;
-    use crate::wire::duration::KeepAlive;
-    use crate::wire::name::ModelName;
-    use std::sync::PoisonError;
-    use std::time::{Duration, Instant};
-
-    /// Marks the model loaded until its keep_alive runs out; returns the load time: cold when it
-    /// was not loaded (first call, keep_alive expired, or another num_ctx), warm otherwise.
-    pub(crate) fn load(state: &State, req: &ChatRequest, keep: KeepAlive) -> Duration {
-        let now = Instant::now();
-        let num_ctx = req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH);
-        let name = ModelName::parse(&req.model);
-        let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
-        let warm = loaded
-            .get(&name.key())
-            .is_some_and(|l| l.live(now) && l.num_ctx == num_ctx);
-        let expires = match keep {
-            KeepAlive::Forever => None,
-            KeepAlive::For(d) => now.checked_add(d),
-        };
-        loaded.insert(
-            name.key(),
-            Loaded {
-                name: name.shortest(),
-                num_ctx,
-                expires,
-            },
-        );
-        if warm {
-            state.config.load
-        } else {
-            state.config.cold_load
-        }
-    }
-
-    /// Unloads the model now (`keep_alive: 0` without messages).
-    pub(crate) fn unload(state: &State, model: &str) {
-        state
-            .loaded
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&ModelName::parse(model).key());
-    }
 }

@@ -14,6 +14,7 @@ pub mod file;
 mod http;
 mod judge;
 pub mod mistakes;
+mod output;
 pub mod script;
 
 pub use catalog::STUB_CONTEXT_LENGTH;
