@@ -395,6 +395,12 @@ fn passk_refuses_what_ollama_would_refuse_before_any_trace() {
         assert_eq!(code, 2, "{stderr}");
         assert!(stderr.contains("Go duration"), "{stderr}");
     }
+    let (code, stderr, _) = run_first_task(&stub, "oracle", "--think on");
+    assert_eq!(code, 7, "{stderr}");
+    assert!(
+        stderr.contains("\"oracle\" does not support thinking"),
+        "{stderr}"
+    );
     let stale = Stub::start(vec![], |c| {
         c.suites.insert("store".to_string(), "0".repeat(64));
     });

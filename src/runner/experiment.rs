@@ -205,9 +205,10 @@ pub async fn run(
     let version = server.version.clone();
     let mut models = Vec::new();
     for model in &s.models {
-        models.push(
-            preflight::check_model(&client, &exp.host, model, !suites.domains.is_empty()).await?,
-        );
+        let info =
+            preflight::check_model(&client, &exp.host, model, !suites.domains.is_empty()).await?;
+        preflight::check_think(&info, s.think)?;
+        models.push(info);
     }
     let telemetry = if exp.telemetry {
         Telemetry::start(telemetry::DEFAULT_INTERVAL)

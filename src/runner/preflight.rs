@@ -47,6 +47,16 @@ pub enum PreflightError {
         /// What it does support.
         capabilities: String,
     },
+    /// `--think on` for a model that cannot think.
+    #[error(
+        "{model:?} does not support thinking (its capabilities: [{capabilities}]); drop --think on, or choose a thinking model"
+    )]
+    NoThinking {
+        /// Model tag.
+        model: String,
+        /// What it does support.
+        capabilities: String,
+    },
     /// passk's stub loaded other suites than the run's.
     #[error(
         "the passk stub serves other versions of these suites than this run: {suites}; restart `passk serve-stub` (with the same --root) so that it loads them"
@@ -165,6 +175,18 @@ pub async fn check_model(
         capabilities: show.capabilities.clone(),
         ..ModelInfo::default()
     })
+}
+
+/// Refuses `--think on` for a model without the `thinking` capability: Ollama would answer every
+/// call with a 400.
+pub fn check_think(info: &ModelInfo, think: Option<bool>) -> Result<(), PreflightError> {
+    if think == Some(true) && !info.capabilities.iter().any(|c| c == "thinking") {
+        return Err(PreflightError::NoThinking {
+            model: info.name.clone(),
+            capabilities: info.capabilities.join(", "),
+        });
+    }
+    Ok(())
 }
 
 /// Warms the model up with the run's own options (so it is not reloaded after), records the call,
