@@ -473,6 +473,37 @@ fn context_overflow_is_right_under_both_prompt_counts() {
 }
 
 #[test]
+fn context_overflow_flags_the_same_calls_under_both_prompt_counts() {
+    // The conversation's full prompt counts with room to spare, then a num_ctx between two of them.
+    let all = Stub::start(vec![], |c| c.prompt_count = PromptCount::All);
+    let (code, stderr, run) = run_first_task(&all, "oracle", "--num-ctx 16384");
+    assert_eq!(code, 0, "{stderr}");
+    let full: Vec<u64> = calls_of(run.as_ref())
+        .iter()
+        .filter_map(|c| c.timings.prompt_eval_count)
+        .collect();
+    let k = (0..full.len() - 1)
+        .max_by_key(|&i| full[i + 1].saturating_sub(full[i]))
+        .expect("two calls");
+    assert!(full[k + 1] > full[k] + 8, "{full:?}");
+    let num_ctx = (full[k] + full[k + 1]) / 2;
+    let expected: Vec<bool> = full.iter().map(|&p| p >= num_ctx).collect();
+    for mode in [PromptCount::All, PromptCount::NewOnly] {
+        let stub = Stub::start(vec![], |c| c.prompt_count = mode);
+        let (code, stderr, run) = run_first_task(&stub, "oracle", &format!("--num-ctx {num_ctx}"));
+        assert_eq!(code, 0, "{stderr}");
+        let flags: Vec<bool> = calls_of(run.as_ref())
+            .iter()
+            .map(|c| c.context_overflow)
+            .collect();
+        assert_eq!(
+            flags, expected,
+            "{mode:?}, num_ctx {num_ctx}, full counts {full:?}"
+        );
+    }
+}
+
+#[test]
 fn doctor_and_pull_match_untagged_and_namespaced_names() {
     let stub = Stub::start(
         vec![
