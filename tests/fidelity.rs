@@ -420,24 +420,26 @@ fn truncation_and_thinking_are_recorded_from_real_answers() {
         !calls.is_empty() && calls.iter().all(|c| c.truncated),
         "every reply was cut at 2 tokens"
     );
-    let (code, stderr, run) = run_first_task(&stub, "thinking", "--report");
-    assert_eq!(code, 0, "{stderr}");
-    assert!(
-        stderr.contains("Thinking tokens per conversation (counted as output)"),
-        "{stderr}"
-    );
-    let run = run.expect("run");
-    assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass));
-    let calls = calls_of(Some(&run));
-    assert!(calls.iter().all(|c| c.thinking.is_some()));
-    assert!(calls.iter().all(|c| {
-        c.thinking_tokens
-            .is_some_and(|t| t > 0 && Some(t) <= c.timings.eval_count)
-    }));
+    for flags in ["--report", "--report --stream"] {
+        let (code, stderr, run) = run_first_task(&stub, "thinking", flags);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stderr.contains("Thinking tokens per conversation (counted as output)"),
+            "{stderr}"
+        );
+        let run = run.expect("run");
+        assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass));
+        let calls = calls_of(Some(&run));
+        assert!(calls.iter().all(|c| c.thinking.is_some()), "{flags}");
+        assert!(calls.iter().all(|c| {
+            c.thinking_tokens
+                .is_some_and(|t| t > 0 && Some(t) <= c.timings.eval_count)
+        }));
+    }
     let (code, stderr, run) = run_first_task(&stub, "thinking", "--think off");
     assert_eq!(code, 0, "{stderr}");
     let calls = calls_of(run.as_ref());
-    assert!(calls.iter().all(|c| c.thinking.is_none()));
+    assert!(!calls.is_empty() && calls.iter().all(|c| c.thinking.is_none()));
 }
 
 #[test]
