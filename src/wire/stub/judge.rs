@@ -189,7 +189,8 @@ fn message(m: &mut Value) -> Result<(), Refusal> {
     let calls = map.get("tool_calls").and_then(Value::as_array);
     for call in calls.into_iter().flatten() {
         let args = call.pointer("/function/arguments");
-        if args.is_some_and(|a| !a.is_object()) {
+        // `null` leaves the ordered map nil (sent back as `{}`); anything else must be an object.
+        if args.is_some_and(|a| !a.is_object() && !a.is_null()) {
             return Err("Value looks like object, but can't find closing '}' symbol"
                 .to_string()
                 .into());
@@ -221,6 +222,9 @@ mod tests {
         let string_args = r#"{"model":"m","messages":[{"role":"assistant","content":"",
             "tool_calls":[{"function":{"name":"f","arguments":"{\"a\":1}"}}]}]}"#;
         assert!(judge(string_args).is_err());
+        let null_args = r#"{"model":"m","messages":[{"role":"assistant","content":"",
+            "tool_calls":[{"function":{"name":"f","arguments":null}}]}]}"#;
+        assert!(judge(null_args).is_ok());
         let typed = chat_request(br#"{"model":"m","options":{"temperature":"hot"}}"#);
         assert_eq!(
             typed.err(),
