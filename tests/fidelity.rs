@@ -202,6 +202,16 @@ async fn lenient_fields_are_accepted_and_strict_ones_refused() {
         (status, body["error"].as_str()),
         (400, Some("\"oracle\" does not support thinking"))
     );
+    let mut yaml = serde_json::to_value(opening("oracle")).expect("json");
+    yaml["format"] = json!("yaml");
+    let (status, body) = post(&h, "/api/chat", &yaml.to_string()).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (
+            500,
+            Some(r#"invalid format: "\"yaml\""; expected "json" or a valid JSON Schema object"#)
+        )
+    );
     let (status, body) = post(&h, "/api/chat", "").await;
     assert_eq!(
         (status, body["error"].as_str()),

@@ -15,7 +15,7 @@ use crate::wire::api::{
 };
 use crate::wire::duration::KeepAlive;
 use crate::wire::name::ModelName;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How long a model stays loaded when the request does not say (Ollama's default).
@@ -73,7 +73,31 @@ fn admit(state: &State, body: &[u8]) -> Result<(Judged, ModelSpec), Response> {
     if let Some(refusal) = capability_refusal(&spec, req, judged.think) {
         return Err(refusal);
     }
+    if let Some(why) = bad_format(req.format.as_ref()) {
+        // Ollama finds it while generating: an error line in a stream, a 500 otherwise.
+        return Err(if req.stream {
+            let line = serde_json::to_vec(&json!({ "error": why })).unwrap_or_default();
+            Response::Stream {
+                parts: vec![Part::Line(line)],
+            }
+        } else {
+            error(500, why)
+        });
+    }
     Ok((judged, spec))
+}
+
+/// Ollama's error for a `format` that is neither `"json"` nor a schema object (`""` and `null`
+/// mean no format).
+fn bad_format(format: Option<&Value>) -> Option<String> {
+    match format? {
+        Value::String(s) if s.is_empty() || s == "json" => None,
+        Value::Object(_) => None,
+        other => Some(format!(
+            "invalid format: {:?}; expected \"json\" or a valid JSON Schema object",
+            other.to_string()
+        )),
+    }
 }
 
 /// This model's request number and its fault: the script's for the first requests, then a draw

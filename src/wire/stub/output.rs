@@ -30,7 +30,7 @@ pub(crate) fn generate(
     };
     let mut content = reply.content;
     if reply.calls.is_empty()
-        && let Some(format) = &req.format
+        && let Some(format) = req.format.as_ref().filter(|f| f.as_str() != Some(""))
     {
         content = formatted(&content, format);
     }
