@@ -71,6 +71,7 @@ fn main() {
             stream: false,
             options: ChatOptions { temperature: Some(0.7), seed: Some(1), num_ctx: Some(16384), num_predict: Some(1024), ..ChatOptions::default() },
             keep_alive: Some("15m".to_string()),
+            ..ChatRequest::default()
         };
         for _ in 0..50 {
             let _ = client.chat(&req).await;

@@ -186,9 +186,12 @@ pub struct RunArgs {
     /// Router output cap, tokens [default: 24]
     #[arg(long, value_name = "TOKENS")]
     pub router_num_predict: Option<i64>,
-    /// keep_alive sent with every call [default: 15m]
-    #[arg(long, value_name = "DURATION")]
+    /// keep_alive sent with every call, a Go duration: 15m, 1h30m, -1m (never unload), 0 [default: 15m]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub keep_alive: Option<String>,
+    /// Ask a thinking model to think (on) or not (off) [default: send nothing, the model decides]
+    #[arg(long, value_name = "on|off")]
+    pub think: Option<passk::runner::settings::ThinkChoice>,
     /// Model calls per customer turn before the conversation stops; several values run a budget sweep [default: 10]
     #[arg(long, value_delimiter = ',', value_name = "N")]
     pub call_cap: Vec<u32>,

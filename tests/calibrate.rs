@@ -4,7 +4,7 @@
 use crate::util::{self, output, passk};
 
 #[test]
-fn calibrate_passes_and_writes_three_reported_runs() {
+fn calibrate_passes_and_writes_four_reported_runs() {
     let tmp = util::tempdir();
     let (code, stdout, stderr) = output(passk().args([
         "calibrate",
@@ -16,7 +16,8 @@ fn calibrate_passes_and_writes_three_reported_runs() {
     ]));
     assert_eq!(code, 0, "{stderr}");
     let dirs: Vec<&str> = stdout.lines().collect();
-    assert_eq!(dirs.len(), 3, "{stdout}");
+    // Oracle, flawed, faulty and thinking models; the model without tools is refused.
+    assert_eq!(dirs.len(), 4, "{stdout}");
     for d in dirs {
         let dir = std::path::Path::new(d);
         assert!(
@@ -25,6 +26,10 @@ fn calibrate_passes_and_writes_three_reported_runs() {
         );
     }
     assert!(stderr.contains("0 failed"), "{stderr}");
+    assert!(
+        stderr.contains("[ ok ] no-tools: run refused before any trace"),
+        "{stderr}"
+    );
 }
 
 #[test]

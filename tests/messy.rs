@@ -30,6 +30,8 @@ fn play_all(stream: bool) -> BTreeMap<MessyShape, ConversationRecord> {
         "L1",
         "--trials",
         "1",
+        // The stub cuts a reply at num_predict as Ollama does; the flood is a megabyte long.
+        "--num-predict=-1",
         "--host",
         &stub.host(),
     ]

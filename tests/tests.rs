@@ -2,6 +2,7 @@
 //! library's public API, over loopback only.
 
 mod calibrate;
+mod fidelity;
 mod fuzz;
 mod messy;
 mod plan;

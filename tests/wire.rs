@@ -10,7 +10,7 @@ use passk::wire::client::{ChatResult, Client, ClientConfig};
 use passk::wire::outcome::CallOutcome;
 use passk::wire::stub::{
     Behaviour, FaultKind, FaultRates, Mistake, MistakePlan, ModelSpec, ScriptBook, StubConfig,
-    StubHandle, StubServer, TextStyle, UNKNOWN_REPLY,
+    StubHandle, StubServer, TextStyle,
 };
 use passk::wire::tool_call::extract;
 use serde_json::{Value, json};
@@ -128,6 +128,7 @@ fn request(model: &str, messages: Vec<ChatMessage>, seed: i64) -> ChatRequest {
             ..ChatOptions::default()
         },
         keep_alive: Some("15m".to_string()),
+        ..ChatRequest::default()
     }
 }
 
@@ -316,12 +317,18 @@ async fn router_toolless_and_unknown_conversations() {
         false,
     );
     assert_eq!(content(c.chat(&toolless).await), "Cancelled.");
-    assert_eq!(
-        content(
-            c.chat(&ask(vec![ChatMessage::user("Sing me a song")], true))
-                .await
-        ),
-        UNKNOWN_REPLY
+    // A conversation the stub did not load is refused loudly, never answered plausibly.
+    let unknown = c
+        .chat(&ask(vec![ChatMessage::user("Sing me a song")], true))
+        .await;
+    assert_eq!(unknown.outcome, CallOutcome::Protocol);
+    assert_eq!(unknown.status(), Some(409));
+    assert!(
+        unknown
+            .error()
+            .is_some_and(|e| e.contains("restart `passk serve-stub`")),
+        "{:?}",
+        unknown.error()
     );
 }
 
@@ -513,18 +520,19 @@ async fn transport_faults_are_retried_and_recorded() {
 }
 
 #[tokio::test]
-async fn malformed_bodies_are_protocol_but_retried() {
-    for (fault, stream) in [
-        (FaultKind::TruncatedBody, false),
-        (FaultKind::NonJsonBody, false),
-        (FaultKind::TruncatedBody, true),
-        (FaultKind::NonJsonBody, true),
+async fn malformed_bodies_are_protocol_and_cut_connections_transport_both_retried() {
+    for (fault, stream, bucket) in [
+        (FaultKind::TruncatedBody, false, CallOutcome::Transport),
+        (FaultKind::NonJsonBody, false, CallOutcome::Protocol),
+        (FaultKind::TruncatedBody, true, CallOutcome::Transport),
+        (FaultKind::NonJsonBody, true, CallOutcome::Protocol),
     ] {
         let (r, h) = first_request_with(fault, 1, stream).await;
         assert_eq!(
             outcomes(&r),
-            vec![CallOutcome::Protocol, CallOutcome::Ok],
-            "{fault:?} stream={stream}"
+            vec![bucket, CallOutcome::Ok],
+            "{fault:?} stream={stream}: {:?}",
+            r.attempts
         );
         assert_eq!(h.requests("m"), 2);
     }
@@ -675,7 +683,7 @@ async fn info_endpoints_answer_like_ollama() {
     let c = client(&h, 0, 5_000);
     assert_eq!(
         c.version().await.expect("version").version,
-        "0.0.0-passk-stub"
+        "0.33.0-passk-stub"
     );
     let show = c.show("qwen2.5-coder:7b").await.expect("show");
     assert!(show.supports_tools());

@@ -42,6 +42,54 @@ impl Check {
     }
 }
 
+/// A thinking model: every answered call records its reasoning, with a share of `eval_count`
+/// above zero and at most the whole (the oracle checks cover what it answers).
+pub fn thinking_checks(run: &Run, model: &str) -> Vec<Check> {
+    let answered: Vec<_> = run
+        .conversations
+        .iter()
+        .filter(|c| c.model == model)
+        .flat_map(|c| c.calls.iter())
+        .filter(|c| c.outcome == crate::wire::outcome::CallOutcome::Ok)
+        .collect();
+    let with_thinking = answered.iter().filter(|c| c.thinking.is_some()).count();
+    let in_range = answered
+        .iter()
+        .filter(|c| {
+            c.thinking_tokens
+                .is_some_and(|t| t > 0 && c.timings.eval_count.is_some_and(|n| t <= n))
+        })
+        .count();
+    vec![
+        Check::new(
+            format!("{model}: answered calls recording their thinking"),
+            answered.len(),
+            with_thinking,
+        ),
+        Check::new(
+            format!("{model}: thinking tokens within eval_count"),
+            answered.len(),
+            in_range,
+        ),
+    ]
+}
+
+/// A model without the `tools` capability: the run is refused before any trace with Ollama's
+/// message (`error` is the run's error text, `None` when it ran).
+pub fn no_tools_check(model: &str, error: Option<&str>) -> Check {
+    let expected = "refused: does not support tools";
+    let observed = match error {
+        Some(e) if e.contains("does not support tools") => expected.to_string(),
+        Some(e) => format!("refused otherwise: {e}"),
+        None => "ran".to_string(),
+    };
+    Check::new(
+        format!("{model}: run refused before any trace"),
+        expected,
+        observed,
+    )
+}
+
 /// The oracle models: every graded conversation and router call passes, follows the gold
 /// trajectory and raises no control-flow flag.
 pub fn oracle_checks(run: &Run) -> Vec<Check> {
@@ -229,23 +277,23 @@ pub fn fault_checks(run: &Run, model: &str, injected: &BTreeMap<FaultKind, u64>)
         FaultKind::Http500,
         FaultKind::Http503,
         FaultKind::StreamError,
+        FaultKind::TruncatedBody,
     ];
     let protocol = [
         FaultKind::NotFound,
         FaultKind::NoTools,
-        FaultKind::TruncatedBody,
         FaultKind::NonJsonBody,
     ];
     let mut out = vec![
         Check::new(
             format!(
-                "{model}: transport attempts = injected resets, hangs, 500s, 503s, stream errors"
+                "{model}: transport attempts = injected resets, hangs, 500s, 503s, stream errors, cut connections"
             ),
             count(&transport),
             attempts(CallOutcome::Transport),
         ),
         Check::new(
-            format!("{model}: protocol attempts = injected 404s, 400s, bad bodies"),
+            format!("{model}: protocol attempts = injected 404s, 400s, non-JSON bodies"),
             count(&protocol),
             attempts(CallOutcome::Protocol),
         ),

@@ -164,6 +164,10 @@ pub struct Tokens {
     pub input_per_conversation: Option<f64>,
     /// Mean output tokens per conversation.
     pub output_per_conversation: Option<f64>,
+    /// Mean thinking tokens per conversation, part of the output ones (`None`: no call recorded
+    /// any thinking).
+    #[serde(default)]
+    pub thinking_per_conversation: Option<f64>,
     /// Mean blended tokens per conversation.
     pub blended_per_conversation: Option<f64>,
     /// All blended tokens.
@@ -340,6 +344,7 @@ fn model_summary(
     let mut by_cat: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut by_weight: BTreeMap<u32, f64> = OUTPUT_WEIGHTS.iter().map(|&x| (x, 0.0)).collect();
     let (mut input, mut output, mut blended_sum, mut cached_sum) = (0.0, 0.0, 0.0, 0.0);
+    let (mut thinking, mut thought) = (0.0, false);
     let mut conv_lat = Vec::new();
     let mut call_lat = Vec::new();
     let mut growth: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
@@ -383,6 +388,10 @@ fn model_summary(
             .orchestrator_calls()
             .map(|x| x.output_tokens() as f64)
             .sum::<f64>();
+        for t in c.orchestrator_calls().filter_map(|x| x.thinking_tokens) {
+            thinking += t as f64;
+            thought = true;
+        }
         let lats: Vec<f64> = c
             .orchestrator_calls()
             .filter_map(|x| x.latency_s())
@@ -429,6 +438,7 @@ fn model_summary(
         tokens: Tokens {
             input_per_conversation: per_conv(input),
             output_per_conversation: per_conv(output),
+            thinking_per_conversation: per_conv(thinking).filter(|_| thought),
             blended_per_conversation: per_conv(blended_sum),
             blended_total: blended_sum,
             cached_total: cached_sum,

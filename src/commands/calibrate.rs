@@ -1,13 +1,17 @@
 //! `passk calibrate`: the whole experiment against the stub started in-process, with models whose
 //! results are known in advance. Oracle models must score 100%; a flawed model must give exactly
 //! the success, pass^k and failure modes its mistake plan implies; a faulty model's injected
-//! faults must land in the transport and protocol buckets and never in the model's. Any mismatch
+//! faults must land in the transport and protocol buckets and never in the model's; a thinking
+//! model must pass with its reasoning recorded, and a model without tools must be refused before
+//! any trace. Any mismatch
 //! means the harness or the graders are broken, and the command exits `CALIBRATION_FAILED`.
 
 use crate::cli::CalibrateArgs;
 use crate::exit_code;
 use anyhow::Context;
-use passk::analysis::calibration::{Check, fault_checks, flawed_checks, oracle_checks};
+use passk::analysis::calibration::{
+    Check, fault_checks, flawed_checks, no_tools_check, oracle_checks, thinking_checks,
+};
 use passk::analysis::load_run;
 use passk::runner::event::EventSink;
 use passk::runner::experiment::{self, Experiment};
@@ -28,6 +32,8 @@ const ORACLE_SMALL: &str = "oracle-small";
 const ORACLE_LARGE: &str = "oracle-large";
 const FLAWED: &str = "flawed";
 const FAULTY: &str = "faulty";
+const THINKING: &str = "oracle-thinking";
+const NO_TOOLS: &str = "no-tools";
 
 /// Share of (task, trial) pairs the flawed model gets wrong, and its plan's seed.
 const MISTAKE_RATE: f64 = 0.3;
@@ -82,6 +88,18 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         .model(
             FAULTY,
             ModelSpec::new(Behaviour::Oracle).with_faults(fault_rates()),
+        )
+        .model(
+            THINKING,
+            ModelSpec::new(Behaviour::Oracle).with_capabilities(&[
+                "completion",
+                "tools",
+                "thinking",
+            ]),
+        )
+        .model(
+            NO_TOOLS,
+            ModelSpec::new(Behaviour::Oracle).with_capabilities(&["completion"]),
         );
     config.hang = HANG;
 
@@ -139,6 +157,20 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         Duration::from_secs(30),
     )?;
     let faults_dir = pass("faults", &[FAULTY], both, FAULT_TIMEOUT)?;
+    let thinking_dir = pass(
+        "thinking",
+        &[THINKING],
+        vec![SuiteChoice::Store],
+        Duration::from_secs(30),
+    )?;
+    let refused = pass(
+        "no-tools",
+        &[NO_TOOLS],
+        vec![SuiteChoice::Store],
+        Duration::from_secs(30),
+    )
+    .err()
+    .map(|e| format!("{e:#}"));
     let injected = stub.injected();
     rt.block_on(stub.shutdown());
     progress.finish();
@@ -148,6 +180,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         load_run(&oracle_dir)?,
         load_run(&flawed_dir)?,
         load_run(&faults_dir)?,
+        load_run(&thinking_dir)?,
     ];
     let mut checks = oracle_checks(&runs[0]);
     for suite in &suites.domains {
@@ -155,8 +188,12 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         checks.extend(flawed_checks(&runs[1], FLAWED, suite.name(), &expected));
     }
     checks.extend(fault_checks(&runs[2], FAULTY, &injected));
+    checks.extend(oracle_checks(&runs[3]));
+    checks.extend(thinking_checks(&runs[3], THINKING));
+    checks.push(no_tools_check(NO_TOOLS, refused.as_deref()));
     let in_stub: f64 = runs.iter().map(stub_seconds).sum();
-    for dir in [&oracle_dir, &flawed_dir, &faults_dir] {
+    let dirs = [&oracle_dir, &flawed_dir, &faults_dir, &thinking_dir];
+    for dir in dirs {
         super::report::write(dir, 10_000)?;
     }
     print_checks(&checks);
@@ -168,7 +205,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         started.elapsed().as_secs_f64(),
         100.0 * in_stub / run_wall.max(f64::EPSILON)
     );
-    for dir in [&oracle_dir, &flawed_dir, &faults_dir] {
+    for dir in dirs {
         passk::outln!("{}", dir.display());
     }
     Ok(if failed == 0 {

@@ -6,6 +6,7 @@ use passk::runner::settings::DEFAULT_MODELS;
 use passk::runner::telemetry::Telemetry;
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::host::parse_host;
+use passk::wire::name::same_model;
 use std::time::Duration;
 
 /// How a check came out; only `Fail` makes the command exit non-zero.
@@ -120,7 +121,7 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
         let entry = tags.as_ref().and_then(|t| {
             t.models
                 .iter()
-                .find(|m| &m.name == model || &m.model == model)
+                .find(|m| same_model(&m.name, model) || same_model(&m.model, model))
         });
         let digest = entry.map_or("digest unknown", |e| e.digest.as_str());
         out.push(Check::pass(format!("{model} is pulled ({digest})")));

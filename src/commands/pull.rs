@@ -6,6 +6,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::host::parse_host;
+use passk::wire::name::same_model;
 use std::time::Duration;
 
 /// Models pulled when none are named.
@@ -63,7 +64,16 @@ pub fn run(args: &PullArgs) -> anyhow::Result<u8> {
                 return Err(e).with_context(|| format!("pulling {model}"));
             }
         }
-        passk::outln!("{model}: pulled");
+        // Ollama lists the model under its normalised name (`llama3.2` as `llama3.2:latest`).
+        let listed = runtime.block_on(client.tags()).ok().and_then(|t| {
+            t.models
+                .into_iter()
+                .find(|m| same_model(&m.name, model) || same_model(&m.model, model))
+        });
+        match listed {
+            Some(m) => passk::outln!("{model}: pulled, listed as {} ({})", m.name, m.digest),
+            None => passk::outln!("{model}: pulled, not yet listed by /api/tags"),
+        }
     }
     Ok(exit_code::SUCCESS)
 }

@@ -88,6 +88,9 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
     if args.stream {
         s.stream = true;
     }
+    if let Some(t) = args.think {
+        s.think = Some(t.as_bool());
+    }
     over_host!(timeout => timeout_s);
     over_host!(connect_timeout => connect_timeout_s);
     over_host!(retries => retries);

@@ -7,21 +7,25 @@ use anyhow::Context;
 use passk::suite::Task;
 use passk::suites::router::RouterSuite;
 use passk::wire::stub::{ScriptBook, StubConfig, StubFile, StubServer};
+use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 /// What the oracle replays: the store's and the triage suite's tasks, the router suite, documented
-/// example values.
+/// example values, and the digests of what was loaded (published on `/api/version`).
 struct Suites {
     tasks: Vec<Task>,
     router: Option<RouterSuite>,
     examples: Vec<(String, String)>,
+    digests: BTreeMap<String, String>,
 }
 
 /// Loads the store, triage and router suites under `root` for the oracle and the flawed plans.
 fn load_suites(root: &Path) -> anyhow::Result<Suites> {
     let all = passk::suites::AllSuites::load(root)?;
+    let digests = passk::runner::experiment::task_digests(&all.domain_refs(), Some(&all.router));
     Ok(Suites {
+        digests,
         tasks: all.tasks(),
         examples: all.example_values(),
         router: Some(all.router),
@@ -35,7 +39,7 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     book.set_example_values(&suites.examples);
     if book.is_empty() {
         passk::errln!(
-            "warning: no conversations loaded; the oracle will answer \"I cannot help with that.\""
+            "warning: no conversations loaded; every chat call will be refused as an unknown conversation"
         );
     }
     let mut config = match &args.config {
@@ -68,6 +72,7 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         .parse()
         .with_context(|| format!("--bind {:?} is not an IP address", args.bind))?;
     config.addr = SocketAddr::new(ip, args.port);
+    config.suites = suites.digests;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -575,6 +575,15 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
     t.row("Tokens per conversation", |m| {
         opt(m.tokens.blended_per_conversation, tokens)
     });
+    if models
+        .iter()
+        .any(|(_, m)| m.tokens.thinking_per_conversation.is_some())
+    {
+        t.row(
+            "Thinking tokens per conversation (counted as output)",
+            |m| opt(m.tokens.thinking_per_conversation, tokens),
+        );
+    }
     t.row("**Tokens per successful task**", |m| {
         opt(m.tokens.blended_per_success, |x| {
             format!("**{}**", tokens(x))

@@ -24,6 +24,37 @@ use crate::wire::tool_call::{self, ExtractedCall, Extraction};
 use serde_json::Value;
 use std::time::Instant;
 
+/// What a conversation's calls have filled of the context, to flag `context_overflow`.
+#[derive(Debug, Default)]
+struct ContextUse {
+    /// The server counts only prompt tokens past its cache (Ollama 0.30.0).
+    only_new: bool,
+    /// The previous call's `prompt_eval_count`.
+    last_prompt: Option<u64>,
+    /// Only-new counts: tokens in the context after the previous call (prompt and output).
+    used: Option<u64>,
+}
+
+impl ContextUse {
+    /// Flags the call when its prompt reached `num_ctx`, or (full counts) shrank below the
+    /// previous one, which means Ollama dropped messages. With only-new counts the prompt is the
+    /// previous context plus the new tokens (a lower bound on a conversation's first call).
+    fn observe(&mut self, record: &mut CallRecord, num_ctx: u64) {
+        let Some(prompt) = record.timings.prompt_eval_count else {
+            return;
+        };
+        if self.only_new {
+            let used = self.used.unwrap_or(0) + prompt;
+            record.context_overflow = used >= num_ctx;
+            self.used = Some(used + record.timings.eval_count.unwrap_or(0));
+        } else {
+            record.context_overflow =
+                prompt >= num_ctx || self.last_prompt.is_some_and(|p| prompt < p);
+        }
+        self.last_prompt = Some(prompt);
+    }
+}
+
 /// Prefix of a rejected tool result as the model sees it.
 pub const ERROR_PREFIX: &str = "error: ";
 
@@ -45,6 +76,9 @@ pub struct Player<'a> {
     pub grader_digest: &'a str,
     /// The router, when it runs in front of the agent.
     pub router_in_front: Option<&'a RouterSuite>,
+    /// The server counts only the prompt tokens past its cache (Ollama 0.30.0; see
+    /// [`crate::runner::preflight::prompt_counts_only_new`]).
+    pub prompt_counts_only_new: bool,
 }
 
 /// Outcome of one model call: its record and, when ok, the response.
@@ -78,6 +112,9 @@ impl Player<'_> {
         if let Some(r) = &response {
             record.timings = r.timings.clone();
             record.truncated = r.timings.done_reason.as_deref() == Some("length");
+            if let Some(m) = &r.message {
+                record.set_thinking(m);
+            }
         }
         Called { record, response }
     }
@@ -105,6 +142,8 @@ impl Player<'_> {
             stream: self.settings.stream,
             options,
             keep_alive: Some(self.settings.keep_alive.clone()),
+            think: self.settings.think,
+            format: None,
         }
     }
 
@@ -183,7 +222,14 @@ impl Player<'_> {
         mode: Mode,
     ) -> ConversationRecord {
         let started = Instant::now();
-        let mut t = Trial::new(domain, self.settings, trial, call_cap, mode);
+        let mut t = Trial::new(
+            domain,
+            self.settings,
+            trial,
+            call_cap,
+            mode,
+            self.prompt_counts_only_new,
+        );
         for (turn, text) in task.customer.iter().enumerate() {
             if !self.play_turn(&mut t, turn as u32, text).await {
                 break;
@@ -240,12 +286,7 @@ impl Player<'_> {
         }
         let message = called.response.and_then(|r| r.message).unwrap_or_default();
         let record = &mut called.record;
-        if let Some(prompt) = record.timings.prompt_eval_count {
-            record.context_overflow =
-                prompt >= self.settings.num_ctx || t.last_prompt.is_some_and(|p| prompt < p);
-            t.last_prompt = Some(prompt);
-        }
-        record.thinking = message.thinking.clone().filter(|s| !s.is_empty());
+        t.context.observe(record, self.settings.num_ctx);
         let extraction = if t.toolless {
             Extraction::default()
         } else {
@@ -361,7 +402,7 @@ struct Trial<'d> {
     replies: Vec<Option<String>>,
     status: Status,
     aborted: Option<Outcome>,
-    last_prompt: Option<u64>,
+    context: ContextUse,
 }
 
 impl<'d> Trial<'d> {
@@ -371,6 +412,7 @@ impl<'d> Trial<'d> {
         trial: u32,
         call_cap: u32,
         mode: Mode,
+        prompt_counts_only_new: bool,
     ) -> Trial<'d> {
         let tools = domain.tools(settings.tool_docs).to_vec();
         let tool_names = tools
@@ -395,7 +437,10 @@ impl<'d> Trial<'d> {
             replies: Vec::new(),
             status: Status::Ok,
             aborted: None,
-            last_prompt: None,
+            context: ContextUse {
+                only_new: prompt_counts_only_new,
+                ..ContextUse::default()
+            },
         }
     }
 
@@ -517,6 +562,8 @@ fn assistant_echo(message: &ChatMessage) -> ChatMessage {
         role: "assistant".into(),
         content: message.content.clone(),
         tool_calls: message.tool_calls.clone(),
+        // Ollama's docs send a thinking model's reasoning back with its message.
+        thinking: message.thinking.clone(),
         ..ChatMessage::default()
     }
 }

@@ -11,7 +11,7 @@ use crate::runner::preflight::{self, PreflightError};
 use crate::runner::record::{Manifest, ModelInfo, Outcome, Record, SCHEMA_VERSION};
 use crate::runner::settings::{RunSettings, SuiteChoice};
 use crate::runner::telemetry::{self, Telemetry};
-use crate::suite::Domain;
+use crate::suite::{Domain, ToolVariant};
 use crate::suites::router::RouterSuite;
 use crate::wire::client::{Client, ClientConfig};
 use std::collections::BTreeMap;
@@ -116,6 +116,29 @@ pub struct Suites {
     pub grader_digest: String,
 }
 
+impl Suites {
+    /// Suite name to the digest of its tasks, as passk's stub publishes them.
+    pub fn task_digests(&self) -> BTreeMap<String, String> {
+        let domains: Vec<&dyn Domain> = self.domains.iter().map(|d| d.as_ref()).collect();
+        task_digests(&domains, self.router.as_ref())
+    }
+}
+
+/// Suite name to the digest of its tasks (the router's messages for `router`).
+pub fn task_digests(
+    domains: &[&dyn Domain],
+    router: Option<&RouterSuite>,
+) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = domains
+        .iter()
+        .map(|d| (d.name().to_string(), d.digests(ToolVariant::Bare).tasks))
+        .collect();
+    if let Some(r) = router {
+        out.insert("router".to_string(), r.digest.clone());
+    }
+    out
+}
+
 /// Verifies the lock and loads what `settings` asks for.
 pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunError> {
     let grader_digest =
@@ -212,11 +235,15 @@ async fn open_session<'a>(
         sink.emit(RunEvent::Warning(w));
     }
     let client = client_for(exp)?;
-    let version = preflight::server_version(&client, &exp.host).await?;
+    let server = preflight::server(&client, &exp.host).await?;
+    preflight::check_stub_suites(server.passk_suites.as_ref(), &suites.task_digests())?;
+    let version = server.version.clone();
     let mut models = Vec::new();
     for model in &exp.settings.models {
         let need_tools = !suites.domains.is_empty();
-        models.push(preflight::check_model(&client, &exp.host, model, need_tools).await?);
+        let info = preflight::check_model(&client, &exp.host, model, need_tools).await?;
+        preflight::check_think(&info, exp.settings.think)?;
+        models.push(info);
     }
     let telemetry = if exp.telemetry {
         Telemetry::start(telemetry::DEFAULT_INTERVAL)
@@ -296,7 +323,7 @@ fn new_manifest(
             .iter()
             .map(|d| (d.name().to_string(), d.digests(s.tool_docs)))
             .collect(),
-        ollama_version: Some(version),
+        ollama_version: Some(version.clone()),
         ollama_host: Some(exp.host.clone()),
         backend: exp.backend.clone(),
         models,
@@ -533,6 +560,13 @@ async fn play_trial(
         } else {
             None
         },
+        prompt_counts_only_new: preflight::prompt_counts_only_new(
+            session
+                .manifest
+                .ollama_version
+                .as_deref()
+                .unwrap_or_default(),
+        ),
     };
     match spec {
         TrialSpec::Conversation {

@@ -4,9 +4,11 @@
 
 use crate::runner::record::{CallRecord, ModelInfo, Node};
 use crate::runner::settings::RunSettings;
-use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest};
+use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, VersionResponse};
 use crate::wire::client::Client;
+use crate::wire::name::{ModelName, same_model};
 use crate::wire::outcome::CallOutcome;
+use std::collections::BTreeMap;
 
 /// Why a run cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -33,15 +35,35 @@ pub enum PreflightError {
         /// Server message.
         error: String,
     },
-    /// The model cannot take tools.
+    /// The model cannot take tools: Ollama would answer every call with `<full name> does not
+    /// support tools`.
     #[error(
-        "model '{model}' does not support tools (its capabilities: {capabilities}); choose a model with the 'tools' capability"
+        "{} does not support tools: model '{model}' lists the capabilities [{capabilities}]; choose a model with the 'tools' capability",
+        ModelName::parse(model).full()
     )]
     NoTools {
         /// Model tag.
         model: String,
         /// What it does support.
         capabilities: String,
+    },
+    /// `--think on` for a model that cannot think.
+    #[error(
+        "{model:?} does not support thinking (its capabilities: [{capabilities}]); drop --think on, or choose a thinking model"
+    )]
+    NoThinking {
+        /// Model tag.
+        model: String,
+        /// What it does support.
+        capabilities: String,
+    },
+    /// passk's stub loaded other suites than the run's.
+    #[error(
+        "the passk stub serves other versions of these suites than this run: {suites}; restart `passk serve-stub` (with the same --root) so that it loads them"
+    )]
+    StaleStub {
+        /// Suites whose digest differs or that the stub did not load.
+        suites: String,
     },
     /// The warm-up call failed for good.
     #[error("warm-up call to '{model}' failed ({bucket}): {error}")]
@@ -57,14 +79,48 @@ pub enum PreflightError {
 
 /// The server version, or `Unreachable`.
 pub async fn server_version(client: &Client, host: &str) -> Result<String, PreflightError> {
+    server(client, host).await.map(|v| v.version)
+}
+
+/// Whether this server version counts only the prompt tokens past its cache in
+/// `prompt_eval_count` (Ollama 0.30.0 did; 0.30.1 went back to counting every token).
+pub fn prompt_counts_only_new(version: &str) -> bool {
+    version == "0.30.0" || version.starts_with("0.30.0-")
+}
+
+/// `/api/version` whole (passk's stub adds the digests of the suites it loaded), or `Unreachable`.
+pub async fn server(client: &Client, host: &str) -> Result<VersionResponse, PreflightError> {
     client
         .version()
         .await
-        .map(|v| v.version)
         .map_err(|e| PreflightError::Unreachable {
             host: host.to_string(),
             error: e.to_string(),
         })
+}
+
+/// Refuses a stub whose loaded suites differ from the run's (suite name to tasks digest): its
+/// oracle would not know the run's conversations. A server that publishes nothing (a real
+/// Ollama) passes.
+pub fn check_stub_suites(
+    published: Option<&BTreeMap<String, String>>,
+    run: &BTreeMap<String, String>,
+) -> Result<(), PreflightError> {
+    let Some(published) = published else {
+        return Ok(());
+    };
+    let stale: Vec<String> = run
+        .iter()
+        .filter(|(name, digest)| published.get(*name) != Some(*digest))
+        .map(|(name, _)| name.clone())
+        .collect();
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(PreflightError::StaleStub {
+            suites: stale.join(", "),
+        })
+    }
 }
 
 /// What `/api/show` and `/api/tags` say about a model; refuses a missing model, and one without the
@@ -100,7 +156,7 @@ pub async fn check_model(
         .and_then(|t| {
             t.models
                 .into_iter()
-                .find(|m| m.name == model || m.model == model)
+                .find(|m| same_model(&m.name, model) || same_model(&m.model, model))
         })
         .map(|m| m.digest)
         .filter(|d| !d.is_empty());
@@ -121,6 +177,18 @@ pub async fn check_model(
     })
 }
 
+/// Refuses `--think on` for a model without the `thinking` capability: Ollama would answer every
+/// call with a 400.
+pub fn check_think(info: &ModelInfo, think: Option<bool>) -> Result<(), PreflightError> {
+    if think == Some(true) && !info.capabilities.iter().any(|c| c == "thinking") {
+        return Err(PreflightError::NoThinking {
+            model: info.name.clone(),
+            capabilities: info.capabilities.join(", "),
+        });
+    }
+    Ok(())
+}
+
 /// Warms the model up with the run's own options (so it is not reloaded after), records the call,
 /// then reads `/api/ps`. Returns warnings to show (partial offload, smaller effective context).
 pub async fn warm_up(
@@ -130,7 +198,7 @@ pub async fn warm_up(
 ) -> Result<Vec<String>, PreflightError> {
     let request = ChatRequest {
         model: info.name.clone(),
-        messages: vec![ChatMessage::user("Reply with the single word: ready.")],
+        messages: vec![ChatMessage::user(crate::wire::stub::WARM_UP_PROMPT)],
         stream: false,
         options: ChatOptions {
             temperature: Some(0.0),
@@ -176,7 +244,7 @@ pub async fn warm_up(
         && let Some(m) = ps
             .models
             .into_iter()
-            .find(|m| m.name == info.name || m.model == info.name)
+            .find(|m| same_model(&m.name, &info.name) || same_model(&m.model, &info.name))
     {
         info.size = Some(m.size);
         info.size_vram = Some(m.size_vram);

@@ -191,6 +191,10 @@ pub struct CallRecord {
     /// The reply's `thinking` field, as the model sent it (never read for calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
+    /// The reasoning's share of `eval_count` (Ollama does not split it: estimated by the
+    /// reasoning's share of the reply's characters); thinking tokens are output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_tokens: Option<u64>,
     /// Tool calls of the reply that were not executed (see [`UnexecutedCall`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unexecuted_calls: u32,
@@ -252,9 +256,29 @@ impl CallRecord {
             ttfb_s: None,
             ttft_s: None,
             thinking: None,
+            thinking_tokens: None,
             unexecuted_calls: 0,
             unexecuted: Vec::new(),
         }
+    }
+
+    /// Records a thinking model's reasoning and its estimated share of `eval_count`: the
+    /// reasoning's share of the characters of reasoning, text and tool calls.
+    pub fn set_thinking(&mut self, message: &crate::wire::api::ChatMessage) {
+        let Some(thinking) = message.thinking.as_ref().filter(|t| !t.is_empty()) else {
+            return;
+        };
+        let calls: usize = message
+            .tool_calls
+            .iter()
+            .map(|c| c.function.name.len() + c.function.arguments.to_string().len())
+            .sum();
+        let all = (thinking.len() + message.content.len() + calls) as f64;
+        self.thinking_tokens = self
+            .timings
+            .eval_count
+            .map(|n| (n as f64 * thinking.len() as f64 / all).round() as u64);
+        self.thinking = Some(thinking.clone());
     }
 
     /// Input tokens (`prompt_eval_count`), 0 when absent.

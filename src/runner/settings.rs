@@ -87,6 +87,9 @@ pub struct RunSettings {
     pub retries: u32,
     /// First retry delay, seconds (doubled on each retry).
     pub retry_backoff_s: f64,
+    /// `think` sent with every call (`None`: not sent, so the model's own default holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<bool>,
 }
 
 impl Default for RunSettings {
@@ -112,6 +115,7 @@ impl Default for RunSettings {
             connect_timeout_s: 5.0,
             retries: 3,
             retry_backoff_s: 0.25,
+            think: None,
         }
     }
 }
@@ -205,6 +209,25 @@ pub struct ExperimentFile {
     pub retry_backoff: Option<f64>,
     /// See `--retries`.
     pub retries: Option<u32>,
+    /// See `--think` (`on` or `off`).
+    pub think: Option<ThinkChoice>,
+}
+
+/// `--think`: ask a thinking model to think, or not (absent: send nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkChoice {
+    /// `think: true`.
+    On,
+    /// `think: false`.
+    Off,
+}
+
+impl ThinkChoice {
+    /// The value sent as `think`.
+    pub fn as_bool(self) -> bool {
+        self == ThinkChoice::On
+    }
 }
 
 /// A setting that cannot be used.
@@ -270,6 +293,9 @@ impl ExperimentFile {
         set!(connect_timeout => connect_timeout_s);
         set!(retry_backoff => retry_backoff_s);
         set!(retries => retries);
+        if let Some(t) = self.think {
+            s.think = Some(t.as_bool());
+        }
         if let Some(b) = &self.baseline {
             s.toolless = match b.as_str() {
                 "none" => false,
@@ -384,6 +410,16 @@ impl RunSettings {
                 return bad(key, m);
             }
         }
+        if let Err(why) = crate::wire::duration::parse_go_duration(&self.keep_alive) {
+            return bad(
+                "keep-alive",
+                format!(
+                    "{:?} is not what Ollama accepts ({why}): use {}",
+                    self.keep_alive,
+                    crate::wire::duration::ACCEPTED
+                ),
+            );
+        }
         Ok(())
     }
 
@@ -476,6 +512,29 @@ mod tests {
         b.temperature = 0.0;
         assert_ne!(a.default_run_id(), b.default_run_id());
         assert!(a.default_run_id().starts_with("store+router-bare-k5-"));
+    }
+
+    #[test]
+    fn validate_rejects_a_keep_alive_ollama_refuses() {
+        for bad in ["600", "-1", "forever", ""] {
+            let s = RunSettings {
+                keep_alive: bad.into(),
+                ..RunSettings::default()
+            };
+            let err = s
+                .validate(&|k| format!("--{k}"))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(err.contains("Go duration"), "{bad}: {err}");
+        }
+        for good in ["15m", "-1m", "0", "1h30m"] {
+            let s = RunSettings {
+                keep_alive: good.into(),
+                ..RunSettings::default()
+            };
+            assert!(s.validate(&|k| format!("--{k}")).is_ok(), "{good}");
+        }
     }
 
     #[test]

@@ -177,6 +177,12 @@ pub struct ChatRequest {
     /// How long the model stays loaded ("15m").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_alive: Option<String>,
+    /// Thinking on or off (absent: the model's default, which is on for a thinking model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<bool>,
+    /// Structured output: `"json"` or a JSON schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Value>,
 }
 
 fn default_stream() -> bool {
@@ -363,6 +369,9 @@ pub struct VersionResponse {
     /// Server version (`0.12.10`).
     #[serde(default, deserialize_with = "null_default")]
     pub version: String,
+    /// passk's stub only: digest of each suite's tasks it loaded (suite name to digest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passk_suites: Option<BTreeMap<String, String>>,
 }
 
 /// Body of `POST /api/pull`.

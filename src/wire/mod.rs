@@ -4,8 +4,10 @@
 pub mod api;
 pub mod client;
 pub mod depth;
+pub mod duration;
 pub mod error;
 pub mod host;
+pub mod name;
 pub mod outcome;
 pub mod stub;
 pub mod tool_call;

@@ -5,7 +5,7 @@ use super::faults::{FaultKind, FaultRates};
 use super::messy::MessyShape;
 use super::mistakes::MistakePlan;
 use super::script::{Behaviour, ScriptBook, TextStyle};
-use super::{ModelSpec, StubConfig, StubError};
+use super::{DEFAULT_CAPABILITIES, ModelSpec, PromptCount, StubConfig, StubError};
 use crate::suite::Task;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -23,8 +23,13 @@ pub struct StubFile {
     pub prefill_tok_per_s: Option<f64>,
     /// Simulated decode speed, tokens per second.
     pub decode_tok_per_s: Option<f64>,
-    /// Simulated load time per call, milliseconds.
+    /// Simulated load time of a call to a loaded model, milliseconds.
     pub load_ms: Option<f64>,
+    /// Simulated load time of a call to a model not loaded, milliseconds.
+    pub cold_load_ms: Option<f64>,
+    /// What `prompt_eval_count` counts: `all` (current Ollama) or `new_only` (Ollama 0.30.0).
+    #[serde(default)]
+    pub prompt_eval: PromptCount,
     /// How long a hang lasts, milliseconds.
     pub hang_ms: Option<u64>,
     /// Behaviour of models not listed (absent: oracle; `serve_unknown = false`: 404).
@@ -87,6 +92,8 @@ pub struct ModelEntry {
     /// Faults for the first requests, in order.
     #[serde(default)]
     pub fault_script: Vec<FaultKind>,
+    /// Capabilities (default `["completion", "tools"]`; add `thinking` for a thinking model).
+    pub capabilities: Option<Vec<String>>,
 }
 
 impl StubFile {
@@ -137,6 +144,10 @@ impl StubFile {
                 behaviour,
                 faults: e.faults,
                 fault_script: e.fault_script.clone(),
+                capabilities: e
+                    .capabilities
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_CAPABILITIES.map(String::from).to_vec()),
             })
         };
         let mut models = BTreeMap::new();
@@ -158,6 +169,11 @@ impl StubFile {
             Some(x) => Ok(x),
             None => Ok(d),
         };
+        let millis = |v: Option<f64>, d: Duration, what: &str| match v {
+            Some(ms) if ms >= 0.0 && ms.is_finite() => Ok(Duration::from_secs_f64(ms / 1000.0)),
+            Some(_) => Err(StubError::Config(format!("{what} must not be negative"))),
+            None => Ok(d),
+        };
         Ok(StubConfig {
             seed,
             models,
@@ -172,15 +188,9 @@ impl StubFile {
                 base.decode_tok_per_s,
                 "decode_tok_per_s",
             )?,
-            load: match self.load_ms {
-                Some(ms) if ms >= 0.0 && ms.is_finite() => Duration::from_secs_f64(ms / 1000.0),
-                Some(_) => {
-                    return Err(StubError::Config(
-                        "load_ms must not be negative".to_string(),
-                    ));
-                }
-                None => base.load,
-            },
+            load: millis(self.load_ms, base.load, "load_ms")?,
+            cold_load: millis(self.cold_load_ms, base.cold_load, "cold_load_ms")?,
+            prompt_count: self.prompt_eval,
             hang: self.hang_ms.map_or(base.hang, Duration::from_millis),
             ..base
         })

@@ -19,6 +19,7 @@ const MAX_BODY: usize = 64 * 1024 * 1024;
 #[derive(Debug)]
 pub(crate) struct Request {
     pub method: String,
+
     pub path: String,
     pub body: Vec<u8>,
     keep_alive: bool,
@@ -35,6 +36,8 @@ pub(crate) enum Part {
     Line(Vec<u8>),
     /// The last line, built when it is due.
     Final(FinalLine),
+    /// Close the connection here, without the stream's terminating chunk.
+    Close,
 }
 
 /// What the handler wants sent.
@@ -47,6 +50,12 @@ pub(crate) enum Response {
     },
     /// A chunked NDJSON body.
     Stream { parts: Vec<Part> },
+    /// A head declaring `declared` bytes, fewer bytes of body, then the connection closed.
+    Cut {
+        content_type: &'static str,
+        declared: usize,
+        body: Vec<u8>,
+    },
     /// Reset the connection (RST) without answering.
     Reset,
     /// Answer nothing for this long, then close.
@@ -80,11 +89,12 @@ pub(crate) async fn serve_connection(
     let mut reader = BufReader::new(rd);
     loop {
         let req = tokio::select! {
-            r = read_request(&mut reader) => r,
+            r = read_request(&mut reader, &mut wr) => r,
             _ = shutdown.changed() => return,
         };
         let Ok(Some(req)) = req else { return };
         let keep_alive = req.keep_alive;
+        let head_only = req.method == "HEAD";
         let entry = Instant::now();
         let resp = tokio::select! {
             r = handler(req, entry) => r,
@@ -106,8 +116,33 @@ pub(crate) async fn serve_connection(
                 status,
                 content_type,
                 body,
-            } => write_full(&mut wr, status, content_type, &body, keep_alive).await,
-            Response::Stream { parts } => write_stream(&mut wr, parts, entry, keep_alive).await,
+            } => {
+                let body = if head_only { &[][..] } else { &body[..] };
+                let mut out = head(status, content_type, Some(body.len()), keep_alive);
+                out.extend_from_slice(body);
+                write_all(&mut wr, &out).await
+            }
+            Response::Cut {
+                content_type,
+                declared,
+                body,
+            } => {
+                let mut out = head(200, content_type, Some(declared), false);
+                out.extend_from_slice(&body);
+                let _ = write_all(&mut wr, &out).await;
+                let _ = wr.shutdown().await;
+                return;
+            }
+            Response::Stream { parts } => {
+                match write_stream(&mut wr, parts, entry, keep_alive).await {
+                    Ok(true) => Ok(()),
+                    Ok(false) => {
+                        let _ = wr.shutdown().await;
+                        return;
+                    }
+                    Err(e) => Err(e),
+                }
+            }
         };
         if written.is_err() || !keep_alive {
             let _ = wr.shutdown().await;
@@ -124,7 +159,10 @@ fn reset(rd: OwnedReadHalf, wr: OwnedWriteHalf) {
     }
 }
 
-async fn read_request(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Option<Request>> {
+async fn read_request(
+    reader: &mut BufReader<OwnedReadHalf>,
+    wr: &mut OwnedWriteHalf,
+) -> io::Result<Option<Request>> {
     let mut line = Vec::new();
     // Skip blank lines between requests (RFC 9112 allows a stray CRLF).
     loop {
@@ -148,6 +186,7 @@ async fn read_request(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Optio
     let mut content_length = 0usize;
     let mut chunked = false;
     let mut keep_alive = !http10;
+    let mut expect_continue = false;
     let mut head = line.len();
     loop {
         line.clear();
@@ -177,6 +216,7 @@ async fn read_request(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Optio
                 })?;
             }
             "transfer-encoding" => chunked = value.to_ascii_lowercase().contains("chunked"),
+            "expect" => expect_continue = value.eq_ignore_ascii_case("100-continue"),
             "connection" => {
                 let v = value.to_ascii_lowercase();
                 if v.contains("close") {
@@ -187,6 +227,9 @@ async fn read_request(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Optio
             }
             _ => {}
         }
+    }
+    if expect_continue && !http10 {
+        write_all(wr, b"HTTP/1.1 100 Continue\r\n\r\n").await?;
     }
     let body = if chunked {
         read_chunked(reader).await?
@@ -252,6 +295,7 @@ fn reason(status: u16) -> &'static str {
         400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        409 => "Conflict",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
         _ => "Unknown",
@@ -268,16 +312,8 @@ fn head(status: u16, content_type: &str, length: Option<usize>, keep_alive: bool
         .into_bytes()
 }
 
-async fn write_full(
-    wr: &mut OwnedWriteHalf,
-    status: u16,
-    content_type: &str,
-    body: &[u8],
-    keep_alive: bool,
-) -> io::Result<()> {
-    let mut out = head(status, content_type, Some(body.len()), keep_alive);
-    out.extend_from_slice(body);
-    wr.write_all(&out).await?;
+async fn write_all(wr: &mut OwnedWriteHalf, out: &[u8]) -> io::Result<()> {
+    wr.write_all(out).await?;
     wr.flush().await
 }
 
@@ -288,12 +324,13 @@ fn chunk(line: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Writes a stream; `Ok(false)` when a `Close` part ended it without its terminating chunk.
 async fn write_stream(
     wr: &mut OwnedWriteHalf,
     parts: Vec<Part>,
     entry: Instant,
     keep_alive: bool,
-) -> io::Result<()> {
+) -> io::Result<bool> {
     // Like Ollama, the head goes out with the first line, so the time to the first byte is real.
     let mut pending = head(200, "application/x-ndjson", None, keep_alive);
     let mut has_line = false;
@@ -312,9 +349,13 @@ async fn write_stream(
                 has_line = true;
             }
             Part::Final(f) => pending.extend_from_slice(&chunk(&f(entry.elapsed()))),
+            Part::Close => {
+                write_all(wr, &pending).await?;
+                return Ok(false);
+            }
         }
     }
     pending.extend_from_slice(b"0\r\n\r\n");
-    wr.write_all(&pending).await?;
-    wr.flush().await
+    write_all(wr, &pending).await?;
+    Ok(true)
 }

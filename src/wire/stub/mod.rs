@@ -7,28 +7,31 @@
 //! an ephemeral port with [`StubServer::start`]. The HTTP layer is a small hand-written HTTP/1.1
 //! server (see `http.rs`) so that faults can act on the socket itself.
 
+mod catalog;
+mod chat;
 pub mod faults;
 pub mod file;
 mod http;
+mod judge;
 pub mod messy;
 pub mod mistakes;
+mod output;
 pub mod script;
 
+pub use catalog::STUB_CONTEXT_LENGTH;
 pub use faults::{FaultKind, FaultRates};
 pub use file::StubFile;
 pub use messy::MessyShape;
 pub use mistakes::{ExpectedTrial, Mistake, MistakePlan};
-pub use script::{Behaviour, ScriptBook, TextStyle, UNKNOWN_REPLY};
-
-use crate::timefmt::rfc3339;
-use crate::wire::api::{
-    ChatMessage, ChatRequest, ChatResponse, LocalModel, ModelDetails, PsResponse, PullProgress,
-    PullRequest, RunningModel, ShowRequest, ShowResponse, TagsResponse, Timings, ToolCall,
-    ToolCallFunction,
+pub use script::{
+    Behaviour, ScriptBook, TextStyle, UNKNOWN_CONVERSATION, WARM_UP_PROMPT, WARM_UP_REPLY,
 };
-use http::{Part, Request, Response};
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+
+use crate::wire::api::VersionResponse;
+use crate::wire::name::ModelName;
+use http::{Request, Response};
+use serde::Deserialize;
+use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -38,11 +41,25 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// The version `/api/version` reports.
-pub const STUB_VERSION: &str = "0.0.0-passk-stub";
+/// The version `/api/version` reports: the Ollama release whose behaviour the stub follows.
+pub const STUB_VERSION: &str = "0.33.0-passk-stub";
 
-/// Context length the stub's models declare in `/api/show`.
-pub const STUB_CONTEXT_LENGTH: u64 = 32768;
+/// The version reported when prompt counts follow Ollama 0.30.0 (only new tokens).
+pub const STUB_VERSION_0_30_0: &str = "0.30.0-passk-stub";
+
+/// What `prompt_eval_count` counts once a prefix of the prompt is cached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptCount {
+    /// Every prompt token, cached or not (Ollama before 0.30.0 and since 0.30.1).
+    #[default]
+    All,
+    /// Only the tokens processed past the cached prefix (Ollama 0.30.0).
+    NewOnly,
+}
+
+/// Capabilities of a stub model unless its spec says otherwise.
+pub const DEFAULT_CAPABILITIES: [&str; 2] = ["completion", "tools"];
 
 /// Errors starting or configuring the stub.
 #[derive(Debug, Error)]
@@ -69,16 +86,30 @@ pub struct ModelSpec {
     pub faults: FaultRates,
     /// Faults for the first requests, in order (`fault_script[n]` hits request `n`), before the rates apply.
     pub fault_script: Vec<FaultKind>,
+    /// What `/api/show` lists and the chat endpoint enforces (`completion`, `tools`, `thinking`).
+    pub capabilities: Vec<String>,
 }
 
 impl ModelSpec {
-    /// A model with this behaviour and no faults.
+    /// A model with this behaviour, the default capabilities and no faults.
     pub fn new(behaviour: Behaviour) -> ModelSpec {
         ModelSpec {
             behaviour,
             faults: FaultRates::default(),
             fault_script: Vec::new(),
+            capabilities: DEFAULT_CAPABILITIES.map(String::from).to_vec(),
         }
+    }
+
+    /// The same model with these capabilities.
+    pub fn with_capabilities(mut self, capabilities: &[&str]) -> ModelSpec {
+        self.capabilities = capabilities.iter().map(|c| c.to_string()).collect();
+        self
+    }
+
+    /// Whether the model has this capability.
+    pub fn has(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
     }
 
     /// The same model with random faults at these rates.
@@ -125,10 +156,17 @@ pub struct StubConfig {
     pub prefill_tok_per_s: f64,
     /// Simulated decode speed, tokens per second.
     pub decode_tok_per_s: f64,
-    /// Simulated load time per call.
+    /// Simulated load time of a call to a loaded model.
     pub load: Duration,
+    /// Simulated load time of a call to a model not loaded (first call, keep_alive expired).
+    pub cold_load: Duration,
     /// How long a `Hang` fault holds the request.
     pub hang: Duration,
+    /// What `prompt_eval_count` counts (and the version `/api/version` reports).
+    pub prompt_count: PromptCount,
+    /// Digest of each suite's tasks the script book was built from (published on `/api/version`;
+    /// empty: not published).
+    pub suites: BTreeMap<String, String>,
 }
 
 impl Default for StubConfig {
@@ -143,7 +181,10 @@ impl Default for StubConfig {
             prefill_tok_per_s: 5_000_000.0,
             decode_tok_per_s: 100_000.0,
             load: Duration::from_micros(50),
+            cold_load: Duration::from_millis(2),
             hang: Duration::from_secs(600),
+            prompt_count: PromptCount::All,
+            suites: BTreeMap::new(),
         }
     }
 }
@@ -163,25 +204,36 @@ impl StubConfig {
         self
     }
 
-    /// The behaviour serving `model`, if the stub serves it.
+    /// The behaviour serving `model`, if the stub serves it: a listed name (compared as Ollama
+    /// compares names, so `m` is `m:latest`), else a convention name, else the default.
     pub fn spec_for(&self, model: &str) -> Option<ModelSpec> {
-        if let Some(s) = self.models.get(model) {
+        let wanted = ModelName::parse(model);
+        let listed = self
+            .models
+            .iter()
+            .find(|(name, _)| ModelName::parse(name).key() == wanted.key());
+        if let Some((_, s)) = listed {
             return Some(s.clone());
         }
-        let base = model.split(':').next().unwrap_or(model);
-        let by_name = match base {
-            "oracle" => Some(Behaviour::Oracle),
-            "text-calls" => Some(Behaviour::TextCalls(TextStyle::Mixed)),
-            "schema-paste" => Some(Behaviour::SchemaPaste),
-            "example-value" => Some(Behaviour::ExampleValue),
-            "invented-tool" => Some(Behaviour::InventedTool),
-            "never-answer" => Some(Behaviour::NeverAnswer),
-            _ => base
-                .strip_prefix("messy-")
-                .and_then(MessyShape::from_name)
-                .map(Behaviour::Messy),
+        let by_name = match wanted.model.to_ascii_lowercase().as_str() {
+            "oracle" => ModelSpec::new(Behaviour::Oracle),
+            "text-calls" => ModelSpec::new(Behaviour::TextCalls(TextStyle::Mixed)),
+            "schema-paste" => ModelSpec::new(Behaviour::SchemaPaste),
+            "example-value" => ModelSpec::new(Behaviour::ExampleValue),
+            "invented-tool" => ModelSpec::new(Behaviour::InventedTool),
+            "never-answer" => ModelSpec::new(Behaviour::NeverAnswer),
+            "thinking" => ModelSpec::new(Behaviour::Oracle).with_capabilities(&[
+                "completion",
+                "tools",
+                "thinking",
+            ]),
+            "no-tools" => ModelSpec::new(Behaviour::Oracle).with_capabilities(&["completion"]),
+            name => match name.strip_prefix("messy-").and_then(MessyShape::from_name) {
+                Some(shape) => ModelSpec::new(Behaviour::Messy(shape)),
+                None => return self.default.clone(),
+            },
         };
-        by_name.map(ModelSpec::new).or_else(|| self.default.clone())
+        Some(by_name)
     }
 }
 
@@ -287,8 +339,9 @@ struct State {
     config: StubConfig,
     counters: Mutex<HashMap<String, u64>>,
     injected: Mutex<BTreeMap<FaultKind, u64>>,
-    loaded: Mutex<BTreeMap<String, u64>>,
+    loaded: Mutex<BTreeMap<String, catalog::Loaded>>,
     pulled: Mutex<BTreeSet<String>>,
+    prompts: Mutex<HashMap<String, String>>,
     started: SystemTime,
 }
 
@@ -300,6 +353,7 @@ impl State {
             injected: Mutex::new(BTreeMap::new()),
             loaded: Mutex::new(BTreeMap::new()),
             pulled: Mutex::new(BTreeSet::new()),
+            prompts: Mutex::new(HashMap::new()),
             started: SystemTime::now(),
         }
     }
@@ -330,14 +384,12 @@ async fn handle(state: &State, req: Request, entry: Instant) -> Response {
             content_type: "text/plain; charset=utf-8",
             body: b"Ollama is running".to_vec(),
         },
-        ("GET" | "HEAD", "/api/version") => {
-            Response::json(200, &json!({ "version": STUB_VERSION }))
-        }
-        ("GET", "/api/tags") => to_json(&tags(state)),
-        ("GET", "/api/ps") => to_json(&ps(state)),
-        ("POST", "/api/show") => show(state, &req.body),
-        ("POST", "/api/chat") => chat(state, &req.body, entry).await,
-        ("POST", "/api/pull") => pull(state, &req.body),
+        ("GET" | "HEAD", "/api/version") => to_json(&version(&state.config)),
+        ("GET" | "HEAD", "/api/tags") => to_json(&catalog::tags(state)),
+        ("GET", "/api/ps") => to_json(&catalog::ps(state)),
+        ("POST", "/api/show") => catalog::show(state, &req.body),
+        ("POST", "/api/chat") => chat::chat(state, &req.body, entry).await,
+        ("POST", "/api/pull") => catalog::pull(state, &req.body),
         (_, "/api/version" | "/api/tags" | "/api/ps" | "/api/show" | "/api/chat" | "/api/pull") => {
             Response::json(405, &json!({ "error": "method not allowed" }))
         }
@@ -346,6 +398,18 @@ async fn handle(state: &State, req: Request, entry: Instant) -> Response {
             content_type: "text/plain",
             body: b"404 page not found".to_vec(),
         },
+    }
+}
+
+/// The version the stub follows and the digests of the suites it loaded.
+fn version(config: &StubConfig) -> VersionResponse {
+    let version = match config.prompt_count {
+        PromptCount::All => STUB_VERSION,
+        PromptCount::NewOnly => STUB_VERSION_0_30_0,
+    };
+    VersionResponse {
+        version: version.to_string(),
+        passk_suites: (!config.suites.is_empty()).then(|| config.suites.clone()),
     }
 }
 
@@ -364,450 +428,16 @@ fn not_found(model: &str) -> Response {
     error(404, format!("model '{model}' not found"))
 }
 
-fn digest(name: &str) -> String {
-    format!("{:x}", Sha256::digest(name.as_bytes()))
-}
-
-/// Details of a stub model; the parameter size comes from a `:7b`-like tag when there is one.
-fn details(model: &str) -> ModelDetails {
-    let tag = model.rsplit_once(':').map(|(_, t)| t.to_ascii_uppercase());
-    let parameter_size = tag
-        .filter(|t| t.ends_with('B') && t.len() > 1 && t[..t.len() - 1].parse::<f64>().is_ok())
-        .unwrap_or_else(|| "1B".to_string());
-    ModelDetails {
-        parent_model: String::new(),
-        format: "gguf".to_string(),
-        family: "stub".to_string(),
-        families: Some(vec!["stub".to_string()]),
-        parameter_size,
-        quantization_level: "F16".to_string(),
-    }
-}
-
-const MODEL_SIZE: u64 = 2_000_000_000;
-
-fn tags(state: &State) -> TagsResponse {
-    let mut names: BTreeSet<String> = state.config.models.keys().cloned().collect();
-    names.extend(
-        state
-            .pulled
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned(),
-    );
-    names.extend(
-        state
-            .loaded
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned(),
-    );
-    let modified_at = rfc3339(state.started, true);
-    TagsResponse {
-        models: names
-            .into_iter()
-            .map(|name| LocalModel {
-                model: name.clone(),
-                modified_at: modified_at.clone(),
-                size: MODEL_SIZE,
-                digest: digest(&name),
-                details: details(&name),
-                name,
-            })
-            .collect(),
-    }
-}
-
-fn ps(state: &State) -> PsResponse {
-    let expires_at = rfc3339(SystemTime::now() + Duration::from_secs(15 * 60), true);
-    let loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
-    PsResponse {
-        models: loaded
-            .iter()
-            .map(|(name, ctx)| RunningModel {
-                name: name.clone(),
-                model: name.clone(),
-                size: MODEL_SIZE,
-                digest: digest(name),
-                details: details(name),
-                expires_at: Some(expires_at.clone()),
-                size_vram: MODEL_SIZE,
-                context_length: Some(*ctx),
-            })
-            .collect(),
-    }
-}
-
-fn show(state: &State, body: &[u8]) -> Response {
-    let req: ShowRequest = match serde_json::from_slice(body) {
-        Ok(r) => r,
-        Err(e) => return error(400, format!("invalid request body: {e}")),
-    };
-    if req.model.is_empty() {
-        return error(400, "model is required");
-    }
-    if state.config.spec_for(&req.model).is_none() {
-        return not_found(&req.model);
-    }
-    let mut model_info = BTreeMap::new();
-    model_info.insert("general.architecture".to_string(), json!("stub"));
-    model_info.insert(
-        "general.parameter_count".to_string(),
-        json!(1_000_000_000u64),
-    );
-    model_info.insert(
-        "stub.context_length".to_string(),
-        json!(STUB_CONTEXT_LENGTH),
-    );
-    to_json(&ShowResponse {
-        parameters: Some("temperature 0".to_string()),
-        template: Some("{{ .Prompt }}".to_string()),
-        details: details(&req.model),
-        model_info,
-        capabilities: vec!["completion".to_string(), "tools".to_string()],
-        modified_at: Some(rfc3339(state.started, true)),
-    })
-}
-
-fn pull(state: &State, body: &[u8]) -> Response {
-    let req: PullRequest = match serde_json::from_slice(body) {
-        Ok(r) => r,
-        Err(e) => return error(400, format!("invalid request body: {e}")),
-    };
-    if req.model.is_empty() {
-        return error(400, "model is required");
-    }
-    let line = |p: &PullProgress| serde_json::to_vec(p).unwrap_or_default();
-    let status = |s: &str| PullProgress {
-        status: s.to_string(),
-        ..PullProgress::default()
-    };
-    if state.config.spec_for(&req.model).is_none() {
-        let parts = vec![
-            Part::Line(line(&status("pulling manifest"))),
-            Part::Line(br#"{"error":"pull model manifest: file does not exist"}"#.to_vec()),
-        ];
-        return if req.stream {
-            Response::Stream { parts }
-        } else {
-            error(500, "pull model manifest: file does not exist")
-        };
-    }
-    state
-        .pulled
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(req.model.clone());
-    if !req.stream {
-        return to_json(&status("success"));
-    }
-    let d = format!("sha256:{}", digest(&req.model));
-    let total = 1_000_000u64;
-    let mut parts = vec![Part::Line(line(&status("pulling manifest")))];
-    for completed in [None, Some(0), Some(total / 2), Some(total)] {
-        parts.push(Part::Line(line(&PullProgress {
-            status: format!("pulling {}", &d[7..19]),
-            digest: Some(d.clone()),
-            total: Some(total),
-            completed,
-        })));
-    }
-    for s in ["verifying sha256 digest", "writing manifest", "success"] {
-        parts.push(Part::Line(line(&status(s))));
-    }
-    Response::Stream { parts }
-}
-
-/// A `call_` + 8 lowercase alphanumerics id, deterministic under the stub seed.
-fn call_id(seed: u64, model: &str, n: u64, i: usize) -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut h = faults::mix(seed ^ faults::hash_str(model) ^ n.wrapping_mul(1 << 20) ^ i as u64);
-    let mut s = String::from("call_");
-    for _ in 0..8 {
-        s.push(ALPHABET[(h % 36) as usize] as char);
-        h /= 36;
-    }
-    s
-}
-
-/// Rough token count of a text: one token per four characters, at least one.
-fn tokens(chars: usize) -> u64 {
-    (chars as u64 / 4).max(1)
-}
-
-fn secs(tokens: u64, per_s: f64) -> Duration {
-    if per_s > 0.0 && per_s.is_finite() {
-        Duration::from_secs_f64(tokens as f64 / per_s)
-    } else {
-        Duration::ZERO
-    }
-}
-
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
-async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
-    let req: ChatRequest = match serde_json::from_slice(body) {
-        Ok(r) => r,
-        Err(e) => return error(400, format!("invalid request body: {e}")),
-    };
-    if req.model.is_empty() {
-        return error(400, "model is required");
-    }
-    let Some(spec) = state.config.spec_for(&req.model) else {
-        return not_found(&req.model);
-    };
-    let cfg = &state.config;
-    let n = state.next_request(&req.model);
-    let fault = match usize::try_from(n)
-        .ok()
-        .and_then(|i| spec.fault_script.get(i))
-    {
-        Some(f) => Some(*f),
-        None => spec.rates().pick(faults::draw(cfg.seed, &req.model, n)),
-    };
-    if let Some(f) = fault {
-        state.count(f);
-    }
-    match fault {
-        Some(FaultKind::Reset) => return Response::Reset,
-        Some(FaultKind::Hang) => return Response::Hang(cfg.hang),
-        Some(FaultKind::Http500) => {
-            return error(500, "llama runner process has terminated: exit status 2");
-        }
-        Some(FaultKind::Http503) => {
-            return error(
-                503,
-                "server busy, please try again.  maximum pending requests exceeded",
-            );
-        }
-        Some(FaultKind::NotFound) => return not_found(&req.model),
-        Some(FaultKind::NoTools) => {
-            return error(
-                400,
-                format!(
-                    "registry.ollama.ai/library/{} does not support tools",
-                    req.model
-                ),
-            );
-        }
-        _ => {}
-    }
-    state
-        .loaded
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(
-            req.model.clone(),
-            req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH),
-        );
-    if req.messages.is_empty() {
-        // Ollama's preload: no generation, done_reason "load".
-        let resp = ChatResponse {
-            model: req.model.clone(),
-            created_at: rfc3339(SystemTime::now(), true),
-            message: Some(ChatMessage::assistant("")),
-            done: true,
-            timings: Timings {
-                done_reason: Some("load".to_string()),
-                ..Timings::default()
-            },
-        };
-        return to_json(&resp);
-    }
-
-    let mut reply = script::respond(&cfg.script, &spec.behaviour, &req);
-    let mut done_reason = "stop";
-    if fault == Some(FaultKind::Length) {
-        let mut text = reply.content.clone();
-        for (name, args) in &reply.calls {
-            text.push_str(&json!({ "name": name, "arguments": args }).to_string());
-        }
-        let half = text.chars().count() / 2;
-        reply.content = text.chars().take(half).collect();
-        reply.calls.clear();
-        done_reason = "length";
-    }
-    let prompt_chars: usize = req
-        .messages
-        .iter()
-        .map(|m| m.content.len() + m.role.len())
-        .sum::<usize>()
-        + req
-            .tools
-            .as_ref()
-            .map_or(0, |t| Value::Array(t.clone()).to_string().len());
-    let calls_chars: usize = reply
-        .calls
-        .iter()
-        .map(|(n, a)| n.len() + a.to_string().len())
-        .sum();
-    let prompt_eval_count = tokens(prompt_chars);
-    let mut eval_count = tokens(reply.content.len() + calls_chars);
-    if done_reason == "length" {
-        eval_count = req
-            .options
-            .num_predict
-            .and_then(|p| u64::try_from(p).ok())
-            .unwrap_or(eval_count);
-    }
-    let load = cfg.load;
-    let prefill = secs(prompt_eval_count, cfg.prefill_tok_per_s);
-    let decode = secs(eval_count, cfg.decode_tok_per_s);
-    let tool_calls: Vec<ToolCall> = reply
-        .calls
-        .into_iter()
-        .enumerate()
-        .map(|(i, (name, arguments))| ToolCall {
-            id: Some(call_id(cfg.seed, &req.model, n, i)),
-            function: ToolCallFunction {
-                index: Some(i as u32),
-                name,
-                arguments,
-            },
-        })
-        .collect();
-    let model = req.model.clone();
-    let final_chunk = move |total: Duration, message: Option<ChatMessage>| ChatResponse {
-        model: model.clone(),
-        created_at: rfc3339(SystemTime::now(), true),
-        message,
-        done: true,
-        timings: Timings {
-            total_duration: Some(nanos(total).max(1)),
-            load_duration: Some(nanos(load).max(1)),
-            prompt_eval_count: Some(prompt_eval_count),
-            prompt_eval_duration: Some(nanos(prefill).max(1)),
-            eval_count: Some(eval_count),
-            eval_duration: Some(nanos(decode).max(1)),
-            done_reason: Some(done_reason.to_string()),
-        },
-    };
-
-    if req.stream {
-        let message = ChatMessage {
-            content: reply.content,
-            thinking: reply.thinking,
-            tool_calls,
-            ..ChatMessage::default()
-        };
-        return stream_reply(
-            req.model.clone(),
-            message,
-            load + prefill,
-            decode,
-            fault,
-            final_chunk,
-        );
-    }
-    tokio::time::sleep_until((entry + load + prefill + decode).into()).await;
-    let message = ChatMessage {
-        role: "assistant".to_string(),
-        content: reply.content,
-        tool_calls,
-        thinking: reply.thinking,
-        ..ChatMessage::default()
-    };
-    let body = serde_json::to_vec(&final_chunk(entry.elapsed(), Some(message))).unwrap_or_default();
-    match fault {
-        Some(FaultKind::TruncatedBody) => Response::Full {
-            status: 200,
-            content_type: "application/json; charset=utf-8",
-            body: body[..body.len() / 2].to_vec(),
-        },
-        Some(FaultKind::NonJsonBody) => Response::Full {
-            status: 200,
-            content_type: "text/html",
-            body: b"<html><body><h1>502 Bad Gateway</h1></body></html>".to_vec(),
-        },
-        Some(FaultKind::StreamError) => error(
-            500,
-            "an error was encountered while running the model: unexpected EOF",
-        ),
-        _ => Response::Full {
-            status: 200,
-            content_type: "application/json; charset=utf-8",
-            body,
-        },
-    }
-}
-
-/// The streamed form of a reply: the first content (with the thinking and tool calls) after
-/// prefill, the rest after decode, then the final chunk with the metrics (or the injected fault).
-fn stream_reply(
-    model: String,
-    reply: ChatMessage,
-    first_after: Duration,
-    decode: Duration,
-    fault: Option<FaultKind>,
-    final_chunk: impl FnOnce(Duration, Option<ChatMessage>) -> ChatResponse + Send + 'static,
-) -> Response {
-    let chunk = |content: String, thinking: Option<String>, tool_calls: Vec<ToolCall>| {
-        serde_json::to_vec(&ChatResponse {
-            model: model.clone(),
-            created_at: rfc3339(SystemTime::now(), true),
-            message: Some(ChatMessage {
-                role: "assistant".to_string(),
-                content,
-                tool_calls,
-                thinking,
-                ..ChatMessage::default()
-            }),
-            done: false,
-            timings: Timings::default(),
-        })
-        .unwrap_or_default()
-    };
-    let content = reply.content;
-    let split = content
-        .char_indices()
-        .nth(content.chars().count().div_ceil(2))
-        .map_or(content.len(), |(i, _)| i);
-    let (head, tail) = content.split_at(split);
-    let mut parts = vec![
-        Part::Delay(first_after),
-        Part::Line(chunk(head.to_string(), reply.thinking, reply.tool_calls)),
-    ];
-    parts.push(Part::Delay(decode));
-    if !tail.is_empty() {
-        parts.push(Part::Line(chunk(tail.to_string(), None, Vec::new())));
-    }
-    match fault {
-        Some(FaultKind::StreamError) => {
-            parts.push(Part::Line(
-                br#"{"error":"an error was encountered while running the model: unexpected EOF"}"#
-                    .to_vec(),
-            ));
-        }
-        Some(FaultKind::NonJsonBody) => parts.push(Part::Line(
-            b"<html><body>502 Bad Gateway</body></html>".to_vec(),
-        )),
-        Some(FaultKind::TruncatedBody) => parts.push(Part::Final(Box::new(move |total| {
-            let full = serde_json::to_vec(&final_chunk(total, Some(ChatMessage::assistant(""))))
-                .unwrap_or_default();
-            full[..full.len() / 2].to_vec()
-        }))),
-        _ => parts.push(Part::Final(Box::new(move |total| {
-            serde_json::to_vec(&final_chunk(total, Some(ChatMessage::assistant(""))))
-                .unwrap_or_default()
-        }))),
-    }
-    Response::Stream { parts }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn call_ids_look_like_ollamas() {
-        let id = call_id(1, "m", 2, 0);
+        let id = chat::call_id(1, "m", 2, 0);
         assert_eq!(id.len(), 13);
         assert!(id.starts_with("call_"));
-        assert_ne!(id, call_id(1, "m", 2, 1));
+        assert_ne!(id, chat::call_id(1, "m", 2, 1));
     }
 
     #[test]
@@ -821,7 +451,10 @@ mod tests {
             Some(Behaviour::NeverAnswer)
         ));
         assert!(cfg.spec_for("qwen2.5:3b").is_none());
-        assert_eq!(details("qwen2.5-coder:7b").parameter_size, "7B");
-        assert_eq!(details("oracle").parameter_size, "1B");
+        assert!(cfg.spec_for("library/oracle:latest").is_some());
+        let named = cfg.model("qwen2.5", ModelSpec::new(Behaviour::NeverAnswer));
+        assert!(named.spec_for("QWEN2.5:latest").is_some());
+        assert_eq!(catalog::details("qwen2.5-coder:7b").parameter_size, "7B");
+        assert_eq!(catalog::details("oracle").parameter_size, "1B");
     }
 }

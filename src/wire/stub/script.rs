@@ -18,8 +18,19 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The reply for a conversation the stub does not know.
-pub const UNKNOWN_REPLY: &str = "I cannot help with that.";
+/// What the stub answers (HTTP 409) to a conversation it does not know: a stale stub must be loud,
+/// never a plausible reply the report would blame on the model.
+pub const UNKNOWN_CONVERSATION: &str = "passk stub: this conversation is not in the suites the stub loaded (no known first user message); the suites changed since it started: restart `passk serve-stub`";
+
+/// The warm-up prompt passk's preflight sends; the stub answers it with [`WARM_UP_REPLY`].
+pub const WARM_UP_PROMPT: &str = "Reply with the single word: ready.";
+
+/// The stub's answer to [`WARM_UP_PROMPT`].
+pub const WARM_UP_REPLY: &str = "ready.";
+
+/// A request the stub cannot place in any conversation it loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unknown;
 
 /// How a `TextCalls` model writes its calls into the reply text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -208,15 +219,22 @@ struct Position<'a> {
     toolless: bool,
 }
 
-/// The reply of `behaviour` to `req`.
-pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatRequest) -> Reply {
+/// The reply of `behaviour` to `req`, or `Unknown` for a conversation the book does not hold.
+pub(crate) fn respond(
+    book: &ScriptBook,
+    behaviour: &Behaviour,
+    req: &ChatRequest,
+) -> Result<Reply, Unknown> {
     let messages = &req.messages;
     if let Some(label) = router_label(book, messages) {
-        return Reply::text(label);
+        return label.map(Reply::text).ok_or(Unknown);
     }
     let Some(opening) = messages.iter().find(|m| m.role == "user") else {
-        return Reply::text(UNKNOWN_REPLY);
+        return Err(Unknown);
     };
+    if opening.content.trim() == WARM_UP_PROMPT {
+        return Ok(Reply::text(WARM_UP_REPLY));
+    }
     let Some(conv) = book.conversations.get(opening.content.trim()) else {
         // A model that never answers loops on any conversation that offers tools.
         let first_tool = req
@@ -225,12 +243,12 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
             .flatten()
             .find_map(|t| t.pointer("/function/name").and_then(Value::as_str));
         return match (behaviour, first_tool) {
-            (Behaviour::NeverAnswer, Some(tool)) => Reply {
+            (Behaviour::NeverAnswer, Some(tool)) => Ok(Reply {
                 content: String::new(),
                 calls: vec![(tool.to_string(), json!({}))],
                 thinking: None,
-            },
-            _ => Reply::text(UNKNOWN_REPLY),
+            }),
+            _ => Err(Unknown),
         };
     };
     let mut trajectory = &conv.gold;
@@ -247,12 +265,12 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
         }
     }
     let Some(pos) = position(trajectory, req) else {
-        return Reply::text(UNKNOWN_REPLY);
+        return Err(Unknown);
     };
     if pos.toolless {
-        return Reply::text(pos.reply);
+        return Ok(Reply::text(pos.reply));
     }
-    match behaviour {
+    Ok(match behaviour {
         Behaviour::Oracle | Behaviour::Faulty(_) => oracle(&pos),
         Behaviour::TextCalls(style) => text_calls(&pos, *style, opening.content.len()),
         Behaviour::SchemaPaste => schema_paste(&pos, req).unwrap_or_else(|| oracle(&pos)),
@@ -270,7 +288,7 @@ pub(crate) fn respond(book: &ScriptBook, behaviour: &Behaviour, req: &ChatReques
             }
             Some(Mistake::NearMiss { .. }) | None => oracle(&pos),
         },
-    }
+    })
 }
 
 /// The trial a request belongs to (from `options.seed`; 0 when absent).
@@ -281,8 +299,9 @@ fn trial_of(req: &ChatRequest) -> u32 {
         .map_or(0, |s| s.trial)
 }
 
-/// The label of the last user message when the request is a router call.
-fn router_label(book: &ScriptBook, messages: &[ChatMessage]) -> Option<String> {
+/// When the request is a router call: the label of its last user message (`None` inside when the
+/// message is not one the book knows).
+fn router_label(book: &ScriptBook, messages: &[ChatMessage]) -> Option<Option<String>> {
     let is_router = messages
         .iter()
         .any(|m| m.role == "system" && book.router_prompts.iter().any(|p| p == m.content.trim()));
@@ -290,12 +309,7 @@ fn router_label(book: &ScriptBook, messages: &[ChatMessage]) -> Option<String> {
         return None;
     }
     let last = messages.iter().rev().find(|m| m.role == "user")?;
-    Some(
-        book.labels
-            .get(last.content.trim())
-            .cloned()
-            .unwrap_or_else(|| "other".to_string()),
-    )
+    Some(book.labels.get(last.content.trim()).cloned())
 }
 
 fn position<'a>(trajectory: &'a Trajectory, req: &ChatRequest) -> Option<Position<'a>> {

@@ -1,0 +1,266 @@
+//! The stub's model endpoints (`/api/tags`, `/api/ps`, `/api/show`, `/api/pull`) and its loaded
+//! models: cold or warm loads, keep_alive expiry, unloads. Names are normalised as Ollama does
+//! (`crate::wire::name`): a model asked for as `llama3.2` is listed and reported as
+//! `llama3.2:latest`.
+
+use super::http::{Part, Response};
+use super::{State, error, not_found, to_json};
+use crate::timefmt::rfc3339;
+use crate::wire::api::{
+    ChatRequest, LocalModel, ModelDetails, PsResponse, PullProgress, PullRequest, RunningModel,
+    ShowRequest, ShowResponse, TagsResponse,
+};
+use crate::wire::duration::KeepAlive;
+use crate::wire::name::ModelName;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::PoisonError;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Context length the stub's models declare in `/api/show`.
+pub const STUB_CONTEXT_LENGTH: u64 = 32768;
+
+/// Bytes every stub model takes, on disk and in (simulated) VRAM.
+const MODEL_SIZE: u64 = 2_000_000_000;
+
+/// Model names served by convention (see `StubConfig::spec_for`).
+pub(crate) const CONVENTION_NAMES: [&str; 8] = [
+    "oracle",
+    "text-calls",
+    "schema-paste",
+    "example-value",
+    "invented-tool",
+    "never-answer",
+    "thinking",
+    "no-tools",
+];
+
+/// One loaded model.
+#[derive(Debug, Clone)]
+pub(crate) struct Loaded {
+    /// Its name as Ollama lists it.
+    pub name: String,
+    /// The context it was loaded with.
+    pub num_ctx: u64,
+    /// When it unloads (`None`: never).
+    pub expires: Option<Instant>,
+}
+
+impl Loaded {
+    /// Whether it is still loaded at `now`.
+    pub fn live(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|e| e > now)
+    }
+}
+
+/// `sha256` of the normalised name: the same model always has the same digest.
+pub(crate) fn digest(name: &str) -> String {
+    format!(
+        "{:x}",
+        Sha256::digest(ModelName::parse(name).key().as_bytes())
+    )
+}
+
+/// Details of a stub model; the parameter size comes from a `:7b`-like tag when there is one.
+pub(crate) fn details(model: &str) -> ModelDetails {
+    let tag = ModelName::parse(model).tag.to_ascii_uppercase();
+    let sized = tag.ends_with('B') && tag.len() > 1 && tag[..tag.len() - 1].parse::<f64>().is_ok();
+    ModelDetails {
+        parent_model: String::new(),
+        format: "gguf".to_string(),
+        family: "stub".to_string(),
+        families: Some(vec!["stub".to_string()]),
+        parameter_size: if sized { tag } else { "1B".to_string() },
+        quantization_level: "F16".to_string(),
+    }
+}
+
+/// Every model the stub will serve or has served, listed as Ollama lists names.
+pub(crate) fn tags(state: &State) -> TagsResponse {
+    let now = Instant::now();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    let mut add = |n: &str| {
+        let parsed = ModelName::parse(n);
+        names
+            .entry(parsed.key())
+            .or_insert_with(|| parsed.shortest());
+    };
+    state.config.models.keys().for_each(|n| add(n));
+    CONVENTION_NAMES.iter().for_each(|n| add(n));
+    let pulled = state.pulled.lock().unwrap_or_else(PoisonError::into_inner);
+    pulled.iter().for_each(|n| add(n));
+    let loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+    loaded
+        .values()
+        .filter(|l| l.live(now))
+        .for_each(|l| add(&l.name));
+    let modified_at = rfc3339(state.started, true);
+    let models = names
+        .into_values()
+        .map(|name| LocalModel {
+            model: name.clone(),
+            modified_at: modified_at.clone(),
+            size: MODEL_SIZE,
+            digest: digest(&name),
+            details: details(&name),
+            name,
+        })
+        .collect();
+    TagsResponse { models }
+}
+
+/// Models loaded now, with their expiry and context.
+pub(crate) fn ps(state: &State) -> PsResponse {
+    let now = Instant::now();
+    let loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+    let expires = |l: &Loaded| {
+        let at = match l.expires {
+            Some(e) => SystemTime::now() + e.saturating_duration_since(now),
+            None => SystemTime::UNIX_EPOCH + Duration::from_secs(253_402_300_799),
+        };
+        rfc3339(at, true)
+    };
+    PsResponse {
+        models: loaded
+            .values()
+            .filter(|l| l.live(now))
+            .map(|l| RunningModel {
+                name: l.name.clone(),
+                model: l.name.clone(),
+                size: MODEL_SIZE,
+                digest: digest(&l.name),
+                details: details(&l.name),
+                expires_at: Some(expires(l)),
+                size_vram: MODEL_SIZE,
+                context_length: Some(l.num_ctx),
+            })
+            .collect(),
+    }
+}
+
+/// `/api/show`: capabilities from the model's spec.
+pub(crate) fn show(state: &State, body: &[u8]) -> Response {
+    let req: ShowRequest = match serde_json::from_slice(body) {
+        Ok(r) => r,
+        Err(e) => return error(400, e.to_string()),
+    };
+    if req.model.is_empty() {
+        return error(400, "model is required");
+    }
+    let Some(spec) = state.config.spec_for(&req.model) else {
+        return not_found(&req.model);
+    };
+    // A model Ollama shows is a model it lists: a name served by the default joins /api/tags.
+    state
+        .pulled
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(ModelName::parse(&req.model).shortest());
+    let mut model_info = BTreeMap::new();
+    model_info.insert("general.architecture".to_string(), json!("stub"));
+    model_info.insert(
+        "general.parameter_count".to_string(),
+        json!(1_000_000_000u64),
+    );
+    model_info.insert(
+        "stub.context_length".to_string(),
+        json!(STUB_CONTEXT_LENGTH),
+    );
+    to_json(&ShowResponse {
+        parameters: Some("temperature 0".to_string()),
+        template: Some("{{ .Prompt }}".to_string()),
+        details: details(&req.model),
+        model_info,
+        capabilities: spec.capabilities.clone(),
+        modified_at: Some(rfc3339(state.started, true)),
+    })
+}
+
+/// `/api/pull`: progress lines ending in `success` for a model the stub serves.
+pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
+    let req: PullRequest = match serde_json::from_slice(body) {
+        Ok(r) => r,
+        Err(e) => return error(400, e.to_string()),
+    };
+    if req.model.is_empty() {
+        return error(400, "model is required");
+    }
+    let line = |p: &PullProgress| serde_json::to_vec(p).unwrap_or_default();
+    let status = |s: &str| PullProgress {
+        status: s.to_string(),
+        ..PullProgress::default()
+    };
+    if state.config.spec_for(&req.model).is_none() {
+        let parts = vec![
+            Part::Line(line(&status("pulling manifest"))),
+            Part::Line(br#"{"error":"pull model manifest: file does not exist"}"#.to_vec()),
+        ];
+        return if req.stream {
+            Response::Stream { parts }
+        } else {
+            error(500, "pull model manifest: file does not exist")
+        };
+    }
+    state
+        .pulled
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(ModelName::parse(&req.model).shortest());
+    if !req.stream {
+        return to_json(&status("success"));
+    }
+    let d = format!("sha256:{}", digest(&req.model));
+    let total = 1_000_000u64;
+    let mut parts = vec![Part::Line(line(&status("pulling manifest")))];
+    for completed in [None, Some(0), Some(total / 2), Some(total)] {
+        parts.push(Part::Line(line(&PullProgress {
+            status: format!("pulling {}", &d[7..19]),
+            digest: Some(d.clone()),
+            total: Some(total),
+            completed,
+        })));
+    }
+    for s in ["verifying sha256 digest", "writing manifest", "success"] {
+        parts.push(Part::Line(line(&status(s))));
+    }
+    Response::Stream { parts }
+}
+
+/// Marks the model loaded until its keep_alive runs out; returns the load time: cold when it
+/// was not loaded (first call, keep_alive expired, or another num_ctx), warm otherwise.
+pub(crate) fn load(state: &State, req: &ChatRequest, keep: KeepAlive) -> Duration {
+    let now = Instant::now();
+    let num_ctx = req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH);
+    let name = ModelName::parse(&req.model);
+    let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+    let warm = loaded
+        .get(&name.key())
+        .is_some_and(|l| l.live(now) && l.num_ctx == num_ctx);
+    let expires = match keep {
+        KeepAlive::Forever => None,
+        KeepAlive::For(d) => now.checked_add(d),
+    };
+    loaded.insert(
+        name.key(),
+        Loaded {
+            name: name.shortest(),
+            num_ctx,
+            expires,
+        },
+    );
+    if warm {
+        state.config.load
+    } else {
+        state.config.cold_load
+    }
+}
+
+/// Unloads the model now (`keep_alive: 0` without messages).
+pub(crate) fn unload(state: &State, model: &str) {
+    state
+        .loaded
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&ModelName::parse(model).key());
+}

@@ -1,0 +1,265 @@
+//! Judges a `/api/chat` body the way Ollama's decoder and `ChatHandler` do (v0.33, `api/types.go`,
+//! `server/routes.go`) before the stub reads it: what Ollama refuses gets its 400 text, what Ollama
+//! accepts (`stream: null`, `options: null`, a numeric `keep_alive`, `8192.0` for an integer option,
+//! `"User"` for a role) is read the same way.
+
+use crate::wire::api::ChatRequest;
+use crate::wire::duration::{KeepAlive, keep_alive};
+use serde_json::Value;
+
+/// A request Ollama would accept, with the fields the stub's model reads.
+#[derive(Debug, Clone)]
+pub(crate) struct Judged {
+    /// The request, roles lower-cased.
+    pub req: ChatRequest,
+    /// `keep_alive`, when sent.
+    pub keep_alive: Option<KeepAlive>,
+    /// Whether thinking was asked for (`None`: not said; a level string counts as on).
+    pub think: Option<bool>,
+}
+
+/// Options Ollama holds as integers; a JSON number with a fraction part is read as its integer.
+const INTEGER_OPTIONS: [&str; 11] = [
+    "num_ctx",
+    "num_predict",
+    "seed",
+    "top_k",
+    "num_batch",
+    "num_gpu",
+    "num_thread",
+    "num_keep",
+    "repeat_last_n",
+    "draft_num_predict",
+    "main_gpu",
+];
+
+/// Options Ollama holds as floats.
+const FLOAT_OPTIONS: [&str; 7] = [
+    "temperature",
+    "top_p",
+    "min_p",
+    "typical_p",
+    "repeat_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+];
+
+/// How Ollama refuses a request: its status and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// 400 for what the decoder refuses, 500 for an option of the wrong type (Ollama's
+    /// `Options.FromMap` error goes through `handleScheduleError`'s default case).
+    pub status: u16,
+    /// Ollama's text.
+    pub message: String,
+}
+
+impl From<String> for Refusal {
+    fn from(message: String) -> Refusal {
+        Refusal {
+            status: 400,
+            message,
+        }
+    }
+}
+
+/// Ollama's answer to an empty body.
+const MISSING_BODY: &str = "missing request body";
+
+/// The request, or Ollama's refusal.
+pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
+    if body.trim_ascii().is_empty() {
+        return Err(MISSING_BODY.to_string().into());
+    }
+    let value: Value = serde_json::from_slice(body).map_err(|e| Refusal::from(e.to_string()))?;
+    let Value::Object(mut obj) = value else {
+        return Err(format!(
+            "json: cannot unmarshal {} into Go value of type api.ChatRequest",
+            json_kind(&value)
+        )
+        .into());
+    };
+    let top_logprobs = obj.get("top_logprobs").and_then(Value::as_f64);
+    if top_logprobs.is_some_and(|n| !(0.0..=20.0).contains(&n)) {
+        return Err("top_logprobs must be between 0 and 20".to_string().into());
+    }
+    let keep_alive = match obj.remove("keep_alive") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(keep_alive(&v).map_err(Refusal::from)?),
+    };
+    let think = match obj.remove("think") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(b),
+        Some(Value::String(s)) if ["high", "medium", "low", "max"].contains(&s.as_str()) => {
+            Some(true)
+        }
+        Some(Value::String(s)) => {
+            return Err(format!(
+                "invalid think value: {s:?} (must be \"high\", \"medium\", \"low\", \"max\", true, or false)"
+            )
+            .into());
+        }
+        Some(_) => {
+            return Err("think must be a boolean or string (\"high\", \"medium\", \"low\", \"max\", true, or false)".to_string().into());
+        }
+    };
+    for key in ["stream", "options", "messages", "tools", "format"] {
+        if obj.get(key) == Some(&Value::Null) {
+            obj.remove(key);
+        }
+    }
+    if let Some(options) = obj.get_mut("options") {
+        typed_options(options)?;
+    }
+    if let Some(Value::Array(messages)) = obj.get_mut("messages") {
+        for m in messages.iter_mut() {
+            message(m)?;
+        }
+    }
+    let req: ChatRequest = serde_json::from_value(Value::Object(obj)).map_err(|e| e.to_string())?;
+    Ok(Judged {
+        req,
+        keep_alive,
+        think,
+    })
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Checks the known options' types as `Options.FromMap` does (`null` skipped, an integer written
+/// as a float truncated) and reads them as Ollama would.
+fn typed_options(options: &mut Value) -> Result<(), Refusal> {
+    let Value::Object(map) = options else {
+        return Err(format!(
+            "json: cannot unmarshal {} into Go struct field ChatRequest.options of type map[string]interface {{}}",
+            json_kind(options)
+        )
+        .into());
+    };
+    let wrong = |key: &str, kind: &str| Refusal {
+        status: 500,
+        message: format!("option {key:?} must be of type {kind}"),
+    };
+    for (key, v) in map.iter_mut().filter(|(_, v)| !v.is_null()) {
+        let key = key.as_str();
+        if INTEGER_OPTIONS.contains(&key) {
+            let f = v.as_f64().ok_or_else(|| wrong(key, "integer"))?;
+            if !v.is_i64() && !v.is_u64() {
+                *v = Value::from(f.trunc() as i64);
+            }
+        } else if FLOAT_OPTIONS.contains(&key) && !v.is_number() {
+            return Err(wrong(key, "float32"));
+        } else if key == "use_mmap" && !v.is_boolean() {
+            return Err(wrong(key, "boolean"));
+        } else if key == "stop" {
+            let strings = v.as_array().ok_or_else(|| wrong(key, "array"))?;
+            if !strings.iter().all(Value::is_string) {
+                return Err(Refusal {
+                    status: 500,
+                    message: format!("option {key:?} must be of an array of strings"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Lower-cases the role (as `Message.UnmarshalJSON` does) and refuses tool-call arguments that are
+/// not an object, as Ollama's ordered-map decoder does.
+fn message(m: &mut Value) -> Result<(), Refusal> {
+    let Value::Object(map) = m else {
+        return Err(format!(
+            "json: cannot unmarshal {} into Go struct field ChatRequest.messages of type api.Message",
+            json_kind(m)
+        )
+        .into());
+    };
+    if let Some(Value::String(role)) = map.get_mut("role") {
+        *role = role.to_lowercase();
+    }
+    let calls = map.get("tool_calls").and_then(Value::as_array);
+    for call in calls.into_iter().flatten() {
+        let args = call.pointer("/function/arguments");
+        // `null` leaves the ordered map nil (sent back as `{}`); anything else must be an object.
+        if args.is_some_and(|a| !a.is_object() && !a.is_null()) {
+            return Err("Value looks like object, but can't find closing '}' symbol"
+                .to_string()
+                .into());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge(body: &str) -> Result<Judged, String> {
+        chat_request(body.as_bytes()).map_err(|r| r.message)
+    }
+
+    #[test]
+    fn what_ollama_refuses_is_refused_with_its_text() {
+        for (ka, text) in [
+            ("\"600\"", "time: missing unit in duration \"600\""),
+            ("\"-1\"", "time: missing unit in duration \"-1\""),
+            ("\"forever\"", "time: invalid duration \"forever\""),
+        ] {
+            let body = format!(r#"{{"model":"m","keep_alive":{ka}}}"#);
+            assert_eq!(judge(&body).err().as_deref(), Some(text));
+        }
+        assert_eq!(judge("").err().as_deref(), Some(MISSING_BODY));
+        assert!(judge(r#"{"model":"m","think":"very"}"#).is_err());
+        let string_args = r#"{"model":"m","messages":[{"role":"assistant","content":"",
+            "tool_calls":[{"function":{"name":"f","arguments":"{\"a\":1}"}}]}]}"#;
+        assert!(judge(string_args).is_err());
+        let null_args = r#"{"model":"m","messages":[{"role":"assistant","content":"",
+            "tool_calls":[{"function":{"name":"f","arguments":null}}]}]}"#;
+        assert!(judge(null_args).is_ok());
+        let typed = chat_request(br#"{"model":"m","options":{"temperature":"hot"}}"#);
+        assert_eq!(
+            typed.err(),
+            Some(Refusal {
+                status: 500,
+                message: "option \"temperature\" must be of type float32".to_string()
+            })
+        );
+        assert!(judge(r#"{"model":"m","options":{"stop":["a",1]}}"#).is_err());
+        assert_eq!(
+            judge(r#"{"model":"m","top_logprobs":21}"#).err().as_deref(),
+            Some("top_logprobs must be between 0 and 20")
+        );
+        assert!(judge(r#"{"model":"m","options":{"num_ctx":null,"stop":["a"]}}"#).is_ok());
+    }
+
+    #[test]
+    fn what_ollama_accepts_is_read_as_it_reads_it() {
+        let j = judge(
+            r#"{"model":"m","stream":null,"options":{"num_ctx":8192.0,"seed":7.0},
+                "keep_alive":600,"think":"low","messages":[{"role":"User","content":"hi"}]}"#,
+        );
+        let j = match j {
+            Ok(j) => j,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(j.req.stream);
+        assert_eq!(j.req.options.num_ctx, Some(8192));
+        assert_eq!(j.req.options.seed, Some(7));
+        assert_eq!(j.req.messages[0].role, "user");
+        assert_eq!(
+            j.keep_alive,
+            Some(KeepAlive::For(std::time::Duration::from_secs(600)))
+        );
+        assert_eq!(j.think, Some(true));
+        assert!(judge(r#"{"model":"m","options":null}"#).is_ok());
+    }
+}

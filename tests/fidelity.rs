@@ -1,0 +1,560 @@
+//! The stub judges requests and answers as Ollama v0.33 does (docs/stub.md, "Fidelity"), and passk
+//! handles what a real Ollama sends: tagged and namespaced names, refusals, cut connections,
+//! thinking models, cold loads and both prompt-count behaviours. Over loopback HTTP only.
+
+use crate::util::{self, Stub, load, output, passk};
+use passk::runner::preflight;
+use passk::runner::record::Outcome;
+use passk::runner::settings::RunSettings;
+use passk::suite::Domain;
+use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
+use passk::wire::client::{Client, ClientConfig};
+use passk::wire::stub::{
+    Behaviour, ModelSpec, PromptCount, ScriptBook, StubConfig, StubHandle, StubServer,
+};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+fn store() -> passk::suites::store::StoreSuite {
+    passk::suites::store::load_store(&util::root()).expect("store suite")
+}
+
+async fn stub(config: StubConfig) -> StubHandle {
+    StubServer::start(config).await.expect("stub starts")
+}
+
+fn oracle_config() -> StubConfig {
+    let s = store();
+    StubConfig::with_script(ScriptBook::from_suites(s.tasks(), None))
+}
+
+fn client(h: &StubHandle) -> Client {
+    Client::new(ClientConfig {
+        retries: 0,
+        ..ClientConfig::new(h.base_url())
+    })
+    .expect("client")
+}
+
+/// The first request of the store's first conversation.
+fn opening(model: &str) -> ChatRequest {
+    let s = store();
+    let t = &s.tasks()[0];
+    ChatRequest {
+        model: model.to_string(),
+        messages: vec![ChatMessage::user(t.customer[0].clone())],
+        tools: Some(s.tools(passk::suite::ToolVariant::Bare).to_vec()),
+        stream: false,
+        options: ChatOptions {
+            num_ctx: Some(16384),
+            ..ChatOptions::default()
+        },
+        ..ChatRequest::default()
+    }
+}
+
+/// The reply's message of a call that must succeed.
+async fn message(c: &Client, req: &ChatRequest) -> ChatMessage {
+    c.chat(req)
+        .await
+        .response
+        .and_then(|r| r.message)
+        .expect("message")
+}
+
+/// A raw POST: status and body as JSON.
+async fn post(h: &StubHandle, path: &str, body: &str) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .post(format!("{}{path}", h.base_url()))
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("answer");
+    let status = r.status().as_u16();
+    let text = r.text().await.expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+#[tokio::test]
+async fn names_are_matched_as_ollama_matches_them() {
+    let config = oracle_config()
+        .model("llama3.2", Behaviour::Oracle)
+        .model("myns/tiny:1b", Behaviour::Oracle);
+    let h = stub(config).await;
+    let c = client(&h);
+    let tags = c.tags().await.expect("tags");
+    let names: Vec<&str> = tags.models.iter().map(|m| m.name.as_str()).collect();
+    for listed in [
+        "llama3.2:latest",
+        "myns/tiny:1b",
+        "oracle:latest",
+        "thinking:latest",
+    ] {
+        assert!(names.contains(&listed), "{listed} in {names:?}");
+    }
+    assert!(c.show("llama3.2:latest").await.is_ok());
+    assert!(c.show("registry.ollama.ai/myns/tiny:1b").await.is_ok());
+    // Preflight with the untagged name still finds the digest, size in VRAM and loaded context.
+    for name in ["llama3.2", "llama3.2:latest", "myns/tiny:1b"] {
+        let mut info = preflight::check_model(&c, &h.base_url(), name, true)
+            .await
+            .expect("model");
+        assert_eq!(info.digest.as_ref().map(String::len), Some(64), "{name}");
+        let warnings = preflight::warm_up(&c, &RunSettings::default(), &mut info)
+            .await
+            .expect("warm-up");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(
+            info.size_vram.is_some() && info.loaded_context_length == Some(16384),
+            "{name}"
+        );
+    }
+    let ps = c.ps().await.expect("ps");
+    let loaded: Vec<&str> = ps.models.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(loaded, vec!["llama3.2:latest", "myns/tiny:1b"]);
+    // A name served by the default has its digest on a fresh stub too.
+    let info = preflight::check_model(&c, &h.base_url(), "fresh", true)
+        .await
+        .expect("model");
+    assert!(info.digest.is_some());
+}
+
+#[tokio::test]
+async fn keep_alive_is_judged_as_ollama_judges_it() {
+    let h = stub(oracle_config()).await;
+    for (ka, text) in [
+        ("\"600\"", "time: missing unit in duration \"600\""),
+        ("\"-1\"", "time: missing unit in duration \"-1\""),
+        ("\"forever\"", "time: invalid duration \"forever\""),
+    ] {
+        let (status, body) = post(
+            &h,
+            "/api/chat",
+            &format!(r#"{{"model":"oracle","keep_alive":{ka}}}"#),
+        )
+        .await;
+        assert_eq!((status, body["error"].as_str()), (400, Some(text)));
+    }
+    for ka in ["600", "-1", "\"15m\"", "\"-1m\""] {
+        let (status, body) = post(
+            &h,
+            "/api/chat",
+            &format!(r#"{{"model":"oracle","keep_alive":{ka}}}"#),
+        )
+        .await;
+        assert_eq!(
+            (status, body["done_reason"].as_str()),
+            (200, Some("load")),
+            "{ka}"
+        );
+    }
+    assert_eq!(client(&h).ps().await.expect("ps").models.len(), 1);
+    let (status, body) = post(&h, "/api/chat", r#"{"model":"oracle","keep_alive":0}"#).await;
+    assert_eq!(
+        (status, body["done_reason"].as_str()),
+        (200, Some("unload"))
+    );
+    assert!(client(&h).ps().await.expect("ps").models.is_empty());
+}
+
+#[tokio::test]
+async fn lenient_fields_are_accepted_and_strict_ones_refused() {
+    let h = stub(oracle_config()).await;
+    let mut req = serde_json::to_value(opening("oracle")).expect("json");
+    req["stream"] = Value::Null;
+    req["options"] = json!({"num_ctx": 8192.0, "seed": 3.0, "num_predict": 512.0});
+    req["messages"][0]["role"] = json!("USER");
+    req["keep_alive"] = json!(300);
+    let (status, body) = post(&h, "/api/chat", &req.to_string()).await;
+    // stream: null means streamed, as in Ollama: NDJSON lines, the last one done.
+    assert_eq!(status, 200);
+    let text = body.as_str().expect("ndjson");
+    let last: Value = serde_json::from_str(text.lines().last().expect("line")).expect("json");
+    assert_eq!(last["done"], json!(true));
+    assert!(
+        text.contains("tool_calls"),
+        "the upper-case role was read: {text}"
+    );
+    req["stream"] = json!(false);
+    req["options"] = Value::Null;
+    let (status, _) = post(&h, "/api/chat", &req.to_string()).await;
+    assert_eq!(status, 200);
+
+    let mut history = serde_json::to_value(opening("oracle")).expect("json");
+    history["messages"] = json!([
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "get_order", "arguments": "{\"order_id\": \"5105\"}"}}]}
+    ]);
+    let (status, body) = post(&h, "/api/chat", &history.to_string()).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = post(
+        &h,
+        "/api/chat",
+        r#"{"model":"oracle","think":true,"messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("\"oracle\" does not support thinking"))
+    );
+    let mut yaml = serde_json::to_value(opening("oracle")).expect("json");
+    yaml["format"] = json!("yaml");
+    let (status, body) = post(&h, "/api/chat", &yaml.to_string()).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (
+            500,
+            Some(r#"invalid format: "\"yaml\""; expected "json" or a valid JSON Schema object"#)
+        )
+    );
+    let (status, body) = post(&h, "/api/chat", "").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("missing request body"))
+    );
+}
+
+#[tokio::test]
+async fn num_predict_cuts_and_format_shapes_the_reply() {
+    let h = stub(oracle_config()).await;
+    let c = client(&h);
+    let mut req = opening("oracle");
+    req.options.num_predict = Some(3);
+    let r = c.chat(&req).await.response.expect("answer");
+    assert_eq!(r.timings.done_reason.as_deref(), Some("length"));
+    assert_eq!(r.timings.eval_count, Some(3));
+    let m = r.message.expect("message");
+    assert!(m.tool_calls.is_empty() && m.content.len() <= 12, "{m:?}");
+
+    let mut toolless = opening("oracle");
+    toolless.tools = None;
+    toolless.format = Some(json!("json"));
+    let m = message(&c, &toolless).await;
+    let v: Value = serde_json::from_str(&m.content).expect("json content");
+    assert!(v.is_object());
+    toolless.format = Some(
+        json!({"type": "object", "properties": {"answer": {"type": "string"}, "n": {"type": "integer"}}}),
+    );
+    let m = message(&c, &toolless).await;
+    let v: Value = serde_json::from_str(&m.content).expect("json content");
+    assert!(v["answer"].is_string() && v["n"].is_number(), "{v}");
+}
+
+#[tokio::test]
+async fn a_thinking_model_thinks_unless_told_not_to() {
+    let h = stub(oracle_config()).await;
+    let c = client(&h);
+    for stream in [false, true] {
+        let mut req = opening("thinking");
+        req.stream = stream;
+        let m = message(&c, &req).await;
+        assert!(
+            m.thinking.as_ref().is_some_and(|t| !t.is_empty()),
+            "stream={stream}"
+        );
+        assert_eq!(m.tool_calls.len(), 1);
+        req.think = Some(false);
+        let m = message(&c, &req).await;
+        assert_eq!(m.thinking, None);
+    }
+    let r = c.show("thinking").await.expect("show");
+    assert!(r.capabilities.iter().any(|c| c == "thinking"));
+}
+
+#[tokio::test]
+async fn cold_loads_take_the_cold_time_again_after_keep_alive() {
+    let mut config = oracle_config();
+    config.cold_load = Duration::from_millis(60);
+    let h = stub(config).await;
+    let c = client(&h);
+    let mut req = opening("oracle");
+    req.keep_alive = Some("150ms".into());
+    let load = |r: &passk::wire::client::ChatResult| {
+        r.response
+            .as_ref()
+            .and_then(|r| r.timings.load_duration)
+            .unwrap_or(0)
+    };
+    let t = Instant::now();
+    let first = c.chat(&req).await;
+    assert!(load(&first) >= 60_000_000 && t.elapsed() >= Duration::from_millis(60));
+    let warm = c.chat(&req).await;
+    assert!(load(&warm) < 60_000_000, "{}", load(&warm));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(c.ps().await.expect("ps").models.is_empty(), "expired");
+    let cold = c.chat(&req).await;
+    assert!(load(&cold) >= 60_000_000);
+}
+
+/// Raw HTTP/1.1 on a socket: what the server wrote back before closing or `wait`.
+fn raw(addr: std::net::SocketAddr, head: &str, body: Option<&str>) -> String {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    s.write_all(head.as_bytes()).expect("write");
+    let mut buf = vec![0u8; 65536];
+    let mut out = String::new();
+    if let Some(body) = body {
+        let n = s.read(&mut buf).expect("100 Continue");
+        out.push_str(&String::from_utf8_lossy(&buf[..n]));
+        s.write_all(body.as_bytes()).expect("body");
+    }
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    out
+}
+
+#[test]
+fn head_requests_and_expect_continue_are_answered() {
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    let h = rt.block_on(stub(oracle_config()));
+    let addr = h.addr();
+    let out = rt.block_on(async {
+        tokio::task::spawn_blocking(move || {
+            let head = raw(addr, "HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", None);
+            let tags = raw(addr, "HEAD /api/tags HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", None);
+            let body = r#"{"model":"oracle"}"#;
+            let expect = raw(
+                addr,
+                &format!("POST /api/show HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n", body.len()),
+                Some(body),
+            );
+            (head, tags, expect)
+        })
+        .await
+        .expect("join")
+    });
+    for head_only in [&out.0, &out.1] {
+        let answered = head_only.starts_with("HTTP/1.1 200") && head_only.ends_with("\r\n\r\n");
+        assert!(answered, "a head and no body: {head_only}");
+    }
+    let continued = out.2.starts_with("HTTP/1.1 100 Continue\r\n\r\n")
+        && out.2.contains("HTTP/1.1 200")
+        && out.2.contains("capabilities");
+    assert!(continued, "{}", out.2);
+}
+
+/// `passk run` on the store's first task against `stub` with extra flags; the run read back.
+fn run_first_task(
+    stub: &Stub,
+    model: &str,
+    extra: &str,
+) -> (i32, String, Option<passk::analysis::Run>) {
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let task = store().tasks()[0].id.clone();
+    let mut args: Vec<String> = [
+        "run",
+        "--no-progress",
+        "--host",
+        &stub.host(),
+        "--models",
+        model,
+        "--suite",
+        "store",
+        "--trials",
+        "1",
+        "--tasks",
+        &task,
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(["--out".to_string(), out.display().to_string()]);
+    args.extend(extra.split_whitespace().map(String::from));
+    let (code, _, stderr) = output(passk().args(&args));
+    let run = (code == 0).then(|| load(&out));
+    // With --report: the report's text after stderr, so that a test can read it.
+    let report = std::fs::read_to_string(out.join("report/report.md")).unwrap_or_default();
+    (code, format!("{stderr}{report}"), run)
+}
+
+/// Every conversation call of a run (none when it did not run).
+fn calls_of(run: Option<&passk::analysis::Run>) -> Vec<&passk::runner::record::CallRecord> {
+    run.iter()
+        .flat_map(|r| &r.conversations)
+        .flat_map(|c| &c.calls)
+        .collect()
+}
+
+#[test]
+fn passk_refuses_what_ollama_would_refuse_before_any_trace() {
+    let stub = Stub::start(
+        vec![(
+            "no-tools",
+            ModelSpec::new(Behaviour::Oracle).with_capabilities(&["completion"]),
+        )],
+        |_| {},
+    );
+    let (code, stderr, _) = run_first_task(&stub, "no-tools", "");
+    assert_eq!(code, 7, "{stderr}");
+    assert!(
+        stderr.contains("registry.ollama.ai/library/no-tools:latest does not support tools"),
+        "{stderr}"
+    );
+    for bad in ["600", "-1", "forever"] {
+        let (code, stderr, _) = run_first_task(&stub, "oracle", &format!("--keep-alive {bad}"));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("Go duration"), "{stderr}");
+    }
+    let (code, stderr, _) = run_first_task(&stub, "oracle", "--think on");
+    assert_eq!(code, 7, "{stderr}");
+    assert!(
+        stderr.contains("\"oracle\" does not support thinking"),
+        "{stderr}"
+    );
+    let stale = Stub::start(vec![], |c| {
+        c.suites.insert("store".to_string(), "0".repeat(64));
+    });
+    let (code, stderr, _) = run_first_task(&stale, "oracle", "");
+    assert_eq!(code, 7, "{stderr}");
+    assert!(stderr.contains("restart `passk serve-stub`"), "{stderr}");
+}
+
+#[test]
+fn truncation_and_thinking_are_recorded_from_real_answers() {
+    let stub = Stub::start(vec![], |_| {});
+    let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-predict 2");
+    assert_eq!(code, 0, "{stderr}");
+    let run = run.expect("run");
+    let calls = calls_of(Some(&run));
+    assert!(
+        !calls.is_empty() && calls.iter().all(|c| c.truncated),
+        "every reply was cut at 2 tokens"
+    );
+    for flags in ["--report", "--report --stream"] {
+        let (code, stderr, run) = run_first_task(&stub, "thinking", flags);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stderr.contains("Thinking tokens per conversation (counted as output)"),
+            "{stderr}"
+        );
+        let run = run.expect("run");
+        assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass));
+        let calls = calls_of(Some(&run));
+        assert!(calls.iter().all(|c| c.thinking.is_some()), "{flags}");
+        assert!(calls.iter().all(|c| {
+            c.thinking_tokens
+                .is_some_and(|t| t > 0 && Some(t) <= c.timings.eval_count)
+        }));
+    }
+    let (code, stderr, run) = run_first_task(&stub, "thinking", "--think off");
+    assert_eq!(code, 0, "{stderr}");
+    let calls = calls_of(run.as_ref());
+    assert!(!calls.is_empty() && calls.iter().all(|c| c.thinking.is_none()));
+}
+
+#[test]
+fn context_overflow_is_right_under_both_prompt_counts() {
+    for mode in [PromptCount::All, PromptCount::NewOnly] {
+        let stub = Stub::start(vec![], |c| c.prompt_count = mode);
+        let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-ctx 16384");
+        assert_eq!(code, 0, "{stderr}");
+        let calls = calls_of(run.as_ref());
+        assert!(calls.len() > 2, "{mode:?}");
+        assert!(
+            calls.iter().all(|c| !c.context_overflow),
+            "{mode:?}: no overflow with room to spare"
+        );
+        if mode == PromptCount::NewOnly {
+            let prompts: Vec<u64> = calls
+                .iter()
+                .filter_map(|c| c.timings.prompt_eval_count)
+                .collect();
+            assert!(
+                prompts.windows(2).any(|w| w[1] < w[0]),
+                "only new tokens counted: {prompts:?}"
+            );
+        }
+        let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-ctx 64");
+        assert_eq!(code, 0, "{stderr}");
+        let calls = calls_of(run.as_ref());
+        assert!(
+            calls.iter().all(|c| c.context_overflow),
+            "{mode:?}: every prompt fills 64 tokens"
+        );
+    }
+}
+
+#[test]
+fn context_overflow_flags_the_same_calls_under_both_prompt_counts() {
+    // The conversation's full prompt counts with room to spare, then a num_ctx between two of them.
+    let all = Stub::start(vec![], |c| c.prompt_count = PromptCount::All);
+    let (code, stderr, run) = run_first_task(&all, "oracle", "--num-ctx 16384");
+    assert_eq!(code, 0, "{stderr}");
+    let full: Vec<u64> = calls_of(run.as_ref())
+        .iter()
+        .filter_map(|c| c.timings.prompt_eval_count)
+        .collect();
+    let k = (0..full.len() - 1)
+        .max_by_key(|&i| full[i + 1].saturating_sub(full[i]))
+        .expect("two calls");
+    assert!(full[k + 1] > full[k] + 8, "{full:?}");
+    let num_ctx = (full[k] + full[k + 1]) / 2;
+    let expected: Vec<bool> = full.iter().map(|&p| p >= num_ctx).collect();
+    for mode in [PromptCount::All, PromptCount::NewOnly] {
+        let stub = Stub::start(vec![], |c| c.prompt_count = mode);
+        let (code, stderr, run) = run_first_task(&stub, "oracle", &format!("--num-ctx {num_ctx}"));
+        assert_eq!(code, 0, "{stderr}");
+        let flags: Vec<bool> = calls_of(run.as_ref())
+            .iter()
+            .map(|c| c.context_overflow)
+            .collect();
+        assert_eq!(
+            flags, expected,
+            "{mode:?}, num_ctx {num_ctx}, full counts {full:?}"
+        );
+    }
+}
+
+#[test]
+fn doctor_and_pull_match_untagged_and_namespaced_names() {
+    let stub = Stub::start(
+        vec![
+            ("llama3.2", Behaviour::Oracle.into()),
+            ("myns/tiny:1b", Behaviour::Oracle.into()),
+        ],
+        |_| {},
+    );
+    let (code, stdout, stderr) = output(passk().args([
+        "doctor",
+        "--host",
+        &stub.host(),
+        "--models",
+        "llama3.2,library/llama3.2:latest,myns/tiny:1b",
+    ]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("digest unknown"), "{stdout}");
+    assert_eq!(stdout.matches("is pulled (").count(), 3, "{stdout}");
+    let (code, stdout, stderr) =
+        output(passk().args(["pull", "--host", &stub.host(), "llama3.2", "myns/tiny:1b"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("llama3.2: pulled, listed as llama3.2:latest (")
+            && stdout.contains("myns/tiny:1b: pulled, listed as myns/tiny:1b ("),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_experiment_file_keep_alive_ollama_refuses_is_a_usage_error() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let file = tmp.path().join("exp.toml");
+    std::fs::write(&file, "keep-alive = \"forever\"\n").expect("write");
+    let (code, stderr, _) =
+        run_first_task(&stub, "oracle", &format!("--config {}", file.display()));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("time: invalid duration \"forever\""),
+        "{stderr}"
+    );
+}
