@@ -101,8 +101,12 @@ pub struct ModelSummary {
     pub denominator_note: String,
     /// Distinct tasks with at least one graded trial.
     pub tasks: usize,
-    /// Fewest graded trials of a task (pass^k goes up to it).
+    /// Fewest graded trials of a task (pass^k goes up to it, and the headline pass^k is at it).
     pub trials_per_task: usize,
+    /// Most graded trials of a task: when it differs from `trials_per_task`, the pooled success
+    /// rate (passes / conversations) and pass^1 (mean over tasks) differ too.
+    #[serde(default)]
+    pub most_trials_per_task: usize,
     /// Passed conversations.
     pub passes: usize,
     /// passes / graded conversations.
@@ -149,6 +153,12 @@ pub struct ModelSummary {
 /// Success in one task category.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CategorySummary {
+    /// How the category's conversations ended (transport and protocol failures excluded).
+    #[serde(default)]
+    pub outcomes: OutcomeCounts,
+    /// The note printed beside the category's rate: `n = 9 of 10; 1 transport`.
+    #[serde(default)]
+    pub denominator_note: String,
     /// Graded conversations.
     pub conversations: usize,
     /// Passes.
@@ -317,6 +327,189 @@ struct ModelWork {
     has_pipeline: bool,
 }
 
+/// Running totals over one model's graded conversations, gathered in one pass.
+struct Tally {
+    /// Per task: (graded trials, passes).
+    tasks: BTreeMap<String, (usize, usize)>,
+    /// Per task: (graded trials, passes whose every tool call was native).
+    native_only: BTreeMap<String, (usize, usize)>,
+    /// Every tool event says how its call was written.
+    formats_known: bool,
+    /// Bootstrap totals per task.
+    per_task: BTreeMap<String, IdTotals>,
+    /// Blended tokens at each output weight of the sensitivity table.
+    by_weight: BTreeMap<u32, f64>,
+    input: f64,
+    output: f64,
+    blended: f64,
+    cached: f64,
+    /// Latency of each conversation that has one (sum of its calls).
+    conversation_latency: Vec<f64>,
+    /// Latency of each orchestrator call.
+    call_latency: Vec<f64>,
+    /// Input tokens of the j-th orchestrator call, per conversation.
+    growth: BTreeMap<usize, Vec<f64>>,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Tally {
+            tasks: BTreeMap::new(),
+            native_only: BTreeMap::new(),
+            formats_known: true,
+            per_task: BTreeMap::new(),
+            by_weight: OUTPUT_WEIGHTS.iter().map(|&x| (x, 0.0)).collect(),
+            input: 0.0,
+            output: 0.0,
+            blended: 0.0,
+            cached: 0.0,
+            conversation_latency: Vec::new(),
+            call_latency: Vec::new(),
+            growth: BTreeMap::new(),
+        }
+    }
+
+    /// Adds one graded conversation.
+    fn add(&mut self, c: &ConversationRecord, w: f64) {
+        self.add_verdict(c);
+        self.add_tokens(c, w);
+        self.add_latency(c);
+    }
+
+    fn add_verdict(&mut self, c: &ConversationRecord) {
+        let p = usize::from(c.verdict.passed);
+        let t = self.tasks.entry(c.task.clone()).or_default();
+        t.0 += 1;
+        t.1 += p;
+        // Native only: every tool call came as Ollama's own tool_calls (a text call, accepted or
+        // not, would have ended the turn as a reply in a harness that reads only those).
+        let native = c
+            .tool_events
+            .iter()
+            .all(|e| e.format == Some(crate::trace::CallFormat::Native));
+        self.formats_known &= c.tool_events.iter().all(|e| e.format.is_some());
+        let t = self.native_only.entry(c.task.clone()).or_default();
+        t.0 += 1;
+        t.1 += usize::from(c.verdict.passed && native);
+    }
+
+    fn add_tokens(&mut self, c: &ConversationRecord, w: f64) {
+        let b = blended_calls(c.orchestrator_calls(), w);
+        let cached = cached_calls(c.orchestrator_calls(), w, CACHE_DISCOUNT);
+        let (router_tokens, _) = router_in_front_totals(&[c], w);
+        let e = self.per_task.entry(c.task.clone()).or_default();
+        e.trials += 1.0;
+        e.passes += f64::from(u8::from(c.verdict.passed));
+        e.tokens += b;
+        e.cached += cached;
+        e.pipeline += b + router_tokens;
+        for (weight, total) in self.by_weight.iter_mut() {
+            *total += blended_calls(c.orchestrator_calls(), f64::from(*weight));
+        }
+        self.blended += b;
+        self.cached += cached;
+        for x in c.orchestrator_calls() {
+            self.input += x.input_tokens() as f64;
+            self.output += x.output_tokens() as f64;
+        }
+        for (j, x) in c.orchestrator_calls().enumerate() {
+            self.growth
+                .entry(j)
+                .or_default()
+                .push(x.input_tokens() as f64);
+        }
+    }
+
+    fn add_latency(&mut self, c: &ConversationRecord) {
+        let lats: Vec<f64> = c
+            .orchestrator_calls()
+            .filter_map(|x| x.latency_s())
+            .collect();
+        if !lats.is_empty() {
+            self.conversation_latency.push(lats.iter().sum::<f64>());
+        }
+        self.call_latency.extend(lats);
+    }
+
+    fn total_latency(&self) -> f64 {
+        self.conversation_latency.iter().sum()
+    }
+
+    fn task_counts(&self) -> Vec<(usize, usize)> {
+        self.tasks.values().copied().collect()
+    }
+
+    /// Token figures over `n` graded conversations with `passes` passes.
+    fn tokens(&self, n: usize, passes: usize) -> Tokens {
+        let per_conv = |total: f64| (n > 0).then(|| total / n as f64);
+        Tokens {
+            input_per_conversation: per_conv(self.input),
+            output_per_conversation: per_conv(self.output),
+            blended_per_conversation: per_conv(self.blended),
+            blended_total: self.blended,
+            cached_total: self.cached,
+            blended_per_success: per_success(self.blended, passes),
+            cached_blended_per_success: per_success(self.cached, passes),
+        }
+    }
+
+    /// Latency figures; the fit and Ollama's split read the calls again.
+    fn latency(&self, graded: &[&ConversationRecord], passes: usize) -> Latency {
+        let lat = &self.conversation_latency;
+        let orch_calls = || graded.iter().flat_map(|c| c.orchestrator_calls());
+        Latency {
+            calls: self.call_latency.len(),
+            per_call_mean_s: mean(&self.call_latency),
+            conversation_mean_s: mean(lat),
+            conversation_p50_s: percentile(lat, 50.0),
+            conversation_p95_s: percentile(lat, 95.0),
+            time_per_success_s: if lat.is_empty() {
+                None
+            } else {
+                per_success(self.total_latency(), passes)
+            },
+            fit: latency_fit(orch_calls()),
+            ollama_timing: ollama_split(orch_calls()),
+        }
+    }
+
+    /// Mean input tokens per call position, where at least 5 conversations reached it.
+    fn context_growth(&self) -> BTreeMap<usize, ContextPoint> {
+        self.growth
+            .iter()
+            .filter(|(_, v)| v.len() >= 5)
+            .filter_map(|(j, v)| {
+                let point = ContextPoint {
+                    mean_input_tokens: mean(v)?,
+                    conversations: v.len(),
+                };
+                Some((*j, point))
+            })
+            .collect()
+    }
+}
+
+/// Success by category; each category's outcomes count every conversation (graded or not), so
+/// its rate carries its own denominator note.
+fn by_category(all: &[&ConversationRecord]) -> BTreeMap<String, CategorySummary> {
+    let mut cats: BTreeMap<String, OutcomeCounts> = BTreeMap::new();
+    for c in all {
+        cats.entry(c.category.clone()).or_default().add(c.outcome);
+    }
+    cats.into_iter()
+        .map(|(k, outcomes)| {
+            let s = CategorySummary {
+                conversations: outcomes.graded,
+                passes: outcomes.pass,
+                success_rate: rate(outcomes.pass, outcomes.graded),
+                denominator_note: outcomes.denominator_note(),
+                outcomes,
+            };
+            (k, s)
+        })
+        .collect()
+}
+
 fn model_summary(
     all: &[&ConversationRecord],
     opts: &AnalysisOptions,
@@ -329,154 +522,47 @@ fn model_summary(
         .copied()
         .filter(|c| c.outcome.is_graded())
         .collect();
-    let n = graded.len();
     let passes = graded.iter().filter(|c| c.verdict.passed).count();
-
-    // Per task: (trials, passes) and the bootstrap totals.
-    let mut tasks: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut native_only: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut formats_known = true;
-    let mut per_task: BTreeMap<String, IdTotals> = BTreeMap::new();
-    let mut by_cat: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut by_weight: BTreeMap<u32, f64> = OUTPUT_WEIGHTS.iter().map(|&x| (x, 0.0)).collect();
-    let (mut input, mut output, mut blended_sum, mut cached_sum) = (0.0, 0.0, 0.0, 0.0);
-    let mut conv_lat = Vec::new();
-    let mut call_lat = Vec::new();
-    let mut growth: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    let mut tally = Tally::new();
     for c in &graded {
-        let p = usize::from(c.verdict.passed);
-        let t = tasks.entry(c.task.clone()).or_default();
-        t.0 += 1;
-        t.1 += p;
-        // Native only: every tool call came as Ollama's own tool_calls (a text call, accepted or
-        // not, would have ended the turn as a reply in a harness that reads only those).
-        let native = c
-            .tool_events
-            .iter()
-            .all(|e| e.format == Some(crate::trace::CallFormat::Native));
-        formats_known &= c.tool_events.iter().all(|e| e.format.is_some());
-        let t = native_only.entry(c.task.clone()).or_default();
-        t.0 += 1;
-        t.1 += usize::from(c.verdict.passed && native);
-        let k = by_cat.entry(c.category.clone()).or_default();
-        k.0 += 1;
-        k.1 += p;
-        let b = blended_calls(c.orchestrator_calls(), w);
-        let cached = cached_calls(c.orchestrator_calls(), w, CACHE_DISCOUNT);
-        let (router_tokens, _) = router_in_front_totals(&[*c], w);
-        let e = per_task.entry(c.task.clone()).or_default();
-        e.trials += 1.0;
-        e.passes += p as f64;
-        e.tokens += b;
-        e.cached += cached;
-        e.pipeline += b + router_tokens;
-        for (weight, total) in by_weight.iter_mut() {
-            *total += blended_calls(c.orchestrator_calls(), f64::from(*weight));
-        }
-        blended_sum += b;
-        cached_sum += cached;
-        input += c
-            .orchestrator_calls()
-            .map(|x| x.input_tokens() as f64)
-            .sum::<f64>();
-        output += c
-            .orchestrator_calls()
-            .map(|x| x.output_tokens() as f64)
-            .sum::<f64>();
-        let lats: Vec<f64> = c
-            .orchestrator_calls()
-            .filter_map(|x| x.latency_s())
-            .collect();
-        if !lats.is_empty() {
-            conv_lat.push(lats.iter().sum::<f64>());
-        }
-        call_lat.extend(lats);
-        for (j, x) in c.orchestrator_calls().enumerate() {
-            growth.entry(j).or_default().push(x.input_tokens() as f64);
-        }
+        tally.add(c, w);
     }
-    let per_conv = |total: f64| (n > 0).then(|| total / n as f64);
-    let task_counts: Vec<(usize, usize)> = tasks.values().copied().collect();
-    let total_latency: f64 = conv_lat.iter().sum();
+    let task_counts = tally.task_counts();
     let orch_calls = || graded.iter().flat_map(|c| c.orchestrator_calls());
-    let pipe = pipeline(&graded, w, blended_sum, total_latency, passes);
     let summary = ModelSummary {
         denominator_note: outcomes.denominator_note(),
         outcomes,
-        tasks: tasks.len(),
+        tasks: tally.tasks.len(),
         trials_per_task: task_counts.iter().map(|t| t.0).min().unwrap_or(0),
+        most_trials_per_task: task_counts.iter().map(|t| t.0).max().unwrap_or(0),
         passes,
-        success_rate: rate(passes, n),
+        success_rate: rate(passes, graded.len()),
         pass_hat_k: pass_hat_k(&task_counts),
-        pass_hat_k_native_only: if formats_known {
-            pass_hat_k(&native_only.values().copied().collect::<Vec<_>>())
+        pass_hat_k_native_only: if tally.formats_known {
+            pass_hat_k(&tally.native_only.values().copied().collect::<Vec<_>>())
         } else {
             BTreeMap::new()
         },
         tasks_passing_every_trial: tasks_passing_every_trial(&task_counts),
-        by_category: by_cat
-            .into_iter()
-            .map(|(k, (c, p))| {
-                let s = CategorySummary {
-                    conversations: c,
-                    passes: p,
-                    success_rate: rate(p, c),
-                };
-                (k, s)
-            })
-            .collect(),
+        by_category: by_category(all),
         behaviour: behaviour(&graded, &opts.example_values),
-        tokens: Tokens {
-            input_per_conversation: per_conv(input),
-            output_per_conversation: per_conv(output),
-            blended_per_conversation: per_conv(blended_sum),
-            blended_total: blended_sum,
-            cached_total: cached_sum,
-            blended_per_success: per_success(blended_sum, passes),
-            cached_blended_per_success: per_success(cached_sum, passes),
-        },
-        latency: Latency {
-            calls: call_lat.len(),
-            per_call_mean_s: mean(&call_lat),
-            conversation_mean_s: mean(&conv_lat),
-            conversation_p50_s: percentile(&conv_lat, 50.0),
-            conversation_p95_s: percentile(&conv_lat, 95.0),
-            time_per_success_s: if conv_lat.is_empty() {
-                None
-            } else {
-                per_success(total_latency, passes)
-            },
-            fit: latency_fit(orch_calls()),
-            ollama_timing: ollama_split(orch_calls()),
-        },
-        context_growth: growth
-            .into_iter()
-            .filter(|(_, v)| v.len() >= 5)
-            .filter_map(|(j, v)| {
-                let m = mean(&v)?;
-                Some((
-                    j,
-                    ContextPoint {
-                        mean_input_tokens: m,
-                        conversations: v.len(),
-                    },
-                ))
-            })
-            .collect(),
+        tokens: tally.tokens(graded.len(), passes),
+        latency: tally.latency(&graded, passes),
+        context_growth: tally.context_growth(),
         calls: call_buckets(all.iter().flat_map(|c| c.calls.iter())),
         failure_modes: failure_modes(&graded),
         four_state: four_state(&graded, &opts.toolless_tasks),
         control_flow: control_flow(&graded),
-        noise: noise(&tasks),
+        noise: noise(&tally.tasks),
         gpu: gpu_summary(orch_calls(), passes),
-        pipeline: pipe,
+        pipeline: pipeline(&graded, w, tally.blended, tally.total_latency(), passes),
         partly_on_cpu,
     };
     let has_pipeline = summary.pipeline.is_some();
     ModelWork {
         summary,
-        per_task,
-        by_weight,
+        per_task: tally.per_task,
+        by_weight: tally.by_weight,
         has_pipeline,
     }
 }

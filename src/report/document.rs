@@ -505,6 +505,28 @@ fn setup(out: &mut String, r: &Report) {
 
 fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
     let models = group_models(s, g);
+    group_heading(out, key, g);
+    if models.is_empty() {
+        out.push_str("No conversations.\n\n");
+        return;
+    }
+    headline(out, s, g, &models);
+    by_category(out, s, &models);
+    pass_hat_k_tables(out, s, &models);
+    if let Some(c) = &g.comparison {
+        break_even(out, s, g, c);
+    }
+    latency(out, s, &models);
+    context_growth(out, s, &models);
+    taxonomy(out, s, &models);
+    behaviour(out, s, &models);
+    quality(out, s, &models);
+    gpu(out, s, &models);
+    pipeline(out, s, &models);
+}
+
+/// The configuration's title, and what is special about it (toolless, call cap).
+fn group_heading(out: &mut String, key: &str, g: &GroupSummary) {
     let _ = writeln!(out, "## `{key}`\n");
     if g.mode == Mode::Toolless {
         out.push_str("Toolless baseline: one call per customer message, no tools.\n\n");
@@ -512,55 +534,82 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
     if let Some(cap) = g.call_cap {
         let _ = writeln!(out, "Call cap: {cap} model calls per turn.\n");
     }
-    if models.is_empty() {
-        out.push_str("No conversations.\n\n");
-        return;
-    }
-    let ci = g.comparison.as_ref().map(|c| &c.ci95);
-    let ci_of = |model: &str| -> Option<Interval> {
-        let c = g.comparison.as_ref()?;
-        if c.small == model {
-            c.ci95.success_rate_small
-        } else if c.large == model {
-            c.ci95.success_rate_large
-        } else {
-            None
-        }
-    };
+}
 
-    // Headline
-    let mut t = ModelTable::new(s, "", &models);
+/// A model's success-rate interval from the group's paired bootstrap, when it is in the pair.
+fn success_ci(g: &GroupSummary, model: &str) -> Option<Interval> {
+    let c = g.comparison.as_ref()?;
+    if c.small == model {
+        c.ci95.success_rate_small
+    } else if c.large == model {
+        c.ci95.success_rate_large
+    } else {
+        None
+    }
+}
+
+/// Some model ran its tasks a different number of times: the pooled success rate then weighs
+/// tasks by their trials and is no longer pass^1 (the mean over tasks).
+fn trials_differ(models: &[(&str, &ModelSummary)]) -> bool {
+    models
+        .iter()
+        .any(|(_, m)| m.most_trials_per_task != m.trials_per_task)
+}
+
+/// pass^k at the model's own k (its fewest trials of a task): `pass^3: 40.0%`.
+fn own_pass_hat_k(m: &ModelSummary) -> String {
+    let k = m.trials_per_task;
+    format!("pass^{k}: {}", opt(m.pass_hat_k.get(&k).copied(), percent))
+}
+
+/// The headline table: success (pooled, and pass^1 where they differ), pass^k at each model's k,
+/// tasks passing every trial, tokens and time per successful task.
+fn headline(out: &mut String, s: &Summary, g: &GroupSummary, models: &[(&str, &ModelSummary)]) {
+    let differ = trials_differ(models);
+    let mut t = ModelTable::new(s, "", models);
     t.row("Conversations graded", |m| m.denominator_note.clone());
-    t.row("Success rate (pass^1)", |m| {
+    let success = if differ {
+        "Success rate, pooled over conversations"
+    } else {
+        "Success rate (pass^1)"
+    };
+    t.row(success, |m| {
         format!(
             "{}{}",
             percent_with_n(m.passes as u64, m.outcomes.graded as u64),
             excluded(m)
         )
     });
-    if ci.is_some() {
+    if g.comparison.is_some() {
         let mut row = vec!["  95% CI, bootstrap over tasks".to_string()];
         row.extend(models.iter().map(|(name, _)| {
-            ci_of(name).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
+            success_ci(g, name).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
         }));
         t.table.row(row);
     }
-    let k = models
-        .iter()
-        .map(|(_, m)| m.trials_per_task)
-        .min()
-        .unwrap_or(0);
-    if k > 0 {
-        t.row(format!("All {k} runs succeed (pass^{k})"), |m| {
+    if differ {
+        t.row("pass^1, mean over tasks of each task's success", |m| {
             format!(
-                "{} ({}/{} tasks){}",
-                opt(m.pass_hat_k.get(&k).copied(), percent),
-                m.tasks_passing_every_trial,
-                m.tasks,
+                "{}{}",
+                opt(m.pass_hat_k.get(&1).copied(), percent),
                 excluded(m)
             )
         });
     }
+    t.row(
+        "All k trials of a task succeed (pass^k, k = the model's fewest trials)",
+        |m| format!("{}{}", own_pass_hat_k(m), excluded(m)),
+    );
+    t.row("Tasks passing every trial", |m| {
+        format!("{} of {} tasks", m.tasks_passing_every_trial, m.tasks)
+    });
+    headline_costs(&mut t, s);
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// The headline's behaviour, token and time rows.
+fn headline_costs(t: &mut ModelTable, s: &Summary) {
     t.row("Model calls per conversation", |m| {
         opt(m.behaviour.model_calls_per_conversation, |x| number(x, 2))
     });
@@ -601,97 +650,121 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
             format!("**{}**", seconds(x))
         })
     });
-    out.push_str(&t.render());
-    out.push('\n');
+}
 
-    // By category
+/// Success by task category, each rate with its own denominator note when something was excluded.
+fn by_category(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     let cats: BTreeSet<&String> = models
         .iter()
         .flat_map(|(_, m)| m.by_category.keys())
         .collect();
-    if !cats.is_empty() {
-        out.push_str("### By category\n\n");
-        let mut t = ModelTable::new(s, "category", &models);
-        for c in cats {
-            t.row(c.clone(), |m| {
-                m.by_category.get(c).map_or_else(
-                    || NOT_AVAILABLE.into(),
-                    |x| percent_with_n(x.passes as u64, x.conversations as u64),
-                )
-            });
-        }
-        out.push_str(&t.render());
-        out.push('\n');
+    if cats.is_empty() {
+        return;
     }
+    out.push_str("### By category\n\n");
+    let mut t = ModelTable::new(s, "category", models);
+    for c in cats {
+        t.row(c.clone(), |m| {
+            m.by_category.get(c).map_or_else(
+                || NOT_AVAILABLE.into(),
+                |x| {
+                    let note = if x.outcomes.graded == x.outcomes.total {
+                        String::new()
+                    } else {
+                        format!(" ({})", x.denominator_note)
+                    };
+                    format!(
+                        "{}{note}",
+                        percent_with_n(x.passes as u64, x.conversations as u64)
+                    )
+                },
+            )
+        });
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+}
 
-    // pass^k
+/// pass^k for every k, with and without text-call recovery.
+fn pass_hat_k_tables(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     let kmax = models
         .iter()
         .map(|(_, m)| m.trials_per_task)
         .max()
         .unwrap_or(0);
-    if kmax > 0 {
-        out.push_str("### pass^k\n\n");
+    if kmax == 0 {
+        return;
+    }
+    out.push_str("### pass^k\n\n");
+    out.push_str(
+        "Chance that k trials of a task all succeed (unbiased estimator, averaged over tasks).\n\n",
+    );
+    let mut t = ModelTable::new(s, "k", models);
+    for k in 1..=kmax {
+        t.row(k.to_string(), |m| {
+            format!(
+                "{}{}",
+                opt(m.pass_hat_k.get(&k).copied(), percent),
+                excluded(m)
+            )
+        });
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    if models
+        .iter()
+        .any(|(_, m)| m.pass_hat_k_native_only != m.pass_hat_k)
+    {
         out.push_str(
-            "Chance that k trials of a task all succeed (unbiased estimator, averaged over tasks).\n\n",
+            "Without text-call recovery (a pass counts only if none of its accepted tool calls \
+             was recovered from the reply text):\n\n",
         );
-        let mut t = ModelTable::new(s, "k", &models);
+        let mut t = ModelTable::new(s, "k", models);
         for k in 1..=kmax {
             t.row(k.to_string(), |m| {
-                format!(
-                    "{}{}",
-                    opt(m.pass_hat_k.get(&k).copied(), percent),
-                    excluded(m)
-                )
+                opt(m.pass_hat_k_native_only.get(&k).copied(), percent)
             });
         }
         out.push_str(&t.render());
         out.push('\n');
-        if models
-            .iter()
-            .any(|(_, m)| m.pass_hat_k_native_only != m.pass_hat_k)
-        {
-            out.push_str(
-                "Without text-call recovery (a pass counts only if none of its accepted tool calls \
-                 was recovered from the reply text):\n\n",
-            );
-            let mut t = ModelTable::new(s, "k", &models);
-            for k in 1..=kmax {
-                t.row(k.to_string(), |m| {
-                    opt(m.pass_hat_k_native_only.get(&k).copied(), percent)
-                });
-            }
-            out.push_str(&t.render());
-            out.push('\n');
-        }
     }
-
-    if let Some(c) = &g.comparison {
-        break_even(out, s, c);
-    }
-    latency(out, s, &models);
-    context_growth(out, s, &models);
-    taxonomy(out, s, &models);
-    behaviour(out, s, &models);
-    quality(out, s, &models);
-    gpu(out, s, &models);
-    pipeline(out, s, &models);
 }
 
-fn break_even(out: &mut String, s: &Summary, c: &crate::analysis::Comparison) {
+/// The denominators of a small-vs-large figure: `` `a`: n = 118 of 120; 2 transport; `b`: n = 120 ``.
+fn pair_note(g: &GroupSummary, c: &crate::analysis::Comparison) -> String {
+    let note = |m: &str| {
+        g.models
+            .get(m)
+            .map_or(NOT_AVAILABLE.to_string(), |x| x.denominator_note.clone())
+    };
+    format!(
+        "`{}`: {}; `{}`: {}",
+        c.small,
+        note(&c.small),
+        c.large,
+        note(&c.large)
+    )
+}
+
+fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analysis::Comparison) {
     let ci = &c.ci95;
+    let notes = pair_note(g, c);
     out.push_str("### Break-even\n\n");
     let _ = writeln!(
         out,
         "How many times cheaper per token `{}` must be than `{}` to cost the same per successful \
-         task (tokens per successful task, small / large). Paired bootstrap over {} tasks, {} \
-         resamples (seed {}); the ratio is defined in {} of them.\n",
+         task (tokens per successful task, small / large; {notes}). Paired bootstrap over {} \
+         tasks, {} resamples (seed {}): both models passed in {}; `{}` never passed in {} (an \
+         infinite ratio, kept in the interval); neither passed in {} (no ratio, left out).\n",
         c.small,
         c.large,
         ci.tasks,
         number(ci.resamples as f64, 0),
         ci.seed,
-        number(ci.resamples_with_defined_break_even as f64, 0)
+        number(ci.resamples_with_defined_break_even as f64, 0),
+        c.small,
+        number(ci.resamples_with_infinite_break_even as f64, 0),
+        number(ci.resamples_without_break_even as f64, 0)
     );
     let mut t = MarkdownTable::new(["break-even", "ratio", "95% CI"]);
     t.numeric_after_first();
@@ -731,7 +804,7 @@ fn break_even(out: &mut String, s: &Summary, c: &crate::analysis::Comparison) {
     out.push('\n');
     let _ = writeln!(
         out,
-        "Success-rate gap (large minus small): {}, 95% CI {}.\n",
+        "Success-rate gap (large minus small): {}, 95% CI {} ({notes}).\n",
         opt(c.success_rate_difference, points),
         ci.success_rate_difference
             .as_ref()
@@ -1015,7 +1088,20 @@ fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     let g = |m: &ModelSummary| m.gpu.clone();
     t.row("Calls with GPU samples", |m| {
         g(m).map_or("no GPU telemetry".into(), |x| {
-            number(x.calls_with_samples as f64, 0)
+            format!(
+                "{} of {} calls",
+                number(x.calls_with_samples as f64, 0),
+                number(x.calls as f64, 0)
+            )
+        })
+    });
+    t.row("Calls with an energy reading", |m| {
+        g(m).map_or(NOT_AVAILABLE.into(), |x| {
+            format!(
+                "{} of {} calls",
+                number(x.calls_with_energy as f64, 0),
+                number(x.calls as f64, 0)
+            )
         })
     });
     t.row("Utilization, mean / max", |m| {
@@ -1354,11 +1440,6 @@ pub fn terminal_table(s: &Summary) -> String {
             continue;
         }
         let _ = writeln!(out, "{key}");
-        let k = models
-            .iter()
-            .map(|(_, m)| m.trials_per_task)
-            .min()
-            .unwrap_or(0);
         let mut t = ModelTable::new(s, "", &models);
         t.row("Success", |m| {
             format!(
@@ -1367,11 +1448,10 @@ pub fn terminal_table(s: &Summary) -> String {
                 excluded(m)
             )
         });
-        if k > 0 {
-            t.row(format!("pass^{k}"), |m| {
-                opt(m.pass_hat_k.get(&k).copied(), percent)
-            });
-        }
+        t.row("pass^k at the model's k", own_pass_hat_k);
+        t.row("Tasks passing every trial", |m| {
+            format!("{} of {}", m.tasks_passing_every_trial, m.tasks)
+        });
         t.row("Tokens per successful task", |m| {
             opt(m.tokens.blended_per_success, tokens)
         });
@@ -1440,6 +1520,65 @@ mod tests {
             "imported:0123456789ab"
         );
         assert_eq!(opt(None, percent), "n/a");
+    }
+
+    /// The line of `md` that starts with `| label`.
+    fn line<'m>(md: &'m str, label: &str) -> &'m str {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| {label}")))
+            .unwrap_or_else(|| panic!("no row {label}: {md}"))
+    }
+
+    #[test]
+    fn headline_gives_each_model_its_own_k_and_every_rate_its_denominator() {
+        let manifest = Manifest {
+            run_id: "r".into(),
+            ..Manifest::default()
+        };
+        let mut recs = Vec::new();
+        // a: T1 three trials (2 pass), T2 one trial: k = 1 for a alone.
+        for passed in [true, true, false] {
+            recs.push(conv("a", "T1", 8, passed));
+        }
+        recs.push(conv("a", "T2", 8, true));
+        recs[0].calls[0].gpu = Some(crate::runner::record::GpuWindow {
+            samples: 2,
+            util_mean: Some(50.0),
+            ..Default::default()
+        });
+        // b: three trials of each, one ended by the transport.
+        for task in ["T1", "T2"] {
+            for _ in 0..3 {
+                recs.push(conv("b", task, 8, true));
+            }
+        }
+        recs.last_mut().unwrap().outcome = crate::runner::record::Outcome::TransportFail;
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        let r = Report::new(&manifest, &s, &recs, &[], vec![]);
+        let md = markdown(&r);
+        let all_k = line(&md, "All k trials");
+        assert!(
+            all_k.contains("pass^1: 83.3%") && all_k.contains("pass^2: 100.0%"),
+            "{all_k}"
+        );
+        let every = line(&md, "Tasks passing every trial");
+        assert!(every.contains("1 of 2 tasks") && every.contains("2 of 2 tasks"));
+        // Pooled success (3/4) and pass^1 (mean of 2/3 and 1) differ for a: labelled apart.
+        assert!(line(&md, "Success rate, pooled").contains("75.0% (3/4)"));
+        assert!(line(&md, "pass^1, mean over tasks").contains("83.3%"));
+        let note = "n = 5 of 6; 1 transport";
+        assert!(line(&md, "lookup").contains(note), "{md}");
+        let gap = md
+            .lines()
+            .find(|l| l.starts_with("Success-rate gap"))
+            .unwrap();
+        assert!(gap.contains(&format!("`b`: {note}")), "{gap}");
+        let be = md
+            .lines()
+            .find(|l| l.starts_with("How many times"))
+            .unwrap();
+        assert!(be.contains(&format!("`b`: {note}")), "{be}");
+        assert!(line(&md, "Calls with GPU samples").contains("1 of 4 calls"));
     }
 
     #[test]
