@@ -2,7 +2,7 @@
 //! record types. A last line cut short by an interrupted write is skipped and counted; a bad line
 //! anywhere else is an error naming the file and line.
 
-use super::AnalysisError;
+use super::RecordsError;
 use crate::runner::record::{
     CONVERSATIONS_FILE, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE, Record,
     RouterRecord, TrialKey,
@@ -29,8 +29,8 @@ pub struct Run {
     pub superseded: usize,
 }
 
-fn read(path: &Path) -> Result<String, AnalysisError> {
-    std::fs::read_to_string(path).map_err(|source| AnalysisError::Io {
+fn read(path: &Path) -> Result<String, RecordsError> {
+    std::fs::read_to_string(path).map_err(|source| RecordsError::Io {
         path: path.to_path_buf(),
         source,
     })
@@ -47,18 +47,18 @@ pub enum Keep {
 }
 
 /// Streams a JSONL file of records into `run`; returns the torn lines skipped (0 or 1).
-fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, AnalysisError> {
+fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, RecordsError> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(source) => {
-            return Err(AnalysisError::Io {
+            return Err(RecordsError::Io {
                 path: path.to_path_buf(),
                 source,
             });
         }
     };
-    let io = |source| AnalysisError::Io {
+    let io = |source| RecordsError::Io {
         path: path.to_path_buf(),
         source,
     };
@@ -92,7 +92,7 @@ fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, Analysi
                 if last && (e.is_eof() || !complete) {
                     return Ok(1);
                 }
-                return Err(AnalysisError::Parse {
+                return Err(RecordsError::Parse {
                     path: path.to_path_buf(),
                     line: line_no,
                     message: e.to_string(),
@@ -103,15 +103,15 @@ fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, Analysi
 }
 
 /// Reads the run in `dir` for the statistics ([`Keep::Statistics`]); `router.jsonl` may be absent.
-pub fn load_run(dir: &Path) -> Result<Run, AnalysisError> {
+pub fn load_run(dir: &Path) -> Result<Run, RecordsError> {
     load_run_keeping(dir, Keep::Statistics)
 }
 
 /// Reads the run in `dir`, keeping what `keep` says.
-pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, AnalysisError> {
+pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, RecordsError> {
     let mpath = dir.join(MANIFEST_FILE);
     let manifest: Manifest =
-        serde_json::from_str(&read(&mpath)?).map_err(|e| AnalysisError::Parse {
+        serde_json::from_str(&read(&mpath)?).map_err(|e| RecordsError::Parse {
             path: mpath.clone(),
             line: e.line(),
             message: e.to_string(),
@@ -126,7 +126,7 @@ pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, AnalysisError> {
     };
     let cpath = dir.join(CONVERSATIONS_FILE);
     if !cpath.exists() {
-        return Err(AnalysisError::Io {
+        return Err(RecordsError::Io {
             path: cpath,
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no conversation records"),
         });
@@ -203,7 +203,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write_run(dir.path(), &format!("{}\nnot json\n{}\n", line(0), line(1)));
         match load_run(dir.path()) {
-            Err(AnalysisError::Parse { line, .. }) => assert_eq!(line, 2),
+            Err(RecordsError::Parse { line, .. }) => assert_eq!(line, 2),
             other => panic!("expected a parse error, got {other:?}"),
         }
     }

@@ -15,22 +15,23 @@ pub mod calibration;
 pub mod compare;
 pub mod cost;
 pub mod cost_model;
-mod error;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod gpu;
 pub mod latency;
 mod load;
 pub mod mt19937;
+pub mod paired_metrics;
 pub mod passk;
 pub mod quality;
 pub mod regrade;
 pub mod router;
+pub mod settings_diff;
 mod summary;
 pub mod taxonomy;
 
+pub use crate::records_error::RecordsError;
 pub use compare::{RunComparison, compare};
-pub use error::AnalysisError;
 pub use load::{Keep, Run, load_run, load_run_keeping};
 pub use summary::*;
 

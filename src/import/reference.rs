@@ -12,7 +12,7 @@
 //! - grader digest `imported:<sha256 of orchestrator.jsonl>`, suite `store`, trial = `seed`,
 //!   call cap = the highest `step` + 1 seen in the file.
 
-use super::ImportError;
+use super::RecordsError;
 use crate::runner::record::{
     CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, RouterRecord,
     SCHEMA_VERSION, Status,
@@ -179,13 +179,13 @@ fn category_of(task: &str) -> &'static str {
 fn read_lines<T: DeserializeOwned>(
     path: &Path,
     text: &str,
-) -> Result<Vec<(usize, T)>, ImportError> {
+) -> Result<Vec<(usize, T)>, RecordsError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let v = serde_json::from_str(line).map_err(|e| ImportError::Parse {
+        let v = serde_json::from_str(line).map_err(|e| RecordsError::Parse {
             path: path.to_path_buf(),
             line: i + 1,
             message: e.to_string(),
@@ -195,8 +195,8 @@ fn read_lines<T: DeserializeOwned>(
     Ok(out)
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, ImportError> {
-    std::fs::read(path).map_err(|source| ImportError::Io {
+fn read(path: &Path) -> Result<Vec<u8>, RecordsError> {
+    std::fs::read(path).map_err(|source| RecordsError::Io {
         path: path.to_path_buf(),
         source,
     })
@@ -229,7 +229,7 @@ fn note_model(models: &mut Vec<ModelInfo>, name: &str, env: Option<&RefEnv>) {
 /// present) as a passk manifest, conversation records and router records.
 pub fn reference(
     dir: &Path,
-) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), ImportError> {
+) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), RecordsError> {
     let opath = dir.join(ORCHESTRATOR_FILE);
     let bytes = read(&opath)?;
     let digest = format!("imported:{:x}", Sha256::digest(&bytes));
@@ -258,7 +258,7 @@ pub fn reference(
     let mut runs: BTreeMap<String, usize> = BTreeMap::new();
     let mut conversations = Vec::with_capacity(rows.len());
     for (line, r) in rows {
-        let missing = |field| ImportError::Missing {
+        let missing = |field| RecordsError::Missing {
             path: opath.clone(),
             line,
             field,
@@ -369,7 +369,7 @@ pub fn reference(
         let rbytes = read(&rpath)?;
         let rtext = String::from_utf8_lossy(&rbytes);
         for (line, r) in read_lines::<RefRouter>(&rpath, &rtext)? {
-            let missing = |field| ImportError::Missing {
+            let missing = |field| RecordsError::Missing {
                 path: rpath.clone(),
                 line,
                 field,
@@ -456,7 +456,7 @@ mod tests {
     fn import(
         rows: &str,
         router: Option<&str>,
-    ) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), ImportError> {
+    ) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), RecordsError> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(ORCHESTRATOR_FILE), rows).unwrap();
         if let Some(r) = router {
@@ -525,7 +525,7 @@ mod tests {
     #[test]
     fn missing_identity_and_bad_json_name_the_line() {
         match import("{\"model\": \"m\"}\n", None) {
-            Err(ImportError::Missing {
+            Err(RecordsError::Missing {
                 line: 1,
                 field: "task",
                 ..
@@ -533,7 +533,7 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         match import("{\"task\": \"L1\", \"model\": \"m\"}\n{oops\n", None) {
-            Err(ImportError::Parse { line: 2, .. }) => {}
+            Err(RecordsError::Parse { line: 2, .. }) => {}
             other => panic!("unexpected {other:?}"),
         }
     }
