@@ -132,8 +132,12 @@ pub struct ModelSummary {
     /// Mean input tokens of the j-th orchestrator call (0-based), where at least 5 conversations
     /// reached it.
     pub context_growth: BTreeMap<usize, ContextPoint>,
-    /// Buckets of every model call (all conversations, failed ones included).
+    /// Buckets of every agent (orchestrator) model call (all conversations, failed ones
+    /// included); router calls in front of the agent are in `router_calls`.
     pub calls: CallBuckets,
+    /// Buckets of the router calls made in front of the agent, counted apart; absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_calls: Option<CallBuckets>,
     /// Failure modes of failed conversations.
     pub failure_modes: FailureModes,
     /// Trajectory x answer table and steps per correct answer.
@@ -199,8 +203,13 @@ pub struct Latency {
     pub conversation_p50_s: Option<f64>,
     /// 95th percentile latency per conversation, seconds.
     pub conversation_p95_s: Option<f64>,
-    /// Total latency / passes, seconds.
+    /// Total latency / passes, seconds: the graded conversations' calls, each at its final
+    /// attempt (as the reference).
     pub time_per_success_s: Option<f64>,
+    /// Every attempt's time / passes, seconds: failed attempts before a call's last (retries)
+    /// and the conversations the infrastructure ended are included, since they cost time too.
+    #[serde(default)]
+    pub time_per_success_all_attempts_s: Option<f64>,
     /// Least-squares fit of call latency on output and input tokens.
     pub fit: Option<LatencyFit>,
     /// Ollama's own split into model time and overhead.
@@ -453,8 +462,14 @@ impl Tally {
         }
     }
 
-    /// Latency figures; the fit and Ollama's split read the calls again.
-    fn latency(&self, graded: &[&ConversationRecord], passes: usize) -> Latency {
+    /// Latency figures; the fit and Ollama's split read the calls again, and the every-attempt
+    /// time reads `all` conversations (graded or not).
+    fn latency(
+        &self,
+        all: &[&ConversationRecord],
+        graded: &[&ConversationRecord],
+        passes: usize,
+    ) -> Latency {
         let lat = &self.conversation_latency;
         let orch_calls = || graded.iter().flat_map(|c| c.orchestrator_calls());
         Latency {
@@ -468,6 +483,7 @@ impl Tally {
             } else {
                 per_success(self.total_latency(), passes)
             },
+            time_per_success_all_attempts_s: per_success(every_attempt_s(all), passes),
             fit: latency_fit(orch_calls()),
             ollama_timing: ollama_split(orch_calls()),
         }
@@ -487,6 +503,25 @@ impl Tally {
             })
             .collect()
     }
+}
+
+/// Agent time of these conversations counting every attempt: per orchestrator call, its latency
+/// (final attempt) plus the wall time of the attempts before it.
+fn every_attempt_s(convs: &[&ConversationRecord]) -> f64 {
+    convs
+        .iter()
+        .flat_map(|c| c.orchestrator_calls())
+        .map(|x| {
+            let earlier: f64 = x
+                .attempts
+                .iter()
+                .rev()
+                .skip(1)
+                .map(|a| a.elapsed_ms / 1000.0)
+                .sum();
+            x.latency_s().unwrap_or(0.0) + earlier
+        })
+        .sum()
 }
 
 /// Success by category; each category's outcomes count every conversation (graded or not), so
@@ -547,9 +582,13 @@ fn model_summary(
         by_category: by_category(all),
         behaviour: behaviour(&graded, &opts.example_values),
         tokens: tally.tokens(graded.len(), passes),
-        latency: tally.latency(&graded, passes),
+        latency: tally.latency(all, &graded, passes),
         context_growth: tally.context_growth(),
-        calls: call_buckets(all.iter().flat_map(|c| c.calls.iter())),
+        calls: call_buckets(all.iter().flat_map(|c| c.orchestrator_calls())),
+        router_calls: all
+            .iter()
+            .any(|c| c.router_calls().next().is_some())
+            .then(|| call_buckets(all.iter().flat_map(|c| c.router_calls()))),
         failure_modes: failure_modes(&graded),
         four_state: four_state(&graded, &opts.toolless_tasks),
         control_flow: control_flow(&graded),
@@ -771,5 +810,56 @@ pub fn summarize(
         router_comparison,
         partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),
         warnings: manifest.warnings.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{conversation, timed_call};
+    use crate::runner::record::{Node, Outcome};
+    use crate::wire::outcome::{Attempt, CallOutcome};
+
+    fn attempt(outcome: CallOutcome, elapsed_ms: f64) -> Attempt {
+        Attempt {
+            outcome,
+            status: None,
+            error: None,
+            elapsed_ms,
+        }
+    }
+
+    #[test]
+    fn router_calls_are_counted_apart_and_failed_attempts_cost_time() {
+        let mut router = timed_call(100, 1, 0.2);
+        router.node = Node::Router;
+        router.attempts = vec![
+            attempt(CallOutcome::Transport, 300.0),
+            attempt(CallOutcome::Ok, 200.0),
+        ];
+        let mut agent = timed_call(10, 1, 1.0);
+        agent.attempts = vec![
+            attempt(CallOutcome::Transport, 500.0),
+            attempt(CallOutcome::Ok, 1000.0),
+        ];
+        let mut passed = conversation("m", "T1", 0, true, vec![router, agent]);
+        passed.router_in_front = true;
+        let mut cut = conversation("m", "T1", 1, false, vec![timed_call(10, 1, 2.0)]);
+        cut.outcome = Outcome::TransportFail;
+        let s = summarize(
+            &Manifest::default(),
+            &[passed, cut],
+            &[],
+            &AnalysisOptions::default(),
+        );
+        let m = &s.groups["store"].models["m"];
+        // Agent calls of every conversation; the router's call and retry apart.
+        assert_eq!((m.calls.calls, m.calls.retries), (2, 1));
+        let r = m.router_calls.as_ref().expect("router buckets");
+        assert_eq!((r.calls, r.retries), (1, 1));
+        // Final attempts of graded conversations: 1.0 s; every attempt: + 0.5 s retry + 2.0 s of
+        // the conversation the transport ended.
+        assert_eq!(m.latency.time_per_success_s, Some(1.0));
+        assert_eq!(m.latency.time_per_success_all_attempts_s, Some(3.5));
     }
 }

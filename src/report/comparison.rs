@@ -3,11 +3,12 @@
 //! and B, B − A, and the success-rate difference over the shared tasks with its paired bootstrap
 //! 95% interval. When the runs were graded by different graders, that is said first, loudly.
 
-use super::document::{ci_points, opt, points, short_digest, tokens};
+use super::document::{ci_points, group_order, opt, points, short_digest, tokens};
 use super::markdown::{MarkdownTable, NOT_AVAILABLE, ci_ratio, number, percent, ratio, seconds};
 use crate::analysis::bootstrap::Interval;
-use crate::analysis::compare::MetricPair;
+use crate::analysis::compare::{MetricPair, ModelComparison};
 use crate::analysis::{RunComparison, Summary};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How a metric of [`MetricPair`] is written.
@@ -108,6 +109,13 @@ fn difference_interval(k: Kind, ci: Option<&Interval>) -> String {
     format!("{} to {}{unit}", bound(i.low), bound(i.high))
 }
 
+/// The compared configurations in report order (`cap=4` before `cap=10`).
+fn ordered(c: &RunComparison) -> Vec<(&String, &BTreeMap<String, ModelComparison>)> {
+    let mut groups: Vec<_> = c.groups.iter().collect();
+    groups.sort_by_cached_key(|(k, _)| group_order(k));
+    groups
+}
+
 /// The settings that differ between the runs, as a list; or a line saying none does.
 fn settings_section(out: &mut String, c: &RunComparison) {
     out.push_str("## What differs between A and B\n\n");
@@ -178,7 +186,7 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
         out.push_str("The runs share no configuration and model.\n");
         return out;
     }
-    for (key, models) in &c.groups {
+    for (key, models) in ordered(c) {
         for (model, m) in models {
             let _ = writeln!(out, "## `{key}`: `{model}`\n");
             let notes = |s: &Summary| {
@@ -330,7 +338,7 @@ pub fn terminal_table(c: &RunComparison) -> String {
     ]);
     t.numeric_after_first();
     t.align(1, super::markdown::Align::Left);
-    for (key, models) in &c.groups {
+    for (key, models) in ordered(c) {
         for (model, m) in models {
             let get = |name: &str, which: fn(&MetricPair) -> Option<f64>| {
                 m.metrics.iter().find(|p| p.metric == name).and_then(which)
@@ -348,7 +356,7 @@ pub fn terminal_table(c: &RunComparison) -> String {
         }
     }
     out.push_str(&t.render());
-    for key in c.groups.keys() {
+    for (key, _) in ordered(c) {
         let pair = |s: &Summary| s.groups.get(key).and_then(|g| g.comparison.clone());
         if let (Some(a), Some(b)) = (pair(&c.summary_a), pair(&c.summary_b)) {
             let _ = writeln!(

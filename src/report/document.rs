@@ -182,6 +182,37 @@ pub fn group_models<'s>(
         .collect()
 }
 
+/// Sort key of a configuration key: its text with every run of digits compared as a number, so
+/// `store/cap=4` comes before `store/cap=10`.
+pub fn group_order(key: &str) -> Vec<(String, u64)> {
+    let mut parts = Vec::new();
+    let mut text = String::new();
+    let mut digits = String::new();
+    for ch in key.chars() {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+        } else {
+            if !digits.is_empty() {
+                parts.push((
+                    std::mem::take(&mut text),
+                    digits.parse().unwrap_or(u64::MAX),
+                ));
+                digits.clear();
+            }
+            text.push(ch);
+        }
+    }
+    parts.push((text, digits.parse().unwrap_or(0)));
+    parts
+}
+
+/// The configurations in report order: by [`group_order`] of their keys.
+pub fn ordered_groups(s: &Summary) -> Vec<(&String, &GroupSummary)> {
+    let mut groups: Vec<(&String, &GroupSummary)> = s.groups.iter().collect();
+    groups.sort_by_cached_key(|(k, _)| group_order(k));
+    groups
+}
+
 // ---------------------------------------------------------------------------------------------
 // Number formats shared by the report, the comparison and the terminal table
 
@@ -331,7 +362,7 @@ pub fn markdown(r: &Report) -> String {
         }
         out.push('\n');
     }
-    for (key, g) in &s.groups {
+    for (key, g) in ordered_groups(s) {
         group(&mut out, s, key, g);
     }
     budget_sweep(&mut out, s);
@@ -621,14 +652,17 @@ fn headline_costs(t: &mut ModelTable, s: &Summary) {
     t.row("Identified customer first", |m| {
         format!("{}{}", rate(m.behaviour.identify_first), excluded(m))
     });
-    t.row("Tokens per conversation", |m| {
+    t.row("Tokens per conversation (agent calls; router apart)", |m| {
         opt(m.tokens.blended_per_conversation, tokens)
     });
-    t.row("**Tokens per successful task**", |m| {
-        opt(m.tokens.blended_per_success, |x| {
-            format!("**{}**", tokens(x))
-        })
-    });
+    t.row(
+        "**Tokens per successful task** (agent calls; router apart)",
+        |m| {
+            opt(m.tokens.blended_per_success, |x| {
+                format!("**{}**", tokens(x))
+            })
+        },
+    );
     t.row(
         format!(
             "Tokens per successful task, re-sent prefix at {}",
@@ -645,11 +679,18 @@ fn headline_costs(t: &mut ModelTable, s: &Summary) {
             _ => NOT_AVAILABLE.into(),
         }
     });
-    t.row("**Time per successful task**", |m| {
-        opt(m.latency.time_per_success_s, |x| {
-            format!("**{}**", seconds(x))
-        })
-    });
+    t.row(
+        "**Time per successful task** (graded conversations, final attempts)",
+        |m| {
+            opt(m.latency.time_per_success_s, |x| {
+                format!("**{}**", seconds(x))
+            })
+        },
+    );
+    t.row(
+        "Time per successful task, every attempt (retries and fault-ended conversations included)",
+        |m| opt(m.latency.time_per_success_all_attempts_s, seconds),
+    );
 }
 
 /// Success by task category, each rate with its own denominator note when something was excluded.
@@ -925,23 +966,12 @@ fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row("Protocol failure (excluded)", |m| {
         number(m.outcomes.protocol_fail as f64, 0)
     });
-    t.row("Model calls", |m| number(m.calls.calls as f64, 0));
-    t.row("Calls ok", |m| number(m.calls.ok as f64, 0));
-    t.row("Calls failed: transport", |m| {
-        number(m.calls.transport as f64, 0)
-    });
-    t.row("Calls failed: protocol", |m| {
-        number(m.calls.protocol as f64, 0)
-    });
-    t.row("Retries (attempts beyond the first)", |m| {
-        number(m.calls.retries as f64, 0)
-    });
-    t.row("Truncated replies (hit num_predict)", |m| {
-        number(m.calls.truncated as f64, 0)
-    });
-    t.row("Context overflow", |m| {
-        number(m.calls.context_overflow as f64, 0)
-    });
+    call_bucket_rows(&mut t, "Agent model calls", |m| Some(&m.calls));
+    if models.iter().any(|(_, m)| m.router_calls.is_some()) {
+        call_bucket_rows(&mut t, "Router calls in front (apart)", |m| {
+            m.router_calls.as_ref()
+        });
+    }
     out.push_str(&t.render());
     out.push('\n');
     out.push_str("Failure modes of failed conversations:\n\n");
@@ -959,6 +989,29 @@ fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     });
     out.push_str(&t.render());
     out.push('\n');
+}
+
+/// The rows of one set of call buckets, each label prefixed by `what`.
+fn call_bucket_rows(
+    t: &mut ModelTable,
+    what: &str,
+    of: impl Fn(&ModelSummary) -> Option<&crate::analysis::taxonomy::CallBuckets>,
+) {
+    type Field = fn(&crate::analysis::taxonomy::CallBuckets) -> usize;
+    let rows: [(&str, Field); 7] = [
+        ("", |b| b.calls),
+        (": ok", |b| b.ok),
+        (": failed, transport", |b| b.transport),
+        (": failed, protocol", |b| b.protocol),
+        (": retries (attempts beyond the first)", |b| b.retries),
+        (": truncated replies (hit num_predict)", |b| b.truncated),
+        (": context overflow", |b| b.context_overflow),
+    ];
+    for (label, field) in rows {
+        t.row(format!("{what}{label}"), |m| {
+            of(m).map_or(NOT_AVAILABLE.into(), |b| number(field(b) as f64, 0))
+        });
+    }
 }
 
 fn keyed(by_key: &BTreeMap<String, usize>) -> String {
@@ -1161,11 +1214,14 @@ fn pipeline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row("Router latency per call", |m| {
         opt(p(m).and_then(|x| x.router_latency_per_call_s), seconds)
     });
-    t.row("**Pipeline tokens per successful task**", |m| {
-        opt(p(m).and_then(|x| x.blended_tokens_per_success), |v| {
-            format!("**{}**", tokens(v))
-        })
-    });
+    t.row(
+        "**Pipeline tokens per successful task** (router included)",
+        |m| {
+            opt(p(m).and_then(|x| x.blended_tokens_per_success), |v| {
+                format!("**{}**", tokens(v))
+            })
+        },
+    );
     t.row("**Pipeline time per successful task**", |m| {
         opt(p(m).and_then(|x| x.time_per_success_s), |v| {
             format!("**{}**", seconds(v))
@@ -1257,6 +1313,26 @@ fn budget_sweep(out: &mut String, s: &Summary) {
     }
 }
 
+/// How many router calls a model made: `messages x runs = calls` when every message ran equally
+/// often (the product is computed, never assumed), else the messages and calls apart.
+fn router_count_text(model: &str, r: &crate::analysis::router::RouterSummary) -> String {
+    let recorded = r.outcomes.total;
+    let note = r.outcomes.denominator_note();
+    if r.messages > 0 && recorded.is_multiple_of(r.messages) {
+        let runs = recorded / r.messages;
+        format!(
+            "`{model}`: {} messages x {runs} runs = {} calls ({note})",
+            r.messages,
+            r.messages * runs
+        )
+    } else {
+        format!(
+            "`{model}`: {} calls over {} messages ({note})",
+            recorded, r.messages
+        )
+    }
+}
+
 fn router(out: &mut String, s: &Summary) {
     if s.router.is_empty() {
         return;
@@ -1269,15 +1345,7 @@ fn router(out: &mut String, s: &Summary) {
         .collect();
     let counts: Vec<String> = models
         .iter()
-        .map(|(m, r)| {
-            format!(
-                "`{m}`: {} messages x {} runs = {} calls ({})",
-                r.messages,
-                r.runs_per_message,
-                r.calls,
-                r.outcomes.denominator_note()
-            )
-        })
+        .map(|(m, r)| router_count_text(m, r))
         .collect();
     let _ = writeln!(out, "{}.\n", counts.join("; "));
     let rc = s.router_comparison.as_ref();
@@ -1434,7 +1502,7 @@ fn warnings(out: &mut String, r: &Report) {
 /// The short table `passk report` prints on stdout: the headline figures of every configuration.
 pub fn terminal_table(s: &Summary) -> String {
     let mut out = String::new();
-    for (key, g) in &s.groups {
+    for (key, g) in ordered_groups(s) {
         let models = group_models(s, g);
         if models.is_empty() {
             continue;
@@ -1582,6 +1650,21 @@ mod tests {
     }
 
     #[test]
+    fn router_counts_multiply_out() {
+        let mut r = crate::analysis::router::RouterSummary {
+            messages: 100,
+            ..Default::default()
+        };
+        r.outcomes.total = 300;
+        r.outcomes.graded = 298;
+        r.outcomes.transport_fail = 2;
+        let text = router_count_text("m", &r);
+        assert!(text.contains("100 messages x 3 runs = 300 calls"), "{text}");
+        r.outcomes.total = 299;
+        assert!(router_count_text("m", &r).contains("299 calls over 100 messages"));
+    }
+
+    #[test]
     fn budget_sweep_and_primary_group() {
         let manifest = Manifest {
             run_id: "r".into(),
@@ -1607,6 +1690,15 @@ mod tests {
         let md = markdown(&r);
         assert!(md.contains("## `store/cap=10`"), "{md}");
         assert!(md.contains("## `store/cap=4`"), "{md}");
+        assert!(
+            md.find("## `store/cap=4`") < md.find("## `store/cap=10`"),
+            "groups in numeric order"
+        );
+        let table = terminal_table(&s);
+        assert!(
+            table.find("store/cap=4") < table.find("store/cap=10"),
+            "{table}"
+        );
         assert!(md.contains("## Budget sweep: `store`"), "{md}");
         let sweep = &md[md.find("## Budget sweep").expect("sweep")..];
         assert!(
