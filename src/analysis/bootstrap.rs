@@ -233,6 +233,45 @@ pub fn task_bootstrap(
     }
 }
 
+/// One model's 95% intervals of pass^k, k = 1..`kmax`, resampling its tasks (each drawn task
+/// bringing all its trials) from a generator started at `seed`; `tasks` holds (trials, passes).
+pub fn pass_hat_k_intervals(
+    tasks: &[(usize, usize)],
+    kmax: usize,
+    resamples: usize,
+    seed: u64,
+) -> BTreeMap<usize, Interval> {
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); kmax];
+    for_each_resample(tasks.len(), resamples, seed, |sample| {
+        for (k, v) in (1..=kmax).zip(values.iter_mut()) {
+            let sum: f64 = sample
+                .iter()
+                .filter_map(|&i| super::passk::pass_hat_k_task(tasks[i].0, tasks[i].1, k))
+                .sum();
+            v.push(sum / sample.len() as f64);
+        }
+    });
+    (1..=kmax)
+        .zip(values.iter_mut())
+        .filter_map(|(k, v)| Some((k, ci95(v)?)))
+        .collect()
+}
+
+/// The 95% interval of a success rate (passes / trials summed over the drawn tasks), resampling
+/// the tasks given as (trials, passes); `None` without tasks.
+pub fn success_interval(tasks: &[(usize, usize)], resamples: usize, seed: u64) -> Option<Interval> {
+    let mut values = Vec::new();
+    for_each_resample(tasks.len(), resamples, seed, |sample| {
+        let (n, c) = sample
+            .iter()
+            .fold((0, 0), |(n, c), &i| (n + tasks[i].0, c + tasks[i].1));
+        if n > 0 {
+            values.push(c as f64 / n as f64);
+        }
+    });
+    ci95(&mut values)
+}
+
 /// The router's paired bootstrap between the small and the large model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageBootstrap {
@@ -354,6 +393,24 @@ mod tests {
         assert!((b.break_even.unwrap().low - 2.0).abs() < 1e-12);
         assert_eq!(b.resamples_with_defined_break_even, 200);
         assert!(b.break_even_pipeline.is_none());
+    }
+
+    #[test]
+    fn pass_hat_k_and_success_intervals_resample_tasks() {
+        // One task always passes, one never: resamples range from 0 to 1.
+        let tasks = [(3, 3), (3, 0)];
+        let p = pass_hat_k_intervals(&tasks, 3, 400, 0);
+        assert_eq!(p.len(), 3);
+        for i in p.values() {
+            assert_eq!((i.low, i.high), (0.0, 1.0));
+        }
+        let s = success_interval(&tasks, 400, 0).unwrap();
+        assert_eq!((s.low, s.high), (0.0, 1.0));
+        // Every task alike: a point interval.
+        let same = pass_hat_k_intervals(&[(2, 1), (2, 1)], 2, 100, 0);
+        assert_eq!((same[&1].low, same[&1].high), (0.5, 0.5));
+        assert_eq!((same[&2].low, same[&2].high), (0.0, 0.0));
+        assert!(success_interval(&[], 100, 0).is_none());
     }
 
     #[test]

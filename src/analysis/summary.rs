@@ -4,7 +4,8 @@
 use super::AnalysisOptions;
 use super::behaviour::{Behaviour, behaviour};
 use super::bootstrap::{
-    IdTotals, MessageBootstrap, TaskBootstrap, message_bootstrap, task_bootstrap,
+    IdTotals, Interval, MessageBootstrap, TaskBootstrap, message_bootstrap, pass_hat_k_intervals,
+    success_interval, task_bootstrap,
 };
 use super::cost::{
     CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, break_even, cached_calls, per_success,
@@ -113,6 +114,9 @@ pub struct ModelSummary {
     pub success_rate: Option<f64>,
     /// Unbiased pass^k, k = 1..trials_per_task.
     pub pass_hat_k: BTreeMap<usize, f64>,
+    /// 95% bootstrap interval of each pass^k, resampling the model's tasks.
+    #[serde(default)]
+    pub pass_hat_k_ci95: BTreeMap<usize, Interval>,
     /// pass^k without text-call recovery: a pass counts only when every tool call it made came as
     /// Ollama's native `tool_calls` (what a harness reading only those would have seen pass; a
     /// lower bound, since the others count as failures without being replayed). Empty when some
@@ -169,6 +173,9 @@ pub struct CategorySummary {
     pub passes: usize,
     /// passes / conversations.
     pub success_rate: Option<f64>,
+    /// 95% bootstrap interval of the success rate, resampling the category's tasks.
+    #[serde(default)]
+    pub ci95: Option<Interval>,
 }
 
 /// Token figures of one model (orchestrator calls only; the pipeline adds the router).
@@ -525,18 +532,36 @@ fn every_attempt_s(convs: &[&ConversationRecord]) -> f64 {
 }
 
 /// Success by category; each category's outcomes count every conversation (graded or not), so
-/// its rate carries its own denominator note.
-fn by_category(all: &[&ConversationRecord]) -> BTreeMap<String, CategorySummary> {
+/// its rate carries its own denominator note; its interval resamples the category's tasks.
+fn by_category(
+    all: &[&ConversationRecord],
+    opts: &AnalysisOptions,
+) -> BTreeMap<String, CategorySummary> {
     let mut cats: BTreeMap<String, OutcomeCounts> = BTreeMap::new();
+    let mut tasks: BTreeMap<&str, BTreeMap<&str, (usize, usize)>> = BTreeMap::new();
     for c in all {
         cats.entry(c.category.clone()).or_default().add(c.outcome);
+        if c.outcome.is_graded() {
+            let t = tasks
+                .entry(c.category.as_str())
+                .or_default()
+                .entry(c.task.as_str())
+                .or_default();
+            t.0 += 1;
+            t.1 += usize::from(c.verdict.passed);
+        }
     }
     cats.into_iter()
         .map(|(k, outcomes)| {
+            let counts: Vec<(usize, usize)> = tasks
+                .get(k.as_str())
+                .map(|t| t.values().copied().collect())
+                .unwrap_or_default();
             let s = CategorySummary {
                 conversations: outcomes.graded,
                 passes: outcomes.pass,
                 success_rate: rate(outcomes.pass, outcomes.graded),
+                ci95: success_interval(&counts, opts.resamples, opts.seed),
                 denominator_note: outcomes.denominator_note(),
                 outcomes,
             };
@@ -573,13 +598,19 @@ fn model_summary(
         passes,
         success_rate: rate(passes, graded.len()),
         pass_hat_k: pass_hat_k(&task_counts),
+        pass_hat_k_ci95: pass_hat_k_intervals(
+            &task_counts,
+            task_counts.iter().map(|t| t.0).min().unwrap_or(0),
+            opts.resamples,
+            opts.seed,
+        ),
         pass_hat_k_native_only: if tally.formats_known {
             pass_hat_k(&tally.native_only.values().copied().collect::<Vec<_>>())
         } else {
             BTreeMap::new()
         },
         tasks_passing_every_trial: tasks_passing_every_trial(&task_counts),
-        by_category: by_category(all),
+        by_category: by_category(all, opts),
         behaviour: behaviour(&graded, &opts.example_values),
         tokens: tally.tokens(graded.len(), passes),
         latency: tally.latency(all, &graded, passes),
@@ -827,6 +858,36 @@ mod tests {
             error: None,
             elapsed_ms,
         }
+    }
+
+    #[test]
+    fn pass_hat_k_and_categories_carry_intervals() {
+        let mut recs = Vec::new();
+        for (task, passed) in [("T1", true), ("T2", false)] {
+            for trial in 0..2 {
+                recs.push(conversation(
+                    "m",
+                    task,
+                    trial,
+                    passed,
+                    vec![timed_call(1, 1, 1.0)],
+                ));
+            }
+        }
+        let opts = AnalysisOptions {
+            resamples: 200,
+            ..AnalysisOptions::default()
+        };
+        let s = summarize(&Manifest::default(), &recs, &[], &opts);
+        let m = &s.groups["store"].models["m"];
+        assert_eq!(
+            m.pass_hat_k_ci95.keys().copied().collect::<Vec<_>>(),
+            [1, 2]
+        );
+        let i = m.pass_hat_k_ci95[&2];
+        assert_eq!((i.low, i.high), (0.0, 1.0));
+        let c = m.by_category["lookup"].ci95.expect("category interval");
+        assert_eq!((c.low, c.high), (0.0, 1.0));
     }
 
     #[test]

@@ -67,14 +67,19 @@ fn titled(what: &str, key: &str) -> String {
     }
 }
 
-/// pass^k for k = 1..n, one line per model.
+/// pass^k for k = 1..n, one line per model, with its 95% bootstrap interval at each k.
 pub fn pass_k(r: &Report) -> LineChart {
     let (key, _, models) = primary(r);
     let series = models
         .iter()
         .map(|(m, s)| {
             let pts = s.pass_hat_k.iter().map(|(k, v)| (*k as f64, *v)).collect();
-            Series::new(*m, pts)
+            let cis = s
+                .pass_hat_k_ci95
+                .iter()
+                .map(|(k, i)| (*k as f64, i.low, i.high))
+                .collect();
+            Series::new(*m, pts).with_intervals(cis)
         })
         .collect();
     LineChart {
@@ -91,7 +96,7 @@ pub fn pass_k(r: &Report) -> LineChart {
     }
 }
 
-/// Success rate by task category, one bar per model.
+/// Success rate by task category, one bar per model, with its 95% bootstrap interval.
 pub fn success_by_category(r: &Report) -> BarChart {
     let (key, _, models) = primary(r);
     let mut categories: Vec<String> = models
@@ -106,12 +111,19 @@ pub fn success_by_category(r: &Report) -> BarChart {
             name: m.to_string(),
             bars: categories
                 .iter()
-                .map(
-                    |c| match s.by_category.get(c).and_then(|x| x.success_rate) {
-                        Some(v) => Bar::new(v).with_label(percent(v)),
+                .map(|c| {
+                    let cat = s.by_category.get(c);
+                    match cat.and_then(|x| x.success_rate) {
+                        Some(v) => {
+                            let bar = Bar::new(v).with_label(percent(v));
+                            match cat.and_then(|x| x.ci95) {
+                                Some(i) => bar.with_ci(i.low, i.high),
+                                None => bar,
+                            }
+                        }
                         None => Bar::new(f64::NAN),
-                    },
-                )
+                    }
+                })
                 .collect(),
         })
         .collect();

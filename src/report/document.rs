@@ -703,6 +703,10 @@ fn by_category(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) 
         return;
     }
     out.push_str("### By category\n\n");
+    out.push_str(
+        "Success rate (passes / graded conversations), with its 95% interval in brackets: \
+         bootstrap over the category's tasks.\n\n",
+    );
     let mut t = ModelTable::new(s, "category", models);
     for c in cats {
         t.row(c.clone(), |m| {
@@ -715,8 +719,9 @@ fn by_category(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) 
                         format!(" ({})", x.denominator_note)
                     };
                     format!(
-                        "{}{note}",
-                        percent_with_n(x.passes as u64, x.conversations as u64)
+                        "{} {}{note}",
+                        percent_with_n(x.passes as u64, x.conversations as u64),
+                        bracketed_ci(x.ci95)
                     )
                 },
             )
@@ -724,6 +729,13 @@ fn by_category(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) 
     }
     out.push_str(&t.render());
     out.push('\n');
+}
+
+/// A share's interval in brackets, `[27%–55%]`; empty when there is none.
+fn bracketed_ci(ci: Option<Interval>) -> String {
+    ci.map_or(String::new(), |i| {
+        format!("[{}]", ci_percent(i.low, i.high))
+    })
 }
 
 /// pass^k for every k, with and without text-call recovery.
@@ -738,14 +750,16 @@ fn pass_hat_k_tables(out: &mut String, s: &Summary, models: &[(&str, &ModelSumma
     }
     out.push_str("### pass^k\n\n");
     out.push_str(
-        "Chance that k trials of a task all succeed (unbiased estimator, averaged over tasks).\n\n",
+        "Chance that k trials of a task all succeed (unbiased estimator, averaged over tasks), with \
+         its 95% interval in brackets: bootstrap over the model's tasks.\n\n",
     );
     let mut t = ModelTable::new(s, "k", models);
     for k in 1..=kmax {
         t.row(k.to_string(), |m| {
             format!(
-                "{}{}",
+                "{} {}{}",
                 opt(m.pass_hat_k.get(&k).copied(), percent),
+                bracketed_ci(m.pass_hat_k_ci95.get(&k).copied()),
                 excluded(m)
             )
         });
@@ -1647,6 +1661,14 @@ mod tests {
             .unwrap();
         assert!(be.contains(&format!("`b`: {note}")), "{be}");
         assert!(line(&md, "Calls with GPU samples").contains("1 of 4 calls"));
+        // pass^k and category rates carry their bootstrap intervals.
+        assert!(line(&md, "lookup").contains("75.0% (3/4) ["), "{md}");
+        assert!(line(&md, "1 ").contains("83.3% ["), "{md}");
+        let chart = crate::report::svg::line_chart(&crate::report::charts::pass_k(&r));
+        assert!(
+            chart.matches("opacity=\"0.8\"").count() >= 2,
+            "error bars: {chart}"
+        );
     }
 
     #[test]
