@@ -515,12 +515,19 @@ fn run1_records_and_schema_copies() {
         println!("skipped: ../shared/reference not found");
         return;
     };
-    let (_, s, p) = load(&root.join("results"));
+    let (imported, s, p) = load(&root.join("results"));
     // The published run-1 table was re-graded after the run; the records keep the verdicts given
     // at run time, 26 and 76 passes (regrade.md lists the 9 changes: 6 and 3 for the 3B, 1 and 2
     // for the 7B).
     assert_eq!(model(&s, SMALL).passes, 26);
     assert_eq!(model(&s, LARGE).passes, 76);
+    // ... and the report says so.
+    let note = imported.0.source_regrade.as_deref().unwrap_or_default();
+    assert!(note.contains("9 grades changed"), "{note}");
+    let report =
+        passk::report::document::Report::new(&imported.0, &s, &imported.1, &imported.2, vec![]);
+    let md = passk::report::document::markdown(&report);
+    assert!(md.contains("RE-GRADED AT THE SOURCE"), "{md}");
     // Everything that does not depend on a verdict matches the published table.
     check_behaviour(&s, &p);
     check_router(&s, &p);

@@ -406,6 +406,7 @@ pub fn reference(
         }
     }
     manifest.models = models;
+    manifest.source_regrade = regrade_note(dir)?;
     manifest.settings = json!({
         "source": "reference harness records",
         "reference_runs": runs,
@@ -421,6 +422,42 @@ pub fn reference(
         ));
     }
     Ok((manifest, conversations, router))
+}
+
+/// The reference's re-grading note beside its records.
+pub const REGRADE_FILE: &str = "regrade.md";
+
+/// What the source folder's `regrade.md` says, when there is one: how many grades the reference
+/// changed after the run (its line `N grades changed: ...`), and so whether its published figures
+/// used other verdicts than the recorded ones this import keeps.
+fn regrade_note(dir: &Path) -> Result<Option<String>, RecordsError> {
+    let path = dir.join(REGRADE_FILE);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&read(&path)?).into_owned();
+    let changed = text.lines().find_map(|l| {
+        l.trim()
+            .split_once(" grades changed")
+            .map(|(n, rest)| (n.to_string(), rest))
+    });
+    let note = match changed {
+        Some((n, _)) if n == "0" => format!(
+            "the source folder's {REGRADE_FILE} records 0 grades changed: the published figures \
+             used the recorded verdicts, which this import keeps"
+        ),
+        Some((n, rest)) => format!(
+            "the source folder's {REGRADE_FILE} records {n} grades changed{}: the published table \
+             used the re-graded verdicts, while this import keeps the verdicts as recorded, so its \
+             figures may differ from the published ones",
+            rest.trim_end_matches('.')
+        ),
+        None => format!(
+            "the source folder has a {REGRADE_FILE}: the published table may use re-graded \
+             verdicts, while this import keeps the verdicts as recorded"
+        ),
+    };
+    Ok(Some(note))
 }
 
 /// Renumbers the trial of every record whose key an earlier record already has (seed + 100 per
@@ -463,6 +500,27 @@ mod tests {
             std::fs::write(dir.path().join(REFERENCE_ROUTER_FILE), r).unwrap();
         }
         reference(dir.path())
+    }
+
+    #[test]
+    fn a_regrade_note_in_the_source_folder_is_carried_over() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(ORCHESTRATOR_FILE), ROW).unwrap();
+        assert_eq!(reference(dir.path()).unwrap().0.source_regrade, None);
+        std::fs::write(
+            dir.path().join(REGRADE_FILE),
+            "# Re-grading\n\n9 grades changed: 6 pass → fail, 3 fail → pass.\n",
+        )
+        .unwrap();
+        let note = reference(dir.path()).unwrap().0.source_regrade.unwrap();
+        assert!(
+            note.contains("9 grades changed: 6 pass → fail, 3 fail → pass"),
+            "{note}"
+        );
+        assert!(note.contains("keeps the verdicts as recorded"), "{note}");
+        std::fs::write(dir.path().join(REGRADE_FILE), "0 grades changed: none.\n").unwrap();
+        let note = reference(dir.path()).unwrap().0.source_regrade.unwrap();
+        assert!(note.contains("used the recorded verdicts"), "{note}");
     }
 
     #[test]

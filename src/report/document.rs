@@ -387,6 +387,9 @@ fn title(out: &mut String, r: &Report) {
              their verdicts are kept as recorded and were not re-graded.\n",
             s.imported_from.as_deref().unwrap_or("another harness")
         );
+        if let Some(note) = &r.manifest.source_regrade {
+            let _ = writeln!(out, "> **RE-GRADED AT THE SOURCE.** In {note}.\n");
+        }
     }
     let others: Vec<&String> = r
         .observations
