@@ -8,7 +8,7 @@
 //! Run with `cargo bench --bench measurable_rule` (optionally followed by the number of simulated
 //! comparisons, default 200).
 
-use passk::analysis::compare::{compare, compare_with_noise};
+use passk::analysis::compare::{MetricPair, compare, compare_with_noise};
 use passk::analysis::mt19937::PyRandom;
 use passk::analysis::{AnalysisOptions, Run};
 use passk::runner::record::{
@@ -133,15 +133,28 @@ fn run(rng: &mut PyRandom, tasks: &[TaskProfile], seed: u32) -> Run {
     }
 }
 
-/// (metrics called measurable, metrics judged) of one comparison.
-fn count(c: &passk::analysis::RunComparison) -> (usize, usize) {
+/// (metrics called measurable, metrics judged) of one comparison under `rule`.
+fn count(
+    c: &passk::analysis::RunComparison,
+    rule: impl Fn(&MetricPair) -> Option<bool>,
+) -> (usize, usize) {
     let verdicts = c
         .groups
         .values()
         .flat_map(|m| m.values())
         .flat_map(|m| m.metrics.iter())
-        .filter_map(|p| p.measurable);
+        .filter_map(rule);
     verdicts.fold((0, 0), |(y, n), v| (y + usize::from(v), n + 1))
+}
+
+/// The rule passk used before: |B − A| beyond the noise band alone.
+fn beyond_band(p: &MetricPair) -> Option<bool> {
+    Some((p.b? - p.a?).abs() > p.noise_band?)
+}
+
+fn add(total: &mut (usize, usize), (y, n): (usize, usize)) {
+    total.0 += y;
+    total.1 += n;
 }
 
 fn main() {
@@ -154,23 +167,28 @@ fn main() {
         ..AnalysisOptions::default()
     };
     let mut rng = PyRandom::new(11);
-    let (mut with_noise, mut interval_only) = ((0, 0), (0, 0));
+    let (mut with_noise, mut interval_only, mut band_only) = ((0, 0), (0, 0), (0, 0));
     for _ in 0..sims {
         let tasks = profiles(&mut rng);
         let a = run(&mut rng, &tasks, 0);
         let b = run(&mut rng, &tasks, 1);
         let again = run(&mut rng, &tasks, 2);
         let c = compare_with_noise(&a, &b, Some(&again), &opts, false).expect("same graders");
-        let (y, n) = count(&c);
-        with_noise = (with_noise.0 + y, with_noise.1 + n);
+        add(&mut with_noise, count(&c, |p| p.measurable));
+        add(&mut band_only, count(&c, beyond_band));
         let c = compare(&a, &b, &opts, false).expect("same graders");
-        let (y, n) = count(&c);
-        interval_only = (interval_only.0 + y, interval_only.1 + n);
+        add(&mut interval_only, count(&c, |p| p.measurable));
     }
     let share = |(y, n): (usize, usize)| 100.0 * y as f64 / n.max(1) as f64;
     println!(
         "{sims} comparisons of replicates ({TASKS} tasks x {TRIALS} trials, {} resamples):",
         opts.resamples
+    );
+    println!(
+        "  beyond the band alone (old rule):    {} of {} metric verdicts measurable ({:.1}%)",
+        band_only.0,
+        band_only.1,
+        share(band_only)
     );
     println!(
         "  interval excludes 0:                 {} of {} metric verdicts measurable ({:.1}%)",
