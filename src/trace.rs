@@ -47,6 +47,9 @@ pub enum FailureMode {
     LoopCap,
     /// Never made a usable (accepted) tool call where one was needed.
     NoUsableToolCall,
+    /// Toolless baseline: the task requires an action (a state change, a ticket, a route) that a
+    /// reply without tools cannot take.
+    ActionRequired,
     /// Wrong or missing action: the end state of orders or returns is wrong.
     WrongAction,
     /// A required ticket was not opened (or a forbidden one was).
@@ -57,9 +60,10 @@ pub enum FailureMode {
 
 impl FailureMode {
     /// Every mode, in report order.
-    pub const ALL: [FailureMode; 5] = [
+    pub const ALL: [FailureMode; 6] = [
         FailureMode::LoopCap,
         FailureMode::NoUsableToolCall,
+        FailureMode::ActionRequired,
         FailureMode::WrongAction,
         FailureMode::MissedEscalation,
         FailureMode::WrongAnswer,
@@ -70,6 +74,7 @@ impl FailureMode {
         match self {
             FailureMode::LoopCap => "looped without answering (call cap)",
             FailureMode::NoUsableToolCall => "never made a usable tool call",
+            FailureMode::ActionRequired => "needs an action (toolless baseline)",
             FailureMode::WrongAction => "wrong or missing action (state)",
             FailureMode::MissedEscalation => "missed escalation (ticket)",
             FailureMode::WrongAnswer => "wrong or incomplete answer (reply)",

@@ -76,6 +76,7 @@ fn failure_label(m: FailureMode) -> &'static str {
     match m {
         FailureMode::LoopCap => "looped without answering",
         FailureMode::NoUsableToolCall => "never produced a usable tool call",
+        FailureMode::ActionRequired => "needs an action (not in the reference)",
         FailureMode::WrongAction => "wrong or missing action",
         FailureMode::MissedEscalation => "missed escalation",
         FailureMode::WrongAnswer => "wrong or incomplete answer",

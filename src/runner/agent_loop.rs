@@ -320,6 +320,7 @@ impl Player<'_> {
                     tool_events: &events,
                     hit_call_cap: status == Status::LoopCap,
                     model_calls,
+                    toolless,
                 };
                 let verdict = domain.grade(task, &evidence);
                 (
