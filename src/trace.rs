@@ -47,15 +47,16 @@ pub enum FailureMode {
     LoopCap,
     /// Never made a usable (accepted) tool call where one was needed.
     NoUsableToolCall,
-    /// Toolless baseline: the task requires an action (a state change, a ticket, a route) that a
-    /// reply without tools cannot take.
-    ActionRequired,
     /// Wrong or missing action: the end state of orders or returns is wrong.
     WrongAction,
     /// A required ticket was not opened (or a forbidden one was).
     MissedEscalation,
     /// The state is right but a reply is wrong or incomplete.
     WrongAnswer,
+    /// Toolless baseline: the replies pass the answer checks, but the task requires an action (a
+    /// state change, a ticket, a route) that a reply without tools cannot take. Ranked last, so a
+    /// toolless reply that is also wrong is labelled `WrongAnswer`.
+    ActionRequired,
 }
 
 impl FailureMode {
@@ -63,10 +64,10 @@ impl FailureMode {
     pub const ALL: [FailureMode; 6] = [
         FailureMode::LoopCap,
         FailureMode::NoUsableToolCall,
-        FailureMode::ActionRequired,
         FailureMode::WrongAction,
         FailureMode::MissedEscalation,
         FailureMode::WrongAnswer,
+        FailureMode::ActionRequired,
     ];
 
     /// Human wording used in reports.

@@ -95,6 +95,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     let pass = |name: &str,
                 models: &[&str],
                 suites: Vec<SuiteChoice>,
+                toolless: bool,
                 timeout: Duration|
      -> anyhow::Result<PathBuf> {
         let dir = base.join(name);
@@ -109,6 +110,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
             retries: 3,
             // The stub's faults are instant; a real server's recovery time is not being tested.
             retry_backoff_s: 0.005,
+            toolless,
             ..RunSettings::default()
         };
         settings.validate()?;
@@ -131,15 +133,17 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         "oracle",
         &[ORACLE_SMALL, ORACLE_LARGE],
         all,
+        true,
         Duration::from_secs(30),
     )?;
     let flawed_dir = pass(
         "flawed",
         &[FLAWED],
         vec![SuiteChoice::Store, SuiteChoice::Triage],
+        false,
         Duration::from_secs(30),
     )?;
-    let faults_dir = pass("faults", &[FAULTY], both, FAULT_TIMEOUT)?;
+    let faults_dir = pass("faults", &[FAULTY], both, false, FAULT_TIMEOUT)?;
     let injected = stub.injected();
     rt.block_on(stub.shutdown());
     progress.finish();
