@@ -1156,23 +1156,20 @@ fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     }
     let mut t = ModelTable::new(s, "", models);
     let g = |m: &ModelSummary| m.gpu.clone();
+    let of_calls = |n: usize, x: &crate::analysis::gpu::GpuSummary| {
+        format!(
+            "{} of {} calls",
+            number(n as f64, 0),
+            number(x.calls as f64, 0)
+        )
+    };
     t.row("Calls with GPU samples", |m| {
         g(m).map_or("no GPU telemetry".into(), |x| {
-            format!(
-                "{} of {} calls",
-                number(x.calls_with_samples as f64, 0),
-                number(x.calls as f64, 0)
-            )
+            of_calls(x.calls_with_samples, &x)
         })
     });
     t.row("Calls with an energy reading", |m| {
-        g(m).map_or(NOT_AVAILABLE.into(), |x| {
-            format!(
-                "{} of {} calls",
-                number(x.calls_with_energy as f64, 0),
-                number(x.calls as f64, 0)
-            )
-        })
+        g(m).map_or(NOT_AVAILABLE.into(), |x| of_calls(x.calls_with_energy, &x))
     });
     t.row("Utilization, mean / max", |m| {
         g(m).map_or(NOT_AVAILABLE.into(), |x| {
