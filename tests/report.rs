@@ -163,7 +163,7 @@ fn report(dir: &Path, extra: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn chart_names() -> [&'static str; 8] {
+fn chart_names() -> [&'static str; 10] {
     [
         chart_files::PASS_K,
         chart_files::SUCCESS_BY_CATEGORY,
@@ -173,6 +173,8 @@ fn chart_names() -> [&'static str; 8] {
         chart_files::FOUR_STATE,
         chart_files::FAILURE_BUCKETS,
         chart_files::GPU_UTILIZATION,
+        chart_files::FRONTIER_TOKENS,
+        chart_files::FRONTIER_TIME,
     ]
 }
 

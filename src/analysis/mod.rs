@@ -53,6 +53,10 @@ pub struct AnalysisOptions {
     /// needs tools).
     #[serde(default)]
     pub toolless_tasks: BTreeSet<String>,
+    /// The model every other model is compared with in the ladder (`--reference-model`); `None`:
+    /// the largest by parameter size (the last in report order).
+    #[serde(default)]
+    pub reference_model: Option<String>,
 }
 
 impl AnalysisOptions {
@@ -74,6 +78,7 @@ impl Default for AnalysisOptions {
             output_weight: 4.0,
             example_values: Vec::new(),
             toolless_tasks: BTreeSet::new(),
+            reference_model: None,
         }
     }
 }

@@ -37,6 +37,10 @@ pub struct Summary {
     pub models: Vec<String>,
     /// Which model is "small" and which "large" in every break-even.
     pub pairing: Option<Pairing>,
+    /// The model of the ladder every other model is compared with, when the run has more than
+    /// two models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_model: Option<String>,
     /// Conversation results by configuration (suite, plus `/toolless` and `/cap=N` where needed).
     pub groups: BTreeMap<String, GroupSummary>,
     /// Standalone router results by model.
@@ -90,6 +94,10 @@ pub struct GroupSummary {
     pub models: BTreeMap<String, ModelSummary>,
     /// Small vs large, when both ran this configuration.
     pub comparison: Option<Comparison>,
+    /// The ladder: every other model (as "small") against the reference model (as "large"),
+    /// by model; empty unless the run has more than two models.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ladder: BTreeMap<String, Comparison>,
 }
 
 /// One model's results in one configuration. Quality figures are over graded conversations;
@@ -326,6 +334,34 @@ pub fn order_models(
         rule: rule.to_string(),
     });
     (models, pairing)
+}
+
+/// The reference model of the ladder: the one asked for when it has records, else the last in
+/// report order (the largest by parameter size when the manifest knows the sizes); `None` unless
+/// there are more than two models.
+pub fn reference_model(models: &[String], asked: Option<&str>) -> Option<String> {
+    if models.len() <= 2 {
+        return None;
+    }
+    asked
+        .filter(|a| models.iter().any(|m| m == a))
+        .map(str::to_string)
+        .or_else(|| models.last().cloned())
+}
+
+/// Every model with records in the group against the reference model.
+fn ladder(
+    reference: Option<&String>,
+    work: &BTreeMap<String, ModelWork>,
+    opts: &AnalysisOptions,
+) -> BTreeMap<String, Comparison> {
+    let Some((r, rw)) = reference.and_then(|r| Some((r, work.get(r)?))) else {
+        return BTreeMap::new();
+    };
+    work.iter()
+        .filter(|(m, _)| *m != r)
+        .map(|(m, w)| (m.clone(), comparison(m, r, w, rw, opts)))
+        .collect()
 }
 
 /// Records of one configuration, with its identity (suite, mode, call cap when several).
@@ -729,6 +765,7 @@ pub fn summarize(
         .chain(routs.iter().map(|r| r.model.clone()))
         .collect();
     let (models, pairing) = order_models(manifest, &present);
+    let reference = reference_model(&models, opts.reference_model.as_deref());
     let cpu: BTreeSet<String> = manifest
         .models
         .iter()
@@ -773,6 +810,7 @@ pub fn summarize(
             let (a, b) = (work.get(&p.small)?, work.get(&p.large)?);
             Some(comparison(&p.small, &p.large, a, b, opts))
         });
+        let ladder = ladder(reference.as_ref(), &work, opts);
         let models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
         groups.insert(
             key,
@@ -782,6 +820,7 @@ pub fn summarize(
                 call_cap,
                 models,
                 comparison,
+                ladder,
             },
         );
     }
@@ -836,6 +875,7 @@ pub fn summarize(
         },
         models,
         pairing,
+        reference_model: reference,
         groups,
         router: router_out,
         router_comparison,
@@ -858,6 +898,32 @@ mod tests {
             error: None,
             elapsed_ms,
         }
+    }
+
+    #[test]
+    fn every_model_is_compared_with_the_reference() {
+        let (manifest, recs) = crate::analysis::fixtures::ladder_run();
+        let opts = AnalysisOptions {
+            resamples: 100,
+            ..AnalysisOptions::default()
+        };
+        let s = summarize(&manifest, &recs, &[], &opts);
+        // The largest by parameter size, whatever the manifest order.
+        assert_eq!(s.reference_model.as_deref(), Some("m:14b"));
+        let g = &s.groups["store"];
+        assert_eq!(g.ladder.keys().collect::<Vec<_>>(), ["m:1b", "m:3b"]);
+        let one = &g.ladder["m:1b"];
+        // 1b passes 1 of 3, 14b passes 2 of 3 (model index 1 in the list): gap +1/3.
+        assert!((one.success_rate_difference.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert!(one.ci95.break_even.is_some());
+        let asked = AnalysisOptions {
+            reference_model: Some("m:3b".into()),
+            ..opts
+        };
+        let s = summarize(&manifest, &recs, &[], &asked);
+        assert_eq!(s.reference_model.as_deref(), Some("m:3b"));
+        assert!(s.groups["store"].ladder.contains_key("m:14b"));
+        assert_eq!(reference_model(&["a".into(), "b".into()], None), None);
     }
 
     #[test]

@@ -42,6 +42,24 @@ pub fn charts(r: &Report) -> Vec<(&'static str, String)> {
             chart_files::GPU_UTILIZATION,
             svg::line_chart(&gpu_utilization(r)),
         ),
+        (
+            chart_files::FRONTIER_TOKENS,
+            svg::line_chart(&frontier_chart(
+                r,
+                "Tokens per successful task against success",
+                "blended tokens per successful task",
+                |m| m.tokens.blended_per_success,
+            )),
+        ),
+        (
+            chart_files::FRONTIER_TIME,
+            svg::line_chart(&frontier_chart(
+                r,
+                "Time per successful task against success",
+                "seconds per successful task (final attempts)",
+                |m| m.latency.time_per_success_s,
+            )),
+        ),
     ]
 }
 
@@ -93,6 +111,41 @@ pub fn pass_k(r: &Report) -> LineChart {
             ),
             series,
         )
+    }
+}
+
+/// A cost per success against the success rate, one point per model, and the cheapest-per-success
+/// frontier (models no other beats on both) as a line through its models.
+pub fn frontier_chart(
+    r: &Report,
+    title: &str,
+    y: &str,
+    cost: fn(&ModelSummary) -> Option<f64>,
+) -> LineChart {
+    let (key, _, models) = primary(r);
+    let points: Vec<(&str, f64, f64)> = models
+        .iter()
+        .filter_map(|(m, s)| Some((*m, s.success_rate?, cost(s)?)))
+        .collect();
+    let front = crate::analysis::cost::frontier(&points);
+    let line = front
+        .iter()
+        .filter_map(|m| points.iter().find(|p| p.0 == *m).map(|p| (p.1, p.2)))
+        .collect();
+    // The frontier first, so that each model's own dot is drawn over it.
+    let mut series = vec![Series::new("frontier", line)];
+    series.extend(
+        points
+            .iter()
+            .map(|(m, x, y)| Series::new(*m, vec![(*x, *y)])),
+    );
+    let labels = Labels::new(titled(title, &key), "success rate", y).with_subtitle(format!(
+        "cheapest-per-success frontier: {}",
+        front.join(", ")
+    ));
+    LineChart {
+        x_range: Some((0.0, 1.0)),
+        ..LineChart::new(labels, series)
     }
 }
 

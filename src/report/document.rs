@@ -357,6 +357,14 @@ pub fn markdown(r: &Report) -> String {
             (chart_files::FOUR_STATE, "trajectory and answer"),
             (chart_files::FAILURE_BUCKETS, "failure modes"),
             (chart_files::GPU_UTILIZATION, "GPU utilization over the run"),
+            (
+                chart_files::FRONTIER_TOKENS,
+                "tokens per successful task against success, with the cheapest-per-success frontier",
+            ),
+            (
+                chart_files::FRONTIER_TIME,
+                "time per successful task against success, with the cheapest-per-success frontier",
+            ),
         ] {
             let _ = writeln!(out, "- [{what}]({CHARTS_DIR}/{file})");
         }
@@ -550,6 +558,7 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
     if let Some(c) = &g.comparison {
         break_even(out, s, g, c);
     }
+    model_ladder(out, s, g);
     latency(out, s, &models);
     context_growth(out, s, &models);
     taxonomy(out, s, &models);
@@ -868,6 +877,71 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
             .as_ref()
             .map_or(NOT_AVAILABLE.into(), ci_points)
     );
+}
+
+/// Every model against the reference model: success gap and break-even, each with its paired
+/// bootstrap interval, and whether the model is on the cheapest-per-success frontier.
+fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
+    let Some(reference) = s.reference_model.as_ref().filter(|_| !g.ladder.is_empty()) else {
+        return;
+    };
+    let costs: Vec<(&str, f64, f64)> = g
+        .models
+        .iter()
+        .filter_map(|(m, x)| Some((m.as_str(), x.success_rate?, x.tokens.blended_per_success?)))
+        .collect();
+    let front = crate::analysis::cost::frontier(&costs);
+    let _ = writeln!(
+        out,
+        "### Model ladder: every model against `{reference}`\n\n\
+         Success gap = `{reference}` minus the model; break-even = the model's tokens per \
+         successful task / `{reference}`'s (how many times cheaper per token it must be); each with \
+         its paired bootstrap 95% interval over the tasks both ran. Frontier: no other model has \
+         at least the same success for fewer tokens per success.\n"
+    );
+    let mut t = MarkdownTable::new([
+        "model",
+        "success (n)",
+        "success gap [95% CI]",
+        "break-even [95% CI]",
+        "tokens per success",
+        "frontier",
+    ]);
+    t.numeric_after_first();
+    for (name, m) in group_models(s, g) {
+        let on = if front.contains(&name) { "yes" } else { "" };
+        let base = [percent_with_n(m.passes as u64, m.outcomes.graded as u64) + &excluded(m)];
+        let pair = g.ladder.get(name).map_or_else(
+            || ["(reference)".to_string(), String::new()],
+            |c| {
+                [
+                    format!(
+                        "{} [{}]",
+                        opt(c.success_rate_difference, points),
+                        c.ci95
+                            .success_rate_difference
+                            .as_ref()
+                            .map_or(NOT_AVAILABLE.into(), ci_points)
+                    ),
+                    format!(
+                        "{} [{}]",
+                        opt(c.break_even, ratio),
+                        c.ci95
+                            .break_even
+                            .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high))
+                    ),
+                ]
+            },
+        );
+        let mut row = vec![format!("`{name}`")];
+        row.extend(base);
+        row.extend(pair);
+        row.push(opt(m.tokens.blended_per_success, tokens));
+        row.push(on.to_string());
+        t.row(row);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
 }
 
 fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
@@ -1668,6 +1742,34 @@ mod tests {
         assert!(
             chart.matches("opacity=\"0.8\"").count() >= 2,
             "error bars: {chart}"
+        );
+    }
+
+    #[test]
+    fn the_ladder_and_the_frontier_are_reported() {
+        let (manifest, recs) = crate::analysis::fixtures::ladder_run();
+        let opts = AnalysisOptions {
+            resamples: 50,
+            ..AnalysisOptions::default()
+        };
+        let s = summarize(&manifest, &recs, &[], &opts);
+        let r = Report::new(&manifest, &s, &recs, &[], vec![]);
+        let md = markdown(&r);
+        assert!(
+            md.contains("### Model ladder: every model against `m:14b`"),
+            "{md}"
+        );
+        assert!(line(&md, "`m:1b`").contains("+33.3 pp ["), "{md}");
+        assert!(line(&md, "`m:14b`").contains("(reference)"), "{md}");
+        let chart = crate::report::svg::line_chart(&crate::report::charts::frontier_chart(
+            &r,
+            "t",
+            "y",
+            |m| m.tokens.blended_per_success,
+        ));
+        assert!(
+            chart.contains("cheapest-per-success frontier: m:3b"),
+            "{chart}"
         );
     }
 
