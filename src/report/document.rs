@@ -1608,10 +1608,10 @@ pub fn terminal_table(s: &Summary) -> String {
         t.row("Tasks passing every trial", |m| {
             format!("{} of {}", m.tasks_passing_every_trial, m.tasks)
         });
-        t.row("Tokens per successful task", |m| {
+        t.row("Tokens per successful task (agent calls)", |m| {
             opt(m.tokens.blended_per_success, tokens)
         });
-        t.row("Time per successful task", |m| {
+        t.row("Time per successful task (final attempts)", |m| {
             opt(m.latency.time_per_success_s, seconds)
         });
         out.push_str(&t.render());
