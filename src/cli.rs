@@ -308,6 +308,10 @@ pub struct ReportArgs {
     /// Bootstrap resamples
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub resamples: usize,
+    /// With more than two models: the model every other is compared with in the model ladder
+    /// (default: the largest by parameter size)
+    #[arg(long, value_name = "MODEL")]
+    pub reference_model: Option<String>,
     /// Extra exports.
     #[command(flatten)]
     pub export: ExportArgs,

@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod grade;
 pub mod import;
+pub mod records_error;
 pub mod report;
 pub mod runner;
 pub mod seed;

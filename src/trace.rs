@@ -53,16 +53,21 @@ pub enum FailureMode {
     MissedEscalation,
     /// The state is right but a reply is wrong or incomplete.
     WrongAnswer,
+    /// Toolless baseline: the replies pass the answer checks, but the task requires an action (a
+    /// state change, a ticket, a route) that a reply without tools cannot take. Ranked last, so a
+    /// toolless reply that is also wrong is labelled `WrongAnswer`.
+    ActionRequired,
 }
 
 impl FailureMode {
     /// Every mode, in report order.
-    pub const ALL: [FailureMode; 5] = [
+    pub const ALL: [FailureMode; 6] = [
         FailureMode::LoopCap,
         FailureMode::NoUsableToolCall,
         FailureMode::WrongAction,
         FailureMode::MissedEscalation,
         FailureMode::WrongAnswer,
+        FailureMode::ActionRequired,
     ];
 
     /// Human wording used in reports.
@@ -70,6 +75,7 @@ impl FailureMode {
         match self {
             FailureMode::LoopCap => "looped without answering (call cap)",
             FailureMode::NoUsableToolCall => "never made a usable tool call",
+            FailureMode::ActionRequired => "needs an action (toolless baseline)",
             FailureMode::WrongAction => "wrong or missing action (state)",
             FailureMode::MissedEscalation => "missed escalation (ticket)",
             FailureMode::WrongAnswer => "wrong or incomplete answer (reply)",

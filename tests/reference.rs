@@ -76,6 +76,7 @@ fn failure_label(m: FailureMode) -> &'static str {
     match m {
         FailureMode::LoopCap => "looped without answering",
         FailureMode::NoUsableToolCall => "never produced a usable tool call",
+        FailureMode::ActionRequired => "needs an action (not in the reference)",
         FailureMode::WrongAction => "wrong or missing action",
         FailureMode::MissedEscalation => "missed escalation",
         FailureMode::WrongAnswer => "wrong or incomplete answer",
@@ -473,6 +474,10 @@ fn run2_reproduces_every_published_figure() {
         c.ci95.resamples_with_defined_break_even as u64,
         ci["resamples_with_defined_break_even"].as_u64().unwrap()
     );
+    // The reference dropped resamples without a finite break-even; passk keeps the infinite
+    // ones. The published intervals still hold because run 2 has none.
+    assert_eq!(c.ci95.resamples_with_infinite_break_even, 0);
+    assert_eq!(c.ci95.resamples_without_break_even, 0);
     interval(
         "success small",
         c.ci95.success_rate_small,
@@ -511,12 +516,19 @@ fn run1_records_and_schema_copies() {
         println!("skipped: ../shared/reference not found");
         return;
     };
-    let (_, s, p) = load(&root.join("results"));
+    let (imported, s, p) = load(&root.join("results"));
     // The published run-1 table was re-graded after the run; the records keep the verdicts given
     // at run time, 26 and 76 passes (regrade.md lists the 9 changes: 6 and 3 for the 3B, 1 and 2
     // for the 7B).
     assert_eq!(model(&s, SMALL).passes, 26);
     assert_eq!(model(&s, LARGE).passes, 76);
+    // ... and the report says so.
+    let note = imported.0.source_regrade.as_deref().unwrap_or_default();
+    assert!(note.contains("9 grades changed"), "{note}");
+    let report =
+        passk::report::document::Report::new(&imported.0, &s, &imported.1, &imported.2, vec![]);
+    let md = passk::report::document::markdown(&report);
+    assert!(md.contains("RE-GRADED AT THE SOURCE"), "{md}");
     // Everything that does not depend on a verdict matches the published table.
     check_behaviour(&s, &p);
     check_router(&s, &p);

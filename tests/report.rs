@@ -164,7 +164,7 @@ fn report(dir: &Path, extra: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn chart_names() -> [&'static str; 8] {
+fn chart_names() -> [&'static str; 10] {
     [
         chart_files::PASS_K,
         chart_files::SUCCESS_BY_CATEGORY,
@@ -174,6 +174,8 @@ fn chart_names() -> [&'static str; 8] {
         chart_files::FOUR_STATE,
         chart_files::FAILURE_BUCKETS,
         chart_files::GPU_UTILIZATION,
+        chart_files::FRONTIER_TOKENS,
+        chart_files::FRONTIER_TIME,
     ]
 }
 
@@ -241,8 +243,8 @@ fn report_writes_every_file_with_the_hand_computed_figures() {
         "{md}"
     );
     assert!(md.contains("91.7% (11/12)"), "{md}");
-    assert!(md.contains("All 3 runs succeed (pass^3)"), "{md}");
-    assert!(md.contains("25.0% (1/4 tasks)"), "{md}");
+    assert!(md.contains("pass^3: 25.0%"), "{md}");
+    assert!(md.contains("1 of 4 tasks"), "{md}");
     assert!(md.contains("### Break-even"), "{md}");
     assert!(!md.contains("No GPU telemetry recorded"), "{md}");
     assert!(!md.contains("IMPORTED"), "{md}");

@@ -416,6 +416,37 @@ fn store_data_covers_the_experiment() {
 }
 
 #[test]
+fn the_toolless_baseline_is_graded_on_its_answers() {
+    let suite = load_store(&root()).expect("store");
+    let untouched = suite.new_environment().snapshot();
+    let toolless = |task: &passk::suite::Task| {
+        // The gold replies, said without a single tool call, to an untouched store.
+        let (played, _) = replay(&suite, task, &task.gold);
+        let evidence = Evidence {
+            end_state: &untouched,
+            replies: &played.replies,
+            tool_events: &[],
+            hit_call_cap: false,
+            model_calls: played.replies.len() as u32,
+            toolless: true,
+        };
+        suite.grade(task, &evidence)
+    };
+    let lookup = suite.tasks().iter().find(|t| t.id == "L1").expect("L1");
+    let v = toolless(lookup);
+    assert!(v.passed, "a lookup answered right passes: {:?}", v.reasons);
+    let write = suite.tasks().iter().find(|t| t.id == "W1").expect("W1");
+    let v = toolless(write);
+    assert!(!v.passed);
+    assert_eq!(
+        v.failure_mode,
+        Some(FailureMode::ActionRequired),
+        "{:?}",
+        v.reasons
+    );
+}
+
+#[test]
 fn grading_precedence_and_control_flags() {
     let suite = load_store(&root()).expect("store");
     let task = suite.tasks().iter().find(|t| t.id == "L1").expect("L1");
@@ -449,6 +480,7 @@ fn grading_precedence_and_control_flags() {
         tool_events: &[],
         hit_call_cap: false,
         model_calls: 1,
+        toolless: false,
     };
     let v = suite.grade(task, &toolless);
     assert_eq!(v.failure_mode, Some(FailureMode::NoUsableToolCall));

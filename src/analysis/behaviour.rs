@@ -7,7 +7,7 @@ use crate::runner::record::{ConversationRecord, Status};
 use crate::trace::{CallFormat, ToolEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Tools that read or change an order: the identify-first rule applies before them.
 pub const ORDER_TOOLS: [&str; 5] = [
@@ -29,7 +29,8 @@ pub const MALFORMED_PREFIX: &str = "__malformed__:";
 pub struct KeyedCalls {
     /// Calls counted (a call matching on two keys counts once here).
     pub calls: usize,
-    /// Matches by key (a call matching on two keys counts under both).
+    /// Calls by key: each call counts once under every distinct key it matches (a call matching
+    /// on two keys counts under both), so no count exceeds `calls`.
     pub by_key: BTreeMap<String, usize>,
 }
 
@@ -162,7 +163,9 @@ pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Be
                     }
                 }
             }
-            let copied: Vec<&String> = example_values
+            // A set: several parameters may document the same example value, and a call counts
+            // once under each value it copies, however many parameters list it.
+            let copied: BTreeSet<&String> = example_values
                 .iter()
                 .filter(|x| {
                     args_of(e).any(|(_, v)| match v {
@@ -246,5 +249,19 @@ mod tests {
         assert_eq!(got.call_formats.no_tool_call, 2);
         // a: the only successful order call has no successful find_customer before it.
         assert_eq!(got.identify_first, Some(Rate::new(0, 1)));
+    }
+
+    #[test]
+    fn an_example_value_documented_twice_counts_each_call_once() {
+        // Two parameters document TK-900: the value appears twice in the list.
+        let mut a = conversation("m", "L1", 0, true, vec![call(1, 1)]);
+        a.tool_events = vec![
+            event("get_order", json!({"order_id": "TK-900"}), true),
+            event("cancel_order", json!({"order_id": "TK-900"}), false),
+        ];
+        let examples = vec!["TK-900".to_string(), "TK-900".to_string()];
+        let got = behaviour(&[&a], &examples);
+        assert_eq!(got.example_copy.calls, 2);
+        assert_eq!(got.example_copy.by_key["TK-900"], 2);
     }
 }

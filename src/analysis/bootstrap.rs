@@ -7,13 +7,48 @@ use super::mt19937::PyRandom;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// A central 95% interval.
+/// A central 95% interval. A bound may be infinite (a ratio whose resamples include ones where
+/// its denominator model never passed); JSON writes it as the string `"inf"`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     /// Lower bound (sorted value at position `int(0.025 N)`).
+    #[serde(with = "bound")]
     pub low: f64,
     /// Upper bound (sorted value at position `int(0.975 N) - 1`).
+    #[serde(with = "bound")]
     pub high: f64,
+}
+
+/// JSON form of an interval bound: a number, or `"inf"` / `"-inf"` (JSON has no infinity, and
+/// serde_json would write `null`, which reads back as an error).
+mod bound {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        match *x {
+            f64::INFINITY => s.serialize_str("inf"),
+            f64::NEG_INFINITY => s.serialize_str("-inf"),
+            x => s.serialize_f64(x),
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Bound {
+        Number(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Bound::deserialize(d)? {
+            Bound::Number(x) => Ok(x),
+            Bound::Text(t) if t == "inf" => Ok(f64::INFINITY),
+            Bound::Text(t) if t == "-inf" => Ok(f64::NEG_INFINITY),
+            Bound::Text(t) => Err(serde::de::Error::custom(format!(
+                "interval bound {t:?} is neither a number nor \"inf\""
+            ))),
+        }
+    }
 }
 
 /// The central 95% percentile interval of `values`, as the reference takes it: sort, then the
@@ -87,8 +122,32 @@ pub struct TaskBootstrap {
     /// Break-even of the pipeline (router in front); absent when no router ran in front.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub break_even_pipeline: Option<Interval>,
-    /// Resamples in which both models passed at least once (break-even defined).
+    /// Resamples in which both models passed at least once (a finite break-even).
     pub resamples_with_defined_break_even: usize,
+    /// Resamples in which the small model never passed and the large one did: the break-even is
+    /// infinite there, and those resamples stay in the interval.
+    #[serde(default)]
+    pub resamples_with_infinite_break_even: usize,
+    /// Resamples in which neither model passed: no break-even, left out of the interval.
+    #[serde(default)]
+    pub resamples_without_break_even: usize,
+}
+
+/// A ratio of per-success costs over one resample, `(small cost / small passes) / (large cost /
+/// large passes)`: infinite when only the small model never passed, 0 when only the large one
+/// never passed, `None` when neither passed.
+pub fn resampled_ratio(
+    small: f64,
+    small_passes: f64,
+    large: f64,
+    large_passes: f64,
+) -> Option<f64> {
+    match (small_passes > 0.0, large_passes > 0.0) {
+        (true, true) => Some((small / small_passes) / (large / large_passes)),
+        (false, true) => Some(f64::INFINITY),
+        (true, false) => Some(0.0),
+        (false, false) => None,
+    }
 }
 
 impl IdTotals {
@@ -139,18 +198,23 @@ pub fn task_bootstrap(
 ) -> TaskBootstrap {
     let (mut rs, mut rl, mut diff) = (Vec::new(), Vec::new(), Vec::new());
     let (mut be, mut bc, mut bp) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut finite, mut infinite, mut undefined) = (0, 0, 0);
     let tasks = paired(small, large, resamples, seed, |a, b| {
         rs.extend(a.rate());
         rl.extend(b.rate());
         if let (Some(x), Some(y)) = (a.rate(), b.rate()) {
             diff.push(y - x);
         }
-        if a.passes > 0.0 && b.passes > 0.0 {
-            be.push((a.tokens / a.passes) / (b.tokens / b.passes));
-            bc.push((a.cached / a.passes) / (b.cached / b.passes));
-            if with_pipeline {
-                bp.push((a.pipeline / a.passes) / (b.pipeline / b.passes));
-            }
+        match (a.passes > 0.0, b.passes > 0.0) {
+            (true, true) => finite += 1,
+            (false, true) => infinite += 1,
+            (false, false) => undefined += 1,
+            (true, false) => {}
+        }
+        be.extend(resampled_ratio(a.tokens, a.passes, b.tokens, b.passes));
+        bc.extend(resampled_ratio(a.cached, a.passes, b.cached, b.passes));
+        if with_pipeline {
+            bp.extend(resampled_ratio(a.pipeline, a.passes, b.pipeline, b.passes));
         }
     });
     TaskBootstrap {
@@ -160,11 +224,52 @@ pub fn task_bootstrap(
         success_rate_small: ci95(&mut rs),
         success_rate_large: ci95(&mut rl),
         success_rate_difference: ci95(&mut diff),
-        resamples_with_defined_break_even: be.len(),
+        resamples_with_defined_break_even: finite,
+        resamples_with_infinite_break_even: infinite,
+        resamples_without_break_even: undefined,
         break_even: ci95(&mut be),
         break_even_cached: ci95(&mut bc),
         break_even_pipeline: if with_pipeline { ci95(&mut bp) } else { None },
     }
+}
+
+/// One model's 95% intervals of pass^k, k = 1..`kmax`, resampling its tasks (each drawn task
+/// bringing all its trials) from a generator started at `seed`; `tasks` holds (trials, passes).
+pub fn pass_hat_k_intervals(
+    tasks: &[(usize, usize)],
+    kmax: usize,
+    resamples: usize,
+    seed: u64,
+) -> BTreeMap<usize, Interval> {
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); kmax];
+    for_each_resample(tasks.len(), resamples, seed, |sample| {
+        for (k, v) in (1..=kmax).zip(values.iter_mut()) {
+            let sum: f64 = sample
+                .iter()
+                .filter_map(|&i| super::passk::pass_hat_k_task(tasks[i].0, tasks[i].1, k))
+                .sum();
+            v.push(sum / sample.len() as f64);
+        }
+    });
+    (1..=kmax)
+        .zip(values.iter_mut())
+        .filter_map(|(k, v)| Some((k, ci95(v)?)))
+        .collect()
+}
+
+/// The 95% interval of a success rate (passes / trials summed over the drawn tasks), resampling
+/// the tasks given as (trials, passes); `None` without tasks.
+pub fn success_interval(tasks: &[(usize, usize)], resamples: usize, seed: u64) -> Option<Interval> {
+    let mut values = Vec::new();
+    for_each_resample(tasks.len(), resamples, seed, |sample| {
+        let (n, c) = sample
+            .iter()
+            .fold((0, 0), |(n, c), &i| (n + tasks[i].0, c + tasks[i].1));
+        if n > 0 {
+            values.push(c as f64 / n as f64);
+        }
+    });
+    ci95(&mut values)
 }
 
 /// The router's paired bootstrap between the small and the large model.
@@ -291,11 +396,61 @@ mod tests {
     }
 
     #[test]
-    fn break_even_needs_passes_on_both_sides() {
+    fn pass_hat_k_and_success_intervals_resample_tasks() {
+        // One task always passes, one never: resamples range from 0 to 1.
+        let tasks = [(3, 3), (3, 0)];
+        let p = pass_hat_k_intervals(&tasks, 3, 400, 0);
+        assert_eq!(p.len(), 3);
+        for i in p.values() {
+            assert_eq!((i.low, i.high), (0.0, 1.0));
+        }
+        let s = success_interval(&tasks, 400, 0).unwrap();
+        assert_eq!((s.low, s.high), (0.0, 1.0));
+        // Every task alike: a point interval.
+        let same = pass_hat_k_intervals(&[(2, 1), (2, 1)], 2, 100, 0);
+        assert_eq!((same[&1].low, same[&1].high), (0.5, 0.5));
+        assert_eq!((same[&2].low, same[&2].high), (0.0, 0.0));
+        assert!(success_interval(&[], 100, 0).is_none());
+    }
+
+    #[test]
+    fn resamples_where_the_small_model_never_passes_stay_in_the_interval() {
+        // Small passes only task "a"; large passes both. A resample without "a" has an infinite
+        // break-even, and dropping it would narrow the interval.
+        let small: BTreeMap<String, IdTotals> = [
+            ("a".to_string(), totals(1.0, 1.0, 10.0)),
+            ("b".to_string(), totals(1.0, 0.0, 10.0)),
+        ]
+        .into();
+        let large: BTreeMap<String, IdTotals> = [
+            ("a".to_string(), totals(1.0, 1.0, 10.0)),
+            ("b".to_string(), totals(1.0, 1.0, 10.0)),
+        ]
+        .into();
+        let b = task_bootstrap(&small, &large, false, 400, 0);
+        assert!(b.resamples_with_infinite_break_even > 10, "{b:?}");
+        assert_eq!(
+            b.resamples_with_defined_break_even + b.resamples_with_infinite_break_even,
+            400
+        );
+        assert_eq!(b.break_even.unwrap().high, f64::INFINITY);
+        assert_eq!(b.break_even_cached.unwrap().high, f64::INFINITY);
+        let json = serde_json::to_string(&b).unwrap();
+        assert!(json.contains("\"high\":\"inf\""), "{json}");
+        let back: TaskBootstrap = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, b);
+        // Neither passed: no ratio, counted apart.
+        assert_eq!(resampled_ratio(1.0, 0.0, 1.0, 0.0), None);
+        assert_eq!(resampled_ratio(1.0, 1.0, 1.0, 0.0), Some(0.0));
+    }
+
+    #[test]
+    fn break_even_needs_a_pass_somewhere() {
         let small: BTreeMap<String, IdTotals> = [("a".to_string(), totals(1.0, 0.0, 10.0))].into();
-        let large: BTreeMap<String, IdTotals> = [("a".to_string(), totals(1.0, 1.0, 10.0))].into();
+        let large: BTreeMap<String, IdTotals> = [("a".to_string(), totals(1.0, 0.0, 10.0))].into();
         let b = task_bootstrap(&small, &large, true, 50, 0);
         assert_eq!(b.resamples_with_defined_break_even, 0);
+        assert_eq!(b.resamples_without_break_even, 50);
         assert!(b.break_even.is_none());
         // The router uses max(correct, 1): defined even with no correct call.
         let rs: BTreeMap<u32, IdTotals> = [(0, totals(1.0, 0.0, 10.0))].into();

@@ -10,7 +10,7 @@
 
 use super::passk::pass_hat_k;
 use super::{AnalysisOptions, Run, summarize};
-use crate::runner::record::{CallRecord, Outcome};
+use crate::runner::record::{CallRecord, Mode, Outcome};
 use crate::trace::FailureMode;
 use crate::wire::outcome::CallOutcome;
 use crate::wire::stub::{ExpectedTrial, FaultKind};
@@ -97,6 +97,12 @@ pub fn oracle_checks(run: &Run) -> Vec<Check> {
     let mut out = Vec::new();
     for model in &summary.models {
         for (group, g) in &summary.groups {
+            if g.mode == Mode::Toolless {
+                if let Some(m) = g.models.get(model) {
+                    out.extend(toolless_checks(run, model, group, g, m));
+                }
+                continue;
+            }
             if let Some(m) = g.models.get(model) {
                 let graded = m.outcomes.pass + m.outcomes.model_fail;
                 out.push(Check::new(
@@ -142,6 +148,49 @@ pub fn oracle_checks(run: &Run) -> Vec<Check> {
         }
     }
     out
+}
+
+/// The oracle's toolless baseline: its replies are the gold replies, so every graded conversation
+/// passes the answer checks; one may fail only because its task requires an action
+/// (`action_required`), and the failure-mode table must say so.
+fn toolless_checks(
+    run: &Run,
+    model: &str,
+    group: &str,
+    g: &super::GroupSummary,
+    m: &super::ModelSummary,
+) -> Vec<Check> {
+    let graded = m.outcomes.graded;
+    let action = |c: &crate::runner::record::ConversationRecord| {
+        c.verdict.failure_mode == Some(FailureMode::ActionRequired)
+    };
+    let mine: Vec<_> = run
+        .conversations
+        .iter()
+        .filter(|c| c.model == model && c.suite == g.suite && c.mode == Mode::Toolless)
+        .filter(|c| c.outcome.is_graded())
+        .collect();
+    let answered = mine
+        .iter()
+        .filter(|c| c.verdict.passed || action(c))
+        .count();
+    let needing = mine.iter().filter(|c| action(c)).count();
+    vec![
+        Check::new(
+            format!("{model} {group}: toolless replies passing the answer checks"),
+            format!("{graded}/{graded}"),
+            format!("{answered}/{graded}"),
+        ),
+        Check::new(
+            format!("{model} {group}: failures labelled action_required"),
+            needing,
+            m.failure_modes
+                .by_mode
+                .get(&FailureMode::ActionRequired)
+                .copied()
+                .unwrap_or(0),
+        ),
+    ]
 }
 
 /// The flawed model in one suite: verdicts, success, pass^k, failure modes and extra rejected calls

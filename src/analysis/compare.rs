@@ -1,12 +1,16 @@
 //! Two runs side by side (`passk compare`): refused when their grader digests differ unless the
-//! caller allows it; for every configuration and model both runs have, the main metrics of each
-//! and the paired bootstrap CI of the difference in success rate over the tasks both ran.
+//! caller allows it. It lists the settings that differ, then, for every configuration and model
+//! both runs have, compares them on the tasks both graded only (saying how many were left out):
+//! each metric of A and B, B − A with its paired task-bootstrap interval, and whether the
+//! difference is measurable.
 
 use super::bootstrap::{IdTotals, Interval, difference_bootstrap};
-use super::{AnalysisError, AnalysisOptions, ModelSummary, Run, Summary, summarize};
+use super::paired_metrics::{difference_intervals, excludes_zero, task_sums};
+use super::settings_diff::{NOISE_MAY_DIFFER, SettingDifference, setting_differences};
+use super::{AnalysisOptions, GroupSummary, ModelSummary, RecordsError, Run, Summary, summarize};
 use crate::runner::record::ConversationRecord;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One metric in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,21 +21,39 @@ pub struct MetricPair {
     pub a: Option<f64>,
     /// Value in run B.
     pub b: Option<f64>,
+    /// Paired task-bootstrap 95% interval of B − A over the shared tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difference_ci95: Option<Interval>,
     /// Run-to-run difference of this metric between two runs of A's configuration (|A' − A|),
     /// when a noise run was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_band: Option<f64>,
-    /// Whether |B − A| exceeds the noise band (`None` without a noise run, or a value missing).
+    /// The interval of B − A excludes 0 and, with a noise run, |B − A| exceeds the noise band
+    /// (`None` when a value or the interval is missing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measurable: Option<bool>,
 }
 
 impl MetricPair {
-    /// Sets the noise band from the same metric measured in a second run of A's configuration.
+    /// Sets the interval of B − A and the verdict of the interval rule.
+    fn with_interval(mut self, ci: Option<Interval>) -> MetricPair {
+        self.difference_ci95 = ci;
+        self.measurable = ci
+            .filter(|_| self.a.is_some() && self.b.is_some())
+            .map(|i| excludes_zero(&i));
+        self
+    }
+
+    /// Sets the noise band from the same metric measured in a second run of A's configuration; a
+    /// difference no larger than the band is not measurable, whatever its interval.
     fn with_noise(mut self, again: Option<&MetricPair>) -> MetricPair {
         if let Some(band) = again.and_then(|n| Some((n.b? - n.a?).abs())) {
             self.noise_band = Some(band);
-            self.measurable = self.a.zip(self.b).map(|(a, b)| (b - a).abs() > band);
+            let beyond = self.a.zip(self.b).map(|(a, b)| (b - a).abs() > band);
+            self.measurable = match (self.measurable, beyond) {
+                (Some(m), Some(b)) => Some(m && b),
+                _ => None,
+            };
         }
         self
     }
@@ -40,13 +62,19 @@ impl MetricPair {
 /// One model of one configuration in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelComparison {
-    /// Tasks both runs graded for this model.
+    /// Tasks both runs graded for this model: every metric is over these only.
     pub shared_tasks: usize,
+    /// Tasks only run A graded (left out).
+    #[serde(default)]
+    pub tasks_only_in_a: usize,
+    /// Tasks only run B graded (left out).
+    #[serde(default)]
+    pub tasks_only_in_b: usize,
     /// Success rate of B minus A, on the shared tasks.
     pub success_rate_difference: Option<f64>,
     /// Paired bootstrap 95% CI of that difference (same task resample for both runs).
     pub success_rate_difference_ci95: Option<Interval>,
-    /// Main metrics side by side.
+    /// Main metrics side by side, over the shared tasks.
     pub metrics: Vec<MetricPair>,
 }
 
@@ -62,11 +90,14 @@ pub struct RunComparison {
     pub noise_run: Option<String>,
     /// The runs were graded by different graders (allowed by the caller): say so at the top.
     pub different_graders: bool,
+    /// Every setting that differs between the two manifests.
+    #[serde(default)]
+    pub setting_differences: Vec<SettingDifference>,
     /// Bootstrap resamples.
     pub resamples: usize,
     /// By configuration, then model.
     pub groups: BTreeMap<String, BTreeMap<String, ModelComparison>>,
-    /// Summary of A.
+    /// Summary of A (all its records; the metrics above use the shared tasks only).
     pub summary_a: Summary,
     /// Summary of B.
     pub summary_b: Summary,
@@ -115,6 +146,7 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
             metric,
             a: f(a),
             b: f(b),
+            difference_ci95: None,
             noise_band: None,
             measurable: None,
         })
@@ -126,6 +158,7 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
                 metric: format!("pass^{k}"),
                 a: a.pass_hat_k.get(&k).copied(),
                 b: b.pass_hat_k.get(&k).copied(),
+                difference_ci95: None,
                 noise_band: None,
                 measurable: None,
             },
@@ -134,25 +167,116 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
     out
 }
 
-/// Per task trials and passes of one configuration (suite, mode, call cap) and model.
-fn task_totals(
-    records: &[ConversationRecord],
-    group: &super::GroupSummary,
-    model: &str,
-) -> BTreeMap<String, IdTotals> {
-    let mut out: BTreeMap<String, IdTotals> = BTreeMap::new();
-    for c in records.iter().filter(|c| {
+/// The records of one configuration (suite, mode, call cap) and model.
+fn of_group<'r>(
+    records: &'r [ConversationRecord],
+    group: &'r GroupSummary,
+    model: &'r str,
+) -> impl Iterator<Item = &'r ConversationRecord> {
+    records.iter().filter(move |c| {
         c.suite == group.suite
             && c.mode == group.mode
             && c.model == model
-            && c.outcome.is_graded()
             && group.call_cap.is_none_or(|n| n == c.call_cap)
-    }) {
+    })
+}
+
+/// Per task trials and passes of one configuration (suite, mode, call cap) and model.
+fn task_totals(
+    records: &[ConversationRecord],
+    group: &GroupSummary,
+    model: &str,
+) -> BTreeMap<String, IdTotals> {
+    let mut out: BTreeMap<String, IdTotals> = BTreeMap::new();
+    for c in of_group(records, group, model).filter(|c| c.outcome.is_graded()) {
         let t = out.entry(c.task.clone()).or_default();
         t.trials += 1.0;
         t.passes += f64::from(u8::from(c.verdict.passed));
     }
     out
+}
+
+/// Identity of a task within a configuration and model, as a record carries it.
+type TaskKey = (String, u8, u32, String, String);
+
+fn task_key(c: &ConversationRecord) -> TaskKey {
+    (
+        c.suite.clone(),
+        c.mode as u8,
+        c.call_cap,
+        c.model.clone(),
+        c.task.clone(),
+    )
+}
+
+/// The records of `a` and of `b` whose (configuration, model, task) both runs graded at least
+/// once: a difference over different task sets would measure the sets, not the runs.
+fn shared_tasks_only(
+    a: &[ConversationRecord],
+    b: &[ConversationRecord],
+) -> (Vec<ConversationRecord>, Vec<ConversationRecord>) {
+    let graded = |r: &[ConversationRecord]| -> BTreeSet<TaskKey> {
+        r.iter()
+            .filter(|c| c.outcome.is_graded())
+            .map(task_key)
+            .collect()
+    };
+    let (ga, gb) = (graded(a), graded(b));
+    let keep = |r: &[ConversationRecord]| -> Vec<ConversationRecord> {
+        r.iter()
+            .filter(|c| {
+                let k = task_key(c);
+                ga.contains(&k) && gb.contains(&k)
+            })
+            .cloned()
+            .collect()
+    };
+    (keep(a), keep(b))
+}
+
+/// Two runs' summaries over the tasks both graded, with those records.
+struct Paired {
+    a: Summary,
+    b: Summary,
+    records_a: Vec<ConversationRecord>,
+    records_b: Vec<ConversationRecord>,
+}
+
+fn paired_summaries(a: &Run, b: &Run, opts: &AnalysisOptions) -> Paired {
+    let (records_a, records_b) = shared_tasks_only(&a.conversations, &b.conversations);
+    Paired {
+        a: summarize(&a.manifest, &records_a, &a.router, opts),
+        b: summarize(&b.manifest, &records_b, &b.router, opts),
+        records_a,
+        records_b,
+    }
+}
+
+/// The metrics of one configuration and model in two runs over their shared tasks, each with
+/// the paired interval of its difference; `None` when either run lacks them.
+fn paired_metrics(
+    p: &Paired,
+    key: &str,
+    model: &str,
+    opts: &AnalysisOptions,
+) -> Option<Vec<MetricPair>> {
+    let (ga, gb) = (p.a.groups.get(key)?, p.b.groups.get(key)?);
+    let (ma, mb) = (ga.models.get(model)?, gb.models.get(model)?);
+    let pairs = metrics(ma, mb);
+    let names: Vec<String> = pairs.iter().map(|m| m.metric.clone()).collect();
+    let k = ma.trials_per_task.min(mb.trials_per_task);
+    let sa = task_sums(of_group(&p.records_a, ga, model), opts.output_weight);
+    let sb = task_sums(of_group(&p.records_b, gb, model), opts.output_weight);
+    let mut cis = difference_intervals(&names, &sa, &sb, k, opts.resamples, opts.seed);
+    Some(
+        pairs
+            .into_iter()
+            .map(|m| {
+                let ci = cis.remove(&m.metric).flatten();
+                m.with_interval(ci)
+            })
+            .collect(),
+    )
 }
 
 /// Compares run A (the baseline) with run B; refuses different grader digests unless
@@ -162,86 +286,82 @@ pub fn compare(
     b: &Run,
     opts: &AnalysisOptions,
     allow_different_graders: bool,
-) -> Result<RunComparison, AnalysisError> {
+) -> Result<RunComparison, RecordsError> {
     compare_with_noise(a, b, None, opts, allow_different_graders)
 }
 
-/// As [`compare`], with `noise`: a second run of A's configuration (another base seed). Each
-/// metric's run-to-run difference |A' − A| becomes its noise band, and a B − A difference no larger
-/// than the band is marked not measurable (seed 003). The noise run must share A's graders.
+/// Refuses a noise run that is not a second run of A's configuration: other graders, or any
+/// setting but the base seed changed.
+fn check_noise_run(a: &Run, n: &Run) -> Result<(), RecordsError> {
+    if n.manifest.grader_digest != a.manifest.grader_digest {
+        return Err(RecordsError::DifferentGraders {
+            a: a.manifest.grader_digest.clone(),
+            b: n.manifest.grader_digest.clone(),
+        });
+    }
+    let differ: Vec<String> = setting_differences(&a.manifest, &n.manifest)
+        .into_iter()
+        .filter(|d| d.setting != NOISE_MAY_DIFFER)
+        .map(|d| d.setting)
+        .collect();
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(RecordsError::NoiseRunDiffers {
+            settings: differ.join(", "),
+        })
+    }
+}
+
+/// As [`compare`], with `noise`: a second run of A's configuration (another base seed, nothing
+/// else changed, else refused). Each metric's run-to-run difference |A' − A| becomes its noise
+/// band, and a B − A difference no larger than the band is not measurable.
 pub fn compare_with_noise(
     a: &Run,
     b: &Run,
     noise: Option<&Run>,
     opts: &AnalysisOptions,
     allow_different_graders: bool,
-) -> Result<RunComparison, AnalysisError> {
-    if let Some(n) = noise
-        && n.manifest.grader_digest != a.manifest.grader_digest
-    {
-        return Err(AnalysisError::DifferentGraders {
-            a: a.manifest.grader_digest.clone(),
-            b: n.manifest.grader_digest.clone(),
-        });
+) -> Result<RunComparison, RecordsError> {
+    if let Some(n) = noise {
+        check_noise_run(a, n)?;
     }
-    let sn = noise.map(|n| summarize(&n.manifest, &n.conversations, &n.router, opts));
     let different = a.manifest.grader_digest != b.manifest.grader_digest;
     if different && !allow_different_graders {
-        return Err(AnalysisError::DifferentGraders {
+        return Err(RecordsError::DifferentGraders {
             a: a.manifest.grader_digest.clone(),
             b: b.manifest.grader_digest.clone(),
         });
     }
     let sa = summarize(&a.manifest, &a.conversations, &a.router, opts);
     let sb = summarize(&b.manifest, &b.conversations, &b.router, opts);
+    let pair = paired_summaries(a, b, opts);
+    let again = noise.map(|n| paired_summaries(a, n, opts));
     let mut groups = BTreeMap::new();
     for (key, ga) in &sa.groups {
         let Some(gb) = sb.groups.get(key) else {
             continue;
         };
         let mut models = BTreeMap::new();
-        for (model, ma) in &ga.models {
-            let Some(mb) = gb.models.get(model) else {
+        for model in ga.models.keys().filter(|m| gb.models.contains_key(*m)) {
+            let Some(metrics) = paired_metrics(&pair, key, model, opts) else {
                 continue;
             };
-            let ta = task_totals(&a.conversations, ga, model);
-            let tb = task_totals(&b.conversations, gb, model);
-            let shared: Vec<&String> = ta.keys().filter(|k| tb.contains_key(*k)).collect();
-            let sum = |t: &BTreeMap<String, IdTotals>| {
-                shared
-                    .iter()
-                    .fold((0.0, 0.0), |(n, p), k| (n + t[*k].trials, p + t[*k].passes))
-            };
-            let ((na, pa), (nb, pb)) = (sum(&ta), sum(&tb));
-            let diff = (na > 0.0 && nb > 0.0).then(|| pb / nb - pa / na);
+            let band = again
+                .as_ref()
+                .and_then(|p| paired_metrics(p, key, model, opts));
+            let metrics = metrics
+                .into_iter()
+                .map(|p| {
+                    let n = band
+                        .as_ref()
+                        .and_then(|v| v.iter().find(|x| x.metric == p.metric));
+                    p.with_noise(n)
+                })
+                .collect();
             models.insert(
                 model.clone(),
-                ModelComparison {
-                    shared_tasks: shared.len(),
-                    success_rate_difference: diff,
-                    success_rate_difference_ci95: difference_bootstrap(
-                        &ta,
-                        &tb,
-                        opts.resamples,
-                        opts.seed,
-                    ),
-                    metrics: {
-                        let again = sn
-                            .as_ref()
-                            .and_then(|s| s.groups.get(key))
-                            .and_then(|g| g.models.get(model))
-                            .map(|mn| metrics(ma, mn));
-                        metrics(ma, mb)
-                            .into_iter()
-                            .map(|p| {
-                                let n = again
-                                    .as_ref()
-                                    .and_then(|v| v.iter().find(|x| x.metric == p.metric));
-                                p.with_noise(n)
-                            })
-                            .collect()
-                    },
-                },
+                model_comparison(a, b, ga, gb, model, metrics, opts),
             );
         }
         groups.insert(key.clone(), models);
@@ -251,11 +371,42 @@ pub fn compare_with_noise(
         run_b: b.manifest.run_id.clone(),
         noise_run: noise.map(|n| n.manifest.run_id.clone()),
         different_graders: different,
+        setting_differences: setting_differences(&a.manifest, &b.manifest),
         resamples: opts.resamples,
         groups,
         summary_a: sa,
         summary_b: sb,
     })
+}
+
+/// One model of one configuration: the success-rate difference over the shared tasks with its
+/// interval, the tasks left out, and the metrics.
+fn model_comparison(
+    a: &Run,
+    b: &Run,
+    ga: &GroupSummary,
+    gb: &GroupSummary,
+    model: &str,
+    metrics: Vec<MetricPair>,
+    opts: &AnalysisOptions,
+) -> ModelComparison {
+    let ta = task_totals(&a.conversations, ga, model);
+    let tb = task_totals(&b.conversations, gb, model);
+    let shared: Vec<&String> = ta.keys().filter(|k| tb.contains_key(*k)).collect();
+    let sum = |t: &BTreeMap<String, IdTotals>| {
+        shared
+            .iter()
+            .fold((0.0, 0.0), |(n, p), k| (n + t[*k].trials, p + t[*k].passes))
+    };
+    let ((na, pa), (nb, pb)) = (sum(&ta), sum(&tb));
+    ModelComparison {
+        shared_tasks: shared.len(),
+        tasks_only_in_a: ta.len() - shared.len(),
+        tasks_only_in_b: tb.len() - shared.len(),
+        success_rate_difference: (na > 0.0 && nb > 0.0).then(|| pb / nb - pa / na),
+        success_rate_difference_ci95: difference_bootstrap(&ta, &tb, opts.resamples, opts.seed),
+        metrics,
+    }
 }
 
 #[cfg(test)]
@@ -295,7 +446,7 @@ mod tests {
         let (a, b) = (run("g1", &[true, false]), run("g2", &[true, true]));
         assert!(matches!(
             compare(&a, &b, &opts, false),
-            Err(AnalysisError::DifferentGraders { .. })
+            Err(RecordsError::DifferentGraders { .. })
         ));
         let c = compare(&a, &b, &opts, true).unwrap();
         assert!(c.different_graders);
@@ -310,10 +461,9 @@ mod tests {
             .find(|x| x.metric == "success_rate")
             .unwrap();
         assert_eq!((sr.a, sr.b), (Some(0.5), Some(1.0)));
-        assert_eq!(
-            sr.measurable, None,
-            "no noise run, no verdict on measurability"
-        );
+        // Two tasks: a resample drawing the one that did not change twice gives 0.
+        assert!(sr.difference_ci95.is_some());
+        assert_eq!(sr.measurable, Some(false), "the interval includes 0");
     }
 
     #[test]
@@ -350,33 +500,102 @@ mod tests {
         assert_eq!(diff(&toolless), Some(1.0), "the baseline did");
     }
 
+    /// A run of one model over tasks T0.. with these trials per task, and this base seed.
+    fn run_tasks(seed: u32, tasks: &[[bool; 2]]) -> Run {
+        let mut r = run("g", &[]);
+        r.manifest.settings = serde_json::json!({"base_seed": seed, "trials": 2});
+        for (t, trials) in tasks.iter().enumerate() {
+            for (i, p) in trials.iter().enumerate() {
+                let c = conversation("m", &format!("T{t}"), i as u32, *p, vec![call(10, 1)]);
+                r.conversations.push(c);
+            }
+        }
+        r
+    }
+
+    fn metric(c: &RunComparison, name: &str) -> MetricPair {
+        c.groups["store"]["m"]
+            .metrics
+            .iter()
+            .find(|x| x.metric == name)
+            .cloned()
+            .unwrap()
+    }
+
     #[test]
     fn differences_inside_the_noise_band_are_not_measurable() {
         let opts = AnalysisOptions {
-            resamples: 0,
+            resamples: 400,
             ..AnalysisOptions::default()
         };
-        let a = run("g", &[true, false, true, false]);
-        // A second run of A's configuration: success 0.75 instead of 0.5, a band of 0.25.
-        let again = run("g", &[true, true, true, false]);
-        let small = run("g", &[true, true, true, false]);
-        let large = run("g", &[true, true, true, true]);
-        let rate = |c: &RunComparison| {
-            c.groups["store"]["m"]
-                .metrics
-                .iter()
-                .find(|x| x.metric == "success_rate")
-                .cloned()
-                .unwrap()
-        };
+        let half = [true, false];
+        let a = run_tasks(0, &[half; 8]);
+        // A second run of A's configuration: one more pass, a band of 1/16.
+        let mut tasks = [half; 8];
+        tasks[0] = [true, true];
+        let again = run_tasks(1, &tasks);
+        let small = run_tasks(0, &tasks);
+        let large = run_tasks(0, &[[true, true]; 8]);
         let c = compare_with_noise(&a, &small, Some(&again), &opts, false).unwrap();
+        let rate = metric(&c, "success_rate");
         assert_eq!(
-            (rate(&c).noise_band, rate(&c).measurable),
-            (Some(0.25), Some(false))
+            (rate.noise_band, rate.measurable),
+            (Some(0.0625), Some(false))
         );
         let c = compare_with_noise(&a, &large, Some(&again), &opts, false).unwrap();
-        assert_eq!(rate(&c).measurable, Some(true));
+        assert_eq!(metric(&c, "success_rate").measurable, Some(true));
+        assert_eq!(metric(&c, "pass^2").measurable, Some(true));
         let other = run("g2", &[true]);
         assert!(compare_with_noise(&a, &large, Some(&other), &opts, false).is_err());
+    }
+
+    #[test]
+    fn a_noise_run_may_change_the_base_seed_and_nothing_else() {
+        let opts = AnalysisOptions {
+            resamples: 20,
+            ..AnalysisOptions::default()
+        };
+        let a = run_tasks(0, &[[true, false]; 2]);
+        let mut other = run_tasks(7, &[[true, false]; 2]);
+        assert!(compare_with_noise(&a, &a, Some(&other), &opts, false).is_ok());
+        other.manifest.settings["trials"] = serde_json::json!(3);
+        let err = compare_with_noise(&a, &a, Some(&other), &opts, false).unwrap_err();
+        assert!(
+            matches!(&err, RecordsError::NoiseRunDiffers { settings } if settings == "settings.trials"),
+            "{err}"
+        );
+        // Compare itself lists what differs, at the top.
+        let c = compare(&a, &other, &opts, false).unwrap();
+        let names: Vec<&str> = c
+            .setting_differences
+            .iter()
+            .map(|d| d.setting.as_str())
+            .collect();
+        assert_eq!(names, ["settings.base_seed", "settings.trials"]);
+    }
+
+    #[test]
+    fn metrics_are_paired_on_the_shared_tasks() {
+        let opts = AnalysisOptions {
+            resamples: 50,
+            ..AnalysisOptions::default()
+        };
+        // A ran four tasks, B only the two that A passed: on those, nothing changed.
+        let a = run_tasks(
+            0,
+            &[[true, true], [true, true], [false, false], [false, false]],
+        );
+        let b = run_tasks(0, &[[true, true], [true, true]]);
+        let c = compare(&a, &b, &opts, false).unwrap();
+        let m = &c.groups["store"]["m"];
+        assert_eq!(
+            (m.shared_tasks, m.tasks_only_in_a, m.tasks_only_in_b),
+            (2, 2, 0)
+        );
+        for name in ["success_rate", "pass^2"] {
+            let p = metric(&c, name);
+            assert_eq!((p.a, p.b), (Some(1.0), Some(1.0)), "{name}");
+            assert_eq!(p.measurable, Some(false), "{name}");
+        }
     }
 }

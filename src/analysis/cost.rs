@@ -55,6 +55,20 @@ pub fn break_even(small_per_success: Option<f64>, large_per_success: Option<f64>
     }
 }
 
+/// The models on the cheapest-per-success frontier, by success rate: those that no other model
+/// dominates (at least the same success at no higher cost per success, one of them strictly
+/// better). `points` holds (model, success rate, cost per success).
+pub fn frontier<'a>(points: &[(&'a str, f64, f64)]) -> Vec<&'a str> {
+    let dominated = |&(_, s, c): &(&str, f64, f64)| {
+        points
+            .iter()
+            .any(|&(_, s2, c2)| s2 >= s && c2 <= c && (s2 > s || c2 < c))
+    };
+    let mut on: Vec<(&str, f64, f64)> = points.iter().copied().filter(|p| !dominated(p)).collect();
+    on.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));
+    on.into_iter().map(|p| p.0).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +89,19 @@ mod tests {
         let calls = [call(100, 10), call(150, 5), call(120, 0)];
         let c = cached_calls(&calls, 4.0, 0.1);
         assert!((c - (140.0 + 80.0 + 12.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_frontier_keeps_models_no_other_beats_on_both() {
+        // b costs more than a for less success: dominated. c is best but dearest.
+        let pts = [
+            ("a", 0.5, 100.0),
+            ("b", 0.4, 150.0),
+            ("c", 0.9, 300.0),
+            ("d", 0.5, 120.0),
+        ];
+        assert_eq!(frontier(&pts), ["a", "c"]);
+        assert!(frontier(&[]).is_empty());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Small hand-built records shared by the analysis unit tests.
 
-use crate::runner::record::{CallRecord, ConversationRecord, Mode, Node, Outcome, Status};
+use crate::runner::record::{
+    CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, Status,
+};
 use crate::trace::{ToolEvent, Verdict};
 use crate::wire::api::Timings;
 use serde_json::{Value, json};
@@ -75,4 +77,34 @@ pub fn conversation(
         imported: false,
         server_unreachable: false,
     }
+}
+
+/// Three models of known sizes (listed 1B, 14B, 3B), the i-th passing i + 1 of the tasks T0..T2.
+pub fn ladder_run() -> (Manifest, Vec<ConversationRecord>) {
+    let sizes = [("m:1b", "1B"), ("m:14b", "14B"), ("m:3b", "3B")];
+    let manifest = Manifest {
+        models: sizes
+            .iter()
+            .map(|(n, p)| ModelInfo {
+                name: n.to_string(),
+                parameter_size: Some(p.to_string()),
+                ..Default::default()
+            })
+            .collect(),
+        ..Manifest::default()
+    };
+    let mut recs = Vec::new();
+    for (i, (model, _)) in sizes.iter().enumerate() {
+        for t in 0..3 {
+            let c = conversation(
+                model,
+                &format!("T{t}"),
+                0,
+                t <= i,
+                vec![timed_call(10, 1, 1.0)],
+            );
+            recs.push(c);
+        }
+    }
+    (manifest, recs)
 }

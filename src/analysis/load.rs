@@ -2,7 +2,7 @@
 //! record types. A last line cut short by an interrupted write is skipped and counted; a bad line
 //! anywhere else is an error naming the file and line.
 
-use super::AnalysisError;
+use super::RecordsError;
 use crate::runner::record::{
     CONVERSATIONS_FILE, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE, Record,
     RouterRecord, TrialKey,
@@ -29,8 +29,8 @@ pub struct Run {
     pub superseded: usize,
 }
 
-fn read(path: &Path) -> Result<String, AnalysisError> {
-    std::fs::read_to_string(path).map_err(|source| AnalysisError::Io {
+fn read(path: &Path) -> Result<String, RecordsError> {
+    std::fs::read_to_string(path).map_err(|source| RecordsError::Io {
         path: path.to_path_buf(),
         source,
     })
@@ -48,7 +48,7 @@ pub enum Keep {
 
 /// Streams a JSONL file of records into `run` by the rules every reader shares
 /// ([`record_file`]); returns the torn lines skipped (0 or 1).
-fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, AnalysisError> {
+fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, RecordsError> {
     let manifest = run.manifest.clone();
     let read = record_file::read_records(path, &manifest, |line| match line.record {
         Record::Conversation(mut c) => {
@@ -62,12 +62,12 @@ fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, Analysi
         Record::Router(r) => run.router.push(*r),
     })
     .map_err(|e| match e {
-        RecordFileError::Io { path, source } => AnalysisError::Io { path, source },
+        RecordFileError::Io { path, source } => RecordsError::Io { path, source },
         RecordFileError::Line {
             path,
             line,
             message,
-        } => AnalysisError::Parse {
+        } => RecordsError::Parse {
             path,
             line,
             message,
@@ -77,15 +77,15 @@ fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, Analysi
 }
 
 /// Reads the run in `dir` for the statistics ([`Keep::Statistics`]); `router.jsonl` may be absent.
-pub fn load_run(dir: &Path) -> Result<Run, AnalysisError> {
+pub fn load_run(dir: &Path) -> Result<Run, RecordsError> {
     load_run_keeping(dir, Keep::Statistics)
 }
 
 /// Reads the run in `dir`, keeping what `keep` says.
-pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, AnalysisError> {
+pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, RecordsError> {
     let mpath = dir.join(MANIFEST_FILE);
     let manifest: Manifest =
-        serde_json::from_str(&read(&mpath)?).map_err(|e| AnalysisError::Parse {
+        serde_json::from_str(&read(&mpath)?).map_err(|e| RecordsError::Parse {
             path: mpath.clone(),
             line: e.line(),
             message: e.to_string(),
@@ -100,7 +100,7 @@ pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, AnalysisError> {
     };
     let cpath = dir.join(CONVERSATIONS_FILE);
     if !cpath.exists() {
-        return Err(AnalysisError::Io {
+        return Err(RecordsError::Io {
             path: cpath,
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no conversation records"),
         });
@@ -177,7 +177,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write_run(dir.path(), &format!("{}\nnot json\n{}\n", line(0), line(1)));
         match load_run(dir.path()) {
-            Err(AnalysisError::Parse { line, .. }) => assert_eq!(line, 2),
+            Err(RecordsError::Parse { line, .. }) => assert_eq!(line, 2),
             other => panic!("expected a parse error, got {other:?}"),
         }
     }
@@ -187,7 +187,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write_run(dir.path(), &format!("{}\n\n{}\n", line(0), line(1)));
         match load_run(dir.path()) {
-            Err(AnalysisError::Parse { line, .. }) => assert_eq!(line, 2),
+            Err(RecordsError::Parse { line, .. }) => assert_eq!(line, 2),
             other => panic!("expected a blank-line error, got {other:?}"),
         }
         write_run(dir.path(), &format!("{}\n{}\n", line(0), line(0)));

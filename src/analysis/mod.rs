@@ -15,23 +15,24 @@ pub mod calibration;
 pub mod compare;
 pub mod cost;
 pub mod cost_model;
-mod error;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod gpu;
 pub mod latency;
 mod load;
 pub mod mt19937;
+pub mod paired_metrics;
 pub mod passk;
 pub mod plan;
 pub mod quality;
 pub mod regrade;
 pub mod router;
+pub mod settings_diff;
 mod summary;
 pub mod taxonomy;
 
+pub use crate::records_error::RecordsError;
 pub use compare::{RunComparison, compare};
-pub use error::AnalysisError;
 pub use load::{Keep, Run, load_run, load_run_keeping};
 pub use summary::*;
 
@@ -53,6 +54,10 @@ pub struct AnalysisOptions {
     /// needs tools).
     #[serde(default)]
     pub toolless_tasks: BTreeSet<String>,
+    /// The model every other model is compared with in the ladder (`--reference-model`); `None`:
+    /// the largest by parameter size (the last in report order).
+    #[serde(default)]
+    pub reference_model: Option<String>,
 }
 
 impl AnalysisOptions {
@@ -74,6 +79,7 @@ impl Default for AnalysisOptions {
             output_weight: 4.0,
             example_values: Vec::new(),
             toolless_tasks: BTreeSet::new(),
+            reference_model: None,
         }
     }
 }

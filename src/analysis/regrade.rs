@@ -113,6 +113,7 @@ pub fn regrade(
                 .iter()
                 .filter(|k| k.node == Node::Orchestrator)
                 .count() as u32,
+            toolless: c.mode == crate::runner::record::Mode::Toolless,
         };
         let verdict = domain.grade(task, &evidence);
         out.regraded += 1;

@@ -4,7 +4,8 @@
 use super::AnalysisOptions;
 use super::behaviour::{Behaviour, behaviour};
 use super::bootstrap::{
-    IdTotals, MessageBootstrap, TaskBootstrap, message_bootstrap, task_bootstrap,
+    IdTotals, Interval, MessageBootstrap, TaskBootstrap, message_bootstrap, pass_hat_k_intervals,
+    success_interval, task_bootstrap,
 };
 use super::cost::{
     CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, break_even, cached_calls, per_success,
@@ -36,6 +37,10 @@ pub struct Summary {
     pub models: Vec<String>,
     /// Which model is "small" and which "large" in every break-even.
     pub pairing: Option<Pairing>,
+    /// The model of the ladder every other model is compared with, when the run has more than
+    /// two models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_model: Option<String>,
     /// Conversation results by configuration (suite, plus `/toolless` and `/cap=N` where needed).
     pub groups: BTreeMap<String, GroupSummary>,
     /// Standalone router results by model.
@@ -89,6 +94,10 @@ pub struct GroupSummary {
     pub models: BTreeMap<String, ModelSummary>,
     /// Small vs large, when both ran this configuration.
     pub comparison: Option<Comparison>,
+    /// The ladder: every other model (as "small") against the reference model (as "large"),
+    /// by model; empty unless the run has more than two models.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ladder: BTreeMap<String, Comparison>,
 }
 
 /// One model's results in one configuration. Quality figures are over graded conversations;
@@ -101,14 +110,21 @@ pub struct ModelSummary {
     pub denominator_note: String,
     /// Distinct tasks with at least one graded trial.
     pub tasks: usize,
-    /// Fewest graded trials of a task (pass^k goes up to it).
+    /// Fewest graded trials of a task (pass^k goes up to it, and the headline pass^k is at it).
     pub trials_per_task: usize,
+    /// Most graded trials of a task: when it differs from `trials_per_task`, the pooled success
+    /// rate (passes / conversations) and pass^1 (mean over tasks) differ too.
+    #[serde(default)]
+    pub most_trials_per_task: usize,
     /// Passed conversations.
     pub passes: usize,
     /// passes / graded conversations.
     pub success_rate: Option<f64>,
     /// Unbiased pass^k, k = 1..trials_per_task.
     pub pass_hat_k: BTreeMap<usize, f64>,
+    /// 95% bootstrap interval of each pass^k, resampling the model's tasks.
+    #[serde(default)]
+    pub pass_hat_k_ci95: BTreeMap<usize, Interval>,
     /// pass^k without text-call recovery: a pass counts only when every tool call it made came as
     /// Ollama's native `tool_calls` (what a harness reading only those would have seen pass; a
     /// lower bound, since the others count as failures without being replayed). Empty when some
@@ -128,8 +144,12 @@ pub struct ModelSummary {
     /// Mean input tokens of the j-th orchestrator call (0-based), where at least 5 conversations
     /// reached it.
     pub context_growth: BTreeMap<usize, ContextPoint>,
-    /// Buckets of every model call (all conversations, failed ones included).
+    /// Buckets of every agent (orchestrator) model call (all conversations, failed ones
+    /// included); router calls in front of the agent are in `router_calls`.
     pub calls: CallBuckets,
+    /// Buckets of the router calls made in front of the agent, counted apart; absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_calls: Option<CallBuckets>,
     /// Failure modes of failed conversations.
     pub failure_modes: FailureModes,
     /// Trajectory x answer table and steps per correct answer.
@@ -149,12 +169,21 @@ pub struct ModelSummary {
 /// Success in one task category.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CategorySummary {
+    /// How the category's conversations ended (transport and protocol failures excluded).
+    #[serde(default)]
+    pub outcomes: OutcomeCounts,
+    /// The note printed beside the category's rate: `n = 9 of 10; 1 transport`.
+    #[serde(default)]
+    pub denominator_note: String,
     /// Graded conversations.
     pub conversations: usize,
     /// Passes.
     pub passes: usize,
     /// passes / conversations.
     pub success_rate: Option<f64>,
+    /// 95% bootstrap interval of the success rate, resampling the category's tasks.
+    #[serde(default)]
+    pub ci95: Option<Interval>,
 }
 
 /// Token figures of one model (orchestrator calls only; the pipeline adds the router).
@@ -193,8 +222,13 @@ pub struct Latency {
     pub conversation_p50_s: Option<f64>,
     /// 95th percentile latency per conversation, seconds.
     pub conversation_p95_s: Option<f64>,
-    /// Total latency / passes, seconds.
+    /// Total latency / passes, seconds: the graded conversations' calls, each at its final
+    /// attempt (as the reference).
     pub time_per_success_s: Option<f64>,
+    /// Every attempt's time / passes, seconds: failed attempts before a call's last (retries)
+    /// and the conversations the infrastructure ended are included, since they cost time too.
+    #[serde(default)]
+    pub time_per_success_all_attempts_s: Option<f64>,
     /// Least-squares fit of call latency on output and input tokens.
     pub fit: Option<LatencyFit>,
     /// Ollama's own split into model time and overhead.
@@ -306,6 +340,34 @@ pub fn order_models(
     (models, pairing)
 }
 
+/// The reference model of the ladder: the one asked for when it has records, else the last in
+/// report order (the largest by parameter size when the manifest knows the sizes); `None` unless
+/// there are more than two models.
+pub fn reference_model(models: &[String], asked: Option<&str>) -> Option<String> {
+    if models.len() <= 2 {
+        return None;
+    }
+    asked
+        .filter(|a| models.iter().any(|m| m == a))
+        .map(str::to_string)
+        .or_else(|| models.last().cloned())
+}
+
+/// Every model with records in the group against the reference model.
+fn ladder(
+    reference: Option<&String>,
+    work: &BTreeMap<String, ModelWork>,
+    opts: &AnalysisOptions,
+) -> BTreeMap<String, Comparison> {
+    let Some((r, rw)) = reference.and_then(|r| Some((r, work.get(r)?))) else {
+        return BTreeMap::new();
+    };
+    work.iter()
+        .filter(|(m, _)| *m != r)
+        .map(|(m, w)| (m.clone(), comparison(m, r, w, rw, opts)))
+        .collect()
+}
+
 /// Records of one configuration, with its identity (suite, mode, call cap when several).
 type GroupRecords<'a> = (String, Mode, Option<u32>, Vec<&'a ConversationRecord>);
 
@@ -321,6 +383,240 @@ struct ModelWork {
     has_pipeline: bool,
 }
 
+/// Running totals over one model's graded conversations, gathered in one pass.
+struct Tally {
+    /// Per task: (graded trials, passes).
+    tasks: BTreeMap<String, (usize, usize)>,
+    /// Per task: (graded trials, passes whose every tool call was native).
+    native_only: BTreeMap<String, (usize, usize)>,
+    /// Every tool event says how its call was written.
+    formats_known: bool,
+    /// Bootstrap totals per task.
+    per_task: BTreeMap<String, IdTotals>,
+    /// Blended tokens at each output weight of the sensitivity table.
+    by_weight: BTreeMap<u32, f64>,
+    input: f64,
+    output: f64,
+    /// Estimated thinking tokens (part of `output`), when any call recorded thinking.
+    thinking: Option<f64>,
+    blended: f64,
+    cached: f64,
+    /// Latency of each conversation that has one (sum of its calls).
+    conversation_latency: Vec<f64>,
+    /// Latency of each orchestrator call.
+    call_latency: Vec<f64>,
+    /// Input tokens of the j-th orchestrator call, per conversation.
+    growth: BTreeMap<usize, Vec<f64>>,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Tally {
+            tasks: BTreeMap::new(),
+            native_only: BTreeMap::new(),
+            formats_known: true,
+            per_task: BTreeMap::new(),
+            by_weight: OUTPUT_WEIGHTS.iter().map(|&x| (x, 0.0)).collect(),
+            input: 0.0,
+            output: 0.0,
+            thinking: None,
+            blended: 0.0,
+            cached: 0.0,
+            conversation_latency: Vec::new(),
+            call_latency: Vec::new(),
+            growth: BTreeMap::new(),
+        }
+    }
+
+    /// Adds one graded conversation.
+    fn add(&mut self, c: &ConversationRecord, w: f64) {
+        self.add_verdict(c);
+        self.add_tokens(c, w);
+        self.add_latency(c);
+    }
+
+    fn add_verdict(&mut self, c: &ConversationRecord) {
+        let p = usize::from(c.verdict.passed);
+        let t = self.tasks.entry(c.task.clone()).or_default();
+        t.0 += 1;
+        t.1 += p;
+        // Native only: every tool call came as Ollama's own tool_calls (a text call, accepted or
+        // not, would have ended the turn as a reply in a harness that reads only those).
+        let native = c
+            .tool_events
+            .iter()
+            .all(|e| e.format == Some(crate::trace::CallFormat::Native));
+        self.formats_known &= c.tool_events.iter().all(|e| e.format.is_some());
+        let t = self.native_only.entry(c.task.clone()).or_default();
+        t.0 += 1;
+        t.1 += usize::from(c.verdict.passed && native);
+    }
+
+    fn add_tokens(&mut self, c: &ConversationRecord, w: f64) {
+        let b = blended_calls(c.orchestrator_calls(), w);
+        let cached = cached_calls(c.orchestrator_calls(), w, CACHE_DISCOUNT);
+        let (router_tokens, _) = router_in_front_totals(&[c], w);
+        let e = self.per_task.entry(c.task.clone()).or_default();
+        e.trials += 1.0;
+        e.passes += f64::from(u8::from(c.verdict.passed));
+        e.tokens += b;
+        e.cached += cached;
+        e.pipeline += b + router_tokens;
+        for (weight, total) in self.by_weight.iter_mut() {
+            *total += blended_calls(c.orchestrator_calls(), f64::from(*weight));
+        }
+        self.blended += b;
+        self.cached += cached;
+        for x in c.orchestrator_calls() {
+            self.input += x.input_tokens() as f64;
+            self.output += x.output_tokens() as f64;
+            if let Some(t) = x.thinking_tokens {
+                *self.thinking.get_or_insert(0.0) += t as f64;
+            }
+        }
+        for (j, x) in c.orchestrator_calls().enumerate() {
+            self.growth
+                .entry(j)
+                .or_default()
+                .push(x.input_tokens() as f64);
+        }
+    }
+
+    fn add_latency(&mut self, c: &ConversationRecord) {
+        let lats: Vec<f64> = c
+            .orchestrator_calls()
+            .filter_map(|x| x.latency_s())
+            .collect();
+        if !lats.is_empty() {
+            self.conversation_latency.push(lats.iter().sum::<f64>());
+        }
+        self.call_latency.extend(lats);
+    }
+
+    fn total_latency(&self) -> f64 {
+        self.conversation_latency.iter().sum()
+    }
+
+    fn task_counts(&self) -> Vec<(usize, usize)> {
+        self.tasks.values().copied().collect()
+    }
+
+    /// Token figures over `n` graded conversations with `passes` passes.
+    fn tokens(&self, n: usize, passes: usize) -> Tokens {
+        let per_conv = |total: f64| (n > 0).then(|| total / n as f64);
+        Tokens {
+            input_per_conversation: per_conv(self.input),
+            output_per_conversation: per_conv(self.output),
+            thinking_per_conversation: self.thinking.and_then(per_conv),
+            blended_per_conversation: per_conv(self.blended),
+            blended_total: self.blended,
+            cached_total: self.cached,
+            blended_per_success: per_success(self.blended, passes),
+            cached_blended_per_success: per_success(self.cached, passes),
+        }
+    }
+
+    /// Latency figures; the fit and Ollama's split read the calls again, and the every-attempt
+    /// time reads `all` conversations (graded or not).
+    fn latency(
+        &self,
+        all: &[&ConversationRecord],
+        graded: &[&ConversationRecord],
+        passes: usize,
+    ) -> Latency {
+        let lat = &self.conversation_latency;
+        let orch_calls = || graded.iter().flat_map(|c| c.orchestrator_calls());
+        Latency {
+            calls: self.call_latency.len(),
+            per_call_mean_s: mean(&self.call_latency),
+            conversation_mean_s: mean(lat),
+            conversation_p50_s: percentile(lat, 50.0),
+            conversation_p95_s: percentile(lat, 95.0),
+            time_per_success_s: if lat.is_empty() {
+                None
+            } else {
+                per_success(self.total_latency(), passes)
+            },
+            time_per_success_all_attempts_s: per_success(every_attempt_s(all), passes),
+            fit: latency_fit(orch_calls()),
+            ollama_timing: ollama_split(orch_calls()),
+        }
+    }
+
+    /// Mean input tokens per call position, where at least 5 conversations reached it.
+    fn context_growth(&self) -> BTreeMap<usize, ContextPoint> {
+        self.growth
+            .iter()
+            .filter(|(_, v)| v.len() >= 5)
+            .filter_map(|(j, v)| {
+                let point = ContextPoint {
+                    mean_input_tokens: mean(v)?,
+                    conversations: v.len(),
+                };
+                Some((*j, point))
+            })
+            .collect()
+    }
+}
+
+/// Agent time of these conversations counting every attempt: per orchestrator call, its latency
+/// (final attempt) plus the wall time of the attempts before it.
+fn every_attempt_s(convs: &[&ConversationRecord]) -> f64 {
+    convs
+        .iter()
+        .flat_map(|c| c.orchestrator_calls())
+        .map(|x| {
+            let earlier: f64 = x
+                .attempts
+                .iter()
+                .rev()
+                .skip(1)
+                .map(|a| a.elapsed_ms / 1000.0)
+                .sum();
+            x.latency_s().unwrap_or(0.0) + earlier
+        })
+        .sum()
+}
+
+/// Success by category; each category's outcomes count every conversation (graded or not), so
+/// its rate carries its own denominator note; its interval resamples the category's tasks.
+fn by_category(
+    all: &[&ConversationRecord],
+    opts: &AnalysisOptions,
+) -> BTreeMap<String, CategorySummary> {
+    let mut cats: BTreeMap<String, OutcomeCounts> = BTreeMap::new();
+    let mut tasks: BTreeMap<&str, BTreeMap<&str, (usize, usize)>> = BTreeMap::new();
+    for c in all {
+        cats.entry(c.category.clone()).or_default().add(c.outcome);
+        if c.outcome.is_graded() {
+            let t = tasks
+                .entry(c.category.as_str())
+                .or_default()
+                .entry(c.task.as_str())
+                .or_default();
+            t.0 += 1;
+            t.1 += usize::from(c.verdict.passed);
+        }
+    }
+    cats.into_iter()
+        .map(|(k, outcomes)| {
+            let counts: Vec<(usize, usize)> = tasks
+                .get(k.as_str())
+                .map(|t| t.values().copied().collect())
+                .unwrap_or_default();
+            let s = CategorySummary {
+                conversations: outcomes.graded,
+                passes: outcomes.pass,
+                success_rate: rate(outcomes.pass, outcomes.graded),
+                ci95: success_interval(&counts, opts.resamples, opts.seed),
+                denominator_note: outcomes.denominator_note(),
+                outcomes,
+            };
+            (k, s)
+        })
+        .collect()
+}
+
 fn model_summary(
     all: &[&ConversationRecord],
     opts: &AnalysisOptions,
@@ -333,160 +629,57 @@ fn model_summary(
         .copied()
         .filter(|c| c.outcome.is_graded())
         .collect();
-    let n = graded.len();
     let passes = graded.iter().filter(|c| c.verdict.passed).count();
-
-    // Per task: (trials, passes) and the bootstrap totals.
-    let mut tasks: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut native_only: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut formats_known = true;
-    let mut per_task: BTreeMap<String, IdTotals> = BTreeMap::new();
-    let mut by_cat: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut by_weight: BTreeMap<u32, f64> = OUTPUT_WEIGHTS.iter().map(|&x| (x, 0.0)).collect();
-    let (mut input, mut output, mut blended_sum, mut cached_sum) = (0.0, 0.0, 0.0, 0.0);
-    let (mut thinking, mut thought) = (0.0, false);
-    let mut conv_lat = Vec::new();
-    let mut call_lat = Vec::new();
-    let mut growth: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    let mut tally = Tally::new();
     for c in &graded {
-        let p = usize::from(c.verdict.passed);
-        let t = tasks.entry(c.task.clone()).or_default();
-        t.0 += 1;
-        t.1 += p;
-        // Native only: every tool call came as Ollama's own tool_calls (a text call, accepted or
-        // not, would have ended the turn as a reply in a harness that reads only those).
-        let native = c
-            .tool_events
-            .iter()
-            .all(|e| e.format == Some(crate::trace::CallFormat::Native));
-        formats_known &= c.tool_events.iter().all(|e| e.format.is_some());
-        let t = native_only.entry(c.task.clone()).or_default();
-        t.0 += 1;
-        t.1 += usize::from(c.verdict.passed && native);
-        let k = by_cat.entry(c.category.clone()).or_default();
-        k.0 += 1;
-        k.1 += p;
-        let b = blended_calls(c.orchestrator_calls(), w);
-        let cached = cached_calls(c.orchestrator_calls(), w, CACHE_DISCOUNT);
-        let (router_tokens, _) = router_in_front_totals(&[*c], w);
-        let e = per_task.entry(c.task.clone()).or_default();
-        e.trials += 1.0;
-        e.passes += p as f64;
-        e.tokens += b;
-        e.cached += cached;
-        e.pipeline += b + router_tokens;
-        for (weight, total) in by_weight.iter_mut() {
-            *total += blended_calls(c.orchestrator_calls(), f64::from(*weight));
-        }
-        blended_sum += b;
-        cached_sum += cached;
-        input += c
-            .orchestrator_calls()
-            .map(|x| x.input_tokens() as f64)
-            .sum::<f64>();
-        output += c
-            .orchestrator_calls()
-            .map(|x| x.output_tokens() as f64)
-            .sum::<f64>();
-        for t in c.orchestrator_calls().filter_map(|x| x.thinking_tokens) {
-            thinking += t as f64;
-            thought = true;
-        }
-        let lats: Vec<f64> = c
-            .orchestrator_calls()
-            .filter_map(|x| x.latency_s())
-            .collect();
-        if !lats.is_empty() {
-            conv_lat.push(lats.iter().sum::<f64>());
-        }
-        call_lat.extend(lats);
-        for (j, x) in c.orchestrator_calls().enumerate() {
-            growth.entry(j).or_default().push(x.input_tokens() as f64);
-        }
+        tally.add(c, w);
     }
-    let per_conv = |total: f64| (n > 0).then(|| total / n as f64);
-    let task_counts: Vec<(usize, usize)> = tasks.values().copied().collect();
-    let total_latency: f64 = conv_lat.iter().sum();
+    let task_counts = tally.task_counts();
     let orch_calls = || graded.iter().flat_map(|c| c.orchestrator_calls());
-    let pipe = pipeline(&graded, w, blended_sum, total_latency, passes);
     let summary = ModelSummary {
         denominator_note: outcomes.denominator_note(),
         outcomes,
-        tasks: tasks.len(),
+        tasks: tally.tasks.len(),
         trials_per_task: task_counts.iter().map(|t| t.0).min().unwrap_or(0),
+        most_trials_per_task: task_counts.iter().map(|t| t.0).max().unwrap_or(0),
         passes,
-        success_rate: rate(passes, n),
+        success_rate: rate(passes, graded.len()),
         pass_hat_k: pass_hat_k(&task_counts),
-        pass_hat_k_native_only: if formats_known {
-            pass_hat_k(&native_only.values().copied().collect::<Vec<_>>())
+        pass_hat_k_ci95: pass_hat_k_intervals(
+            &task_counts,
+            task_counts.iter().map(|t| t.0).min().unwrap_or(0),
+            opts.resamples,
+            opts.seed,
+        ),
+        pass_hat_k_native_only: if tally.formats_known {
+            pass_hat_k(&tally.native_only.values().copied().collect::<Vec<_>>())
         } else {
             BTreeMap::new()
         },
         tasks_passing_every_trial: tasks_passing_every_trial(&task_counts),
-        by_category: by_cat
-            .into_iter()
-            .map(|(k, (c, p))| {
-                let s = CategorySummary {
-                    conversations: c,
-                    passes: p,
-                    success_rate: rate(p, c),
-                };
-                (k, s)
-            })
-            .collect(),
+        by_category: by_category(all, opts),
         behaviour: behaviour(&graded, &opts.example_values),
-        tokens: Tokens {
-            input_per_conversation: per_conv(input),
-            output_per_conversation: per_conv(output),
-            thinking_per_conversation: per_conv(thinking).filter(|_| thought),
-            blended_per_conversation: per_conv(blended_sum),
-            blended_total: blended_sum,
-            cached_total: cached_sum,
-            blended_per_success: per_success(blended_sum, passes),
-            cached_blended_per_success: per_success(cached_sum, passes),
-        },
-        latency: Latency {
-            calls: call_lat.len(),
-            per_call_mean_s: mean(&call_lat),
-            conversation_mean_s: mean(&conv_lat),
-            conversation_p50_s: percentile(&conv_lat, 50.0),
-            conversation_p95_s: percentile(&conv_lat, 95.0),
-            time_per_success_s: if conv_lat.is_empty() {
-                None
-            } else {
-                per_success(total_latency, passes)
-            },
-            fit: latency_fit(orch_calls()),
-            ollama_timing: ollama_split(orch_calls()),
-        },
-        context_growth: growth
-            .into_iter()
-            .filter(|(_, v)| v.len() >= 5)
-            .filter_map(|(j, v)| {
-                let m = mean(&v)?;
-                Some((
-                    j,
-                    ContextPoint {
-                        mean_input_tokens: m,
-                        conversations: v.len(),
-                    },
-                ))
-            })
-            .collect(),
-        calls: call_buckets(all.iter().flat_map(|c| c.calls.iter())),
+        tokens: tally.tokens(graded.len(), passes),
+        latency: tally.latency(all, &graded, passes),
+        context_growth: tally.context_growth(),
+        calls: call_buckets(all.iter().flat_map(|c| c.orchestrator_calls())),
+        router_calls: all
+            .iter()
+            .any(|c| c.router_calls().next().is_some())
+            .then(|| call_buckets(all.iter().flat_map(|c| c.router_calls()))),
         failure_modes: failure_modes(&graded),
         four_state: four_state(&graded, &opts.toolless_tasks),
         control_flow: control_flow(&graded),
-        noise: noise(&tasks),
+        noise: noise(&tally.tasks),
         gpu: gpu_summary(orch_calls(), passes),
-        pipeline: pipe,
+        pipeline: pipeline(&graded, w, tally.blended, tally.total_latency(), passes),
         partly_on_cpu,
     };
     let has_pipeline = summary.pipeline.is_some();
     ModelWork {
         summary,
-        per_task,
-        by_weight,
+        per_task: tally.per_task,
+        by_weight: tally.by_weight,
         has_pipeline,
     }
 }
@@ -583,6 +776,7 @@ pub fn summarize(
         .chain(routs.iter().map(|r| r.model.clone()))
         .collect();
     let (models, pairing) = order_models(manifest, &present);
+    let reference = reference_model(&models, opts.reference_model.as_deref());
     let cpu: BTreeSet<String> = manifest
         .models
         .iter()
@@ -627,6 +821,7 @@ pub fn summarize(
             let (a, b) = (work.get(&p.small)?, work.get(&p.large)?);
             Some(comparison(&p.small, &p.large, a, b, opts))
         });
+        let ladder = ladder(reference.as_ref(), &work, opts);
         let models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
         groups.insert(
             key,
@@ -636,6 +831,7 @@ pub fn summarize(
                 call_cap,
                 models,
                 comparison,
+                ladder,
             },
         );
     }
@@ -690,10 +886,118 @@ pub fn summarize(
         },
         models,
         pairing,
+        reference_model: reference,
         groups,
         router: router_out,
         router_comparison,
         partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),
         warnings: manifest.warnings.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{conversation, timed_call};
+    use crate::runner::record::{Node, Outcome};
+    use crate::wire::outcome::{Attempt, CallOutcome};
+
+    fn attempt(outcome: CallOutcome, elapsed_ms: f64) -> Attempt {
+        Attempt {
+            outcome,
+            status: None,
+            error: None,
+            elapsed_ms,
+        }
+    }
+
+    #[test]
+    fn every_model_is_compared_with_the_reference() {
+        let (manifest, recs) = crate::analysis::fixtures::ladder_run();
+        let opts = AnalysisOptions {
+            resamples: 100,
+            ..AnalysisOptions::default()
+        };
+        let s = summarize(&manifest, &recs, &[], &opts);
+        // The largest by parameter size, whatever the manifest order.
+        assert_eq!(s.reference_model.as_deref(), Some("m:14b"));
+        let g = &s.groups["store"];
+        assert_eq!(g.ladder.keys().collect::<Vec<_>>(), ["m:1b", "m:3b"]);
+        let one = &g.ladder["m:1b"];
+        // 1b passes 1 of 3, 14b passes 2 of 3 (model index 1 in the list): gap +1/3.
+        assert!((one.success_rate_difference.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert!(one.ci95.break_even.is_some());
+        let asked = AnalysisOptions {
+            reference_model: Some("m:3b".into()),
+            ..opts
+        };
+        let s = summarize(&manifest, &recs, &[], &asked);
+        assert_eq!(s.reference_model.as_deref(), Some("m:3b"));
+        assert!(s.groups["store"].ladder.contains_key("m:14b"));
+        assert_eq!(reference_model(&["a".into(), "b".into()], None), None);
+    }
+
+    #[test]
+    fn pass_hat_k_and_categories_carry_intervals() {
+        let mut recs = Vec::new();
+        for (task, passed) in [("T1", true), ("T2", false)] {
+            for trial in 0..2 {
+                recs.push(conversation(
+                    "m",
+                    task,
+                    trial,
+                    passed,
+                    vec![timed_call(1, 1, 1.0)],
+                ));
+            }
+        }
+        let opts = AnalysisOptions {
+            resamples: 200,
+            ..AnalysisOptions::default()
+        };
+        let s = summarize(&Manifest::default(), &recs, &[], &opts);
+        let m = &s.groups["store"].models["m"];
+        assert_eq!(
+            m.pass_hat_k_ci95.keys().copied().collect::<Vec<_>>(),
+            [1, 2]
+        );
+        let i = m.pass_hat_k_ci95[&2];
+        assert_eq!((i.low, i.high), (0.0, 1.0));
+        let c = m.by_category["lookup"].ci95.expect("category interval");
+        assert_eq!((c.low, c.high), (0.0, 1.0));
+    }
+
+    #[test]
+    fn router_calls_are_counted_apart_and_failed_attempts_cost_time() {
+        let mut router = timed_call(100, 1, 0.2);
+        router.node = Node::Router;
+        router.attempts = vec![
+            attempt(CallOutcome::Transport, 300.0),
+            attempt(CallOutcome::Ok, 200.0),
+        ];
+        let mut agent = timed_call(10, 1, 1.0);
+        agent.attempts = vec![
+            attempt(CallOutcome::Transport, 500.0),
+            attempt(CallOutcome::Ok, 1000.0),
+        ];
+        let mut passed = conversation("m", "T1", 0, true, vec![router, agent]);
+        passed.router_in_front = true;
+        let mut cut = conversation("m", "T1", 1, false, vec![timed_call(10, 1, 2.0)]);
+        cut.outcome = Outcome::TransportFail;
+        let s = summarize(
+            &Manifest::default(),
+            &[passed, cut],
+            &[],
+            &AnalysisOptions::default(),
+        );
+        let m = &s.groups["store"].models["m"];
+        // Agent calls of every conversation; the router's call and retry apart.
+        assert_eq!((m.calls.calls, m.calls.retries), (2, 1));
+        let r = m.router_calls.as_ref().expect("router buckets");
+        assert_eq!((r.calls, r.retries), (1, 1));
+        // Final attempts of graded conversations: 1.0 s; every attempt: + 0.5 s retry + 2.0 s of
+        // the conversation the transport ended.
+        assert_eq!(m.latency.time_per_success_s, Some(1.0));
+        assert_eq!(m.latency.time_per_success_all_attempts_s, Some(3.5));
     }
 }

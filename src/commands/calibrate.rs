@@ -111,6 +111,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     let pass = |name: &str,
                 models: &[&str],
                 suites: Vec<SuiteChoice>,
+                toolless: bool,
                 timeout: Duration|
      -> anyhow::Result<PathBuf> {
         let dir = base.join(name);
@@ -125,6 +126,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
             retries: 3,
             // The stub's faults are instant; a real server's recovery time is not being tested.
             retry_backoff_s: 0.005,
+            toolless,
             ..RunSettings::default()
         };
         settings.validate(&|k| format!("--{k}"))?;
@@ -148,25 +150,29 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         "oracle",
         &[ORACLE_SMALL, ORACLE_LARGE],
         all,
+        true,
         Duration::from_secs(30),
     )?;
     let flawed_dir = pass(
         "flawed",
         &[FLAWED],
         vec![SuiteChoice::Store, SuiteChoice::Triage],
+        false,
         Duration::from_secs(30),
     )?;
-    let faults_dir = pass("faults", &[FAULTY], both, FAULT_TIMEOUT)?;
+    let faults_dir = pass("faults", &[FAULTY], both, false, FAULT_TIMEOUT)?;
     let thinking_dir = pass(
         "thinking",
         &[THINKING],
         vec![SuiteChoice::Store],
+        false,
         Duration::from_secs(30),
     )?;
     let refused = pass(
         "no-tools",
         &[NO_TOOLS],
         vec![SuiteChoice::Store],
+        false,
         Duration::from_secs(30),
     )
     .err()

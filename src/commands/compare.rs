@@ -7,7 +7,7 @@
 use crate::cli::CompareArgs;
 use anyhow::Context;
 use passk::analysis::compare::compare_with_noise;
-use passk::analysis::{AnalysisError, load_run};
+use passk::analysis::{RecordsError, load_run};
 use passk::report::comparison;
 use passk::report::json::JsonExporter;
 use passk::report::{COMPARE_JSON, COMPARE_MD, Exporter, write_file};
@@ -25,7 +25,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     let opts = super::report::options(&a.manifest, args.resamples);
     let c = match compare_with_noise(&a, &b, noise.as_ref(), &opts, args.allow_different_graders) {
         Ok(c) => c,
-        Err(e @ AnalysisError::DifferentGraders { .. }) => {
+        Err(e @ RecordsError::DifferentGraders { .. }) => {
             passk::errln!("error: {e}");
             return Ok(crate::exit_code::DIFFERENT_GRADERS);
         }

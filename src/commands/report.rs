@@ -21,7 +21,13 @@ use std::path::{Path, PathBuf};
 /// Runs the command; returns the exit code.
 pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let mut stdout = std::io::stdout().lock();
-    let (path, table) = match generate(&args.run, args.resamples, &args.export, &mut stdout) {
+    let (path, table) = match generate(
+        &args.run,
+        args.resamples,
+        args.reference_model.as_deref(),
+        &args.export,
+        &mut stdout,
+    ) {
         Ok(x) => x,
         Err(e) if is_broken_pipe(&e) => return Ok(crate::exit_code::SUCCESS),
         Err(e) => return Err(e),
@@ -53,7 +59,7 @@ pub fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<PathBuf> {
         export_json: None,
         export_csv: None,
     };
-    let (path, _) = generate(run_dir, resamples, &none, &mut std::io::sink())?;
+    let (path, _) = generate(run_dir, resamples, None, &none, &mut std::io::sink())?;
     Ok(path)
 }
 
@@ -71,11 +77,15 @@ pub fn options(manifest: &Manifest, resamples: usize) -> AnalysisOptions {
 fn generate(
     run_dir: &Path,
     resamples: usize,
+    reference_model: Option<&str>,
     export: &ExportArgs,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<(PathBuf, String)> {
     let run = load_run(run_dir).with_context(|| format!("reading run {}", run_dir.display()))?;
-    let opts = options(&run.manifest, resamples);
+    let opts = AnalysisOptions {
+        reference_model: reference_model.map(str::to_string),
+        ..options(&run.manifest, resamples)
+    };
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
     let mut notes = Vec::new();
     if run.superseded > 0 {

@@ -92,6 +92,23 @@ impl Findings {
         }
     }
 
+    /// The findings of a toolless baseline conversation (when `toolless`): it offered no tools,
+    /// so "no tool call was accepted" is dropped, and every state or ticket finding (a wrong or
+    /// missing action, a missed escalation) becomes `ActionRequired`, an action the task requires
+    /// and no reply can take. What remains is the answer checks.
+    pub fn for_mode(mut self, toolless: bool) -> Findings {
+        if toolless {
+            self.found
+                .retain(|(m, _)| *m != FailureMode::NoUsableToolCall);
+            for (m, _) in &mut self.found {
+                if matches!(m, FailureMode::WrongAction | FailureMode::MissedEscalation) {
+                    *m = FailureMode::ActionRequired;
+                }
+            }
+        }
+        self
+    }
+
     /// Whether nothing failed.
     pub fn is_empty(&self) -> bool {
         self.found.is_empty()

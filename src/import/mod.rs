@@ -6,8 +6,7 @@
 //!
 //! Called by `passk import`; returns records, writes nothing.
 
-mod error;
 mod reference;
 
-pub use error::ImportError;
+pub use crate::records_error::RecordsError;
 pub use reference::{ORCHESTRATOR_FILE, REFERENCE_ROUTER_FILE, reference, reference_failure_mode};

@@ -12,7 +12,7 @@
 //! - grader digest `imported:<sha256 of orchestrator.jsonl>`, suite `store`, trial = `seed`,
 //!   call cap = the highest `step` + 1 seen in the file.
 
-use super::ImportError;
+use super::RecordsError;
 use crate::runner::record::{
     CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, RouterRecord,
     SCHEMA_VERSION, Status,
@@ -179,13 +179,13 @@ fn category_of(task: &str) -> &'static str {
 fn read_lines<T: DeserializeOwned>(
     path: &Path,
     text: &str,
-) -> Result<Vec<(usize, T)>, ImportError> {
+) -> Result<Vec<(usize, T)>, RecordsError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let v = serde_json::from_str(line).map_err(|e| ImportError::Parse {
+        let v = serde_json::from_str(line).map_err(|e| RecordsError::Parse {
             path: path.to_path_buf(),
             line: i + 1,
             message: e.to_string(),
@@ -195,8 +195,8 @@ fn read_lines<T: DeserializeOwned>(
     Ok(out)
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, ImportError> {
-    std::fs::read(path).map_err(|source| ImportError::Io {
+fn read(path: &Path) -> Result<Vec<u8>, RecordsError> {
+    std::fs::read(path).map_err(|source| RecordsError::Io {
         path: path.to_path_buf(),
         source,
     })
@@ -229,7 +229,7 @@ fn note_model(models: &mut Vec<ModelInfo>, name: &str, env: Option<&RefEnv>) {
 /// present) as a passk manifest, conversation records and router records.
 pub fn reference(
     dir: &Path,
-) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), ImportError> {
+) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), RecordsError> {
     let opath = dir.join(ORCHESTRATOR_FILE);
     let bytes = read(&opath)?;
     let digest = format!("imported:{:x}", Sha256::digest(&bytes));
@@ -242,7 +242,7 @@ pub fn reference(
     let mut runs: BTreeMap<String, usize> = BTreeMap::new();
     let mut conversations = Vec::with_capacity(rows.len());
     for (line, r) in rows {
-        let missing = |field| ImportError::Missing {
+        let missing = |field| RecordsError::Missing {
             path: opath.clone(),
             line,
             field,
@@ -261,6 +261,7 @@ pub fn reference(
     let mut router = read_router(dir, &digest, &mut models)?;
 
     manifest.models = models;
+    manifest.source_regrade = regrade_note(dir)?;
     manifest.settings = json!({
         "source": "reference harness records",
         "reference_runs": runs,
@@ -417,7 +418,7 @@ fn read_router(
     dir: &Path,
     digest: &str,
     models: &mut Vec<ModelInfo>,
-) -> Result<Vec<RouterRecord>, ImportError> {
+) -> Result<Vec<RouterRecord>, RecordsError> {
     let rpath = dir.join(REFERENCE_ROUTER_FILE);
     if !rpath.exists() {
         return Ok(Vec::new());
@@ -426,7 +427,7 @@ fn read_router(
     let rtext = String::from_utf8_lossy(&rbytes);
     let mut router = Vec::new();
     for (line, r) in read_lines::<RefRouter>(&rpath, &rtext)? {
-        let missing = |field| ImportError::Missing {
+        let missing = |field| RecordsError::Missing {
             path: rpath.clone(),
             line,
             field,
@@ -470,6 +471,42 @@ fn router_record(r: RefRouter, model: String, index: u32, digest: &str) -> Route
     }
 }
 
+/// The reference's re-grading note beside its records.
+pub const REGRADE_FILE: &str = "regrade.md";
+
+/// What the source folder's `regrade.md` says, when there is one: how many grades the reference
+/// changed after the run (its line `N grades changed: ...`), and so whether its published figures
+/// used other verdicts than the recorded ones this import keeps.
+fn regrade_note(dir: &Path) -> Result<Option<String>, RecordsError> {
+    let path = dir.join(REGRADE_FILE);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&read(&path)?).into_owned();
+    let changed = text.lines().find_map(|l| {
+        l.trim()
+            .split_once(" grades changed")
+            .map(|(n, rest)| (n.to_string(), rest))
+    });
+    let note = match changed {
+        Some((n, _)) if n == "0" => format!(
+            "the source folder's {REGRADE_FILE} records 0 grades changed: the published figures \
+             used the recorded verdicts, which this import keeps"
+        ),
+        Some((n, rest)) => format!(
+            "the source folder's {REGRADE_FILE} records {n} grades changed{}: the published table \
+             used the re-graded verdicts, while this import keeps the verdicts as recorded, so its \
+             figures may differ from the published ones",
+            rest.trim_end_matches('.')
+        ),
+        None => format!(
+            "the source folder has a {REGRADE_FILE}: the published table may use re-graded \
+             verdicts, while this import keeps the verdicts as recorded"
+        ),
+    };
+    Ok(Some(note))
+}
+
 /// Renumbers the trial of every record whose key an earlier record already has (seed + 100 per
 /// repeat); returns how many were renumbered.
 fn number_repeats<T>(
@@ -503,13 +540,34 @@ mod tests {
     fn import(
         rows: &str,
         router: Option<&str>,
-    ) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), ImportError> {
+    ) -> Result<(Manifest, Vec<ConversationRecord>, Vec<RouterRecord>), RecordsError> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(ORCHESTRATOR_FILE), rows).unwrap();
         if let Some(r) = router {
             std::fs::write(dir.path().join(REFERENCE_ROUTER_FILE), r).unwrap();
         }
         reference(dir.path())
+    }
+
+    #[test]
+    fn a_regrade_note_in_the_source_folder_is_carried_over() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(ORCHESTRATOR_FILE), ROW).unwrap();
+        assert_eq!(reference(dir.path()).unwrap().0.source_regrade, None);
+        std::fs::write(
+            dir.path().join(REGRADE_FILE),
+            "# Re-grading\n\n9 grades changed: 6 pass → fail, 3 fail → pass.\n",
+        )
+        .unwrap();
+        let note = reference(dir.path()).unwrap().0.source_regrade.unwrap();
+        assert!(
+            note.contains("9 grades changed: 6 pass → fail, 3 fail → pass"),
+            "{note}"
+        );
+        assert!(note.contains("keeps the verdicts as recorded"), "{note}");
+        std::fs::write(dir.path().join(REGRADE_FILE), "0 grades changed: none.\n").unwrap();
+        let note = reference(dir.path()).unwrap().0.source_regrade.unwrap();
+        assert!(note.contains("used the recorded verdicts"), "{note}");
     }
 
     #[test]
@@ -572,7 +630,7 @@ mod tests {
     #[test]
     fn missing_identity_and_bad_json_name_the_line() {
         match import("{\"model\": \"m\"}\n", None) {
-            Err(ImportError::Missing {
+            Err(RecordsError::Missing {
                 line: 1,
                 field: "task",
                 ..
@@ -580,7 +638,7 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         match import("{\"task\": \"L1\", \"model\": \"m\"}\n{oops\n", None) {
-            Err(ImportError::Parse { line: 2, .. }) => {}
+            Err(RecordsError::Parse { line: 2, .. }) => {}
             other => panic!("unexpected {other:?}"),
         }
     }

@@ -42,6 +42,24 @@ pub fn charts(r: &Report) -> Vec<(&'static str, String)> {
             chart_files::GPU_UTILIZATION,
             svg::line_chart(&gpu_utilization(r)),
         ),
+        (
+            chart_files::FRONTIER_TOKENS,
+            svg::line_chart(&frontier_chart(
+                r,
+                "Tokens per successful task against success",
+                "blended tokens per successful task",
+                |m| m.tokens.blended_per_success,
+            )),
+        ),
+        (
+            chart_files::FRONTIER_TIME,
+            svg::line_chart(&frontier_chart(
+                r,
+                "Time per successful task against success",
+                "seconds per successful task (final attempts)",
+                |m| m.latency.time_per_success_s,
+            )),
+        ),
     ]
 }
 
@@ -67,14 +85,19 @@ fn titled(what: &str, key: &str) -> String {
     }
 }
 
-/// pass^k for k = 1..n, one line per model.
+/// pass^k for k = 1..n, one line per model, with its 95% bootstrap interval at each k.
 pub fn pass_k(r: &Report) -> LineChart {
     let (key, _, models) = primary(r);
     let series = models
         .iter()
         .map(|(m, s)| {
             let pts = s.pass_hat_k.iter().map(|(k, v)| (*k as f64, *v)).collect();
-            Series::new(*m, pts)
+            let cis = s
+                .pass_hat_k_ci95
+                .iter()
+                .map(|(k, i)| (*k as f64, i.low, i.high))
+                .collect();
+            Series::new(*m, pts).with_intervals(cis)
         })
         .collect();
     LineChart {
@@ -91,7 +114,42 @@ pub fn pass_k(r: &Report) -> LineChart {
     }
 }
 
-/// Success rate by task category, one bar per model.
+/// A cost per success against the success rate, one point per model, and the cheapest-per-success
+/// frontier (models no other beats on both) as a line through its models.
+pub fn frontier_chart(
+    r: &Report,
+    title: &str,
+    y: &str,
+    cost: fn(&ModelSummary) -> Option<f64>,
+) -> LineChart {
+    let (key, _, models) = primary(r);
+    let points: Vec<(&str, f64, f64)> = models
+        .iter()
+        .filter_map(|(m, s)| Some((*m, s.success_rate?, cost(s)?)))
+        .collect();
+    let front = crate::analysis::cost::frontier(&points);
+    let line = front
+        .iter()
+        .filter_map(|m| points.iter().find(|p| p.0 == *m).map(|p| (p.1, p.2)))
+        .collect();
+    // The frontier first, so that each model's own dot is drawn over it.
+    let mut series = vec![Series::new("frontier", line)];
+    series.extend(
+        points
+            .iter()
+            .map(|(m, x, y)| Series::new(*m, vec![(*x, *y)])),
+    );
+    let labels = Labels::new(titled(title, &key), "success rate", y).with_subtitle(format!(
+        "cheapest-per-success frontier: {}",
+        front.join(", ")
+    ));
+    LineChart {
+        x_range: Some((0.0, 1.0)),
+        ..LineChart::new(labels, series)
+    }
+}
+
+/// Success rate by task category, one bar per model, with its 95% bootstrap interval.
 pub fn success_by_category(r: &Report) -> BarChart {
     let (key, _, models) = primary(r);
     let mut categories: Vec<String> = models
@@ -106,12 +164,19 @@ pub fn success_by_category(r: &Report) -> BarChart {
             name: m.to_string(),
             bars: categories
                 .iter()
-                .map(
-                    |c| match s.by_category.get(c).and_then(|x| x.success_rate) {
-                        Some(v) => Bar::new(v).with_label(percent(v)),
+                .map(|c| {
+                    let cat = s.by_category.get(c);
+                    match cat.and_then(|x| x.success_rate) {
+                        Some(v) => {
+                            let bar = Bar::new(v).with_label(percent(v));
+                            match cat.and_then(|x| x.ci95) {
+                                Some(i) => bar.with_ci(i.low, i.high),
+                                None => bar,
+                            }
+                        }
                         None => Bar::new(f64::NAN),
-                    },
-                )
+                    }
+                })
                 .collect(),
         })
         .collect();

@@ -3,11 +3,12 @@
 //! and B, B − A, and the success-rate difference over the shared tasks with its paired bootstrap
 //! 95% interval. When the runs were graded by different graders, that is said first, loudly.
 
-use super::document::{ci_points, opt, points, short_digest, tokens};
+use super::document::{ci_points, group_order, opt, points, short_digest, tokens};
 use super::markdown::{MarkdownTable, NOT_AVAILABLE, ci_ratio, number, percent, ratio, seconds};
 use crate::analysis::bootstrap::Interval;
-use crate::analysis::compare::MetricPair;
+use crate::analysis::compare::{MetricPair, ModelComparison};
 use crate::analysis::{RunComparison, Summary};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How a metric of [`MetricPair`] is written.
@@ -52,17 +53,83 @@ fn signed(text: String) -> String {
     }
 }
 
+/// `x` with at least `decimals` decimals, and more (up to 6) when fewer would print a non-zero
+/// value as zero.
+fn nonzero_number(x: f64, decimals: usize) -> String {
+    let mut d = decimals;
+    while d < 6 && x != 0.0 && (x * 10f64.powi(d as i32)).round() == 0.0 {
+        d += 1;
+    }
+    number(x, d)
+}
+
+/// A difference of metric kind `k`, signed, never a non-zero difference written as zero.
+fn signed_amount(k: Kind, d: f64) -> String {
+    match k {
+        Kind::Share => {
+            let p = points(d);
+            if d != 0.0 && (p == "0.0 pp" || p == "-0.0 pp") {
+                format!("{} pp", signed(nonzero_number(d * 100.0, 1)))
+            } else {
+                p
+            }
+        }
+        Kind::Seconds => format!("{} s", signed(nonzero_number(d, 2))),
+        Kind::Tokens => signed(nonzero_number(d, 0)),
+        Kind::Count => signed(nonzero_number(d, 2)),
+    }
+}
+
+/// A size of metric kind `k` without a sign (a noise band is a distance, not a direction).
+fn unsigned_amount(k: Kind, d: f64) -> String {
+    let text = signed_amount(k, d.abs());
+    text.strip_prefix('+').map_or(text.clone(), str::to_string)
+}
+
 fn difference(k: Kind, p: &MetricPair) -> String {
     let (Some(a), Some(b)) = (p.a, p.b) else {
         return NOT_AVAILABLE.into();
     };
-    let d = b - a;
-    match k {
-        Kind::Share => points(d),
-        Kind::Seconds => format!("{} s", signed(number(d, 2))),
-        Kind::Tokens => signed(number(d, 0)),
-        Kind::Count => signed(number(d, 2)),
+    signed_amount(k, b - a)
+}
+
+/// The interval of a difference: `-0.12 to +0.40 s`.
+fn difference_interval(k: Kind, ci: Option<&Interval>) -> String {
+    let Some(i) = ci else {
+        return NOT_AVAILABLE.into();
+    };
+    if k == Kind::Share {
+        return ci_points(i);
     }
+    let bound = |x: f64| {
+        let t = signed_amount(k, x);
+        t.strip_suffix(" s").map_or(t.clone(), str::to_string)
+    };
+    let unit = if k == Kind::Seconds { " s" } else { "" };
+    format!("{} to {}{unit}", bound(i.low), bound(i.high))
+}
+
+/// The compared configurations in report order (`cap=4` before `cap=10`).
+fn ordered(c: &RunComparison) -> Vec<(&String, &BTreeMap<String, ModelComparison>)> {
+    let mut groups: Vec<_> = c.groups.iter().collect();
+    groups.sort_by_cached_key(|(k, _)| group_order(k));
+    groups
+}
+
+/// The settings that differ between the runs, as a list; or a line saying none does.
+fn settings_section(out: &mut String, c: &RunComparison) {
+    out.push_str("## What differs between A and B\n\n");
+    if c.setting_differences.is_empty() {
+        out.push_str("No setting in the manifests differs.\n\n");
+        return;
+    }
+    let mut t = MarkdownTable::new(["setting", "A", "B"]);
+    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
+    for d in &c.setting_differences {
+        t.row([format!("`{}`", d.setting), shown(&d.a), shown(&d.b)]);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
 }
 
 fn run_line(label: &str, dir: &str, s: &Summary) -> String {
@@ -99,25 +166,27 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
     out.push('\n');
     out.push_str(&run_line("B", dir_b, &c.summary_b));
     out.push_str("\n\n");
+    settings_section(&mut out, c);
+    let _ = writeln!(
+        out,
+        "Differences are B − A, over the tasks both runs graded (tasks only one run graded are left \
+         out, and counted), each with a paired bootstrap 95% interval ({} resamples, the same task \
+         resample applied to both runs). A difference is measurable when its interval excludes 0.\n",
+        number(c.resamples as f64, 0)
+    );
     if let Some(noise) = &c.noise_run {
         let _ = writeln!(
             out,
-            "Noise band: `{noise}`, a second run of A's configuration with another base seed. A difference \
-             B − A no larger than the run-to-run difference |A′ − A| of the same metric is marked \
-             \"not measurable\".\n"
+            "Noise band: `{noise}`, a second run of A's configuration with another base seed. A \
+             difference B − A no larger than the run-to-run difference |A′ − A| of the same metric \
+             is \"not measurable\" whatever its interval.\n"
         );
     }
-    let _ = writeln!(
-        out,
-        "Differences are B − A. The success-rate difference is over the tasks both runs graded, with \
-         a paired bootstrap 95% interval ({} resamples, the same task resample applied to both runs).\n",
-        number(c.resamples as f64, 0)
-    );
     if c.groups.values().all(|m| m.is_empty()) {
         out.push_str("The runs share no configuration and model.\n");
         return out;
     }
-    for (key, models) in &c.groups {
+    for (key, models) in ordered(c) {
         for (model, m) in models {
             let _ = writeln!(out, "## `{key}`: `{model}`\n");
             let notes = |s: &Summary| {
@@ -127,10 +196,11 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
                     .map_or(NOT_AVAILABLE.to_string(), |x| x.denominator_note.clone())
             };
             let with_noise = c.noise_run.is_some();
-            let mut header = vec!["metric", "A", "B", "B − A"];
+            let mut header = vec!["metric", "A", "B", "B − A", "95% CI"];
             if with_noise {
-                header.extend(["noise band (|A′ − A|)", "measurable?"]);
+                header.push("noise band (|A′ − A|)");
             }
+            header.push("measurable?");
             let mut t = MarkdownTable::new(header);
             t.numeric_after_first();
             t.row([
@@ -146,27 +216,28 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
                     value(k, p.a),
                     value(k, p.b),
                     difference(k, p),
+                    difference_interval(k, p.difference_ci95.as_ref()),
                 ];
                 if with_noise {
-                    let band = MetricPair {
-                        a: Some(0.0),
-                        b: p.noise_band,
-                        ..p.clone()
-                    };
                     cells.push(
                         p.noise_band
-                            .map_or(NOT_AVAILABLE.into(), |_| difference(k, &band)),
+                            .map_or(NOT_AVAILABLE.into(), |b| unsigned_amount(k, b)),
                     );
-                    cells.push(match p.measurable {
-                        Some(true) => "yes".into(),
-                        Some(false) => "not measurable".into(),
-                        None => NOT_AVAILABLE.into(),
-                    });
                 }
+                cells.push(match p.measurable {
+                    Some(true) => "yes".into(),
+                    Some(false) => "not measurable".into(),
+                    None => NOT_AVAILABLE.into(),
+                });
                 t.row(cells);
             }
             out.push_str(&t.render());
             out.push('\n');
+            let _ = writeln!(
+                out,
+                "Tasks compared: {} graded by both; left out: {} graded only in A, {} only in B.\n",
+                m.shared_tasks, m.tasks_only_in_a, m.tasks_only_in_b
+            );
             let _ = writeln!(
                 out,
                 "Success rate on the {} shared tasks: {}, 95% CI {}.\n",
@@ -267,7 +338,7 @@ pub fn terminal_table(c: &RunComparison) -> String {
     ]);
     t.numeric_after_first();
     t.align(1, super::markdown::Align::Left);
-    for (key, models) in &c.groups {
+    for (key, models) in ordered(c) {
         for (model, m) in models {
             let get = |name: &str, which: fn(&MetricPair) -> Option<f64>| {
                 m.metrics.iter().find(|p| p.metric == name).and_then(which)
@@ -285,7 +356,7 @@ pub fn terminal_table(c: &RunComparison) -> String {
         }
     }
     out.push_str(&t.render());
-    for key in c.groups.keys() {
+    for (key, _) in ordered(c) {
         let pair = |s: &Summary| s.groups.get(key).and_then(|g| g.comparison.clone());
         if let (Some(a), Some(b)) = (pair(&c.summary_a), pair(&c.summary_b)) {
             let _ = writeln!(
@@ -297,4 +368,22 @@ pub fn terminal_table(c: &RunComparison) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_nonzero_difference_prints_as_zero_and_bands_carry_no_sign() {
+        assert_eq!(signed_amount(Kind::Seconds, 0.001), "+0.001 s");
+        assert_eq!(signed_amount(Kind::Seconds, -0.0004), "-0.0004 s");
+        assert_eq!(signed_amount(Kind::Seconds, 0.0), "0.00 s");
+        assert_eq!(signed_amount(Kind::Seconds, 1.5), "+1.50 s");
+        assert_eq!(signed_amount(Kind::Tokens, 0.4), "+0.4");
+        assert_eq!(signed_amount(Kind::Share, 0.0002), "+0.02 pp");
+        assert_eq!(unsigned_amount(Kind::Seconds, 0.25), "0.25 s");
+        assert_eq!(unsigned_amount(Kind::Share, -0.07), "7.0 pp");
+        assert_eq!(unsigned_amount(Kind::Tokens, 12.0), "12");
+    }
 }

@@ -201,6 +201,7 @@ fn failure_mode_str(f: FailureMode) -> &'static str {
     match f {
         FailureMode::LoopCap => "loop_cap",
         FailureMode::NoUsableToolCall => "no_usable_tool_call",
+        FailureMode::ActionRequired => "action_required",
         FailureMode::WrongAction => "wrong_action",
         FailureMode::MissedEscalation => "missed_escalation",
         FailureMode::WrongAnswer => "wrong_answer",

@@ -182,6 +182,37 @@ pub fn group_models<'s>(
         .collect()
 }
 
+/// Sort key of a configuration key: its text with every run of digits compared as a number, so
+/// `store/cap=4` comes before `store/cap=10`.
+pub fn group_order(key: &str) -> Vec<(String, u64)> {
+    let mut parts = Vec::new();
+    let mut text = String::new();
+    let mut digits = String::new();
+    for ch in key.chars() {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+        } else {
+            if !digits.is_empty() {
+                parts.push((
+                    std::mem::take(&mut text),
+                    digits.parse().unwrap_or(u64::MAX),
+                ));
+                digits.clear();
+            }
+            text.push(ch);
+        }
+    }
+    parts.push((text, digits.parse().unwrap_or(0)));
+    parts
+}
+
+/// The configurations in report order: by [`group_order`] of their keys.
+pub fn ordered_groups(s: &Summary) -> Vec<(&String, &GroupSummary)> {
+    let mut groups: Vec<(&String, &GroupSummary)> = s.groups.iter().collect();
+    groups.sort_by_cached_key(|(k, _)| group_order(k));
+    groups
+}
+
 // ---------------------------------------------------------------------------------------------
 // Number formats shared by the report, the comparison and the terminal table
 
@@ -326,12 +357,20 @@ pub fn markdown(r: &Report) -> String {
             (chart_files::FOUR_STATE, "trajectory and answer"),
             (chart_files::FAILURE_BUCKETS, "failure modes"),
             (chart_files::GPU_UTILIZATION, "GPU utilization over the run"),
+            (
+                chart_files::FRONTIER_TOKENS,
+                "tokens per successful task against success, with the cheapest-per-success frontier",
+            ),
+            (
+                chart_files::FRONTIER_TIME,
+                "time per successful task against success, with the cheapest-per-success frontier",
+            ),
         ] {
             let _ = writeln!(out, "- [{what}]({CHARTS_DIR}/{file})");
         }
         out.push('\n');
     }
-    for (key, g) in &s.groups {
+    for (key, g) in ordered_groups(s) {
         group(&mut out, s, key, g);
     }
     budget_sweep(&mut out, s);
@@ -356,6 +395,9 @@ fn title(out: &mut String, r: &Report) {
              their verdicts are kept as recorded and were not re-graded.\n",
             s.imported_from.as_deref().unwrap_or("another harness")
         );
+        if let Some(note) = &r.manifest.source_regrade {
+            let _ = writeln!(out, "> **RE-GRADED AT THE SOURCE.** In {note}.\n");
+        }
     }
     let others: Vec<&String> = r
         .observations
@@ -505,6 +547,29 @@ fn setup(out: &mut String, r: &Report) {
 
 fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
     let models = group_models(s, g);
+    group_heading(out, key, g);
+    if models.is_empty() {
+        out.push_str("No conversations.\n\n");
+        return;
+    }
+    headline(out, s, g, &models);
+    by_category(out, s, &models);
+    pass_hat_k_tables(out, s, &models);
+    if let Some(c) = &g.comparison {
+        break_even(out, s, g, c);
+    }
+    model_ladder(out, s, g);
+    latency(out, s, &models);
+    context_growth(out, s, &models);
+    taxonomy(out, s, &models);
+    behaviour(out, s, &models);
+    quality(out, s, &models);
+    gpu(out, s, &models);
+    pipeline(out, s, &models);
+}
+
+/// The configuration's title, and what is special about it (toolless, call cap).
+fn group_heading(out: &mut String, key: &str, g: &GroupSummary) {
     let _ = writeln!(out, "## `{key}`\n");
     if g.mode == Mode::Toolless {
         out.push_str("Toolless baseline: one call per customer message, no tools.\n\n");
@@ -512,55 +577,82 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
     if let Some(cap) = g.call_cap {
         let _ = writeln!(out, "Call cap: {cap} model calls per turn.\n");
     }
-    if models.is_empty() {
-        out.push_str("No conversations.\n\n");
-        return;
-    }
-    let ci = g.comparison.as_ref().map(|c| &c.ci95);
-    let ci_of = |model: &str| -> Option<Interval> {
-        let c = g.comparison.as_ref()?;
-        if c.small == model {
-            c.ci95.success_rate_small
-        } else if c.large == model {
-            c.ci95.success_rate_large
-        } else {
-            None
-        }
-    };
+}
 
-    // Headline
-    let mut t = ModelTable::new(s, "", &models);
+/// A model's success-rate interval from the group's paired bootstrap, when it is in the pair.
+fn success_ci(g: &GroupSummary, model: &str) -> Option<Interval> {
+    let c = g.comparison.as_ref()?;
+    if c.small == model {
+        c.ci95.success_rate_small
+    } else if c.large == model {
+        c.ci95.success_rate_large
+    } else {
+        None
+    }
+}
+
+/// Some model ran its tasks a different number of times: the pooled success rate then weighs
+/// tasks by their trials and is no longer pass^1 (the mean over tasks).
+fn trials_differ(models: &[(&str, &ModelSummary)]) -> bool {
+    models
+        .iter()
+        .any(|(_, m)| m.most_trials_per_task != m.trials_per_task)
+}
+
+/// pass^k at the model's own k (its fewest trials of a task): `pass^3: 40.0%`.
+fn own_pass_hat_k(m: &ModelSummary) -> String {
+    let k = m.trials_per_task;
+    format!("pass^{k}: {}", opt(m.pass_hat_k.get(&k).copied(), percent))
+}
+
+/// The headline table: success (pooled, and pass^1 where they differ), pass^k at each model's k,
+/// tasks passing every trial, tokens and time per successful task.
+fn headline(out: &mut String, s: &Summary, g: &GroupSummary, models: &[(&str, &ModelSummary)]) {
+    let differ = trials_differ(models);
+    let mut t = ModelTable::new(s, "", models);
     t.row("Conversations graded", |m| m.denominator_note.clone());
-    t.row("Success rate (pass^1)", |m| {
+    let success = if differ {
+        "Success rate, pooled over conversations"
+    } else {
+        "Success rate (pass^1)"
+    };
+    t.row(success, |m| {
         format!(
             "{}{}",
             percent_with_n(m.passes as u64, m.outcomes.graded as u64),
             excluded(m)
         )
     });
-    if ci.is_some() {
+    if g.comparison.is_some() {
         let mut row = vec!["  95% CI, bootstrap over tasks".to_string()];
         row.extend(models.iter().map(|(name, _)| {
-            ci_of(name).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
+            success_ci(g, name).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
         }));
         t.table.row(row);
     }
-    let k = models
-        .iter()
-        .map(|(_, m)| m.trials_per_task)
-        .min()
-        .unwrap_or(0);
-    if k > 0 {
-        t.row(format!("All {k} runs succeed (pass^{k})"), |m| {
+    if differ {
+        t.row("pass^1, mean over tasks of each task's success", |m| {
             format!(
-                "{} ({}/{} tasks){}",
-                opt(m.pass_hat_k.get(&k).copied(), percent),
-                m.tasks_passing_every_trial,
-                m.tasks,
+                "{}{}",
+                opt(m.pass_hat_k.get(&1).copied(), percent),
                 excluded(m)
             )
         });
     }
+    t.row(
+        "All k trials of a task succeed (pass^k, k = the model's fewest trials)",
+        |m| format!("{}{}", own_pass_hat_k(m), excluded(m)),
+    );
+    t.row("Tasks passing every trial", |m| {
+        format!("{} of {} tasks", m.tasks_passing_every_trial, m.tasks)
+    });
+    headline_costs(&mut t, s, models);
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// The headline's behaviour, token and time rows.
+fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row("Model calls per conversation", |m| {
         opt(m.behaviour.model_calls_per_conversation, |x| number(x, 2))
     });
@@ -572,7 +664,7 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
     t.row("Identified customer first", |m| {
         format!("{}{}", rate(m.behaviour.identify_first), excluded(m))
     });
-    t.row("Tokens per conversation", |m| {
+    t.row("Tokens per conversation (agent calls; router apart)", |m| {
         opt(m.tokens.blended_per_conversation, tokens)
     });
     if models
@@ -584,11 +676,14 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
             |m| opt(m.tokens.thinking_per_conversation, tokens),
         );
     }
-    t.row("**Tokens per successful task**", |m| {
-        opt(m.tokens.blended_per_success, |x| {
-            format!("**{}**", tokens(x))
-        })
-    });
+    t.row(
+        "**Tokens per successful task** (agent calls; router apart)",
+        |m| {
+            opt(m.tokens.blended_per_success, |x| {
+                format!("**{}**", tokens(x))
+            })
+        },
+    );
     t.row(
         format!(
             "Tokens per successful task, re-sent prefix at {}",
@@ -605,102 +700,147 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
             _ => NOT_AVAILABLE.into(),
         }
     });
-    t.row("**Time per successful task**", |m| {
-        opt(m.latency.time_per_success_s, |x| {
-            format!("**{}**", seconds(x))
-        })
-    });
-    out.push_str(&t.render());
-    out.push('\n');
+    t.row(
+        "**Time per successful task** (graded conversations, final attempts)",
+        |m| {
+            opt(m.latency.time_per_success_s, |x| {
+                format!("**{}**", seconds(x))
+            })
+        },
+    );
+    t.row(
+        "Time per successful task, every attempt (retries and fault-ended conversations included)",
+        |m| opt(m.latency.time_per_success_all_attempts_s, seconds),
+    );
+}
 
-    // By category
+/// Success by task category, each rate with its own denominator note when something was excluded.
+fn by_category(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     let cats: BTreeSet<&String> = models
         .iter()
         .flat_map(|(_, m)| m.by_category.keys())
         .collect();
-    if !cats.is_empty() {
-        out.push_str("### By category\n\n");
-        let mut t = ModelTable::new(s, "category", &models);
-        for c in cats {
-            t.row(c.clone(), |m| {
-                m.by_category.get(c).map_or_else(
-                    || NOT_AVAILABLE.into(),
-                    |x| percent_with_n(x.passes as u64, x.conversations as u64),
-                )
-            });
-        }
-        out.push_str(&t.render());
-        out.push('\n');
+    if cats.is_empty() {
+        return;
     }
+    out.push_str("### By category\n\n");
+    out.push_str(
+        "Success rate (passes / graded conversations), with its 95% interval in brackets: \
+         bootstrap over the category's tasks.\n\n",
+    );
+    let mut t = ModelTable::new(s, "category", models);
+    for c in cats {
+        t.row(c.clone(), |m| {
+            m.by_category.get(c).map_or_else(
+                || NOT_AVAILABLE.into(),
+                |x| {
+                    let note = if x.outcomes.graded == x.outcomes.total {
+                        String::new()
+                    } else {
+                        format!(" ({})", x.denominator_note)
+                    };
+                    format!(
+                        "{} {}{note}",
+                        percent_with_n(x.passes as u64, x.conversations as u64),
+                        bracketed_ci(x.ci95)
+                    )
+                },
+            )
+        });
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+}
 
-    // pass^k
+/// A share's interval in brackets, `[27%–55%]`; empty when there is none.
+fn bracketed_ci(ci: Option<Interval>) -> String {
+    ci.map_or(String::new(), |i| {
+        format!("[{}]", ci_percent(i.low, i.high))
+    })
+}
+
+/// pass^k for every k, with and without text-call recovery.
+fn pass_hat_k_tables(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     let kmax = models
         .iter()
         .map(|(_, m)| m.trials_per_task)
         .max()
         .unwrap_or(0);
-    if kmax > 0 {
-        out.push_str("### pass^k\n\n");
+    if kmax == 0 {
+        return;
+    }
+    out.push_str("### pass^k\n\n");
+    out.push_str(
+        "Chance that k trials of a task all succeed (unbiased estimator, averaged over tasks), with \
+         its 95% interval in brackets: bootstrap over the model's tasks.\n\n",
+    );
+    let mut t = ModelTable::new(s, "k", models);
+    for k in 1..=kmax {
+        t.row(k.to_string(), |m| {
+            format!(
+                "{} {}{}",
+                opt(m.pass_hat_k.get(&k).copied(), percent),
+                bracketed_ci(m.pass_hat_k_ci95.get(&k).copied()),
+                excluded(m)
+            )
+        });
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    if models
+        .iter()
+        .any(|(_, m)| m.pass_hat_k_native_only != m.pass_hat_k)
+    {
         out.push_str(
-            "Chance that k trials of a task all succeed (unbiased estimator, averaged over tasks).\n\n",
+            "Without text-call recovery (a pass counts only if none of its accepted tool calls \
+             was recovered from the reply text):\n\n",
         );
-        let mut t = ModelTable::new(s, "k", &models);
+        let mut t = ModelTable::new(s, "k", models);
         for k in 1..=kmax {
             t.row(k.to_string(), |m| {
-                format!(
-                    "{}{}",
-                    opt(m.pass_hat_k.get(&k).copied(), percent),
-                    excluded(m)
-                )
+                opt(m.pass_hat_k_native_only.get(&k).copied(), percent)
             });
         }
         out.push_str(&t.render());
         out.push('\n');
-        if models
-            .iter()
-            .any(|(_, m)| m.pass_hat_k_native_only != m.pass_hat_k)
-        {
-            out.push_str(
-                "Without text-call recovery (a pass counts only if none of its accepted tool calls \
-                 was recovered from the reply text):\n\n",
-            );
-            let mut t = ModelTable::new(s, "k", &models);
-            for k in 1..=kmax {
-                t.row(k.to_string(), |m| {
-                    opt(m.pass_hat_k_native_only.get(&k).copied(), percent)
-                });
-            }
-            out.push_str(&t.render());
-            out.push('\n');
-        }
     }
-
-    if let Some(c) = &g.comparison {
-        break_even(out, s, c);
-    }
-    latency(out, s, &models);
-    context_growth(out, s, &models);
-    taxonomy(out, s, &models);
-    behaviour(out, s, &models);
-    quality(out, s, &models);
-    gpu(out, s, &models);
-    pipeline(out, s, &models);
 }
 
-fn break_even(out: &mut String, s: &Summary, c: &crate::analysis::Comparison) {
+/// The denominators of a small-vs-large figure: `` `a`: n = 118 of 120; 2 transport; `b`: n = 120 ``.
+fn pair_note(g: &GroupSummary, c: &crate::analysis::Comparison) -> String {
+    let note = |m: &str| {
+        g.models
+            .get(m)
+            .map_or(NOT_AVAILABLE.to_string(), |x| x.denominator_note.clone())
+    };
+    format!(
+        "`{}`: {}; `{}`: {}",
+        c.small,
+        note(&c.small),
+        c.large,
+        note(&c.large)
+    )
+}
+
+fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analysis::Comparison) {
     let ci = &c.ci95;
+    let notes = pair_note(g, c);
     out.push_str("### Break-even\n\n");
     let _ = writeln!(
         out,
         "How many times cheaper per token `{}` must be than `{}` to cost the same per successful \
-         task (tokens per successful task, small / large). Paired bootstrap over {} tasks, {} \
-         resamples (seed {}); the ratio is defined in {} of them.\n",
+         task (tokens per successful task, small / large; {notes}). Paired bootstrap over {} \
+         tasks, {} resamples (seed {}): both models passed in {}; `{}` never passed in {} (an \
+         infinite ratio, kept in the interval); neither passed in {} (no ratio, left out).\n",
         c.small,
         c.large,
         ci.tasks,
         number(ci.resamples as f64, 0),
         ci.seed,
-        number(ci.resamples_with_defined_break_even as f64, 0)
+        number(ci.resamples_with_defined_break_even as f64, 0),
+        c.small,
+        number(ci.resamples_with_infinite_break_even as f64, 0),
+        number(ci.resamples_without_break_even as f64, 0)
     );
     let mut t = MarkdownTable::new(["break-even", "ratio", "95% CI"]);
     t.numeric_after_first();
@@ -740,12 +880,77 @@ fn break_even(out: &mut String, s: &Summary, c: &crate::analysis::Comparison) {
     out.push('\n');
     let _ = writeln!(
         out,
-        "Success-rate gap (large minus small): {}, 95% CI {}.\n",
+        "Success-rate gap (large minus small): {}, 95% CI {} ({notes}).\n",
         opt(c.success_rate_difference, points),
         ci.success_rate_difference
             .as_ref()
             .map_or(NOT_AVAILABLE.into(), ci_points)
     );
+}
+
+/// Every model against the reference model: success gap and break-even, each with its paired
+/// bootstrap interval, and whether the model is on the cheapest-per-success frontier.
+fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
+    let Some(reference) = s.reference_model.as_ref().filter(|_| !g.ladder.is_empty()) else {
+        return;
+    };
+    let costs: Vec<(&str, f64, f64)> = g
+        .models
+        .iter()
+        .filter_map(|(m, x)| Some((m.as_str(), x.success_rate?, x.tokens.blended_per_success?)))
+        .collect();
+    let front = crate::analysis::cost::frontier(&costs);
+    let _ = writeln!(
+        out,
+        "### Model ladder: every model against `{reference}`\n\n\
+         Success gap = `{reference}` minus the model; break-even = the model's tokens per \
+         successful task / `{reference}`'s (how many times cheaper per token it must be); each with \
+         its paired bootstrap 95% interval over the tasks both ran. Frontier: no other model has \
+         at least the same success for fewer tokens per success.\n"
+    );
+    let mut t = MarkdownTable::new([
+        "model",
+        "success (n)",
+        "success gap [95% CI]",
+        "break-even [95% CI]",
+        "tokens per success",
+        "frontier",
+    ]);
+    t.numeric_after_first();
+    for (name, m) in group_models(s, g) {
+        let on = if front.contains(&name) { "yes" } else { "" };
+        let base = [percent_with_n(m.passes as u64, m.outcomes.graded as u64) + &excluded(m)];
+        let pair = g.ladder.get(name).map_or_else(
+            || ["(reference)".to_string(), String::new()],
+            |c| {
+                [
+                    format!(
+                        "{} [{}]",
+                        opt(c.success_rate_difference, points),
+                        c.ci95
+                            .success_rate_difference
+                            .as_ref()
+                            .map_or(NOT_AVAILABLE.into(), ci_points)
+                    ),
+                    format!(
+                        "{} [{}]",
+                        opt(c.break_even, ratio),
+                        c.ci95
+                            .break_even
+                            .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high))
+                    ),
+                ]
+            },
+        );
+        let mut row = vec![format!("`{name}`")];
+        row.extend(base);
+        row.extend(pair);
+        row.push(opt(m.tokens.blended_per_success, tokens));
+        row.push(on.to_string());
+        t.row(row);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
 }
 
 fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
@@ -861,23 +1066,12 @@ fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row("Protocol failure (excluded)", |m| {
         number(m.outcomes.protocol_fail as f64, 0)
     });
-    t.row("Model calls", |m| number(m.calls.calls as f64, 0));
-    t.row("Calls ok", |m| number(m.calls.ok as f64, 0));
-    t.row("Calls failed: transport", |m| {
-        number(m.calls.transport as f64, 0)
-    });
-    t.row("Calls failed: protocol", |m| {
-        number(m.calls.protocol as f64, 0)
-    });
-    t.row("Retries (attempts beyond the first)", |m| {
-        number(m.calls.retries as f64, 0)
-    });
-    t.row("Truncated replies (hit num_predict)", |m| {
-        number(m.calls.truncated as f64, 0)
-    });
-    t.row("Context overflow", |m| {
-        number(m.calls.context_overflow as f64, 0)
-    });
+    call_bucket_rows(&mut t, "Agent model calls", |m| Some(&m.calls));
+    if models.iter().any(|(_, m)| m.router_calls.is_some()) {
+        call_bucket_rows(&mut t, "Router calls in front (apart)", |m| {
+            m.router_calls.as_ref()
+        });
+    }
     out.push_str(&t.render());
     out.push('\n');
     out.push_str("Failure modes of failed conversations:\n\n");
@@ -895,6 +1089,29 @@ fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     });
     out.push_str(&t.render());
     out.push('\n');
+}
+
+/// The rows of one set of call buckets, each label prefixed by `what`.
+fn call_bucket_rows(
+    t: &mut ModelTable,
+    what: &str,
+    of: impl Fn(&ModelSummary) -> Option<&crate::analysis::taxonomy::CallBuckets>,
+) {
+    type Field = fn(&crate::analysis::taxonomy::CallBuckets) -> usize;
+    let rows: [(&str, Field); 7] = [
+        ("", |b| b.calls),
+        (": ok", |b| b.ok),
+        (": failed, transport", |b| b.transport),
+        (": failed, protocol", |b| b.protocol),
+        (": retries (attempts beyond the first)", |b| b.retries),
+        (": truncated replies (hit num_predict)", |b| b.truncated),
+        (": context overflow", |b| b.context_overflow),
+    ];
+    for (label, field) in rows {
+        t.row(format!("{what}{label}"), |m| {
+            of(m).map_or(NOT_AVAILABLE.into(), |b| number(field(b) as f64, 0))
+        });
+    }
 }
 
 fn keyed(by_key: &BTreeMap<String, usize>) -> String {
@@ -1026,10 +1243,20 @@ fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     }
     let mut t = ModelTable::new(s, "", models);
     let g = |m: &ModelSummary| m.gpu.clone();
+    let of_calls = |n: usize, x: &crate::analysis::gpu::GpuSummary| {
+        format!(
+            "{} of {} calls",
+            number(n as f64, 0),
+            number(x.calls as f64, 0)
+        )
+    };
     t.row("Calls with GPU samples", |m| {
         g(m).map_or("no GPU telemetry".into(), |x| {
-            number(x.calls_with_samples as f64, 0)
+            of_calls(x.calls_with_samples, &x)
         })
+    });
+    t.row("Calls with an energy reading", |m| {
+        g(m).map_or(NOT_AVAILABLE.into(), |x| of_calls(x.calls_with_energy, &x))
     });
     t.row("Utilization, mean / max", |m| {
         g(m).map_or(NOT_AVAILABLE.into(), |x| {
@@ -1088,11 +1315,14 @@ fn pipeline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row("Router latency per call", |m| {
         opt(p(m).and_then(|x| x.router_latency_per_call_s), seconds)
     });
-    t.row("**Pipeline tokens per successful task**", |m| {
-        opt(p(m).and_then(|x| x.blended_tokens_per_success), |v| {
-            format!("**{}**", tokens(v))
-        })
-    });
+    t.row(
+        "**Pipeline tokens per successful task** (router included)",
+        |m| {
+            opt(p(m).and_then(|x| x.blended_tokens_per_success), |v| {
+                format!("**{}**", tokens(v))
+            })
+        },
+    );
     t.row("**Pipeline time per successful task**", |m| {
         opt(p(m).and_then(|x| x.time_per_success_s), |v| {
             format!("**{}**", seconds(v))
@@ -1184,6 +1414,26 @@ fn budget_sweep(out: &mut String, s: &Summary) {
     }
 }
 
+/// How many router calls a model made: `messages x runs = calls` when every message ran equally
+/// often (the product is computed, never assumed), else the messages and calls apart.
+fn router_count_text(model: &str, r: &crate::analysis::router::RouterSummary) -> String {
+    let recorded = r.outcomes.total;
+    let note = r.outcomes.denominator_note();
+    if r.messages > 0 && recorded.is_multiple_of(r.messages) {
+        let runs = recorded / r.messages;
+        format!(
+            "`{model}`: {} messages x {runs} runs = {} calls ({note})",
+            r.messages,
+            r.messages * runs
+        )
+    } else {
+        format!(
+            "`{model}`: {} calls over {} messages ({note})",
+            recorded, r.messages
+        )
+    }
+}
+
 fn router(out: &mut String, s: &Summary) {
     if s.router.is_empty() {
         return;
@@ -1196,15 +1446,7 @@ fn router(out: &mut String, s: &Summary) {
         .collect();
     let counts: Vec<String> = models
         .iter()
-        .map(|(m, r)| {
-            format!(
-                "`{m}`: {} messages x {} runs = {} calls ({})",
-                r.messages,
-                r.runs_per_message,
-                r.calls,
-                r.outcomes.denominator_note()
-            )
-        })
+        .map(|(m, r)| router_count_text(m, r))
         .collect();
     let _ = writeln!(out, "{}.\n", counts.join("; "));
     let rc = s.router_comparison.as_ref();
@@ -1361,17 +1603,12 @@ fn warnings(out: &mut String, r: &Report) {
 /// The short table `passk report` prints on stdout: the headline figures of every configuration.
 pub fn terminal_table(s: &Summary) -> String {
     let mut out = String::new();
-    for (key, g) in &s.groups {
+    for (key, g) in ordered_groups(s) {
         let models = group_models(s, g);
         if models.is_empty() {
             continue;
         }
         let _ = writeln!(out, "{key}");
-        let k = models
-            .iter()
-            .map(|(_, m)| m.trials_per_task)
-            .min()
-            .unwrap_or(0);
         let mut t = ModelTable::new(s, "", &models);
         t.row("Success", |m| {
             format!(
@@ -1380,15 +1617,14 @@ pub fn terminal_table(s: &Summary) -> String {
                 excluded(m)
             )
         });
-        if k > 0 {
-            t.row(format!("pass^{k}"), |m| {
-                opt(m.pass_hat_k.get(&k).copied(), percent)
-            });
-        }
-        t.row("Tokens per successful task", |m| {
+        t.row("pass^k at the model's k", own_pass_hat_k);
+        t.row("Tasks passing every trial", |m| {
+            format!("{} of {}", m.tasks_passing_every_trial, m.tasks)
+        });
+        t.row("Tokens per successful task (agent calls)", |m| {
             opt(m.tokens.blended_per_success, tokens)
         });
-        t.row("Time per successful task", |m| {
+        t.row("Time per successful task (final attempts)", |m| {
             opt(m.latency.time_per_success_s, seconds)
         });
         out.push_str(&t.render());
@@ -1455,6 +1691,116 @@ mod tests {
         assert_eq!(opt(None, percent), "n/a");
     }
 
+    /// The line of `md` that starts with `| label`.
+    fn line<'m>(md: &'m str, label: &str) -> &'m str {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| {label}")))
+            .unwrap_or_else(|| panic!("no row {label}: {md}"))
+    }
+
+    #[test]
+    fn headline_gives_each_model_its_own_k_and_every_rate_its_denominator() {
+        let manifest = Manifest {
+            run_id: "r".into(),
+            ..Manifest::default()
+        };
+        let mut recs = Vec::new();
+        // a: T1 three trials (2 pass), T2 one trial: k = 1 for a alone.
+        for passed in [true, true, false] {
+            recs.push(conv("a", "T1", 8, passed));
+        }
+        recs.push(conv("a", "T2", 8, true));
+        recs[0].calls[0].gpu = Some(crate::runner::record::GpuWindow {
+            samples: 2,
+            util_mean: Some(50.0),
+            ..Default::default()
+        });
+        // b: three trials of each, one ended by the transport.
+        for task in ["T1", "T2"] {
+            for _ in 0..3 {
+                recs.push(conv("b", task, 8, true));
+            }
+        }
+        recs.last_mut().unwrap().outcome = crate::runner::record::Outcome::TransportFail;
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        let r = Report::new(&manifest, &s, &recs, &[], vec![]);
+        let md = markdown(&r);
+        let all_k = line(&md, "All k trials");
+        assert!(
+            all_k.contains("pass^1: 83.3%") && all_k.contains("pass^2: 100.0%"),
+            "{all_k}"
+        );
+        let every = line(&md, "Tasks passing every trial");
+        assert!(every.contains("1 of 2 tasks") && every.contains("2 of 2 tasks"));
+        // Pooled success (3/4) and pass^1 (mean of 2/3 and 1) differ for a: labelled apart.
+        assert!(line(&md, "Success rate, pooled").contains("75.0% (3/4)"));
+        assert!(line(&md, "pass^1, mean over tasks").contains("83.3%"));
+        let note = "n = 5 of 6; 1 transport";
+        assert!(line(&md, "lookup").contains(note), "{md}");
+        let gap = md
+            .lines()
+            .find(|l| l.starts_with("Success-rate gap"))
+            .unwrap();
+        assert!(gap.contains(&format!("`b`: {note}")), "{gap}");
+        let be = md
+            .lines()
+            .find(|l| l.starts_with("How many times"))
+            .unwrap();
+        assert!(be.contains(&format!("`b`: {note}")), "{be}");
+        assert!(line(&md, "Calls with GPU samples").contains("1 of 4 calls"));
+        // pass^k and category rates carry their bootstrap intervals.
+        assert!(line(&md, "lookup").contains("75.0% (3/4) ["), "{md}");
+        assert!(line(&md, "1 ").contains("83.3% ["), "{md}");
+        let chart = crate::report::svg::line_chart(&crate::report::charts::pass_k(&r));
+        assert!(
+            chart.matches("opacity=\"0.8\"").count() >= 2,
+            "error bars: {chart}"
+        );
+    }
+
+    #[test]
+    fn the_ladder_and_the_frontier_are_reported() {
+        let (manifest, recs) = crate::analysis::fixtures::ladder_run();
+        let opts = AnalysisOptions {
+            resamples: 50,
+            ..AnalysisOptions::default()
+        };
+        let s = summarize(&manifest, &recs, &[], &opts);
+        let r = Report::new(&manifest, &s, &recs, &[], vec![]);
+        let md = markdown(&r);
+        assert!(
+            md.contains("### Model ladder: every model against `m:14b`"),
+            "{md}"
+        );
+        assert!(line(&md, "`m:1b`").contains("+33.3 pp ["), "{md}");
+        assert!(line(&md, "`m:14b`").contains("(reference)"), "{md}");
+        let chart = crate::report::svg::line_chart(&crate::report::charts::frontier_chart(
+            &r,
+            "t",
+            "y",
+            |m| m.tokens.blended_per_success,
+        ));
+        assert!(
+            chart.contains("cheapest-per-success frontier: m:3b"),
+            "{chart}"
+        );
+    }
+
+    #[test]
+    fn router_counts_multiply_out() {
+        let mut r = crate::analysis::router::RouterSummary {
+            messages: 100,
+            ..Default::default()
+        };
+        r.outcomes.total = 300;
+        r.outcomes.graded = 298;
+        r.outcomes.transport_fail = 2;
+        let text = router_count_text("m", &r);
+        assert!(text.contains("100 messages x 3 runs = 300 calls"), "{text}");
+        r.outcomes.total = 299;
+        assert!(router_count_text("m", &r).contains("299 calls over 100 messages"));
+    }
+
     #[test]
     fn budget_sweep_and_primary_group() {
         let manifest = Manifest {
@@ -1481,6 +1827,15 @@ mod tests {
         let md = markdown(&r);
         assert!(md.contains("## `store/cap=10`"), "{md}");
         assert!(md.contains("## `store/cap=4`"), "{md}");
+        assert!(
+            md.find("## `store/cap=4`") < md.find("## `store/cap=10`"),
+            "groups in numeric order"
+        );
+        let table = terminal_table(&s);
+        assert!(
+            table.find("store/cap=4") < table.find("store/cap=10"),
+            "{table}"
+        );
         assert!(md.contains("## Budget sweep: `store`"), "{md}");
         let sweep = &md[md.find("## Budget sweep").expect("sweep")..];
         assert!(

@@ -3,7 +3,8 @@
 //!
 //! Values come in already computed (from the analysis stage); these helpers only format them, always
 //! with fixed digits, so that the same numbers give the same bytes. A value that is not finite formats
-//! as `n/a`, never as `NaN` or `inf`.
+//! as `n/a`, never as `NaN` or `inf`; the one exception is an infinite upper bound of a ratio's
+//! interval, written `∞`.
 
 /// Text written for a value that is missing or not finite.
 pub const NOT_AVAILABLE: &str = "n/a";
@@ -185,12 +186,20 @@ pub fn ci_percent(low: f64, high: f64) -> String {
     format!("{}%–{}%", fixed(low * 100.0, 0), fixed(high * 100.0, 0))
 }
 
-/// A confidence interval of a ratio: `(1.2, 1.85)` -> `1.20x–1.85x`.
+/// A confidence interval of a ratio: `(1.2, 1.85)` -> `1.20x–1.85x`; an infinite bound (resamples
+/// in which the denominator model never passed) is `∞`: `1.20x–∞`.
 pub fn ci_ratio(low: f64, high: f64) -> String {
-    if !low.is_finite() || !high.is_finite() {
+    let bound = |x: f64| {
+        if x == f64::INFINITY {
+            "∞".to_string()
+        } else {
+            ratio(x)
+        }
+    };
+    if low.is_nan() || high.is_nan() || low == f64::NEG_INFINITY {
         return NOT_AVAILABLE.into();
     }
-    format!("{}–{}", ratio(low), ratio(high))
+    format!("{}–{}", bound(low), bound(high))
 }
 
 /// A ratio with two decimals: `1.4712` -> `1.47x`.
@@ -339,6 +348,7 @@ mod tests {
         assert_eq!(ci_percent(-0.0001, 0.1), "0%–10%");
         assert_eq!(ci_ratio(1.2, 1.854), "1.20x–1.85x");
         assert_eq!(ci_ratio(f64::NAN, 1.0), "n/a");
+        assert_eq!(ci_ratio(1.2, f64::INFINITY), "1.20x–∞");
     }
 
     #[test]

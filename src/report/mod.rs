@@ -59,6 +59,11 @@ pub mod chart_files {
     pub const FAILURE_BUCKETS: &str = "failure_buckets.svg";
     /// GPU utilization over the run, with the model loaded shaded.
     pub const GPU_UTILIZATION: &str = "gpu_utilization.svg";
+    /// Tokens per successful task against success rate, one point per model, the
+    /// cheapest-per-success frontier drawn through the models on it.
+    pub const FRONTIER_TOKENS: &str = "frontier_tokens.svg";
+    /// The same with time per successful task.
+    pub const FRONTIER_TIME: &str = "frontier_time.svg";
 }
 
 /// One output format: formats a finished report of type `R` into bytes.

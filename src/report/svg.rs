@@ -67,6 +67,8 @@ pub struct Series {
     pub name: String,
     /// Points; a point with a non-finite coordinate breaks the line there.
     pub points: Vec<(f64, f64)>,
+    /// Confidence intervals `(x, low, high)` drawn as error bars in the series colour.
+    pub intervals: Vec<(f64, f64, f64)>,
 }
 
 impl Series {
@@ -75,7 +77,14 @@ impl Series {
         Series {
             name: name.into(),
             points,
+            intervals: Vec::new(),
         }
+    }
+
+    /// The same series with error bars `(x, low, high)`.
+    pub fn with_intervals(mut self, intervals: Vec<(f64, f64, f64)>) -> Series {
+        self.intervals = intervals;
+        self
     }
 }
 
@@ -310,6 +319,13 @@ pub fn line_chart(chart: &LineChart) -> String {
     let xs: Vec<f64> = finite.iter().map(|p| p.0).collect();
     let mut ys: Vec<f64> = finite.iter().map(|p| p.1).collect();
     ys.extend(chart.references.iter().map(|r| r.value));
+    ys.extend(
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.intervals.iter().flat_map(|i| [i.1, i.2]))
+            .filter(|v| v.is_finite()),
+    );
     let x_axis = Axis::new(&xs, chart.x_range, chart.integer_x, false);
     let y_axis = Axis::new(&ys, chart.y_range, false, false);
     let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
@@ -350,6 +366,24 @@ pub fn line_chart(chart: &LineChart) -> String {
                     r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="2" stroke-linejoin="round"/>"#
                 ));
             }
+        }
+        // Error bars, nudged apart so that series at the same x do not hide each other.
+        let nudge = (i as f64 - (chart.series.len() as f64 - 1.0) / 2.0) * 5.0;
+        for &(x, lo, hi) in s
+            .intervals
+            .iter()
+            .filter(|(x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
+        {
+            let (ya, yb) = ordered(sy.at(lo), sy.at(hi));
+            let cx = sx.at(x) + nudge;
+            c.push(format!(
+                r#"<path d="M{a} {ya} L{a} {yb} M{l} {ya} L{r} {ya} M{l} {yb} L{r} {yb}" stroke="{color}" stroke-width="1.2" fill="none" opacity="0.8"/>"#,
+                a = n(cx),
+                l = n(cx - 3.0),
+                r = n(cx + 3.0),
+                ya = n(ya),
+                yb = n(yb),
+            ));
         }
         if chart.marks != Marks::Lines {
             for &(x, y) in s

@@ -336,6 +336,7 @@ impl Player<'_> {
                     tool_events: &t.events,
                     hit_call_cap: status == Status::LoopCap,
                     model_calls,
+                    toolless: t.toolless,
                 };
                 let verdict = t.domain.grade(task, &evidence);
                 let outcome = if verdict.passed {

@@ -574,6 +574,10 @@ pub struct Manifest {
     /// For imported runs: where the records came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported_from: Option<String>,
+    /// For imported runs whose source folder has a `regrade.md`: what it says about the
+    /// published figures' verdicts (the import keeps the verdicts as recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_regrade: Option<String>,
     /// Documented example values of the tool schemas shown (for counting example-copy calls).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub example_values: Vec<String>,

@@ -73,6 +73,9 @@ pub struct Evidence<'a> {
     pub hit_call_cap: bool,
     /// Model calls made, per played turn.
     pub model_calls: u32,
+    /// The conversation was the toolless baseline (no tools offered): graded on its answers, and
+    /// an action the task requires fails as `action_required`.
+    pub toolless: bool,
 }
 
 /// SHA-256 digests (hex) of a suite's parts that may change without touching the graders.

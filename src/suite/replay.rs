@@ -28,6 +28,7 @@ impl Played {
             tool_events: &self.events,
             hit_call_cap: false,
             model_calls: self.model_calls,
+            toolless: false,
         }
     }
 }

@@ -77,7 +77,7 @@ pub fn grade(
         }
     }
     f.forbid(&normalize(&joined), &exp.forbidden);
-    let mut v = f.into_verdict();
+    let mut v = f.for_mode(ev.toolless).into_verdict();
     v.trajectory_correct = Some(trajectory_correct(&task.gold, ev.tool_events, &key_args));
     v.control = ControlFlags {
         unknown_verb: Some(unknown_verb(ev.tool_events, &STORE_TOOL_NAMES)),

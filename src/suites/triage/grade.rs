@@ -142,7 +142,7 @@ pub fn grade(exp: &TicketExpect, ticket: &Ticket, task: &Task, ev: &Evidence<'_>
         .collect::<Vec<_>>()
         .join("\n");
     f.forbid(&normalize(&said), &exp.forbidden);
-    let mut v = f.into_verdict();
+    let mut v = f.for_mode(ev.toolless).into_verdict();
     v.trajectory_correct = Some(trajectory_correct(&task.gold, ev.tool_events, &key_args));
     v.control = control_flags(ticket, task, ev);
     v

@@ -1,11 +1,12 @@
-//! Errors of the analysis stage: reading a run directory, and refusing a comparison.
+//! Errors of reading, importing and comparing runs, shared by `analysis` (run directories,
+//! compare) and `import` (the reference's JSONL): each names the file (and line) to look at.
 
 use std::path::PathBuf;
 
-/// Why a run could not be read or compared.
+/// Why a run could not be read, imported or compared.
 #[derive(Debug, thiserror::Error)]
-pub enum AnalysisError {
-    /// A file of the run directory could not be read.
+pub enum RecordsError {
+    /// A file could not be read.
     #[error("reading {path}: {source}")]
     Io {
         /// The file.
@@ -23,6 +24,16 @@ pub enum AnalysisError {
         /// What serde said.
         message: String,
     },
+    /// A line lacks a field passk cannot do without.
+    #[error("{path}:{line}: missing field `{field}`")]
+    Missing {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The field.
+        field: &'static str,
+    },
     /// The two runs were graded by different graders and the caller did not allow it.
     #[error(
         "the runs were graded by different graders ({a} vs {b}); pass --allow-different-graders to compare anyway"
@@ -32,5 +43,13 @@ pub enum AnalysisError {
         a: String,
         /// Grader digest of the second run.
         b: String,
+    },
+    /// The noise run is not a second run of run A's configuration.
+    #[error(
+        "the noise run must repeat run A's configuration with another base seed, but it also differs in: {settings}"
+    )]
+    NoiseRunDiffers {
+        /// The settings that differ, comma-separated.
+        settings: String,
     },
 }

@@ -1,0 +1,213 @@
+//! Paired task bootstrap of the difference B − A of each compared metric (`passk compare`): the
+//! same resample of the shared tasks is applied to both runs, each resampled task bringing all its
+//! graded trials, and every metric is recomputed on each side. A difference is "measurable" when
+//! its 95% interval excludes zero (and, with a noise run, when it also exceeds the run-to-run band;
+//! see `compare`). The false-positive rate of that rule is measured by `benches/measurable_rule.rs`.
+
+use super::bootstrap::{Interval, ci95, for_each_resample};
+use super::cost::{CACHE_DISCOUNT, blended_calls, cached_calls};
+use super::latency::percentile;
+use super::passk::pass_hat_k_task;
+use crate::runner::record::ConversationRecord;
+use std::collections::BTreeMap;
+
+/// One task's graded trials of one model, summed: what every compared metric is built from.
+#[derive(Debug, Clone, Default)]
+pub struct TaskSums {
+    trials: f64,
+    passes: f64,
+    model_calls: f64,
+    rejected: f64,
+    identify_hits: f64,
+    identify_of: f64,
+    blended: f64,
+    cached: f64,
+    call_latency: f64,
+    calls_with_latency: f64,
+    conversation_latency: Vec<f64>,
+}
+
+impl TaskSums {
+    /// Adds one graded conversation.
+    pub fn add(&mut self, c: &ConversationRecord, w: f64) {
+        self.trials += 1.0;
+        self.passes += f64::from(u8::from(c.verdict.passed));
+        self.model_calls += c.orchestrator_calls().count() as f64;
+        self.rejected += c.tool_events.iter().filter(|e| !e.ok).count() as f64;
+        if let Some(hit) = super::behaviour::identified_first(&c.tool_events) {
+            self.identify_of += 1.0;
+            self.identify_hits += f64::from(u8::from(hit));
+        }
+        self.blended += blended_calls(c.orchestrator_calls(), w);
+        self.cached += cached_calls(c.orchestrator_calls(), w, CACHE_DISCOUNT);
+        let lats: Vec<f64> = c
+            .orchestrator_calls()
+            .filter_map(|x| x.latency_s())
+            .collect();
+        if !lats.is_empty() {
+            self.call_latency += lats.iter().sum::<f64>();
+            self.calls_with_latency += lats.len() as f64;
+            self.conversation_latency.push(lats.iter().sum());
+        }
+    }
+
+    fn absorb(&mut self, x: &TaskSums) {
+        self.trials += x.trials;
+        self.passes += x.passes;
+        self.model_calls += x.model_calls;
+        self.rejected += x.rejected;
+        self.identify_hits += x.identify_hits;
+        self.identify_of += x.identify_of;
+        self.blended += x.blended;
+        self.cached += x.cached;
+        self.call_latency += x.call_latency;
+        self.calls_with_latency += x.calls_with_latency;
+        self.conversation_latency
+            .extend_from_slice(&x.conversation_latency);
+    }
+}
+
+/// A set of tasks (with repeats, in a resample) summed, plus the per-task means.
+struct Pooled {
+    sums: TaskSums,
+    /// Mean over the tasks of pass^k at the compared k.
+    pass_hat_k: Option<f64>,
+    /// Mean over the tasks of the share of trials disagreeing with the majority.
+    noise: Option<f64>,
+}
+
+fn pool<'a>(tasks: impl Iterator<Item = &'a TaskSums>, k: usize) -> Pooled {
+    let mut sums = TaskSums::default();
+    let (mut n, mut phk, mut noise) = (0.0, 0.0, 0.0);
+    for t in tasks {
+        sums.absorb(t);
+        n += 1.0;
+        let (trials, passes) = (t.trials as usize, t.passes as usize);
+        phk += pass_hat_k_task(trials, passes, k).unwrap_or(0.0);
+        if trials > 0 {
+            noise += passes.min(trials - passes) as f64 / trials as f64;
+        }
+    }
+    Pooled {
+        sums,
+        pass_hat_k: (n > 0.0 && k > 0).then(|| phk / n),
+        noise: (n > 0.0).then(|| noise / n),
+    }
+}
+
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den > 0.0).then(|| num / den)
+}
+
+/// The metric named `metric` (as in `compare::metrics`) over pooled tasks.
+fn metric(name: &str, p: &Pooled) -> Option<f64> {
+    let s = &p.sums;
+    let time = || {
+        (!s.conversation_latency.is_empty())
+            .then(|| ratio(s.conversation_latency.iter().sum(), s.passes))
+            .flatten()
+    };
+    match name {
+        "success_rate" => ratio(s.passes, s.trials),
+        "model_calls_per_conversation" => ratio(s.model_calls, s.trials),
+        "rejected_calls_per_conversation" => ratio(s.rejected, s.trials),
+        "identify_first_rate" => ratio(s.identify_hits, s.identify_of),
+        "blended_tokens_per_conversation" => ratio(s.blended, s.trials),
+        "blended_tokens_per_success" => ratio(s.blended, s.passes),
+        "cached_blended_tokens_per_success" => ratio(s.cached, s.passes),
+        "latency_per_call_s" => ratio(s.call_latency, s.calls_with_latency),
+        "conversation_latency_p50_s" => percentile(&s.conversation_latency, 50.0),
+        "conversation_latency_p95_s" => percentile(&s.conversation_latency, 95.0),
+        "time_per_success_s" => time(),
+        "noise_mean" => p.noise,
+        m if m.starts_with("pass^") => p.pass_hat_k,
+        _ => None,
+    }
+}
+
+/// Per-task sums of the graded conversations among `records` (one model, one configuration).
+pub fn task_sums<'a>(
+    records: impl IntoIterator<Item = &'a ConversationRecord>,
+    w: f64,
+) -> BTreeMap<String, TaskSums> {
+    let mut out: BTreeMap<String, TaskSums> = BTreeMap::new();
+    for c in records.into_iter().filter(|c| c.outcome.is_graded()) {
+        out.entry(c.task.clone()).or_default().add(c, w);
+    }
+    out
+}
+
+/// For each metric name, the 95% interval of B − A over paired resamples of the tasks both have
+/// (`None` where the metric is undefined on one side in every resample). `k` is the pass^k compared.
+pub fn difference_intervals(
+    names: &[String],
+    a: &BTreeMap<String, TaskSums>,
+    b: &BTreeMap<String, TaskSums>,
+    k: usize,
+    resamples: usize,
+    seed: u64,
+) -> BTreeMap<String, Option<Interval>> {
+    let ids: Vec<&String> = a.keys().filter(|t| b.contains_key(*t)).collect();
+    let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    for_each_resample(ids.len(), resamples, seed, |sample| {
+        let pa = pool(sample.iter().map(|&i| &a[ids[i]]), k);
+        let pb = pool(sample.iter().map(|&i| &b[ids[i]]), k);
+        for (name, d) in names.iter().zip(diffs.iter_mut()) {
+            if let (Some(x), Some(y)) = (metric(name, &pa), metric(name, &pb)) {
+                d.push(y - x);
+            }
+        }
+    });
+    names
+        .iter()
+        .cloned()
+        .zip(diffs.iter_mut().map(|d| ci95(d)))
+        .collect()
+}
+
+/// The interval excludes zero: the rule behind "measurable".
+pub fn excludes_zero(i: &Interval) -> bool {
+    i.low > 0.0 || i.high < 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{call, conversation};
+
+    fn sums(passes: &[&[bool]]) -> BTreeMap<String, TaskSums> {
+        let recs: Vec<ConversationRecord> = passes
+            .iter()
+            .enumerate()
+            .flat_map(|(t, trials)| {
+                trials.iter().enumerate().map(move |(i, p)| {
+                    conversation("m", &format!("T{t}"), i as u32, *p, vec![call(10, 1)])
+                })
+            })
+            .collect();
+        task_sums(&recs, 4.0)
+    }
+
+    #[test]
+    fn a_shift_on_every_task_is_measurable_and_none_is_not() {
+        let names: Vec<String> = ["success_rate", "pass^2", "blended_tokens_per_conversation"]
+            .map(String::from)
+            .to_vec();
+        let low = sums(&[
+            &[true, false],
+            &[false, false],
+            &[true, false],
+            &[false, true],
+        ]);
+        let high = sums(&[&[true, true], &[true, true], &[true, true], &[true, true]]);
+        let d = difference_intervals(&names, &low, &high, 2, 500, 0);
+        assert!(excludes_zero(&d["success_rate"].unwrap()));
+        assert!(excludes_zero(&d["pass^2"].unwrap()));
+        // Same tokens on both sides: a point interval at 0.
+        let t = d["blended_tokens_per_conversation"].unwrap();
+        assert_eq!((t.low, t.high), (0.0, 0.0));
+        assert!(!excludes_zero(&t));
+        let same = difference_intervals(&names, &low, &low, 2, 500, 0);
+        assert!(!excludes_zero(&same["success_rate"].unwrap()));
+    }
+}
