@@ -1,0 +1,107 @@
+//! One trial as the page shows it: the record's transcript, calls, tool events and verdict as one
+//! line of JSON, with long repeated texts (system prompts, end states) moved into a shared table.
+//!
+//! A text is keyed by a digest of its content, so the table and every line are the same whatever
+//! order the records were read in.
+
+use crate::runner::record::ConversationRecord;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// Texts at least this long are shared through the table instead of repeated in each trial.
+const SHARED_MIN_CHARS: usize = 160;
+
+/// Long texts shared by many trials, keyed by a digest of their content.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SharedTexts(BTreeMap<String, String>);
+
+impl SharedTexts {
+    /// Stores `text` and returns its key.
+    pub fn share(&mut self, text: &str) -> String {
+        let digest = Sha256::digest(text.as_bytes());
+        let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        self.0
+            .entry(key.clone())
+            .or_insert_with(|| text.to_string());
+        key
+    }
+
+    /// The table, by key.
+    pub fn table(&self) -> &BTreeMap<String, String> {
+        &self.0
+    }
+}
+
+/// The trial as one line of JSON, safe inside an HTML `<script>` element (no `<`).
+pub fn trial_line(c: &ConversationRecord, texts: &mut SharedTexts) -> String {
+    let transcript: Vec<Value> = c
+        .transcript
+        .iter()
+        .map(|m| share_system_prompt(m, texts))
+        .collect();
+    let end_state = texts.share(&c.end_state.to_string());
+    let detail = json!({
+        "status": c.status,
+        "outcome": c.outcome,
+        "wall_s": c.wall_s,
+        "call_cap": c.call_cap,
+        "imported": c.imported,
+        "verdict": c.verdict,
+        "calls": c.calls,
+        "events": c.tool_events,
+        "replies": c.replies,
+        "transcript": transcript,
+        "end_state": end_state,
+    });
+    script_safe(&detail.to_string())
+}
+
+/// A system message with a long content refers to the shared table instead of carrying it.
+fn share_system_prompt(message: &Value, texts: &mut SharedTexts) -> Value {
+    let content = message.get("content").and_then(Value::as_str);
+    match content {
+        Some(text)
+            if message.get("role").and_then(Value::as_str) == Some("system")
+                && text.len() >= SHARED_MIN_CHARS =>
+        {
+            json!({"role": "system", "shared": texts.share(text)})
+        }
+        _ => message.clone(),
+    }
+}
+
+/// JSON text with every `<` written as `\u003c`, so that no `</script>` or `<!--` can appear in it
+/// (a `<` can only occur inside a JSON string, where the escape means the same character).
+pub fn script_safe(json: &str) -> String {
+    json.replace('<', "\\u003c")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::conversation;
+
+    #[test]
+    fn long_system_prompts_and_end_states_are_shared_once() {
+        let prompt = "You are the agent. ".repeat(20);
+        let mut texts = SharedTexts::default();
+        let mut lines = Vec::new();
+        for trial in 0..3 {
+            let mut c = conversation("m", "L1", trial, false, vec![]);
+            c.transcript = vec![
+                json!({"role": "system", "content": prompt}),
+                json!({"role": "user", "content": "where is </script> my order"}),
+            ];
+            lines.push(trial_line(&c, &mut texts));
+        }
+        assert_eq!(texts.table().len(), 2, "one prompt, one end state");
+        assert!(lines.iter().all(|l| !l.contains(&prompt)));
+        assert!(lines.iter().all(|l| !l.contains('<')), "{}", lines[0]);
+        let back: Value = serde_json::from_str(&lines[0]).expect("valid JSON");
+        assert_eq!(
+            back["transcript"][1]["content"],
+            "where is </script> my order"
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! The grid's data: every trial of a run, placed in its configuration (the summary's group), task
+//! and model, with its outcome, failure mode and the line of its details. Records are added as they
+//! are read; the index and the lines come out sorted, so append order changes nothing.
+
+use super::detail::{SharedTexts, trial_line};
+use crate::analysis::Summary;
+use crate::runner::record::{ConversationRecord, Outcome, TrialKey};
+use crate::trace::FailureMode;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The group key of the summary that `c` was counted in (`None`: in none, e.g. an unknown model).
+pub fn group_of<'s>(summary: &'s Summary, c: &ConversationRecord) -> Option<&'s str> {
+    summary
+        .groups
+        .iter()
+        .find(|(_, g)| {
+            g.suite == c.suite && g.mode == c.mode && g.call_cap.is_none_or(|n| n == c.call_cap)
+        })
+        .map(|(key, _)| key.as_str())
+}
+
+/// One trial as the grid knows it.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    config: String,
+    category: String,
+    outcome: Outcome,
+    failure_mode: Option<FailureMode>,
+    line: String,
+}
+
+/// Every trial of a run, ready for the page.
+#[derive(Debug)]
+pub struct TrialSet<'s> {
+    summary: &'s Summary,
+    trials: BTreeMap<TrialKey, Entry>,
+    texts: SharedTexts,
+}
+
+/// The page's view of the trials: the index (JSON) and one details line per trial, in index order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialData {
+    /// `models`, `configs` (key and tasks), `trials` (rows) and the shared `texts`.
+    pub index: Value,
+    /// One JSON line per trial row.
+    pub lines: Vec<String>,
+}
+
+impl<'s> TrialSet<'s> {
+    /// An empty set for the run that `summary` describes.
+    pub fn new(summary: &'s Summary) -> TrialSet<'s> {
+        TrialSet {
+            summary,
+            trials: BTreeMap::new(),
+            texts: SharedTexts::default(),
+        }
+    }
+
+    /// Adds a record. A later record of the same trial replaces an earlier one that ended on the
+    /// wire (a trial played again on resume), as the analysis does; a graded one is kept.
+    pub fn add(&mut self, c: &ConversationRecord) {
+        let Some(config) = group_of(self.summary, c) else {
+            return;
+        };
+        let key = c.key();
+        if self
+            .trials
+            .get(&key)
+            .is_some_and(|old| old.outcome.is_graded())
+        {
+            return;
+        }
+        let entry = Entry {
+            config: config.to_string(),
+            category: c.category.clone(),
+            outcome: c.outcome,
+            failure_mode: c.verdict.failure_mode,
+            line: trial_line(c, &mut self.texts),
+        };
+        self.trials.insert(key, entry);
+    }
+
+    /// The index and lines, sorted by configuration, task, model and trial.
+    pub fn finish(self) -> TrialData {
+        let mut models: Vec<String> = self.summary.models.clone();
+        let mut tasks: BTreeMap<&str, BTreeSet<(TaskOrder, &str)>> = BTreeMap::new();
+        for (key, e) in &self.trials {
+            if !models.contains(&key.model) {
+                models.push(key.model.clone());
+            }
+            tasks
+                .entry(&e.config)
+                .or_default()
+                .insert((TaskOrder::of(&key.task), &e.category));
+        }
+        let configs: Vec<(&str, Vec<(&str, &str)>)> = tasks
+            .iter()
+            .map(|(k, set)| (*k, set.iter().map(|(t, c)| (t.id, *c)).collect()))
+            .collect();
+        let mut rows: Vec<(usize, usize, usize, &TrialKey, &Entry)> = self
+            .trials
+            .iter()
+            .filter_map(|(key, e)| {
+                let ci = configs.iter().position(|(k, _)| *k == e.config)?;
+                let ti = configs[ci].1.iter().position(|(t, _)| *t == key.task)?;
+                let mi = models.iter().position(|m| *m == key.model)?;
+                Some((ci, ti, mi, key, e))
+            })
+            .collect();
+        rows.sort_by_key(|(ci, ti, mi, key, _)| (*ci, *ti, *mi, key.trial));
+        let index = json!({
+            "models": models,
+            "configs": configs.iter().map(|(k, ts)| json!({"key": k, "tasks": ts})).collect::<Vec<_>>(),
+            "trials": rows.iter().enumerate().map(|(i, (ci, ti, mi, key, e))| {
+                json!([ci, ti, mi, key.trial, e.outcome, e.failure_mode, i])
+            }).collect::<Vec<_>>(),
+            "texts": self.texts.table(),
+        });
+        let lines = rows.into_iter().map(|r| r.4.line.clone()).collect();
+        TrialData { index, lines }
+    }
+}
+
+/// Task ids in natural order: `L2` before `L10`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct TaskOrder<'a> {
+    prefix: &'a str,
+    number: u64,
+    id: &'a str,
+}
+
+impl<'a> TaskOrder<'a> {
+    fn of(id: &'a str) -> TaskOrder<'a> {
+        let digits = id.len() - id.trim_start_matches(|c: char| !c.is_ascii_digit()).len();
+        let (prefix, rest) = id.split_at(digits);
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        TaskOrder {
+            prefix,
+            number: rest[..end].parse().unwrap_or(0),
+            id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{call, conversation};
+    use crate::analysis::{AnalysisOptions, summarize};
+    use crate::runner::record::Manifest;
+
+    fn records() -> Vec<ConversationRecord> {
+        let mut out = Vec::new();
+        for model in ["b", "a"] {
+            for task in ["L10", "L2"] {
+                for trial in 0..2 {
+                    let passed = !(model == "a" && task == "L2" && trial == 1);
+                    out.push(conversation(model, task, trial, passed, vec![call(10, 1)]));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn index_is_sorted_and_independent_of_record_order() {
+        let recs = records();
+        let m = Manifest::default();
+        let summary = summarize(&m, &recs, &[], &AnalysisOptions::default());
+        let build = |recs: &[ConversationRecord]| {
+            let mut set = TrialSet::new(&summary);
+            recs.iter().for_each(|c| set.add(c));
+            set.finish()
+        };
+        let data = build(&recs);
+        let mut reversed = recs.clone();
+        reversed.reverse();
+        assert_eq!(data, build(&reversed));
+        assert_eq!(data.lines.len(), 8);
+        let tasks = &data.index["configs"][0]["tasks"];
+        assert_eq!(tasks[0][0], "L2");
+        assert_eq!(tasks[1][0], "L10");
+        let fails: Vec<&Value> = data.index["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t[4] == "model_fail")
+            .collect();
+        assert_eq!(fails.len(), 1);
+    }
+
+    #[test]
+    fn a_replayed_wire_failure_is_replaced_but_a_graded_trial_is_kept() {
+        let mut recs = records();
+        let mut lost = recs[0].clone();
+        lost.outcome = Outcome::TransportFail;
+        recs.insert(0, lost);
+        let summary = summarize(
+            &Manifest::default(),
+            &recs[1..],
+            &[],
+            &AnalysisOptions::default(),
+        );
+        let mut set = TrialSet::new(&summary);
+        recs.iter().for_each(|c| set.add(c));
+        let late = recs[1].clone();
+        let mut later_loss = late.clone();
+        later_loss.outcome = Outcome::TransportFail;
+        set.add(&later_loss);
+        let data = set.finish();
+        assert_eq!(data.lines.len(), 8);
+        assert!(
+            data.index["trials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t[4] != "transport_fail")
+        );
+    }
+}
