@@ -408,7 +408,7 @@ function compareTab(main) {
     var moved = p.b[0] - p.a[0];
     main.appendChild(el("section", { class: "pair" },
       el("h2", null, el("code", null, p.task), " (" + p.category + ") · " + p.model + " · ", el("code", null, p.config),
-        el("span", { class: "badge " + (moved > 0 ? "pass" : "fail") }, (moved > 0 ? "+" : "") + moved + " passes")),
+        el("span", { class: "badge " + (moved > 0 ? "pass" : "fail") }, (moved > 0 ? "+" : "") + moved + (Math.abs(moved) === 1 ? " pass" : " passes"))),
       el("div", { class: "side" }, side("A", p.trial_a, p.a), side("B", p.trial_b, p.b))));
   });
 }
