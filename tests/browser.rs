@@ -4,81 +4,22 @@
 
 use crate::util::{self, Stub, load, output, passk};
 use passk::report::REPORT_DIR;
+use passk::report::html::selftest::{find_chromium, run_selftest};
 use passk::report::html::{COMPARE_HTML, REPORT_HTML};
 use passk::runner::record::Outcome;
 use passk::wire::stub::Behaviour;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 /// How long one page may take to load and test itself.
 const PAGE_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// The Chromium binary on `PATH`, if any.
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find(|name| {
-            Command::new(name)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-        .map(PathBuf::from)
-}
-
-/// Loads `page#selftest` in headless Chromium (no network, fresh profile) and returns the
-/// self-test's result, the JSON the page wrote into `#selftest-result`.
+/// The page's self-test result (see `passk::report::html::selftest`).
 fn selftest(browser: &Path, page: &Path) -> Value {
     let profile = util::tempdir();
-    let url = format!("file://{}#selftest", page.display());
-    let mut child = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(["--dump-dom", &url])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start chromium");
-    let mut stdout = child.stdout.take().expect("stdout");
-    let reader = std::thread::spawn(move || {
-        let mut dom = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut dom).map(|_| dom)
-    });
-    let started = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if started.elapsed() > PAGE_TIMEOUT {
-            let _ = child.kill();
-            panic!("chromium took more than {PAGE_TIMEOUT:?} on {url}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let dom = reader.join().expect("reader").expect("read DOM");
-    let attr = dom
-        .split("id=\"selftest-result\"")
-        .nth(1)
-        .and_then(|rest| rest.split("data-result=\"").nth(1))
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_else(|| panic!("no self-test result in the DOM of {url}:\n{dom:.3000}"));
-    let json = attr
-        .replace("&quot;", "\"")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+    run_selftest(browser, page, profile.path(), PAGE_TIMEOUT).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `passk run` of `models` on three store tasks, two trials each, into `out`.
@@ -104,7 +45,7 @@ fn run(stub: &Stub, out: &Path, models: &str) {
 
 #[test]
 fn report_page_shows_a_failing_trial_in_a_real_browser() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = find_chromium() else {
         eprintln!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
         return;
     };
@@ -169,7 +110,7 @@ fn report_page_shows_a_failing_trial_in_a_real_browser() {
 
 #[test]
 fn compare_page_sets_the_moved_tasks_side_by_side_in_a_real_browser() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = find_chromium() else {
         eprintln!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
         return;
     };

@@ -4,7 +4,8 @@
 //! A text is keyed by a digest of its content, so the table and every line are the same whatever
 //! order the records were read in.
 
-use crate::runner::record::ConversationRecord;
+use crate::runner::record::{CallRecord, ConversationRecord};
+use crate::wire::outcome::CallOutcome;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -48,13 +49,51 @@ pub fn trial_line(c: &ConversationRecord, texts: &mut SharedTexts) -> String {
         "call_cap": c.call_cap,
         "imported": c.imported,
         "verdict": c.verdict,
-        "calls": c.calls,
+        "calls": c.calls.iter().map(call_json).collect::<Vec<_>>(),
         "events": c.tool_events,
-        "replies": c.replies,
+        "replies": if transcript.is_empty() { json!(c.replies) } else { Value::Null },
         "transcript": transcript,
         "end_state": end_state,
     });
     script_safe(&detail.to_string())
+}
+
+/// What the page shows of a call: where it sits, its outcome, Ollama's timings, wall time and
+/// time to first token, GPU readings, and its attempts and flags only when there is something to
+/// say (a retry, a failed attempt, a truncated reply, an overflowing context).
+fn call_json(c: &CallRecord) -> Value {
+    let mut v = json!({
+        "node": c.node, "turn": c.turn, "step": c.step, "outcome": c.outcome, "timings": c.timings,
+    });
+    let mut put = |key: &str, value: Value| {
+        if let Value::Object(map) = &mut v {
+            map.insert(key.to_string(), value);
+        }
+    };
+    if let Some(w) = c.wall_s {
+        put("wall_s", json!(rounded(w)));
+    }
+    if let Some(t) = c.ttft_s {
+        put("ttft_s", json!(rounded(t)));
+    }
+    if let Some(g) = &c.gpu {
+        put("gpu", json!(g));
+    }
+    if c.attempts.len() > 1 || c.attempts.iter().any(|a| a.outcome != CallOutcome::Ok) {
+        put("attempts", json!(c.attempts));
+    }
+    if c.truncated {
+        put("truncated", json!(true));
+    }
+    if c.context_overflow {
+        put("context_overflow", json!(true));
+    }
+    v
+}
+
+/// Seconds to the tenth of a millisecond, as the page shows them.
+fn rounded(seconds: f64) -> f64 {
+    (seconds * 1e4).round() / 1e4
 }
 
 /// A system message with a long content refers to the shared table instead of carrying it.

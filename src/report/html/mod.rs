@@ -11,6 +11,7 @@
 pub mod compare;
 pub mod detail;
 pub mod report;
+pub mod selftest;
 pub mod source;
 pub mod trials;
 

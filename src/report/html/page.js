@@ -134,6 +134,8 @@ function timingLine(call) {
   if (t.done_reason) parts.push("done: " + t.done_reason);
   if (call.attempts && call.attempts.length > 1) parts.push((call.attempts.length - 1) + " retr" + (call.attempts.length === 2 ? "y" : "ies"));
   if (call.outcome && call.outcome !== "ok") parts.push("call " + call.outcome);
+  if (call.truncated) parts.push("truncated at num_predict");
+  if (call.context_overflow) parts.push("context overflow");
   if (call.gpu) parts.push(gpuText(call.gpu));
   return el("div", { class: "timing" }, parts.join(" · "));
 }
@@ -231,7 +233,7 @@ function callsTable(d) {
     var row = [c.node, c.turn, c.step, c.outcome, c.wall_s === undefined ? "–" : c.wall_s.toFixed(3), tm.prompt_eval_count, tm.eval_count,
       tm.prompt_eval_duration === undefined ? "–" : (tm.prompt_eval_duration / 1e9).toFixed(3), tm.eval_duration === undefined ? "–" : (tm.eval_duration / 1e9).toFixed(3),
       tm.load_duration === undefined ? "–" : (tm.load_duration / 1e9).toFixed(3), tm.done_reason || "–",
-      (c.attempts || []).map(function (a) { return a.outcome + (a.status ? " " + a.status : "") + (a.error ? ": " + a.error : ""); }).join("; ") || "–",
+      (c.attempts || []).map(function (a) { return a.outcome + (a.status ? " " + a.status : "") + (a.error ? ": " + a.error : ""); }).join("; ") || "1, ok",
       c.gpu ? gpuText(c.gpu) : "–"];
     t.appendChild(el("tr", null, row.map(function (v) { return el("td", null, v === undefined ? "–" : String(v)); })));
   });
@@ -434,14 +436,16 @@ function addTab(name, label, draw) {
 
 function selftest() {
   var box = document.getElementById("selftest-result");
-  var result = { errors: ERRORS.length };
+  var result = { errors: ERRORS.length, load_ms: Math.round(performance.now()) };
   if (D.kind === "report") {
     var cells = document.querySelectorAll("td.cell").length;
     result.cells = cells;
     result.expected_cells = D.configs.reduce(function (n, c) { return n + Math.min(c.tasks.length, PAGE_TASKS) * D.models.length; }, 0);
     var failing = document.querySelector("td.cell.failing");
     if (failing) {
+      var before = performance.now();
       failing.click();
+      result.click_ms = Math.round(performance.now() - before);
       var open = document.querySelector("#panel details.trial[open]");
       result.clicked = failing.textContent;
       result.opened_outcome = open ? open.getAttribute("data-outcome") : "";
