@@ -15,8 +15,7 @@ use passk::report::csv::conversations_csv;
 use passk::report::document::{self, Report};
 use passk::report::html::report::report_page;
 use passk::report::html::selftest::{find_chromium, run_selftest};
-use passk::report::html::source::each_conversation;
-use passk::report::html::trials::TrialSet;
+use passk::report::html::trials::read_run;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::record::Record;
@@ -136,14 +135,8 @@ fn measure(dir: &Path) -> Result<()> {
         Vec::new(),
     );
     let charts = charts(&report);
-    let mut trials = TrialSet::new(&summary);
-    each_conversation(&dir.join("conversations.jsonl"), |c| trials.add(&c))?;
-    let html = report_page(
-        &report,
-        &document::markdown(&report),
-        &charts,
-        trials.finish(),
-    );
+    let trials = read_run(&summary, dir)?;
+    let html = report_page(&report, &document::markdown(&report), &charts, trials);
     std::fs::write(dir.join("report.html"), &html)?;
     let bytes = document::markdown(&report).len()
         + serde_json::to_vec(&summary)?.len()

@@ -11,14 +11,13 @@ use passk::report::csv::conversations_csv;
 use passk::report::document::{self, Report};
 use passk::report::html::REPORT_HTML;
 use passk::report::html::report::report_page;
-use passk::report::html::source::each_conversation;
-use passk::report::html::trials::TrialSet;
+use passk::report::html::trials::read_run;
 use passk::report::json::JsonExporter;
 use passk::report::{
     CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_DIR, REPORT_MD,
     ReportError, SUMMARY_JSON,
 };
-use passk::runner::record::{CONVERSATIONS_FILE, Manifest};
+use passk::runner::record::Manifest;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -122,14 +121,8 @@ fn generate(
         csv,
     )?;
     let charts = charts(&report);
-    let mut trials = TrialSet::new(&summary);
-    each_conversation(&run_dir.join(CONVERSATIONS_FILE), |c| trials.add(&c))?;
-    let html = report_page(
-        &report,
-        &document::markdown(&report),
-        &charts,
-        trials.finish(),
-    );
+    let trials = read_run(&summary, run_dir)?;
+    let html = report_page(&report, &document::markdown(&report), &charts, trials);
     m.add(
         REPORT_HTML,
         Destination::File(out_dir.join(REPORT_HTML)),

@@ -4,7 +4,7 @@
 //! A text is keyed by a digest of its content, so the table and every line are the same whatever
 //! order the records were read in.
 
-use crate::runner::record::{CallRecord, ConversationRecord};
+use crate::runner::record::{CallRecord, ConversationRecord, RouterRecord};
 use crate::wire::outcome::CallOutcome;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -54,6 +54,31 @@ pub fn trial_line(c: &ConversationRecord, texts: &mut SharedTexts) -> String {
         "replies": if transcript.is_empty() { json!(c.replies) } else { Value::Null },
         "transcript": transcript,
         "end_state": end_state,
+    });
+    script_safe(&detail.to_string())
+}
+
+/// A standalone router call as one line of JSON: the gold label, the label found in the reply, the
+/// start of the reply and the call.
+pub fn router_line(r: &RouterRecord) -> String {
+    let predicted = r
+        .predicted
+        .as_deref()
+        .unwrap_or("none (no single label in the reply)");
+    let reasons: Vec<String> = if r.correct || !r.outcome.is_graded() {
+        Vec::new()
+    } else {
+        vec![format!("predicted {predicted}, gold label {}", r.label)]
+    };
+    let detail = json!({
+        "router": true,
+        "outcome": r.outcome,
+        "imported": r.imported,
+        "label": r.label,
+        "predicted": r.predicted,
+        "raw": r.raw,
+        "verdict": {"passed": r.correct, "reasons": reasons},
+        "calls": [call_json(&r.call)],
     });
     script_safe(&detail.to_string())
 }

@@ -152,10 +152,14 @@ function gpuText(g) {
 
 function verdictBox(d) {
   var v = d.verdict || {}, ok = d.outcome === "pass";
+  var facts = [];
+  if (d.status) facts.push("status " + d.status);
+  if (d.call_cap !== undefined) facts.push("call cap " + d.call_cap);
+  if (d.wall_s !== undefined) facts.push(d.wall_s.toFixed(2) + " s");
+  if (d.router) facts.push("gold label " + d.label, "predicted " + (d.predicted || "none"));
+  if (d.imported) facts.push("imported (verdict as recorded)");
   var box = el("div", { class: "verdict " + (ok ? "passed" : "failed") },
-    el("strong", { class: ok ? "pass" : "fail" }, outcomeText(d.outcome)),
-    " · status " + d.status + " · call cap " + d.call_cap + " · " + d.wall_s.toFixed(2) + " s",
-    d.imported ? " · imported (verdict as recorded)" : null);
+    el("strong", { class: ok ? "pass" : "fail" }, outcomeText(d.outcome)), facts.length ? " · " + facts.join(" · ") : null);
   if (v.failure_mode) box.appendChild(el("div", { class: "failure-mode" }, "failure mode: ", el("strong", null, FAILURE_TEXT[v.failure_mode] || v.failure_mode)));
   if (v.reasons && v.reasons.length) {
     var ul = el("ul", { class: "reasons" });
@@ -240,9 +244,15 @@ function callsTable(d) {
   return el("details", null, el("summary", null, "calls and Ollama's timings (" + (d.calls || []).length + ")"), t);
 }
 
+/** A standalone router call: its reply (first 200 characters) and timings. */
+function routerReply(d) {
+  return el("div", { class: "transcript" }, el("div", { class: "msg assistant" }, el("div", { class: "who" }, "router reply (first 200 characters)"),
+    el("pre", null, d.raw), timingLine((d.calls || [])[0])));
+}
+
 function trialBody(d) {
   var body = el("div", { class: "trial-body" }, verdictBox(d));
-  body.appendChild(d.transcript && d.transcript.length ? transcript(d) : replies(d));
+  body.appendChild(d.router ? routerReply(d) : d.transcript && d.transcript.length ? transcript(d) : replies(d));
   body.appendChild(callsTable(d));
   var state = shared(d.end_state);
   if (state !== undefined) body.appendChild(el("details", null, el("summary", null, "end state (what the graders saw)"), el("pre", null, pretty(state))));

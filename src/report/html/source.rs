@@ -1,19 +1,28 @@
-//! Reads the conversation records a second time, whole, one line at a time: the statistics are
-//! computed from records stripped of their text, while the page needs each trial's transcript, so
-//! it turns each record into its line as it is read and keeps no record in memory.
+//! Reads the records a second time, whole, one line at a time: the statistics are computed from
+//! records stripped of their text, while the page needs each trial's transcript, so it turns each
+//! record into its line as it is read and keeps no record in memory.
 
 use crate::report::ReportError;
 use crate::runner::record::{ConversationRecord, Record};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-/// Calls `f` with every conversation record of the JSONL file at `path`, in file order. A torn last
-/// line (an interrupted write, already reported by the analysis) is skipped; a missing file is no
-/// records.
+/// Calls `f` with every conversation record of the JSONL file at `path`, in file order (see
+/// [`each_record`]).
 pub fn each_conversation(
     path: &Path,
     mut f: impl FnMut(ConversationRecord),
 ) -> Result<(), ReportError> {
+    each_record(path, |r| {
+        if let Record::Conversation(c) = r {
+            f(*c);
+        }
+    })
+}
+
+/// Calls `f` with every record of the JSONL file at `path`, in file order. A torn last line (an
+/// interrupted write, already reported by the analysis) is skipped; a missing file is no records.
+pub fn each_record(path: &Path, mut f: impl FnMut(Record)) -> Result<(), ReportError> {
     let io = |source| ReportError::Read {
         path: path.to_path_buf(),
         source,
@@ -36,8 +45,7 @@ pub fn each_conversation(
             continue;
         }
         match serde_json::from_slice::<Record>(&buf) {
-            Ok(Record::Conversation(c)) => f(*c),
-            Ok(Record::Router(_)) => {}
+            Ok(record) => f(record),
             Err(_) if buf.last() != Some(&b'\n') => return Ok(()),
             Err(e) => {
                 return Err(ReportError::Records {

@@ -2,12 +2,17 @@
 //! and model, with its outcome, failure mode and the line of its details. Records are added as they
 //! are read; the index and the lines come out sorted, so append order changes nothing.
 
-use super::detail::{SharedTexts, trial_line};
+use super::detail::{SharedTexts, router_line, trial_line};
+use super::source::each_record;
 use crate::analysis::Summary;
-use crate::runner::record::{ConversationRecord, Outcome, TrialKey};
+use crate::report::ReportError;
+use crate::runner::record::{
+    CONVERSATIONS_FILE, ConversationRecord, Outcome, ROUTER_FILE, Record, RouterRecord, TrialKey,
+};
 use crate::trace::FailureMode;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// The group key of the summary that `c` was counted in (`None`: in none, e.g. an unknown model).
 pub fn group_of<'s>(summary: &'s Summary, c: &ConversationRecord) -> Option<&'s str> {
@@ -18,6 +23,19 @@ pub fn group_of<'s>(summary: &'s Summary, c: &ConversationRecord) -> Option<&'s 
             g.suite == c.suite && g.mode == c.mode && g.call_cap.is_none_or(|n| n == c.call_cap)
         })
         .map(|(key, _)| key.as_str())
+}
+
+/// The configuration of the standalone router calls.
+const ROUTER_CONFIG: &str = "router";
+
+/// Every trial of the run in `dir` (`conversations.jsonl`, then `router.jsonl`), read one record
+/// at a time, placed in the groups of `summary`.
+pub fn read_run(summary: &Summary, dir: &Path) -> Result<TrialData, ReportError> {
+    let mut set = TrialSet::new(summary);
+    for file in [CONVERSATIONS_FILE, ROUTER_FILE] {
+        each_record(&dir.join(file), |r| set.add_record(&r))?;
+    }
+    Ok(set.finish())
 }
 
 /// One trial as the grid knows it.
@@ -57,28 +75,58 @@ impl<'s> TrialSet<'s> {
         }
     }
 
+    /// Adds a conversation or a standalone router record.
+    pub fn add_record(&mut self, record: &Record) {
+        match record {
+            Record::Conversation(c) => self.add(c),
+            Record::Router(r) => self.add_router(r),
+        }
+    }
+
+    /// Adds a standalone router call: configuration `router`, task = message index, category =
+    /// gold label.
+    pub fn add_router(&mut self, r: &RouterRecord) {
+        if !self.summary.router.contains_key(&r.model) {
+            return;
+        }
+        let entry = || Entry {
+            config: ROUTER_CONFIG.into(),
+            category: r.label.clone(),
+            outcome: r.outcome,
+            failure_mode: None,
+            line: router_line(r),
+        };
+        Self::insert_into(&mut self.trials, r.key(), entry);
+    }
+
     /// Adds a record. A later record of the same trial replaces an earlier one that ended on the
     /// wire (a trial played again on resume), as the analysis does; a graded one is kept.
     pub fn add(&mut self, c: &ConversationRecord) {
         let Some(config) = group_of(self.summary, c) else {
             return;
         };
-        let key = c.key();
-        if self
-            .trials
-            .get(&key)
-            .is_some_and(|old| old.outcome.is_graded())
-        {
-            return;
-        }
-        let entry = Entry {
-            config: config.to_string(),
+        let config = config.to_string();
+        let texts = &mut self.texts;
+        let entry = || Entry {
+            config,
             category: c.category.clone(),
             outcome: c.outcome,
             failure_mode: c.verdict.failure_mode,
-            line: trial_line(c, &mut self.texts),
+            line: trial_line(c, texts),
         };
-        self.trials.insert(key, entry);
+        Self::insert_into(&mut self.trials, c.key(), entry);
+    }
+
+    /// Keeps a graded record against a later one of the same trial; anything else is replaced.
+    fn insert_into(
+        trials: &mut BTreeMap<TrialKey, Entry>,
+        key: TrialKey,
+        entry: impl FnOnce() -> Entry,
+    ) {
+        if trials.get(&key).is_some_and(|old| old.outcome.is_graded()) {
+            return;
+        }
+        trials.insert(key, entry());
     }
 
     /// The index and lines, sorted by configuration, task, model and trial.
@@ -94,10 +142,12 @@ impl<'s> TrialSet<'s> {
                 .or_default()
                 .insert((TaskOrder::of(&key.task), &e.category));
         }
-        let configs: Vec<(&str, Vec<(&str, &str)>)> = tasks
+        // The conversation groups in key order, the standalone router calls last.
+        let mut configs: Vec<(&str, Vec<(&str, &str)>)> = tasks
             .iter()
             .map(|(k, set)| (*k, set.iter().map(|(t, c)| (t.id, *c)).collect()))
             .collect();
+        configs.sort_by_key(|(k, _)| (*k == ROUTER_CONFIG, *k));
         let mut rows: Vec<(usize, usize, usize, &TrialKey, &Entry)> = self
             .trials
             .iter()
