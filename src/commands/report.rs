@@ -123,10 +123,12 @@ fn generate(
     let charts = charts(&report);
     let trials = read_run(&summary, run_dir)?;
     let html = report_page(&report, &document::markdown(&report), &charts, trials);
+    // The page may be hundreds of MB for a large run: handed over once, not copied.
+    let html = std::cell::RefCell::new(Some(html));
     m.add(
         REPORT_HTML,
         Destination::File(out_dir.join(REPORT_HTML)),
-        move |_: &Report| Ok(html.clone().into_bytes()),
+        move |_: &Report| Ok(html.take().map(String::into_bytes).unwrap_or_default()),
     )?;
     for (file, svg) in charts {
         let dest = Destination::File(out_dir.join(CHARTS_DIR).join(file));

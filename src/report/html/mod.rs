@@ -27,34 +27,39 @@ const TEMPLATE: &str = include_str!("page.html");
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");
 
-/// The page: `title` (plain text), `data` (the JSON the script reads) and the trial lines.
+/// The page: `title` (plain text), `data` (the JSON the script reads) and the trial lines (each
+/// already safe inside a script element, see [`detail::script_safe`]).
 pub fn page(title: &str, data: &Value, lines: &[String]) -> String {
     let data = script_safe(&data.to_string());
-    let details = lines.join("\n");
-    let parts: [(&str, &str); 5] = [
-        ("{{TITLE}}", &escape_html(title)),
-        ("{{STYLE}}", STYLE),
-        ("{{DATA}}", &data),
-        ("{{DETAILS}}", &details),
-        ("{{SCRIPT}}", SCRIPT),
-    ];
-    fill(TEMPLATE, &parts)
-}
-
-/// The template with each marker replaced once, in order; inserted text is never searched again.
-fn fill(template: &str, parts: &[(&str, &str)]) -> String {
-    let mut out =
-        String::with_capacity(template.len() + parts.iter().map(|p| p.1.len()).sum::<usize>());
-    let mut rest = template;
-    for (marker, value) in parts {
-        match rest.split_once(marker) {
-            Some((before, after)) => {
-                out.push_str(before);
-                out.push_str(value);
-                rest = after;
+    let title = escape_html(title);
+    let size = TEMPLATE.len() + STYLE.len() + SCRIPT.len() + data.len() + title.len();
+    let mut out = String::with_capacity(size + lines.iter().map(|l| l.len() + 1).sum::<usize>());
+    let mut rest = TEMPLATE;
+    for marker in [
+        "{{TITLE}}",
+        "{{STYLE}}",
+        "{{DATA}}",
+        "{{DETAILS}}",
+        "{{SCRIPT}}",
+    ] {
+        let Some((before, after)) = rest.split_once(marker) else {
+            debug_assert!(false, "the template lacks {marker}");
+            continue;
+        };
+        out.push_str(before);
+        match marker {
+            "{{TITLE}}" => out.push_str(&title),
+            "{{STYLE}}" => out.push_str(STYLE),
+            "{{DATA}}" => out.push_str(&data),
+            "{{DETAILS}}" => {
+                for line in lines {
+                    out.push_str(line);
+                    out.push('\n');
+                }
             }
-            None => debug_assert!(false, "template lacks {marker}"),
+            _ => out.push_str(SCRIPT),
         }
+        rest = after;
     }
     out.push_str(rest);
     out

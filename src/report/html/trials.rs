@@ -11,7 +11,7 @@ use crate::runner::record::{
 };
 use crate::trace::FailureMode;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// The group key of the summary that `c` was counted in (`None`: in none, e.g. an unknown model).
@@ -131,9 +131,66 @@ impl<'s> TrialSet<'s> {
 
     /// The index and lines, sorted by configuration, task, model and trial.
     pub fn finish(self) -> TrialData {
-        let mut models: Vec<String> = self.summary.models.clone();
+        let TrialSet {
+            summary,
+            mut trials,
+            texts,
+        } = self;
+        let layout = Layout::of(summary, &trials);
+        let mut rows: Vec<(usize, usize, usize, TrialKey)> = trials
+            .iter()
+            .filter_map(|(key, e)| {
+                let (ci, ti) = *layout.task_at.get(&(e.config.clone(), key.task.clone()))?;
+                let mi = layout.models.iter().position(|m| *m == key.model)?;
+                Some((ci, ti, mi, key.clone()))
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.0, r.1, r.2, r.3.trial));
+        let mut index_rows = Vec::with_capacity(rows.len());
+        let mut lines = Vec::with_capacity(rows.len());
+        for (ci, ti, mi, key) in rows {
+            if let Some(e) = trials.remove(&key) {
+                index_rows.push(json!([
+                    ci,
+                    ti,
+                    mi,
+                    key.trial,
+                    e.outcome,
+                    e.failure_mode,
+                    lines.len()
+                ]));
+                lines.push(e.line);
+            }
+        }
+        let configs: Vec<Value> = layout
+            .configs
+            .iter()
+            .map(|(k, ts)| json!({"key": k, "tasks": ts}))
+            .collect();
+        let index = json!({
+            "models": layout.models,
+            "configs": configs,
+            "trials": index_rows,
+            "texts": texts.table(),
+        });
+        TrialData { index, lines }
+    }
+}
+
+/// Where the grid puts each trial: models in report order, configurations (conversation groups in
+/// key order, the standalone router calls last) with their tasks in natural order.
+struct Layout {
+    models: Vec<String>,
+    configs: Vec<(String, Vec<(String, String)>)>,
+    /// (configuration, task) -> (configuration index, task index).
+    task_at: HashMap<(String, String), (usize, usize)>,
+}
+
+impl Layout {
+    fn of(summary: &Summary, trials: &BTreeMap<TrialKey, Entry>) -> Layout {
+        let mut models: Vec<String> = summary.models.clone();
         let mut tasks: BTreeMap<&str, BTreeSet<(TaskOrder, &str)>> = BTreeMap::new();
-        for (key, e) in &self.trials {
+        for (key, e) in trials {
             if !models.contains(&key.model) {
                 models.push(key.model.clone());
             }
@@ -142,33 +199,25 @@ impl<'s> TrialSet<'s> {
                 .or_default()
                 .insert((TaskOrder::of(&key.task), &e.category));
         }
-        // The conversation groups in key order, the standalone router calls last.
-        let mut configs: Vec<(&str, Vec<(&str, &str)>)> = tasks
+        let mut configs: Vec<(String, Vec<(String, String)>)> = tasks
             .iter()
-            .map(|(k, set)| (*k, set.iter().map(|(t, c)| (t.id, *c)).collect()))
-            .collect();
-        configs.sort_by_key(|(k, _)| (*k == ROUTER_CONFIG, *k));
-        let mut rows: Vec<(usize, usize, usize, &TrialKey, &Entry)> = self
-            .trials
-            .iter()
-            .filter_map(|(key, e)| {
-                let ci = configs.iter().position(|(k, _)| *k == e.config)?;
-                let ti = configs[ci].1.iter().position(|(t, _)| *t == key.task)?;
-                let mi = models.iter().position(|m| *m == key.model)?;
-                Some((ci, ti, mi, key, e))
+            .map(|(k, set)| {
+                let ts = set.iter().map(|(t, c)| (t.id.to_string(), c.to_string()));
+                (k.to_string(), ts.collect())
             })
             .collect();
-        rows.sort_by_key(|(ci, ti, mi, key, _)| (*ci, *ti, *mi, key.trial));
-        let index = json!({
-            "models": models,
-            "configs": configs.iter().map(|(k, ts)| json!({"key": k, "tasks": ts})).collect::<Vec<_>>(),
-            "trials": rows.iter().enumerate().map(|(i, (ci, ti, mi, key, e))| {
-                json!([ci, ti, mi, key.trial, e.outcome, e.failure_mode, i])
-            }).collect::<Vec<_>>(),
-            "texts": self.texts.table(),
-        });
-        let lines = rows.into_iter().map(|r| r.4.line.clone()).collect();
-        TrialData { index, lines }
+        configs.sort_by(|a, b| (a.0 == ROUTER_CONFIG, &a.0).cmp(&(b.0 == ROUTER_CONFIG, &b.0)));
+        let mut task_at = HashMap::new();
+        for (ci, (config, ts)) in configs.iter().enumerate() {
+            for (ti, (task, _)) in ts.iter().enumerate() {
+                task_at.insert((config.clone(), task.clone()), (ci, ti));
+            }
+        }
+        Layout {
+            models,
+            configs,
+            task_at,
+        }
     }
 }
 
