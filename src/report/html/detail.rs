@@ -168,4 +168,34 @@ mod tests {
             "where is </script> my order"
         );
     }
+
+    #[test]
+    fn a_misread_router_message_says_what_was_predicted() {
+        use crate::runner::record::{Node, Outcome};
+        let call = CallRecord::new(Node::Router, 0, 0);
+        let r = RouterRecord {
+            schema_version: 1,
+            grader_digest: "g".into(),
+            model: "m".into(),
+            index: 3,
+            trial: 0,
+            label: "order_status".into(),
+            predicted: None,
+            correct: false,
+            raw: "<b>not sure</b>".into(),
+            temperature: None,
+            outcome: Outcome::ModelFail,
+            call,
+            imported: false,
+        };
+        let line = router_line(&r);
+        assert!(!line.contains('<'));
+        let v: Value = serde_json::from_str(&line).expect("valid JSON");
+        assert_eq!(
+            v["verdict"]["reasons"][0],
+            "predicted none (no single label in the reply), gold label order_status"
+        );
+        assert_eq!(v["raw"], "<b>not sure</b>");
+        assert!(v["calls"][0].get("attempts").is_none(), "nothing to say");
+    }
 }
