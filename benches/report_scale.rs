@@ -1,9 +1,11 @@
 //! Report generation at scale: the records of a calibration-sized oracle run (two models, store +
 //! router + triage, k = 5), replicated 1x, 10x and 100x under new task ids, are read, summarized
-//! (10,000 bootstrap resamples) and rendered (report.md, summary.json, conversations.csv, charts)
-//! in a fresh process each, which prints its wall time and peak resident memory. Memory should
-//! grow with the calls the statistics need, not with conversation text (transcripts, end states
-//! and replies are dropped while the records are read).
+//! (10,000 bootstrap resamples) and rendered (report.md, summary.json, conversations.csv, charts,
+//! report.html) in a fresh process each, which prints its wall time and peak resident memory.
+//! Memory should grow with the calls the statistics need, not with conversation text (transcripts,
+//! end states and replies are dropped while the records are read; report.html reads them again,
+//! one record at a time). Where Chromium is on `PATH`, each report.html is then opened in headless
+//! Chromium, which reports the time until the page is drawn and the time to open a failing cell.
 //!
 //! Run with `cargo bench --bench report_scale`.
 
@@ -11,6 +13,9 @@ use passk::analysis::{AnalysisOptions, load_run, summarize};
 use passk::report::charts::charts;
 use passk::report::csv::conversations_csv;
 use passk::report::document::{self, Report};
+use passk::report::html::report::report_page;
+use passk::report::html::selftest::{find_chromium, run_selftest};
+use passk::report::html::trials::read_run;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::record::Record;
@@ -32,7 +37,10 @@ fn main() -> Result<()> {
     let tmp = std::env::temp_dir().join(format!("passk-report-scale-{}", std::process::id()));
     let base = tmp.join("x1");
     generate(&base)?;
-    println!("scale  conversations  model calls  seconds  peak RSS (MiB)");
+    let browser = find_chromium();
+    println!(
+        "scale  conversations  model calls  seconds  peak RSS (MiB)  report.html (MB)  page drawn (ms)  cell opened (ms)"
+    );
     for scale in [1u32, 10, 100] {
         let dir = tmp.join(format!("x{scale}"));
         if scale > 1 {
@@ -44,8 +52,9 @@ fn main() -> Result<()> {
         print!(
             "{:>5}  {}",
             format!("{scale}x"),
-            String::from_utf8_lossy(&out.stdout)
+            String::from_utf8_lossy(&out.stdout).trim_end()
         );
+        println!("  {}", in_browser(browser.as_deref(), &dir));
         if !out.status.success() {
             eprintln!("{}", String::from_utf8_lossy(&out.stderr));
         }
@@ -126,13 +135,14 @@ fn measure(dir: &Path) -> Result<()> {
         &run.router,
         Vec::new(),
     );
+    let charts = charts(&report);
+    let trials = read_run(&summary, dir)?;
+    let html = report_page(&report, &document::markdown(&report), &charts, trials);
+    std::fs::write(dir.join("report.html"), &html)?;
     let bytes = document::markdown(&report).len()
         + serde_json::to_vec(&summary)?.len()
         + conversations_csv(&run.conversations)?.len()
-        + charts(&report)
-            .iter()
-            .map(|(_, svg)| svg.len())
-            .sum::<usize>();
+        + charts.iter().map(|(_, svg)| svg.len()).sum::<usize>();
     let elapsed = started.elapsed().as_secs_f64();
     let calls: usize = run
         .conversations
@@ -142,11 +152,35 @@ fn measure(dir: &Path) -> Result<()> {
         + run.router.len();
     assert!(bytes > 0);
     println!(
-        "{:>13}  {calls:>11}  {elapsed:>7.2}  {}",
+        "{:>13}  {calls:>11}  {elapsed:>7.2}  {}  {:>16.1}",
         run.conversations.len() + run.router.len(),
-        peak_rss_mib().map_or("n/a".into(), |m| format!("{m:>14.1}"))
+        peak_rss_mib().map_or("n/a".into(), |m| format!("{m:>14.1}")),
+        html.len() as f64 / 1e6
     );
     Ok(())
+}
+
+/// The page's own load and click times in headless Chromium, or why there are none.
+fn in_browser(browser: Option<&Path>, dir: &Path) -> String {
+    let Some(browser) = browser else {
+        return "(no chromium on PATH)".into();
+    };
+    let profile = dir.join("chromium-profile");
+    let page = dir.join("report.html");
+    match run_selftest(
+        browser,
+        &page,
+        &profile,
+        std::time::Duration::from_secs(300),
+    ) {
+        Ok(r) if r["errors"] == 0 => format!(
+            "{:>15}  {:>15}",
+            r["load_ms"].to_string(),
+            r["click_ms"].to_string()
+        ),
+        Ok(r) => format!("page errors: {r}"),
+        Err(e) => e,
+    }
 }
 
 /// Peak resident memory of this process (Linux), MiB.

@@ -3,6 +3,7 @@
 
 use crate::util::{output, passk, tempdir};
 use passk::analysis::{RunComparison, Summary};
+use passk::report::html::REPORT_HTML;
 use passk::report::{
     CHARTS_DIR, CONVERSATIONS_CSV, REPORT_DIR, REPORT_MD, SUMMARY_JSON, chart_files,
 };
@@ -187,6 +188,7 @@ fn report_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .map(|s| s.to_string())
         .collect();
     names.extend(chart_names().iter().map(|c| format!("{CHARTS_DIR}/{c}")));
+    names.push(REPORT_HTML.to_string());
     names
         .into_iter()
         .map(|n| {

@@ -1,6 +1,7 @@
 //! The single integration-test binary; each module tests one part through the real binary or the
 //! library's public API, over loopback only.
 
+mod browser;
 mod calibrate;
 mod fidelity;
 mod fuzz;

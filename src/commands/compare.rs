@@ -1,6 +1,7 @@
 //! `passk compare RUN_A RUN_B`: sets two runs side by side. Refuses (exit code
 //! `DIFFERENT_GRADERS`) when their grader digests differ, unless `--allow-different-graders`, and
-//! then says so at the top of everything it writes. Writes `compare.md` and `compare.json` (default
+//! then says so at the top of everything it writes. Writes `compare.md`, `compare.json` and
+//! `compare.html` (default
 //! directory: `RUN_B/compare-<RUN_A name>`), prints the short table on stdout and the path on
 //! stderr.
 
@@ -9,6 +10,8 @@ use anyhow::Context;
 use passk::analysis::compare::compare_with_noise;
 use passk::analysis::{RecordsError, load_run};
 use passk::report::comparison;
+use passk::report::html::COMPARE_HTML;
+use passk::report::html::compare::compare_page;
 use passk::report::json::JsonExporter;
 use passk::report::{COMPARE_JSON, COMPARE_MD, Exporter, write_file};
 use std::io::Write;
@@ -38,6 +41,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     let md = comparison::markdown(&c, &shown(&args.a), &shown(&args.b));
     write_file(&out.join(COMPARE_MD), md.as_bytes())?;
     write_file(&out.join(COMPARE_JSON), &JsonExporter.render(&c)?)?;
+    let html = compare_page(&c, (&a.dir, &a.conversations), (&b.dir, &b.conversations))?;
+    write_file(&out.join(COMPARE_HTML), html.as_bytes())?;
     if c.different_graders {
         passk::errln!(
             "warning: the runs were graded by different graders ({} vs {}); compared anyway",

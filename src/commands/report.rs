@@ -1,5 +1,5 @@
 //! `passk report RUN_DIR`: reads a run, computes its summary and writes `RUN_DIR/report/`
-//! (`report.md`, `summary.json`, `conversations.csv`, `charts/*.svg`), plus the `--export-*`
+//! (`report.md`, `report.html`, `summary.json`, `conversations.csv`, `charts/*.svg`), plus the `--export-*`
 //! copies; prints the headline table on stdout and the report's path on stderr. [`write`] does the
 //! same without the terminal, for `passk run --report` and `passk calibrate`.
 
@@ -9,6 +9,9 @@ use passk::analysis::{AnalysisOptions, load_run, summarize};
 use passk::report::charts::charts;
 use passk::report::csv::conversations_csv;
 use passk::report::document::{self, Report};
+use passk::report::html::REPORT_HTML;
+use passk::report::html::report::report_page;
+use passk::report::html::trials::read_run;
 use passk::report::json::JsonExporter;
 use passk::report::{
     CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_DIR, REPORT_MD,
@@ -127,7 +130,17 @@ fn generate(
         Destination::File(out_dir.join(CONVERSATIONS_CSV)),
         csv,
     )?;
-    for (file, svg) in charts(&report) {
+    let charts = charts(&report);
+    let trials = read_run(&summary, run_dir)?;
+    let html = report_page(&report, &document::markdown(&report), &charts, trials);
+    // The page may be hundreds of MB for a large run: handed over once, not copied.
+    let html = std::cell::RefCell::new(Some(html));
+    m.add(
+        REPORT_HTML,
+        Destination::File(out_dir.join(REPORT_HTML)),
+        move |_: &Report| Ok(html.take().map(String::into_bytes).unwrap_or_default()),
+    )?;
+    for (file, svg) in charts {
         let dest = Destination::File(out_dir.join(CHARTS_DIR).join(file));
         m.add(file, dest, move |_: &Report| Ok(svg.clone().into_bytes()))?;
     }

@@ -28,6 +28,25 @@ pub enum ReportError {
         /// The export added second.
         second: String,
     },
+    /// A records file could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file being read.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of a records file is not a record.
+    #[error("{}:{line}: not a record: {message}", path.display())]
+    Records {
+        /// The records file.
+        path: PathBuf,
+        /// Line number (1-based).
+        line: usize,
+        /// What the parser said.
+        message: String,
+    },
     /// The CSV writer failed.
     #[error("cannot render CSV")]
     Csv(#[from] csv::Error),

@@ -6,7 +6,8 @@
 //! then writes them. The formats live beside this file: [`document`] (`report.md` and the terminal
 //! table), [`comparison`] (`compare.md` and its terminal table), [`charts`] (the report's charts,
 //! drawn with [`svg`]), [`markdown`] (table builder and number formats), [`csv`]
-//! (`conversations.csv`) and [`json`] (`summary.json`). Output is deterministic: the same input
+//! (`conversations.csv`), [`json`] (`summary.json`) and [`html`] (`report.html` and
+//! `compare.html`, which carry every transcript). Output is deterministic: the same input
 //! gives byte-identical files.
 
 pub mod charts;
@@ -14,6 +15,7 @@ pub mod comparison;
 pub mod csv;
 pub mod document;
 pub mod error;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod plan;

@@ -1,0 +1,141 @@
+//! `report.html` and `compare.html` in a real browser: headless Chromium loads each page from disk
+//! with the `#selftest` hash, the page clicks its first failing cell and writes what it saw into
+//! the DOM, and the test reads the dumped DOM. Skipped, with a message, when no Chromium is found.
+
+use crate::util::{self, Stub, load, output, passk};
+use passk::report::REPORT_DIR;
+use passk::report::html::selftest::{find_chromium, run_selftest};
+use passk::report::html::{COMPARE_HTML, REPORT_HTML};
+use passk::runner::record::Outcome;
+use passk::wire::stub::Behaviour;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+/// How long one page may take to load and test itself.
+const PAGE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The page's self-test result (see `passk::report::html::selftest`).
+fn selftest(browser: &Path, page: &Path) -> Value {
+    let profile = util::tempdir();
+    run_selftest(browser, page, profile.path(), PAGE_TIMEOUT).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `passk run` of `models` on three store tasks, two trials each, into `out`.
+fn run(stub: &Stub, out: &Path, models: &str) {
+    let (code, _, stderr) = output(passk().args([
+        "run",
+        "--no-progress",
+        "--host",
+        &stub.host(),
+        "--models",
+        models,
+        "--suite",
+        "store",
+        "--tasks",
+        "L1,M1,W1",
+        "--trials",
+        "2",
+        "--out",
+        &out.display().to_string(),
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn report_page_shows_a_failing_trial_in_a_real_browser() {
+    let Some(browser) = find_chromium() else {
+        eprintln!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
+        return;
+    };
+    let stub = Stub::start(
+        vec![
+            ("oracle-a", Behaviour::Oracle.into()),
+            ("never-answer", Behaviour::NeverAnswer.into()),
+        ],
+        |_| {},
+    );
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    run(&stub, &out, "oracle-a,never-answer");
+    let (code, _, stderr) = output(passk().arg("report").arg(&out).args(["--resamples", "50"]));
+    assert_eq!(code, 0, "{stderr}");
+    let records = load(&out);
+    let tasks: BTreeSet<&str> = records
+        .conversations
+        .iter()
+        .map(|c| c.task.as_str())
+        .collect();
+    let models: BTreeSet<&str> = records
+        .conversations
+        .iter()
+        .map(|c| c.model.as_str())
+        .collect();
+    let reasons: BTreeSet<&str> = records
+        .conversations
+        .iter()
+        .filter(|c| c.outcome == Outcome::ModelFail)
+        .flat_map(|c| c.verdict.reasons.iter().map(String::as_str))
+        .collect();
+    assert!(!reasons.is_empty(), "the fixture must have failures");
+
+    let result = selftest(&browser, &out.join(REPORT_DIR).join(REPORT_HTML));
+    assert_eq!(result["errors"], 0, "console errors: {result}");
+    assert_eq!(
+        result["cells"].as_u64(),
+        Some((tasks.len() * models.len()) as u64),
+        "one cell per task and model: {result}"
+    );
+    assert_eq!(result["opened_outcome"], "model_fail", "{result}");
+    assert!(
+        result["transcript_messages"].as_u64() > Some(2),
+        "the transcript is shown: {result}"
+    );
+    let shown = result["reasons"].as_array().expect("reasons");
+    assert!(
+        !shown.is_empty()
+            && shown
+                .iter()
+                .all(|r| r.as_str().is_some_and(|r| reasons.contains(r))),
+        "the failure reasons of a failing trial are shown: {result}"
+    );
+    assert!(
+        result["failure_mode"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("failure mode: ")),
+        "{result}"
+    );
+}
+
+#[test]
+fn compare_page_sets_the_moved_tasks_side_by_side_in_a_real_browser() {
+    let Some(browser) = find_chromium() else {
+        eprintln!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
+        return;
+    };
+    let tmp = util::tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for (dir, behaviour) in [(&a, Behaviour::Oracle), (&b, Behaviour::NeverAnswer)] {
+        let stub = Stub::start(vec![("m", behaviour.into())], |_| {});
+        run(&stub, dir, "m");
+    }
+    let cmp = tmp.path().join("cmp");
+    let (code, _, stderr) = output(passk().arg("compare").arg(&a).arg(&b).args([
+        "--resamples",
+        "50",
+        "--out",
+        &cmp.display().to_string(),
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let result = selftest(&browser, &cmp.join(COMPARE_HTML));
+    assert_eq!(result["errors"], 0, "console errors: {result}");
+    assert_eq!(
+        result["pairs"], 3,
+        "every task fell from 2/2 to 0/2: {result}"
+    );
+    assert_eq!(
+        result["trials_open"], 6,
+        "a trial of A and one of B each: {result}"
+    );
+}
