@@ -420,6 +420,26 @@ fn passk_refuses_what_ollama_would_refuse_before_any_trace() {
 }
 
 #[test]
+fn a_run_against_passks_own_stub_says_so_in_its_report() {
+    let all = passk::suites::AllSuites::load(&util::root()).expect("suites");
+    let digests = passk::runner::experiment::task_digests(&all.domain_refs(), Some(&all.router));
+    let serve_stub = Stub::start(vec![], |c| c.suites = digests.clone());
+    let (code, text, run) = run_first_task(&serve_stub, "oracle", "--report");
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(run.expect("run").manifest.backend, "stub");
+    assert!(
+        text.contains("Backend: `stub`") && text.contains("**STUB RUN.**"),
+        "{text}"
+    );
+    // A server that does not publish suites is taken for what the command says: Ollama.
+    let plain = Stub::start(vec![], |_| {});
+    let (code, text, run) = run_first_task(&plain, "oracle", "--report");
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(run.expect("run").manifest.backend, "ollama");
+    assert!(!text.contains("STUB RUN"), "{text}");
+}
+
+#[test]
 fn truncation_and_thinking_are_recorded_from_real_answers() {
     let stub = Stub::start(vec![], |_| {});
     let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-predict 2");

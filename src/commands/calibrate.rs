@@ -135,7 +135,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
             root: root.clone(),
             host: stub.base_url(),
             run_dir: dir.clone(),
-            backend: "stub".into(),
+            backend: passk::runner::experiment::STUB_BACKEND.into(),
             experiment_file: None,
             telemetry: true,
             resume: Default::default(),

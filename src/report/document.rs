@@ -388,6 +388,14 @@ fn title(out: &mut String, r: &Report) {
         s.backend.as_str()
     };
     let _ = writeln!(out, "Backend: `{backend}`.\n");
+    if s.backend == crate::runner::experiment::STUB_BACKEND {
+        let _ = writeln!(
+            out,
+            "> **STUB RUN.** The server was passk's own Ollama-compatible stub: its models replay \
+             scripted answers and its timings are simulated, so these figures test the harness, \
+             not a model.\n"
+        );
+    }
     if s.backend == "imported" || s.imported_from.is_some() {
         let _ = writeln!(
             out,

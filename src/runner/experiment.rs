@@ -224,6 +224,9 @@ pub async fn run(
     Ok(summary)
 }
 
+/// The manifest's backend for a run against passk's own stub (`passk serve-stub`, calibrate).
+pub const STUB_BACKEND: &str = "stub";
+
 /// Verifies the graders, loads the suites, preflights the server and each model, and opens (or
 /// resumes) the run directory.
 async fn open_session<'a>(
@@ -257,7 +260,14 @@ async fn open_session<'a>(
             sink.emit(RunEvent::Info(format!("no GPU telemetry: {why}")));
         }
     }
-    let fresh = new_manifest(exp, &suites, version, models.clone(), &telemetry);
+    // A server that publishes the suites it loaded is passk's own stub, whatever the command
+    // thought it was talking to: its timings are simulated, and the report must say so.
+    let backend = if server.passk_suites.is_some() {
+        STUB_BACKEND
+    } else {
+        exp.backend.as_str()
+    };
+    let fresh = new_manifest(exp, &suites, version, backend, models.clone(), &telemetry);
     let journal = open_journal(exp, &fresh, sink)?;
     let manifest = session_manifest(exp, &models)?;
     Ok(Session {
@@ -301,6 +311,7 @@ fn new_manifest(
     exp: &Experiment,
     suites: &Suites,
     version: String,
+    backend: &str,
     models: Vec<ModelInfo>,
     telemetry: &Telemetry,
 ) -> Manifest {
@@ -325,7 +336,7 @@ fn new_manifest(
             .collect(),
         ollama_version: Some(version.clone()),
         ollama_host: Some(exp.host.clone()),
-        backend: exp.backend.clone(),
+        backend: backend.to_string(),
         models,
         gpu: telemetry.gpu_info().clone(),
         example_values: suites
