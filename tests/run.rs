@@ -33,6 +33,13 @@ fn run_writes_records_that_parse_back_and_pass() {
     let (code, stdout, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), out.display().to_string());
+    // The per-model summary is left on stderr when the run ends; stdout stays the directory.
+    let n = util::store_conversations();
+    assert!(
+        stderr.contains(&format!("100.0% ({n}/{n})"))
+            && stderr.contains("Tasks passing every trial"),
+        "{stderr}"
+    );
     let run = load(&out);
     assert_eq!(run.conversations.len(), 2 * util::store_conversations());
     assert_eq!(run.router.len(), 2 * util::router_messages());

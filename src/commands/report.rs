@@ -55,15 +55,22 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
 }
 
 /// Writes the report of the run in `run_dir` into `run_dir/report/`; returns the path of
-/// `report.md`. Prints nothing.
-pub fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<PathBuf> {
+/// `report.md` and the terminal table. Prints nothing.
+pub fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<(PathBuf, String)> {
     let none = ExportArgs {
         export_markdown: None,
         export_json: None,
         export_csv: None,
     };
-    let (path, _) = generate(run_dir, resamples, None, &none, &mut std::io::sink())?;
-    Ok(path)
+    generate(run_dir, resamples, None, &none, &mut std::io::sink())
+}
+
+/// The terminal table of the run in `run_dir` (what `passk report` prints), writing no file.
+pub fn table(run_dir: &Path, resamples: usize) -> anyhow::Result<String> {
+    let run = load_run(run_dir).with_context(|| format!("reading run {}", run_dir.display()))?;
+    let opts = options(&run.manifest, resamples);
+    let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
+    Ok(document::terminal_table(&summary))
 }
 
 /// Analysis settings for a run: the given resamples, and the documented example values and

@@ -133,6 +133,9 @@ pub fn interrupted_code() -> u8 {
     }
 }
 
+/// Bootstrap resamples of the summary left on screen and of `--report` (as `passk report`).
+const REPORT_RESAMPLES: usize = 10_000;
+
 /// Runs the command; returns the exit code.
 pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let cancel = crate::signals::graceful();
@@ -183,8 +186,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
                     ""
                 }
             );
-            if args.report && !summary.interrupted {
-                super::report::write(&summary.dir, 10_000)?;
+            let table = if args.report && !summary.interrupted {
+                super::report::write(&summary.dir, REPORT_RESAMPLES).map(|(_, table)| table)
+            } else {
+                super::report::table(&summary.dir, REPORT_RESAMPLES)
+            };
+            // Left on screen when the bars are gone, as hyperfine leaves its result.
+            match table {
+                Ok(table) if !table.is_empty() => {
+                    passk::errln!("\n{}", table.trim_end());
+                }
+                Ok(_) => {}
+                Err(e) => passk::errln!("warning: no summary of the run: {e:#}"),
             }
             passk::outln!("{}", summary.dir.display());
             Ok(if summary.interrupted {
