@@ -674,3 +674,39 @@ fn the_experiment_file_sets_what_flags_leave_unset() {
             .is_some_and(|t| t.contains("timeout = 42.0"))
     );
 }
+
+#[test]
+fn what_tools_add_sets_the_agent_beside_its_toolless_baseline() {
+    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let run = run_ok(
+        &stub,
+        &out,
+        "oracle-a",
+        "--trials 1 --suite store --baseline toolless --report",
+    );
+    let summary = passk::analysis::summarize(
+        &run.manifest,
+        &run.conversations,
+        &run.router,
+        &passk::analysis::AnalysisOptions::for_manifest(&run.manifest),
+    );
+    let added = &summary.tools_add["store"]["oracle-a"];
+    let n = util::store_conversations();
+    assert_eq!(added.tasks, n);
+    assert_eq!(added.agent_success, Some(1.0));
+    // The oracle's toolless replies pass the answer checks, but no reply can act: every task that
+    // requires an action fails without tools, so tools add exactly the share of such tasks.
+    let toolless_passes = run
+        .conversations
+        .iter()
+        .filter(|c| c.mode == passk::runner::record::Mode::Toolless && c.verdict.passed)
+        .count();
+    let expected = 1.0 - toolless_passes as f64 / n as f64;
+    assert!(expected > 0.0 && (added.difference.unwrap() - expected).abs() < 1e-12);
+    let ci = added.ci95.expect("interval");
+    assert!(ci.low <= expected && expected <= ci.high);
+    let md = std::fs::read_to_string(out.join("report/report.md")).expect("report.md");
+    assert!(md.contains("## What tools add"), "{md}");
+}

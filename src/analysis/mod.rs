@@ -30,6 +30,7 @@ pub mod router;
 pub mod settings_diff;
 mod summary;
 pub mod taxonomy;
+pub mod tools_add;
 
 pub use crate::records_error::RecordsError;
 pub use compare::{RunComparison, compare};

@@ -16,6 +16,7 @@ use super::passk::{pass_hat_k, tasks_passing_every_trial};
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
 use super::router::{Pipeline, RouterSummary, pipeline, router_in_front_totals, router_summary};
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
+use super::tools_add::{ToolsAdd, toolless_key, tools_add};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,6 +44,10 @@ pub struct Summary {
     pub reference_model: Option<String>,
     /// Conversation results by configuration (suite, plus `/toolless` and `/cap=N` where needed).
     pub groups: BTreeMap<String, GroupSummary>,
+    /// What tools add: per agent configuration that ran beside a toolless baseline, per model,
+    /// the agent's success against the baseline's on the tasks both graded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools_add: BTreeMap<String, BTreeMap<String, ToolsAdd>>,
     /// Standalone router results by model.
     pub router: BTreeMap<String, RouterSummary>,
     /// Router break-even between the paired models.
@@ -757,6 +762,33 @@ fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cm
         ))
 }
 
+/// What tools add in every agent configuration that ran beside its toolless baseline.
+fn tools_add_by_group(
+    groups: &BTreeMap<String, GroupSummary>,
+    per_task: &BTreeMap<String, BTreeMap<String, BTreeMap<String, IdTotals>>>,
+    opts: &AnalysisOptions,
+) -> BTreeMap<String, BTreeMap<String, ToolsAdd>> {
+    let mut out = BTreeMap::new();
+    for (key, g) in groups.iter().filter(|(_, g)| g.mode == Mode::Agent) {
+        let (Some(agent), Some(toolless)) = (per_task.get(key), per_task.get(&toolless_key(key)))
+        else {
+            continue;
+        };
+        let models: BTreeMap<String, ToolsAdd> = g
+            .models
+            .keys()
+            .filter_map(|m| {
+                let t = tools_add(agent.get(m)?, toolless.get(m)?, opts.resamples, opts.seed);
+                Some((m.clone(), t))
+            })
+            .collect();
+        if !models.is_empty() {
+            out.insert(key.clone(), models);
+        }
+    }
+    out
+}
+
 /// Computes the whole summary of a run. Records are sorted first, so their order in the files
 /// does not matter; transport- and protocol-failed conversations are counted, never scored.
 pub fn summarize(
@@ -808,6 +840,8 @@ pub fn summarize(
     }
 
     let mut groups = BTreeMap::new();
+    let mut per_task: BTreeMap<String, BTreeMap<String, BTreeMap<String, IdTotals>>> =
+        BTreeMap::new();
     for (key, (suite, mode, call_cap, records)) in grouped {
         let mut work: BTreeMap<String, ModelWork> = BTreeMap::new();
         for m in &models {
@@ -822,6 +856,12 @@ pub fn summarize(
             Some(comparison(&p.small, &p.large, a, b, opts))
         });
         let ladder = ladder(reference.as_ref(), &work, opts);
+        per_task.insert(
+            key.clone(),
+            work.iter()
+                .map(|(m, w)| (m.clone(), w.per_task.clone()))
+                .collect(),
+        );
         let models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
         groups.insert(
             key,
@@ -835,6 +875,8 @@ pub fn summarize(
             },
         );
     }
+
+    let tools_add = tools_add_by_group(&groups, &per_task, opts);
 
     let mut router_out = BTreeMap::new();
     let mut router_totals: BTreeMap<String, BTreeMap<u32, IdTotals>> = BTreeMap::new();
@@ -888,6 +930,7 @@ pub fn summarize(
         pairing,
         reference_model: reference,
         groups,
+        tools_add,
         router: router_out,
         router_comparison,
         partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),

@@ -374,6 +374,7 @@ pub fn markdown(r: &Report) -> String {
         group(&mut out, s, key, g);
     }
     budget_sweep(&mut out, s);
+    tools_add(&mut out, s);
     router(&mut out, s);
     warnings(&mut out, r);
     out
@@ -1370,6 +1371,48 @@ fn sweeps(s: &Summary) -> BTreeMap<(String, bool), Vec<(u32, &GroupSummary)>> {
     }
     out.retain(|_, v| v.len() > 1);
     out
+}
+
+/// What tools add: the agent beside its toolless baseline, per model, paired on shared tasks.
+fn tools_add(out: &mut String, s: &Summary) {
+    if s.tools_add.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## What tools add
+
+",
+    );
+    out.push_str(
+        "The agent beside the toolless baseline of the same run (one call per customer message, no \
+         tools), over the tasks both graded. The baseline is graded on what a model without tools can \
+         achieve: the answer checks; a task that requires an action fails as `action_required`. The \
+         interval is the paired task bootstrap of the difference.\n\n",
+    );
+    for (key, models) in &s.tools_add {
+        let _ = writeln!(out, "`{key}`\n");
+        let mut t = MarkdownTable::new([
+            "model",
+            "tasks",
+            "agent success",
+            "toolless success",
+            "tools add",
+            "95% CI",
+        ]);
+        t.numeric_after_first();
+        for (model, a) in models {
+            t.row([
+                model.clone(),
+                a.tasks.to_string(),
+                opt(a.agent_success, percent),
+                opt(a.toolless_success, percent),
+                opt(a.difference, points),
+                a.ci95.as_ref().map_or(NOT_AVAILABLE.into(), ci_points),
+            ]);
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+    }
 }
 
 fn budget_sweep(out: &mut String, s: &Summary) {

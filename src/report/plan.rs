@@ -2,7 +2,7 @@
 //! per design (tasks x k) with its power, its false-positive rate and its GPU time, and the
 //! cheapest design that reaches the wanted power.
 
-use super::markdown::MarkdownTable;
+use super::markdown::{MarkdownTable, percent};
 use crate::analysis::plan::{DesignRow, Plan, Question};
 use std::fmt::Write as _;
 
@@ -95,10 +95,6 @@ fn gpu_note(r: &DesignRow) -> String {
     r.gpu_seconds.map_or(String::new(), |s| {
         format!(", about {} of GPU time", hours(s))
     })
-}
-
-fn percent(x: f64) -> String {
-    format!("{:.1}%", 100.0 * x)
 }
 
 fn hours(seconds: f64) -> String {
