@@ -10,11 +10,9 @@
 
 use passk::analysis::compare::{MetricPair, compare, compare_with_noise};
 use passk::analysis::mt19937::PyRandom;
-use passk::analysis::{AnalysisOptions, Run};
-use passk::runner::record::{
-    CallRecord, ConversationRecord, Manifest, Mode, Node, Outcome, Status,
-};
-use passk::trace::{ToolEvent, Verdict};
+use passk::analysis::{AnalysisOptions, Run, fixtures};
+use passk::runner::record::{CallRecord, ConversationRecord, Manifest, Node};
+use passk::trace::ToolEvent;
 use passk::wire::api::Timings;
 use serde_json::json;
 
@@ -79,36 +77,11 @@ fn conversation(
         tool_events.push(event("find_customer", true));
     }
     tool_events.push(event("get_order", uniform(rng) < 0.85));
-    ConversationRecord {
-        schema_version: 1,
-        grader_digest: "sim".into(),
-        suite: "store".into(),
-        task: format!("T{task:02}"),
-        category: "lookup".into(),
-        model: "m".into(),
-        trial,
-        call_cap: 8,
-        mode: Mode::Agent,
-        router_in_front: false,
-        status: Status::Ok,
-        outcome: if passed {
-            Outcome::Pass
-        } else {
-            Outcome::ModelFail
-        },
-        calls,
-        tool_events,
-        replies: vec![],
-        transcript: vec![],
-        end_state: json!({}),
-        verdict: Verdict {
-            passed,
-            ..Verdict::default()
-        },
-        wall_s: 1.0,
-        imported: false,
-        server_unreachable: false,
-    }
+    let mut c = fixtures::conversation("m", &format!("T{task:02}"), trial, passed, calls);
+    c.grader_digest = "sim".into();
+    c.tool_events = tool_events;
+    c.replies = vec![];
+    c
 }
 
 /// One run of the configuration with base seed `seed`.

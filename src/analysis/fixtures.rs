@@ -1,4 +1,4 @@
-//! Small hand-built records shared by the analysis unit tests.
+//! Small hand-built records shared by the analysis unit tests, the report tests and the benches.
 
 use crate::runner::record::{
     CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, Status,

@@ -15,8 +15,8 @@ pub mod calibration;
 pub mod compare;
 pub mod cost;
 pub mod cost_model;
-#[cfg(test)]
-pub(crate) mod fixtures;
+#[doc(hidden)]
+pub mod fixtures;
 pub mod gpu;
 pub mod latency;
 mod load;
