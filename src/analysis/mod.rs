@@ -27,6 +27,7 @@ pub mod plan;
 pub mod quality;
 pub mod regrade;
 pub mod router;
+pub mod sequence;
 mod summary;
 pub mod taxonomy;
 
