@@ -28,6 +28,7 @@ pub mod quality;
 pub mod regrade;
 pub mod router;
 pub mod sequence;
+pub mod stopping;
 mod summary;
 pub mod taxonomy;
 
