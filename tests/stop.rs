@@ -45,13 +45,25 @@ fn a_clear_gap_stops_early_as_a_difference() {
     let states = recorded_states(&out);
     let last = states.last().expect("a round");
     assert_eq!(last.decision, Decision::LargeBetter, "{states:?}");
-    assert!(states[..states.len() - 1].iter().all(|s| !s.decision.stops()));
+    assert!(
+        states[..states.len() - 1]
+            .iter()
+            .all(|s| !s.decision.stops())
+    );
     assert!(states.len() < CAP as usize, "stopped early: {states:?}");
     assert!(stderr.contains("stopped after round"), "{stderr}");
     let run = load(&out);
     let played = 2 * util::store_conversations() * states.len();
-    assert_eq!(run.conversations.len(), played, "whole rounds, then nothing");
-    assert!(run.conversations.iter().all(|c| c.trial < states.len() as u32));
+    assert_eq!(
+        run.conversations.len(),
+        played,
+        "whole rounds, then nothing"
+    );
+    assert!(
+        run.conversations
+            .iter()
+            .all(|c| c.trial < states.len() as u32)
+    );
     // The report says the run stopped, and shows the sequence instead of fixed-k intervals.
     let (code, _, stderr) = output(passk().args(["report", &out.display().to_string()]));
     assert_eq!(code, 0, "{stderr}");

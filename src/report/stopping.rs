@@ -115,14 +115,16 @@ pub fn chart(r: &Report) -> Option<LineChart> {
         Series::new(name, pts)
     };
     let reference = |value: f64, label: String| Reference { value, label };
+    let low = rounds.iter().map(|s| 100.0 * s.low).fold(-margin, f64::min);
+    let high = rounds.iter().map(|s| 100.0 * s.high).fold(margin, f64::max);
     Some(LineChart {
         integer_x: true,
-        y_range: Some((-100.0, 100.0)),
+        y_range: Some(((low - 5.0).max(-100.0), (high + 5.0).min(100.0))),
         x_range: Some((1.0, f64::from(settings.trials).max(2.0))),
         references: vec![
-            reference(0.0, "no difference".into()),
-            reference(margin, format!("+{margin} pp")),
-            reference(-margin, format!("-{margin} pp")),
+            reference(0.0, "0".into()),
+            reference(margin, format!("margin ±{margin} pp")),
+            reference(-margin, String::new()),
         ],
         ..LineChart::new(
             Labels::new(
