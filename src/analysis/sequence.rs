@@ -275,6 +275,36 @@ mod tests {
     }
 
     #[test]
+    fn covers_the_mean_when_tasks_differ_in_opposite_directions() {
+        // Half the tasks favour the large model by 60 pp, half the small one: the mean is 0.
+        let mut rng = PyRandom::new(17);
+        let mut wrong = 0;
+        let experiments = 200;
+        for _ in 0..experiments {
+            let rounds: Vec<Vec<f64>> = (0..8)
+                .map(|_| {
+                    (0..12)
+                        .map(|j| {
+                            let (s, l) = if j % 2 == 0 { (0.2, 0.8) } else { (0.8, 0.2) };
+                            f64::from(u8::from(rng.random() < l))
+                                - f64::from(u8::from(rng.random() < s))
+                        })
+                        .collect()
+                })
+                .collect();
+            let last = replay(RULE, &rounds).last().map(|s| s.decision);
+            wrong += usize::from(matches!(
+                last,
+                Some(Decision::LargeBetter | Decision::SmallBetter)
+            ));
+        }
+        assert!(
+            wrong <= 10,
+            "{wrong} of {experiments} declared a difference"
+        );
+    }
+
+    #[test]
     fn width_shrinks_round_by_round_and_intervals_nest() {
         let mut rng = PyRandom::new(3);
         let mut seq = Sequence::new(RULE);
