@@ -129,62 +129,84 @@ enum Verdict {
     None,
 }
 
+/// One experiment resampled from the pilot: `trials[slot][model][round]` for 24 tasks drawn with
+/// replacement, each model's k trials drawn with replacement from the task's recorded ones.
+fn draw_experiment(pilot: &Pilot, rng: &mut PyRandom) -> Vec<[Vec<bool>; 2]> {
+    (0..pilot.tasks.len())
+        .map(|_| {
+            let task = &pilot.tasks[rng.randbelow(pilot.tasks.len())];
+            [&task.small, &task.large].map(|side| {
+                (0..FIXED_K)
+                    .map(|_| side.trials[rng.randbelow(side.trials.len())].passed)
+                    .collect()
+            })
+        })
+        .collect()
+}
+
+/// The sequence's verdict on the experiment played round by round, and the rounds it used.
+fn sequential_verdict(trials: &[[Vec<bool>; 2]]) -> (Verdict, usize) {
+    let rounds: Vec<Vec<f64>> = (0..FIXED_K)
+        .map(|r| {
+            trials
+                .iter()
+                .map(|[s, l]| f64::from(u8::from(l[r])) - f64::from(u8::from(s[r])))
+                .collect()
+        })
+        .collect();
+    let states = replay(RULE, &rounds);
+    let verdict = match states.last().map(|s| s.decision) {
+        Some(Decision::LargeBetter) => Verdict::LargeBetter,
+        Some(Decision::SmallBetter) => Verdict::SmallBetter,
+        _ => Verdict::None,
+    };
+    (verdict, states.len())
+}
+
+/// The fixed k design's verdict: the report's paired bootstrap interval of the difference.
+fn fixed_verdict(trials: &[[Vec<bool>; 2]], resamples: usize, seed: u64) -> Verdict {
+    let totals = |m: usize| -> BTreeMap<String, IdTotals> {
+        trials
+            .iter()
+            .enumerate()
+            .map(|(slot, t)| {
+                let passes = t[m].iter().filter(|p| **p).count();
+                let totals = IdTotals {
+                    trials: t[m].len() as f64,
+                    passes: passes as f64,
+                    ..IdTotals::default()
+                };
+                (format!("{slot:04}"), totals)
+            })
+            .collect()
+    };
+    match difference_bootstrap(&totals(0), &totals(1), resamples, seed) {
+        Some(ci) if ci.low > 0.0 => Verdict::LargeBetter,
+        Some(ci) if ci.high < 0.0 => Verdict::SmallBetter,
+        _ => Verdict::None,
+    }
+}
+
 /// Rounds used and agreement with the fixed k = 5 design, over experiments resampled from run 2.
 fn real_difference(pilot: &Pilot, experiments: usize, resamples: usize) {
     let mut rng = PyRandom::new(2024);
     let mut rounds_used = Vec::with_capacity(experiments);
     let (mut same, mut seq_decided, mut fixed_decided) = (0, 0, 0);
     for e in 0..experiments {
-        // trials[slot][model][round]
-        let trials: Vec<[Vec<bool>; 2]> = (0..pilot.tasks.len())
-            .map(|_| {
-                let task = &pilot.tasks[rng.randbelow(pilot.tasks.len())];
-                [&task.small, &task.large].map(|side| {
-                    (0..FIXED_K)
-                        .map(|_| side.trials[rng.randbelow(side.trials.len())].passed)
-                        .collect()
-                })
-            })
-            .collect();
-        let rounds: Vec<Vec<f64>> = (0..FIXED_K)
-            .map(|r| {
-                trials
-                    .iter()
-                    .map(|[s, l]| f64::from(u8::from(l[r])) - f64::from(u8::from(s[r])))
-                    .collect()
-            })
-            .collect();
-        let states = replay(RULE, &rounds);
-        rounds_used.push(states.len());
-        let sequential = match states.last().map(|s| s.decision) {
-            Some(Decision::LargeBetter) => Verdict::LargeBetter,
-            Some(Decision::SmallBetter) => Verdict::SmallBetter,
-            _ => Verdict::None,
-        };
-        let totals = |m: usize| -> BTreeMap<String, IdTotals> {
-            trials
-                .iter()
-                .enumerate()
-                .map(|(slot, t)| {
-                    let passes = t[m].iter().filter(|p| **p).count();
-                    let totals = IdTotals {
-                        trials: FIXED_K as f64,
-                        passes: passes as f64,
-                        ..IdTotals::default()
-                    };
-                    (format!("{slot:04}"), totals)
-                })
-                .collect()
-        };
-        let fixed = match difference_bootstrap(&totals(0), &totals(1), resamples, e as u64) {
-            Some(ci) if ci.low > 0.0 => Verdict::LargeBetter,
-            Some(ci) if ci.high < 0.0 => Verdict::SmallBetter,
-            _ => Verdict::None,
-        };
+        let trials = draw_experiment(pilot, &mut rng);
+        let (sequential, used) = sequential_verdict(&trials);
+        rounds_used.push(used);
+        let fixed = fixed_verdict(&trials, resamples, e as u64);
         same += usize::from(sequential == fixed);
         seq_decided += usize::from(sequential != Verdict::None);
         fixed_decided += usize::from(fixed != Verdict::None);
     }
+    report_real(&mut rounds_used, same, seq_decided, fixed_decided);
+}
+
+/// Prints the figures of [`real_difference`] against their targets.
+fn report_real(rounds_used: &mut [usize], same: usize, seq_decided: usize, fixed_decided: usize) {
+    let experiments = rounds_used.len();
     rounds_used.sort_unstable();
     let median = rounds_used[rounds_used.len() / 2] as f64;
     let mean = rounds_used.iter().sum::<usize>() as f64 / experiments as f64;
