@@ -210,6 +210,17 @@ pub struct RunArgs {
     /// Use streaming chat calls (records time to first byte)
     #[arg(long)]
     pub stream: bool,
+    /// Play in rounds (every task once per model) and stop when an anytime-valid confidence
+    /// sequence for the success difference of the first two models decides, or at --trials
+    #[arg(long)]
+    pub stop_when_decided: bool,
+    /// With --stop-when-decided: the models are equivalent when the sequence lies within plus or
+    /// minus this many percentage points [default: 5]
+    #[arg(long, value_name = "PP", requires = "stop_when_decided")]
+    pub margin: Option<f64>,
+    /// With --stop-when-decided: error level of the confidence sequence [default: 0.05]
+    #[arg(long, value_name = "A", requires = "stop_when_decided")]
+    pub alpha: Option<f64>,
     /// Hide progress bars (plain log lines instead)
     #[arg(long)]
     pub no_progress: bool,

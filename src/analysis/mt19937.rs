@@ -45,6 +45,13 @@ impl PyRandom {
             }
         }
     }
+
+    /// A uniform float in [0, 1) drawn as Python's `random()` does (53 bits from two draws).
+    pub fn random(&mut self) -> f64 {
+        let a = f64::from(self.next_u32() >> 5);
+        let b = f64::from(self.next_u32() >> 6);
+        (a * 67_108_864.0 + b) / 9_007_199_254_740_992.0
+    }
 }
 
 #[cfg(test)]

@@ -619,9 +619,7 @@ fn interval(values: &mut [f64], alpha: f64) -> (f64, f64) {
 
 /// A uniform draw in [0, 1) with 53 bits, as Python's `random()` makes it.
 fn uniform(rng: &mut PyRandom) -> f64 {
-    let a = f64::from(rng.next_u32() >> 5);
-    let b = f64::from(rng.next_u32() >> 6);
-    (a * 67_108_864.0 + b) / 9_007_199_254_740_992.0
+    rng.random()
 }
 
 #[cfg(test)]

@@ -91,6 +91,12 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
     if let Some(t) = args.think {
         s.think = Some(t.as_bool());
     }
+    if args.stop_when_decided {
+        let mut stop = s.stop.unwrap_or_default();
+        stop.margin_pp = args.margin.unwrap_or(stop.margin_pp);
+        stop.alpha = args.alpha.unwrap_or(stop.alpha);
+        s.stop = Some(stop);
+    }
     over_host!(timeout => timeout_s);
     over_host!(connect_timeout => connect_timeout_s);
     over_host!(retries => retries);
@@ -186,6 +192,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
                     ""
                 }
             );
+            if let Some(d) = &summary.decided {
+                passk::errln!(
+                    "run: stopped after round {} of {}: {}",
+                    d.round + 1,
+                    exp.settings.trials,
+                    d.decision.describe()
+                );
+            }
             let table = if args.report && !summary.interrupted {
                 super::report::write(&summary.dir, REPORT_RESAMPLES).map(|(_, table)| table)
             } else {
@@ -242,11 +256,37 @@ mod tests {
             ("--models", ""),
             ("--models", ","),
             ("--models", "a,a"),
+            ("--margin", "0"),
+            ("--margin", "nan"),
+            ("--margin", "100"),
+            ("--alpha", "0"),
+            ("--alpha", "0.9"),
+            ("--alpha", "inf"),
         ] {
             let arg = format!("{flag}={value}");
-            let err = resolve_args(&["passk", "run", &arg]).expect_err(&arg);
+            let err = resolve_args(&["passk", "run", "--stop-when-decided", &arg]).expect_err(&arg);
             assert!(err.to_string().starts_with(flag), "{arg}: {err}");
         }
+    }
+
+    #[test]
+    fn stopping_needs_two_models_and_a_conversation_suite() {
+        for argv in [["--models", "a"], ["--suite", "router"]] {
+            let mut all = vec!["passk", "run", "--stop-when-decided"];
+            all.extend(argv);
+            let err = resolve_args(&all).expect_err("refused");
+            assert!(err.to_string().starts_with("--stop-when-decided"), "{err}");
+        }
+        let s = resolve_args(&["passk", "run", "--stop-when-decided", "--margin", "10"])
+            .expect("valid");
+        let stop = s.stop.expect("a rule");
+        assert_eq!((stop.margin_pp, stop.alpha), (10.0, 0.05));
+        assert!(
+            resolve_args(&["passk", "run"])
+                .expect("valid")
+                .stop
+                .is_none()
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 /// Every chart of the report as (file name inside `charts/`, SVG text), in `docs/report.md` order.
 pub fn charts(r: &Report) -> Vec<(&'static str, String)> {
-    vec![
+    let mut all = vec![
         (chart_files::PASS_K, svg::line_chart(&pass_k(r))),
         (
             chart_files::SUCCESS_BY_CATEGORY,
@@ -60,7 +60,9 @@ pub fn charts(r: &Report) -> Vec<(&'static str, String)> {
                 |m| m.latency.time_per_success_s,
             )),
         ),
-    ]
+    ];
+    all.extend(crate::report::stopping::charts(r));
+    all
 }
 
 /// The primary group's key and its models in report order (empty when the run has no group).

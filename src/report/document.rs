@@ -334,6 +334,7 @@ pub fn markdown(r: &Report) -> String {
     let s = r.summary;
     let mut out = String::new();
     title(&mut out, r);
+    out.push_str(&super::stopping::section(r));
     setup(&mut out, r);
     if let Some((key, _)) = primary_group(s) {
         let _ = writeln!(

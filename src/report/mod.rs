@@ -20,6 +20,7 @@ pub mod json;
 pub mod markdown;
 pub mod plan;
 pub mod regrade;
+pub mod stopping;
 pub mod svg;
 
 pub use error::ReportError;

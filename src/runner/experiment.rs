@@ -3,6 +3,7 @@
 //! finished trial. `passk run` and `passk calibrate` both come through here; only the backend
 //! differs.
 
+use crate::analysis::sequence::RoundState;
 use crate::runner::agent_loop::Player;
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::journal::{Journal, JournalError, ResumePolicy};
@@ -51,6 +52,10 @@ pub enum RunError {
     /// The client could not be built.
     #[error("{0}")]
     Client(String),
+    /// The records could not be read back to update the confidence sequence, or its states
+    /// could not be written.
+    #[error("cannot update the confidence sequence: {0}")]
+    Sequence(String),
 }
 
 /// Transport-failed trials in a row after which the run stops.
@@ -104,6 +109,8 @@ pub struct RunSummary {
     pub interrupted: bool,
     /// Outcomes of the records written now.
     pub outcomes: BTreeMap<Outcome, usize>,
+    /// With `--stop-when-decided`: the round whose confidence sequence decided.
+    pub decided: Option<RoundState>,
 }
 
 /// The suites an experiment plays, loaded once.
@@ -219,7 +226,11 @@ pub async fn run(
     }
     let mut session = open_session(exp, sink).await?;
     let todo = plan_session(&session, &mut summary, sink);
-    play_plan(&mut session, &todo, &mut summary, sink, cancel).await?;
+    if exp.settings.stop.is_some() {
+        play_rounds(&mut session, &todo, &mut summary, sink, cancel).await?;
+    } else {
+        play_plan(&mut session, &todo, &mut summary, sink, cancel).await?;
+    }
     session.journal.update_manifest(&session.manifest)?;
     Ok(summary)
 }
@@ -450,13 +461,14 @@ fn plan_session(
         trials: s.trials,
         call_caps: &s.call_caps,
         modes: s.modes(),
+        rounds: s.stop.is_some(),
     };
     let (todo, skipped) = plan(&input, session.journal.done());
     let mut per_model: Vec<(String, u64)> = Vec::new();
     for t in &todo {
-        match per_model.last_mut() {
-            Some((m, n)) if m == t.model() => *n += 1,
-            _ => per_model.push((t.model().to_string(), 1)),
+        match per_model.iter_mut().find(|(m, _)| m == t.model()) {
+            Some((_, n)) => *n += 1,
+            None => per_model.push((t.model().to_string(), 1)),
         }
     }
     sink.emit(RunEvent::Planned {
@@ -530,6 +542,65 @@ async fn play_plan(
         }
     }
     Ok(())
+}
+
+/// Plays the plan round by round (every task once per model); after each complete round the
+/// confidence sequence is recomputed from the records, and the run stops once it decides. A
+/// resumed run first replays the rounds on disk, so it continues the same sequence.
+async fn play_rounds(
+    session: &mut Session<'_>,
+    todo: &[TrialSpec],
+    summary: &mut RunSummary,
+    sink: &dyn EventSink,
+    cancel: &AtomicBool,
+) -> Result<(), RunError> {
+    summary.decided = update_sequence(session, sink)?;
+    let mut rest = todo;
+    while summary.decided.is_none() && !summary.interrupted && !rest.is_empty() {
+        let round = rest[0].key().trial;
+        let end = rest
+            .iter()
+            .position(|t| t.key().trial != round)
+            .unwrap_or(rest.len());
+        play_plan(session, &rest[..end], summary, sink, cancel).await?;
+        rest = &rest[end..];
+        if !summary.interrupted {
+            summary.decided = update_sequence(session, sink)?;
+        }
+    }
+    Ok(())
+}
+
+/// Recomputes the sequence from the run's records, appends the rounds `rounds.jsonl` lacks, and
+/// says the last round's state; returns the state of the round that decided, if one did.
+fn update_sequence(
+    session: &Session<'_>,
+    sink: &dyn EventSink,
+) -> Result<Option<RoundState>, RunError> {
+    let dir = session.journal.dir();
+    let run = crate::analysis::load_run_keeping(dir, crate::analysis::Keep::Statistics)
+        .map_err(|e| RunError::Sequence(e.to_string()))?;
+    let states = crate::analysis::stopping::states(&session.exp.settings, &run.conversations)
+        .unwrap_or_default();
+    crate::runner::rounds::record(dir, &states).map_err(|e| {
+        RunError::Sequence(format!(
+            "{}: {e}",
+            dir.join(crate::runner::rounds::ROUNDS_FILE).display()
+        ))
+    })?;
+    let Some(last) = states.last() else {
+        return Ok(None);
+    };
+    sink.emit(RunEvent::Info(format!(
+        "round {}: difference {:+.1} pp, confidence sequence [{:+.1}, {:+.1}] pp over {} tasks: {}",
+        last.round + 1,
+        100.0 * last.mean,
+        100.0 * last.low,
+        100.0 * last.high,
+        last.tasks,
+        last.decision.describe()
+    )));
+    Ok(last.decision.stops().then_some(*last))
 }
 
 /// Warms up a model before its first trial and records what the warm-up found.

@@ -10,5 +10,6 @@ pub mod preflight;
 pub mod progress;
 pub mod record;
 pub mod record_file;
+pub mod rounds;
 pub mod settings;
 pub mod telemetry;

@@ -94,50 +94,85 @@ pub struct PlanInput<'a> {
     pub call_caps: &'a [u32],
     /// Modes (agent, and the toolless baseline when asked).
     pub modes: Vec<Mode>,
+    /// Round by round (trial index outermost, every model in each), for a run that may stop
+    /// after any round; otherwise model by model.
+    pub rounds: bool,
 }
 
 /// The full plan and, separately, the trials a resume skips.
 pub fn plan(input: &PlanInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>, usize) {
     let mut all = Vec::new();
-    for model in input.models {
-        for &mode in &input.modes {
-            // The toolless baseline makes one call per turn: the call cap does not apply to it.
-            let caps = if mode == Mode::Toolless {
-                &input.call_caps[..1]
-            } else {
-                input.call_caps
-            };
-            for &call_cap in caps {
-                for trial in 0..input.trials {
-                    for (suite, ids) in &input.suites {
-                        for id in ids {
-                            all.push(TrialSpec::Conversation {
-                                suite: suite.clone(),
-                                model: model.clone(),
-                                task_id: id.clone(),
-                                trial,
-                                call_cap,
-                                mode,
-                            });
-                        }
-                    }
-                }
+    if input.rounds {
+        for trial in 0..input.trials {
+            for model in input.models {
+                all.extend(conversations(input, model, trial..trial + 1));
+                all.extend(router_calls(input, model, trial..trial + 1));
             }
         }
-        for trial in 0..input.trials {
-            for &index in &input.router_messages {
-                all.push(TrialSpec::Router {
-                    model: model.clone(),
-                    index,
-                    trial,
-                });
-            }
+    } else {
+        for model in input.models {
+            all.extend(conversations(input, model, 0..input.trials));
+            all.extend(router_calls(input, model, 0..input.trials));
         }
     }
     let before = all.len();
     all.retain(|t| !done.contains(&t.key()));
     let skipped = before - all.len();
     (all, skipped)
+}
+
+/// One model's conversation trials over `trials`: mode by mode, cap by cap, trial by trial over
+/// all tasks.
+fn conversations(
+    input: &PlanInput<'_>,
+    model: &str,
+    trials: std::ops::Range<u32>,
+) -> Vec<TrialSpec> {
+    let mut all = Vec::new();
+    for &mode in &input.modes {
+        // The toolless baseline makes one call per turn: the call cap does not apply to it.
+        let caps = if mode == Mode::Toolless {
+            &input.call_caps[..1]
+        } else {
+            input.call_caps
+        };
+        for &call_cap in caps {
+            for trial in trials.clone() {
+                for (suite, ids) in &input.suites {
+                    for id in ids {
+                        all.push(TrialSpec::Conversation {
+                            suite: suite.clone(),
+                            model: model.to_string(),
+                            task_id: id.clone(),
+                            trial,
+                            call_cap,
+                            mode,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    all
+}
+
+/// One model's standalone router calls over `trials`.
+fn router_calls(
+    input: &PlanInput<'_>,
+    model: &str,
+    trials: std::ops::Range<u32>,
+) -> Vec<TrialSpec> {
+    let mut all = Vec::new();
+    for trial in trials {
+        for &index in &input.router_messages {
+            all.push(TrialSpec::Router {
+                model: model.to_string(),
+                index,
+                trial,
+            });
+        }
+    }
+    all
 }
 
 #[cfg(test)]
@@ -154,6 +189,7 @@ mod tests {
             trials: 2,
             call_caps: &[10],
             modes: vec![Mode::Agent],
+            rounds: false,
         };
         let (all, skipped) = plan(&input, &BTreeSet::new());
         assert_eq!((all.len(), skipped), (2 * (2 * 2 + 3 * 2), 0));
@@ -162,5 +198,16 @@ mod tests {
         let (rest, skipped) = plan(&input, &done);
         assert_eq!((rest.len(), skipped), (all.len() - 3, 3));
         assert!(rest.iter().all(|t| !done.contains(&t.key())));
+        let rounds = PlanInput {
+            rounds: true,
+            ..input
+        };
+        let (by_round, _) = plan(&rounds, &BTreeSet::new());
+        assert_eq!(by_round.len(), all.len());
+        let trial = |t: &TrialSpec| t.key().trial;
+        let order: Vec<(u32, &str)> = by_round.iter().map(|t| (trial(t), t.model())).collect();
+        assert_eq!(order[..5], [(0, "a"); 5]);
+        assert_eq!(order[5..10], [(0, "b"); 5]);
+        assert!(order[10..].iter().all(|&(t, _)| t == 1));
     }
 }

@@ -90,6 +90,37 @@ pub struct RunSettings {
     /// `think` sent with every call (`None`: not sent, so the model's own default holds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<bool>,
+    /// Play in rounds and stop when the confidence sequence decides (`--stop-when-decided`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopRule>,
+}
+
+/// When a run in rounds stops: see `analysis::sequence`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StopRule {
+    /// Equivalence margin, percentage points of success.
+    pub margin_pp: f64,
+    /// Error level of the confidence sequence.
+    pub alpha: f64,
+}
+
+impl Default for StopRule {
+    fn default() -> Self {
+        StopRule {
+            margin_pp: 5.0,
+            alpha: 0.05,
+        }
+    }
+}
+
+impl StopRule {
+    /// The rule as the sequence takes it.
+    pub fn rule(&self) -> crate::analysis::sequence::Rule {
+        crate::analysis::sequence::Rule {
+            alpha: self.alpha,
+            margin: self.margin_pp / 100.0,
+        }
+    }
 }
 
 impl Default for RunSettings {
@@ -116,6 +147,7 @@ impl Default for RunSettings {
             retries: 3,
             retry_backoff_s: 0.25,
             think: None,
+            stop: None,
         }
     }
 }
@@ -419,6 +451,31 @@ impl RunSettings {
                     crate::wire::duration::ACCEPTED
                 ),
             );
+        }
+        if let Some(stop) = &self.stop {
+            if !(stop.margin_pp > 0.0 && stop.margin_pp < 100.0) {
+                let m = stop.margin_pp;
+                return bad(
+                    "margin",
+                    format!("must be above 0 and below 100 percentage points, got {m}"),
+                );
+            }
+            if !(stop.alpha > 0.0 && stop.alpha <= 0.5) {
+                let a = stop.alpha;
+                return bad("alpha", format!("must be above 0 and at most 0.5, got {a}"));
+            }
+            if self.models.len() < 2 {
+                return bad(
+                    "stop-when-decided",
+                    "needs two models to compare (the first two of --models)".into(),
+                );
+            }
+            if !self.suites.iter().any(|s| *s != SuiteChoice::Router) {
+                return bad(
+                    "stop-when-decided",
+                    "needs a conversation suite (store or triage)".into(),
+                );
+            }
         }
         Ok(())
     }
