@@ -655,6 +655,10 @@ mod tests {
             svg.contains(r##"font-size="12" fill="#222222">a</text>"##),
             "{svg}"
         );
+        assert!(
+            svg.contains(r##"text-anchor="start" font-size="11" fill="#222222">0</text>"##),
+            "the empty row's total reads 0: {svg}"
+        );
     }
 
     #[test]

@@ -729,10 +729,19 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
                 auto_value(*v)
             };
             if text_width(&text, 11.0) + 4.0 <= x1 - x0 {
-                c.text((x0 + x1) / 2.0, cy + 4.0, "middle", 11.0, "#FFFFFF", &text);
+                let fill = PALETTE[k % PALETTE.len()];
+                c.text(
+                    (x0 + x1) / 2.0,
+                    cy + 4.0,
+                    "middle",
+                    11.0,
+                    ink_on(fill),
+                    &text,
+                );
             }
         }
-        if !chart.normalize && acc > 0.0 {
+        // The total at the end; a row with nothing in it says 0 rather than looking missing.
+        if !chart.normalize || acc == 0.0 {
             c.text(
                 sx.at(acc) + 4.0,
                 cy + 4.0,
@@ -1035,6 +1044,15 @@ fn shade(t: f64) -> String {
 // Shared layout
 
 const NOT_AVAILABLE: &str = super::markdown::NOT_AVAILABLE;
+
+/// The text colour that reads on a palette colour: dark on the light ones (yellow, sky blue,
+/// orange), white on the rest.
+fn ink_on(fill: &str) -> &'static str {
+    match fill {
+        "#F0E442" | "#56B4E9" | "#E69F00" => TEXT,
+        _ => "#FFFFFF",
+    }
+}
 
 /// A coordinate with two fixed decimals (a non-finite one, which layout never produces, as 0).
 fn n(v: f64) -> String {
