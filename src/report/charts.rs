@@ -49,14 +49,24 @@ impl Drawing {
         }
     }
 
-    /// The SVG, or `None` when the chart would only say "no data".
-    fn render(&self) -> Option<String> {
+    /// Whether the chart has something to show (else it would only say "no data").
+    fn has_data(&self) -> bool {
         match self {
-            Drawing::Line(c) => c.has_data().then(|| svg::line_chart(c)),
-            Drawing::Bars(c) => c.has_data().then(|| svg::bar_chart(c)),
-            Drawing::Stacked(c) => c.has_data().then(|| svg::stacked_bars(c)),
-            Drawing::Distribution(c) => c.has_data().then(|| svg::distribution(c)),
-            Drawing::Heatmap(c) => c.has_data().then(|| svg::heatmap(c)),
+            Drawing::Line(c) => c.has_data(),
+            Drawing::Bars(c) => c.has_data(),
+            Drawing::Stacked(c) => c.has_data(),
+            Drawing::Distribution(c) => c.has_data(),
+            Drawing::Heatmap(c) => c.has_data(),
+        }
+    }
+
+    fn render(&self) -> String {
+        match self {
+            Drawing::Line(c) => svg::line_chart(c),
+            Drawing::Bars(c) => svg::bar_chart(c),
+            Drawing::Stacked(c) => svg::stacked_bars(c),
+            Drawing::Distribution(c) => svg::distribution(c),
+            Drawing::Heatmap(c) => svg::heatmap(c),
         }
     }
 }
@@ -64,6 +74,26 @@ impl Drawing {
 /// The report's charts that have something to show, in `docs/report.md` order: a chart without data
 /// (no GPU telemetry, no failures) is neither written nor linked.
 pub fn charts(r: &Report) -> Vec<Chart> {
+    drawings(r)
+        .into_iter()
+        .map(|(file, title, d)| Chart {
+            file,
+            title,
+            svg: d.render(),
+        })
+        .collect()
+}
+
+/// The (file, title) of each chart [`charts`] writes, without drawing them (for `report.md`).
+pub fn linked(r: &Report) -> Vec<(&'static str, &'static str)> {
+    drawings(r)
+        .into_iter()
+        .map(|(file, title, _)| (file, title))
+        .collect()
+}
+
+/// Every chart with data, as (file, title, data), each captioned.
+fn drawings(r: &Report) -> Vec<(&'static str, &'static str, Drawing)> {
     let drawings = [
         (chart_files::PASS_K, "pass^k by k", Drawing::Line(pass_k(r))),
         (
@@ -125,14 +155,10 @@ pub fn charts(r: &Report) -> Vec<Chart> {
     let caption = caption(r);
     drawings
         .into_iter()
-        .filter_map(|(file, title, mut d)| {
-            let labels = d.labels();
-            labels.caption.get_or_insert_with(|| caption.clone());
-            Some(Chart {
-                file,
-                title,
-                svg: d.render()?,
-            })
+        .filter(|(_, _, d)| d.has_data())
+        .map(|(file, title, mut d)| {
+            d.labels().caption.get_or_insert_with(|| caption.clone());
+            (file, title, d)
         })
         .collect()
 }
@@ -146,6 +172,7 @@ pub fn caption(r: &Report) -> String {
         parts.push(format!("suite {}", g.suite));
     }
     let mut ks: Vec<usize> = models.iter().map(|(_, s)| s.trials_per_task).collect();
+    ks.sort_unstable();
     ks.dedup();
     if !ks.is_empty() {
         let ks: Vec<String> = ks.iter().map(usize::to_string).collect();

@@ -345,8 +345,8 @@ pub fn markdown(r: &Report) -> String {
                 ""
             }
         );
-        for c in super::charts::charts(r) {
-            let _ = writeln!(out, "- [{}]({CHARTS_DIR}/{})", c.title, c.file);
+        for (file, title) in super::charts::linked(r) {
+            let _ = writeln!(out, "- [{title}]({CHARTS_DIR}/{file})");
         }
         out.push('\n');
     }
