@@ -187,7 +187,7 @@ pub fn caption(r: &Report) -> String {
         parts.push(format!("tool docs {docs}"));
     }
     let graded: usize = models.iter().map(|(_, s)| s.outcomes.graded).sum();
-    parts.push(format!("n = {} conversations", thousands(graded as i64)));
+    parts.push(format!("n = {}", counted(graded, "conversation")));
     parts.join(" · ")
 }
 
@@ -203,6 +203,12 @@ fn primary<'s>(
         Some((key, g)) => (key.clone(), Some(g), group_models(r.summary, g)),
         None => (String::new(), None, Vec::new()),
     }
+}
+
+/// `12 calls`, `1 call`: a count with its noun, thousands separated.
+fn counted(n: usize, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{s}", thousands(n as i64))
 }
 
 /// An x range for whole numbers 1..=`last` with half a step of room either side, so that error bars
@@ -571,9 +577,12 @@ pub fn gpu_utilization(r: &Report) -> LineChart {
                 "GPU utilization, %",
             )
             .with_caption(format!(
-                "run {} · every configuration · n = {} calls with a GPU sample",
+                "run {} · every configuration · n = {} with a GPU sample",
                 r.manifest.run_id,
-                thousands(timeline.iter().filter(|p| p.util_pct.is_some()).count() as i64)
+                counted(
+                    timeline.iter().filter(|p| p.util_pct.is_some()).count(),
+                    "call"
+                )
             )),
             vec![Series::new("mean utilization per call", points)],
         )

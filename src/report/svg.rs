@@ -459,6 +459,16 @@ pub fn line_chart(chart: &LineChart) -> String {
                 ));
             }
         }
+        if chart.marks == Marks::Lines {
+            // A point with no finite neighbour draws no line: a small dot keeps it visible.
+            for (x, y) in isolated(&s.points) {
+                c.push(format!(
+                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}"/>"#,
+                    n(sx.at(x)),
+                    n(sy.at(y))
+                ));
+            }
+        }
         // Error bars, nudged apart so that series at the same x do not hide each other.
         let nudge = (i as f64 - (chart.series.len() as f64 - 1.0) / 2.0) * 5.0;
         for &(x, lo, hi) in s
@@ -510,6 +520,18 @@ pub fn line_chart(chart: &LineChart) -> String {
     };
     c.legend(&area, &names, kind);
     c.finish()
+}
+
+/// The finite points whose neighbours (before and after) are missing or not finite.
+fn isolated(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let finite = |i: Option<usize>| {
+        i.and_then(|i| points.get(i))
+            .is_some_and(|(x, y)| x.is_finite() && y.is_finite())
+    };
+    (0..points.len())
+        .filter(|&i| finite(Some(i)) && !finite(i.checked_sub(1)) && !finite(Some(i + 1)))
+        .map(|i| points[i])
+        .collect()
 }
 
 /// The `d` attribute of a polyline that breaks at non-finite points.
@@ -1550,6 +1572,17 @@ fn no_data(labels: &Labels, height: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lone_point_of_a_lines_only_chart_gets_a_dot() {
+        let points = vec![(0.0, 1.0), (1.0, f64::NAN), (2.0, 3.0), (3.0, 4.0)];
+        assert_eq!(isolated(&points), [(0.0, 1.0)]);
+        let chart = LineChart {
+            marks: Marks::Lines,
+            ..LineChart::new(Labels::new("t", "", ""), vec![Series::new("", points)])
+        };
+        assert_eq!(line_chart(&chart).matches("<circle").count(), 1);
+    }
 
     #[test]
     fn wrap_breaks_at_spaces_and_loses_nothing() {
