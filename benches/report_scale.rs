@@ -142,7 +142,7 @@ fn measure(dir: &Path) -> Result<()> {
     let bytes = document::markdown(&report).len()
         + serde_json::to_vec(&summary)?.len()
         + conversations_csv(&run.conversations)?.len()
-        + charts.iter().map(|(_, svg)| svg.len()).sum::<usize>();
+        + charts.iter().map(|c| c.svg.len()).sum::<usize>();
     let elapsed = started.elapsed().as_secs_f64();
     let calls: usize = run
         .conversations

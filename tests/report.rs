@@ -90,6 +90,8 @@ fn conversation(
         end_state: json!({}),
         verdict: Verdict {
             passed,
+            // Known trajectories, so that the four-state chart has something to show.
+            trajectory_correct: Some(passed),
             ..Verdict::default()
         },
         wall_s: 1.5,
@@ -265,6 +267,43 @@ fn report_writes_every_file_with_the_hand_computed_figures() {
     assert!(stdout.contains("50.0% (6/12)"), "{stdout}");
     assert!(stdout.contains("pass^3"), "{stdout}");
     assert!(stderr.contains(REPORT_MD), "{stderr}");
+}
+
+#[test]
+fn a_run_without_gpu_telemetry_gets_no_gpu_chart_and_loses_a_stale_one() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("run");
+    let mut recs = records("g1");
+    for c in &mut recs {
+        for call in &mut c.calls {
+            call.gpu = None;
+        }
+    }
+    write_run(&dir, "g1", &recs);
+    // A chart an earlier report wrote, which this one has nothing for.
+    let charts = dir.join(REPORT_DIR).join(CHARTS_DIR);
+    std::fs::create_dir_all(&charts).expect("mkdir");
+    let stale = charts.join(chart_files::GPU_UTILIZATION);
+    std::fs::write(&stale, "<svg/>").expect("write");
+    let (code, _, stderr) = report(&dir, &[]);
+    assert_eq!(code, 0, "stderr: {stderr}");
+    assert!(!stale.exists(), "the stale GPU chart is removed");
+    let md = std::fs::read_to_string(dir.join(REPORT_DIR).join(REPORT_MD)).expect("md");
+    let html = std::fs::read_to_string(dir.join(REPORT_DIR).join(REPORT_HTML)).expect("html");
+    assert!(!md.contains(chart_files::GPU_UTILIZATION), "{md}");
+    assert!(
+        !html.contains(chart_files::GPU_UTILIZATION),
+        "not on the charts tab"
+    );
+    for c in chart_names() {
+        let linked = md.contains(&format!("({CHARTS_DIR}/{c})"));
+        assert_eq!(
+            linked,
+            charts.join(c).exists(),
+            "{c}: linked exactly when written"
+        );
+        assert_eq!(linked, c != chart_files::GPU_UTILIZATION, "{c}");
+    }
 }
 
 #[test]

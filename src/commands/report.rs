@@ -6,7 +6,7 @@
 use crate::cli::{ExportArgs, ReportArgs};
 use anyhow::Context;
 use passk::analysis::{AnalysisOptions, load_run, summarize};
-use passk::report::charts::charts;
+use passk::report::charts::{Chart, charts};
 use passk::report::csv::conversations_csv;
 use passk::report::document::{self, Report};
 use passk::report::html::REPORT_HTML;
@@ -15,7 +15,7 @@ use passk::report::html::trials::read_run;
 use passk::report::json::JsonExporter;
 use passk::report::{
     CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_DIR, REPORT_MD,
-    ReportError, SUMMARY_JSON,
+    ReportError, SUMMARY_JSON, chart_files,
 };
 use passk::runner::record::Manifest;
 use std::io::Write;
@@ -147,9 +147,12 @@ fn generate(
         Destination::File(out_dir.join(REPORT_HTML)),
         move |_: &Report| Ok(html.take().map(String::into_bytes).unwrap_or_default()),
     )?;
-    for (file, svg) in charts {
-        let dest = Destination::File(out_dir.join(CHARTS_DIR).join(file));
-        m.add(file, dest, move |_: &Report| Ok(svg.clone().into_bytes()))?;
+    remove_stale_charts(&out_dir.join(CHARTS_DIR), &charts)?;
+    for c in charts {
+        let dest = Destination::File(out_dir.join(CHARTS_DIR).join(c.file));
+        m.add(c.file, dest, move |_: &Report| {
+            Ok(c.svg.clone().into_bytes())
+        })?;
     }
     m.add_optional(
         "--export-markdown",
@@ -160,6 +163,19 @@ fn generate(
     m.add_optional("--export-csv", export.export_csv.as_deref(), csv)?;
     m.write(&report, stdout)?;
     Ok((md_path, document::terminal_table(&summary)))
+}
+
+/// Removes the chart files an earlier report wrote that this one does not (a chart with nothing to
+/// show is not written), so that `charts/` holds only what `report.md` links.
+fn remove_stale_charts(dir: &Path, written: &[Chart]) -> anyhow::Result<()> {
+    for file in chart_files::ALL {
+        let path = dir.join(file);
+        if !written.iter().any(|c| c.file == file) && path.exists() {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("removing the stale chart {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

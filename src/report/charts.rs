@@ -1,13 +1,14 @@
 //! The report's charts (`charts/*.svg`, listed in `docs/report.md`), built from a [`Report`]: each
 //! function picks its values out of the summary (or the report's [`Observations`]) into one of the
 //! [`svg`](super::svg) data structs and renders it. The charts describe the primary group
-//! ([`primary_group`]); a chart with nothing to draw says "no data".
+//! ([`primary_group`]), each with a caption line ([`caption`]); a chart with nothing to draw is left
+//! out ([`charts`]).
 //!
 //! [`Observations`]: super::document::Observations
 
 use super::chart_files;
 use super::document::{Report, group_models, opt, primary_group, tokens};
-use super::markdown::{NOT_AVAILABLE, ci_ratio, percent, ratio};
+use super::markdown::{NOT_AVAILABLE, ci_ratio, percent, ratio, thousands};
 use super::svg::{
     self, Bar, BarChart, BarSeries, DistributionChart, Heatmap, HeatmapPanel, Labels, LineChart,
     Marks, Reference, Sample, Series, StackedBars, StackedRow, XBand,
@@ -16,35 +17,124 @@ use crate::analysis::{GroupSummary, ModelSummary};
 use crate::trace::FailureMode;
 use std::collections::BTreeMap;
 
-/// Every chart of the report as (file name inside `charts/`, SVG text), in `docs/report.md` order.
-pub fn charts(r: &Report) -> Vec<(&'static str, String)> {
-    let mut all = vec![
-        (chart_files::PASS_K, svg::line_chart(&pass_k(r))),
+/// One chart of the report: its file inside `charts/`, the words `report.md` links it with, and
+/// its SVG.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// File name inside `charts/` (a [`chart_files`] constant).
+    pub file: &'static str,
+    /// What it shows, as `report.md` and `report.html` name it.
+    pub title: &'static str,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// A chart's data, drawn only when it has something to show.
+enum Drawing {
+    Line(LineChart),
+    Bars(BarChart),
+    Stacked(StackedBars),
+    Distribution(DistributionChart),
+    Heatmap(Heatmap),
+}
+
+impl Drawing {
+    fn labels(&mut self) -> &mut Labels {
+        match self {
+            Drawing::Line(c) => &mut c.labels,
+            Drawing::Bars(c) => &mut c.labels,
+            Drawing::Stacked(c) => &mut c.labels,
+            Drawing::Distribution(c) => &mut c.labels,
+            Drawing::Heatmap(c) => &mut c.labels,
+        }
+    }
+
+    /// Whether the chart has something to show (else it would only say "no data").
+    fn has_data(&self) -> bool {
+        match self {
+            Drawing::Line(c) => c.has_data(),
+            Drawing::Bars(c) => c.has_data(),
+            Drawing::Stacked(c) => c.has_data(),
+            Drawing::Distribution(c) => c.has_data(),
+            Drawing::Heatmap(c) => c.has_data(),
+        }
+    }
+
+    fn render(&self) -> String {
+        match self {
+            Drawing::Line(c) => svg::line_chart(c),
+            Drawing::Bars(c) => svg::bar_chart(c),
+            Drawing::Stacked(c) => svg::stacked_bars(c),
+            Drawing::Distribution(c) => svg::distribution(c),
+            Drawing::Heatmap(c) => svg::heatmap(c),
+        }
+    }
+}
+
+/// The report's charts that have something to show, in `docs/report.md` order: a chart without data
+/// (no GPU telemetry, no failures) is neither written nor linked.
+pub fn charts(r: &Report) -> Vec<Chart> {
+    drawings(r)
+        .into_iter()
+        .map(|(file, title, d)| Chart {
+            file,
+            title,
+            svg: d.render(),
+        })
+        .collect()
+}
+
+/// The (file, title) of each chart [`charts`] writes, without drawing them (for `report.md`).
+pub fn linked(r: &Report) -> Vec<(&'static str, &'static str)> {
+    drawings(r)
+        .into_iter()
+        .map(|(file, title, _)| (file, title))
+        .collect()
+}
+
+/// Every chart with data, as (file, title, data), each captioned.
+fn drawings(r: &Report) -> Vec<(&'static str, &'static str, Drawing)> {
+    let drawings = [
+        (chart_files::PASS_K, "pass^k by k", Drawing::Line(pass_k(r))),
         (
             chart_files::SUCCESS_BY_CATEGORY,
-            svg::bar_chart(&success_by_category(r)),
+            "success by category",
+            Drawing::Bars(success_by_category(r)),
         ),
         (
             chart_files::TOKENS_PER_SUCCESS,
-            svg::bar_chart(&tokens_per_success(r)),
+            "tokens per successful task",
+            Drawing::Bars(tokens_per_success(r)),
         ),
-        (chart_files::LATENCY, svg::distribution(&latency(r))),
+        (
+            chart_files::LATENCY,
+            "latency per conversation",
+            Drawing::Distribution(latency(r)),
+        ),
         (
             chart_files::CONTEXT_GROWTH,
-            svg::line_chart(&context_growth(r)),
+            "context growth",
+            Drawing::Line(context_growth(r)),
         ),
-        (chart_files::FOUR_STATE, svg::heatmap(&four_state(r))),
+        (
+            chart_files::FOUR_STATE,
+            "trajectory and answer",
+            Drawing::Heatmap(four_state(r)),
+        ),
         (
             chart_files::FAILURE_BUCKETS,
-            svg::stacked_bars(&failure_buckets(r)),
+            "failure modes",
+            Drawing::Stacked(failure_buckets(r)),
         ),
         (
             chart_files::GPU_UTILIZATION,
-            svg::line_chart(&gpu_utilization(r)),
+            "GPU utilization over the run",
+            Drawing::Line(gpu_utilization(r)),
         ),
         (
             chart_files::FRONTIER_TOKENS,
-            svg::line_chart(&frontier_chart(
+            "tokens per successful task against success, with the cheapest-per-success frontier",
+            Drawing::Line(frontier_chart(
                 r,
                 "Tokens per successful task against success",
                 "blended tokens per successful task",
@@ -53,7 +143,8 @@ pub fn charts(r: &Report) -> Vec<(&'static str, String)> {
         ),
         (
             chart_files::FRONTIER_TIME,
-            svg::line_chart(&frontier_chart(
+            "time per successful task against success, with the cheapest-per-success frontier",
+            Drawing::Line(frontier_chart(
                 r,
                 "Time per successful task against success",
                 "seconds per successful task (final attempts)",
@@ -61,8 +152,48 @@ pub fn charts(r: &Report) -> Vec<(&'static str, String)> {
             )),
         ),
     ];
-    all.extend(crate::report::stopping::charts(r));
-    all
+    let sequence = crate::report::stopping::chart(r).map(|c| {
+        let title = "the confidence sequence round by round";
+        (crate::report::stopping::CHART, title, Drawing::Line(c))
+    });
+    let caption = caption(r);
+    drawings
+        .into_iter()
+        .chain(sequence)
+        .filter(|(_, _, d)| d.has_data())
+        .map(|(file, title, mut d)| {
+            d.labels().caption.get_or_insert_with(|| caption.clone());
+            (file, title, d)
+        })
+        .collect()
+}
+
+/// The one line under every chart: run id, suite, trials per task, tool docs and the conversations
+/// graded in the charted configuration (all models), as the manifest and summary record them.
+pub fn caption(r: &Report) -> String {
+    let (_, g, models) = primary(r);
+    let mut parts = vec![format!("run {}", r.manifest.run_id)];
+    if let Some(g) = g {
+        parts.push(format!("suite {}", g.suite));
+    }
+    let mut ks: Vec<usize> = models.iter().map(|(_, s)| s.trials_per_task).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    if !ks.is_empty() {
+        let ks: Vec<String> = ks.iter().map(usize::to_string).collect();
+        parts.push(format!("k = {}", ks.join("/")));
+    }
+    if let Some(docs) = r
+        .manifest
+        .settings
+        .get("tool_docs")
+        .and_then(|v| v.as_str())
+    {
+        parts.push(format!("tool docs {docs}"));
+    }
+    let graded: usize = models.iter().map(|(_, s)| s.outcomes.graded).sum();
+    parts.push(format!("n = {}", counted(graded, "conversation")));
+    parts.join(" · ")
 }
 
 /// The primary group's key and its models in report order (empty when the run has no group).
@@ -77,6 +208,18 @@ fn primary<'s>(
         Some((key, g)) => (key.clone(), Some(g), group_models(r.summary, g)),
         None => (String::new(), None, Vec::new()),
     }
+}
+
+/// `12 calls`, `1 call`: a count with its noun, thousands separated.
+fn counted(n: usize, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{s}", thousands(n as i64))
+}
+
+/// An x range for whole numbers 1..=`last` with half a step of room either side, so that error bars
+/// and point labels at the ends are whole.
+fn whole_range(last: usize) -> (f64, f64) {
+    (0.5, last.max(1) as f64 + 0.5)
 }
 
 fn titled(what: &str, key: &str) -> String {
@@ -102,7 +245,13 @@ pub fn pass_k(r: &Report) -> LineChart {
             Series::new(*m, pts).with_intervals(cis)
         })
         .collect();
+    let max_k = models
+        .iter()
+        .flat_map(|(_, s)| s.pass_hat_k.keys())
+        .max()
+        .map_or(1, |k| *k);
     LineChart {
+        x_range: Some(whole_range(max_k)),
         y_range: Some((0.0, 1.0)),
         integer_x: true,
         ..LineChart::new(
@@ -147,6 +296,7 @@ pub fn frontier_chart(
     ));
     LineChart {
         x_range: Some((0.0, 1.0)),
+        y_from_zero: true,
         ..LineChart::new(labels, series)
     }
 }
@@ -275,30 +425,48 @@ pub fn latency(r: &Report) -> DistributionChart {
     }
 }
 
-/// Mean input tokens of the j-th call (1-based on the axis), one line per model.
+/// Fewest conversations behind a point of the context-growth chart: a mean over fewer is noise.
+pub const MIN_CONTEXT_N: usize = 5;
+
+/// Mean input tokens of the j-th call (1-based on the axis), one line per model, from zero; each
+/// point names the conversations that reached that call, and a line stops where fewer than
+/// [`MIN_CONTEXT_N`] did.
 pub fn context_growth(r: &Report) -> LineChart {
     let (key, _, models) = primary(r);
+    let mut last = 0;
     let series = models
         .iter()
         .map(|(m, s)| {
-            let pts = s
+            let kept: Vec<_> = s
                 .context_growth
                 .iter()
-                .map(|(j, p)| ((*j + 1) as f64, p.mean_input_tokens))
+                .filter(|(_, p)| p.conversations >= MIN_CONTEXT_N)
                 .collect();
-            Series::new(*m, pts)
+            last = last.max(kept.last().map_or(0, |(j, _)| **j + 1));
+            let pts = kept
+                .iter()
+                .map(|(j, p)| ((**j + 1) as f64, p.mean_input_tokens))
+                .collect();
+            let ns = kept
+                .iter()
+                .map(|(_, p)| format!("n={}", p.conversations))
+                .collect();
+            Series::new(*m, pts).with_point_labels(ns)
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let labels = Labels::new(
+        titled("Context growth", &key),
+        "model call",
+        "mean input tokens",
+    )
+    .with_subtitle(format!(
+        "n = conversations that reached the call; calls fewer than {MIN_CONTEXT_N} reached are left out"
+    ));
     LineChart {
+        x_range: Some(whole_range(last)),
         integer_x: true,
-        ..LineChart::new(
-            Labels::new(
-                titled("Context growth", &key),
-                "model call",
-                "mean input tokens",
-            ),
-            series,
-        )
+        y_from_zero: true,
+        ..LineChart::new(labels, series)
     }
 }
 
@@ -364,7 +532,6 @@ pub fn failure_buckets(r: &Report) -> StackedBars {
                 values,
             }
         })
-        .filter(|row| row.values.iter().any(|v| *v > 0.0))
         .collect();
     StackedBars {
         labels: Labels::new(titled("Failure modes", &key), "failed conversations", ""),
@@ -413,8 +580,219 @@ pub fn gpu_utilization(r: &Report) -> LineChart {
                 "GPU utilization over the run",
                 "seconds since the first call",
                 "GPU utilization, %",
-            ),
+            )
+            .with_caption(format!(
+                "run {} · every configuration · n = {} with a GPU sample",
+                r.manifest.run_id,
+                counted(
+                    timeline.iter().filter(|p| p.util_pct.is_some()).count(),
+                    "call"
+                )
+            )),
             vec![Series::new("mean utilization per call", points)],
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{conversation, timed_call};
+    use crate::analysis::{AnalysisOptions, Summary, summarize};
+    use crate::runner::record::{ConversationRecord, GpuWindow, Manifest};
+    use serde_json::json;
+
+    /// Models `a` (never fails) and `b` (fails trial 0 of every task) on tasks T0..T5, three trials
+    /// each, categories `lookup` and `write`; a conversation of task Ti makes i + 1 calls, the j-th
+    /// with 100 (j + 1) input tokens, so that call 6 is reached by only 3 conversations per model.
+    fn run() -> (Manifest, Vec<ConversationRecord>) {
+        let manifest = Manifest {
+            run_id: "r1".into(),
+            settings: json!({"trials": 3, "tool_docs": "bare"}),
+            ..Manifest::default()
+        };
+        let mut recs = Vec::new();
+        for model in ["a", "b"] {
+            for task in 0..6u64 {
+                for trial in 0..3 {
+                    let calls = (0..=task)
+                        .map(|j| timed_call(100 * (j + 1), 10, 0.1))
+                        .collect();
+                    let passed = model == "a" || trial != 0;
+                    let mut c = conversation(model, &format!("T{task}"), trial, passed, calls);
+                    c.category = if task % 2 == 0 { "lookup" } else { "write" }.into();
+                    recs.push(c);
+                }
+            }
+        }
+        (manifest, recs)
+    }
+
+    fn summary(manifest: &Manifest, recs: &[ConversationRecord]) -> Summary {
+        let opts = AnalysisOptions {
+            resamples: 50,
+            ..AnalysisOptions::default()
+        };
+        summarize(manifest, recs, &[], &opts)
+    }
+
+    /// The texts of the `<text>` elements of `svg` with this attribute fragment.
+    fn texts<'s>(svg: &'s str, attrs: &str) -> Vec<&'s str> {
+        svg.lines()
+            .filter(|l| l.starts_with("<text") && l.contains(attrs))
+            .filter_map(|l| l.split('>').nth(1)?.split('<').next())
+            .collect()
+    }
+
+    /// The y axis's tick labels (right-aligned, 11 px), bottom to top as drawn.
+    fn y_ticks(svg: &str) -> Vec<&str> {
+        texts(svg, r#"text-anchor="end" font-size="11""#)
+    }
+
+    #[test]
+    fn every_category_bar_has_an_error_bar() {
+        let (m, recs) = run();
+        let s = summary(&m, &recs);
+        let r = Report::new(&m, &s, &recs, &[], vec![]);
+        let chart = success_by_category(&r);
+        assert_eq!(chart.categories, ["lookup", "write"]);
+        assert!(
+            chart
+                .series
+                .iter()
+                .flat_map(|s| &s.bars)
+                .all(|b| b.ci.is_some())
+        );
+        let svg = svg::bar_chart(&chart);
+        let bars = svg.matches(r#"stroke-width="1.5" fill="none""#).count();
+        assert_eq!(bars, 2 * 2, "one error bar per category and model: {svg}");
+    }
+
+    #[test]
+    fn legends_wrap_instead_of_cutting() {
+        let (m, recs) = run();
+        let s = summary(&m, &recs);
+        let r = Report::new(&m, &s, &recs, &[], vec![]);
+        let svg = svg::stacked_bars(&failure_buckets(&r));
+        assert!(!svg.contains('…'), "nothing shortened: {svg}");
+        let legend = texts(&svg, r#"text-anchor="start" font-size="12""#).join(" ");
+        for mode in FailureMode::ALL {
+            let full = svg::escape(mode.describe());
+            assert!(legend.contains(&full), "{full} whole in {legend}");
+        }
+    }
+
+    #[test]
+    fn a_model_without_failures_keeps_its_row() {
+        let (m, recs) = run();
+        let s = summary(&m, &recs);
+        let r = Report::new(&m, &s, &recs, &[], vec![]);
+        let chart = failure_buckets(&r);
+        let names: Vec<&str> = chart.rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(chart.rows[0].values.iter().all(|v| *v == 0.0));
+        let svg = svg::stacked_bars(&chart);
+        assert!(
+            svg.contains(r##"font-size="12" fill="#222222">a</text>"##),
+            "{svg}"
+        );
+        assert!(
+            svg.contains(r##"text-anchor="start" font-size="11" fill="#222222">0</text>"##),
+            "the empty row's total reads 0: {svg}"
+        );
+    }
+
+    #[test]
+    fn counts_and_rates_start_at_zero() {
+        let (m, recs) = run();
+        let s = summary(&m, &recs);
+        let r = Report::new(&m, &s, &recs, &[], vec![]);
+        let frontier = frontier_chart(&r, "t", "y", |m| m.tokens.blended_per_success);
+        for svg in [
+            svg::line_chart(&context_growth(&r)),
+            svg::line_chart(&frontier),
+            svg::line_chart(&pass_k(&r)),
+            svg::bar_chart(&success_by_category(&r)),
+            svg::bar_chart(&tokens_per_success(&r)),
+        ] {
+            let ticks = y_ticks(&svg);
+            assert!(
+                matches!(ticks.first(), Some(&"0") | Some(&"0.0")),
+                "{ticks:?}: {svg}"
+            );
+        }
+    }
+
+    #[test]
+    fn context_growth_names_n_and_stops_below_five() {
+        let (m, recs) = run();
+        let s = summary(&m, &recs);
+        let r = Report::new(&m, &s, &recs, &[], vec![]);
+        let chart = context_growth(&r);
+        let a = &chart.series[0];
+        // Call j + 1 is reached by (6 - j) tasks x 3 trials: 18, 15, 12, 9, 6, then 3 (left out).
+        let xs: Vec<f64> = a.points.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(a.point_labels, ["n=18", "n=15", "n=12", "n=9", "n=6"]);
+        let svg = svg::line_chart(&chart);
+        assert!(
+            svg.contains(">n=6</text>") && !svg.contains(">n=3</text>"),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn empty_charts_are_neither_written_nor_linked() {
+        let (m, mut recs) = run();
+        let s = summary(&m, &recs);
+        let r = Report::new(&m, &s, &recs, &[], vec![]);
+        let files: Vec<&str> = charts(&r).iter().map(|c| c.file).collect();
+        assert!(!files.contains(&chart_files::GPU_UTILIZATION), "{files:?}");
+        assert!(files.contains(&chart_files::FAILURE_BUCKETS), "{files:?}");
+        let md = super::super::document::markdown(&r);
+        assert!(!md.contains(chart_files::GPU_UTILIZATION), "{md}");
+        for c in charts(&r) {
+            assert!(!c.svg.contains(">no data<"), "{}", c.file);
+            assert!(
+                md.contains(&format!("](charts/{})", c.file)),
+                "{} linked",
+                c.file
+            );
+        }
+        // One GPU sample is enough for the GPU chart; no failure, no failure chart.
+        recs[0].calls[0].started_unix_ms = Some(1_000);
+        recs[0].calls[0].wall_s = Some(0.5);
+        recs[0].calls[0].gpu = Some(GpuWindow {
+            samples: 1,
+            util_mean: Some(40.0),
+            ..GpuWindow::default()
+        });
+        for c in &mut recs {
+            c.outcome = crate::runner::record::Outcome::Pass;
+            c.verdict.passed = true;
+        }
+        let s = summary(&m, &recs);
+        let r = Report::new(&m, &s, &recs, &[], vec![]);
+        let files: Vec<&str> = charts(&r).iter().map(|c| c.file).collect();
+        assert!(files.contains(&chart_files::GPU_UTILIZATION), "{files:?}");
+        assert!(!files.contains(&chart_files::FAILURE_BUCKETS), "{files:?}");
+    }
+
+    #[test]
+    fn every_chart_carries_its_caption() {
+        let (m, recs) = run();
+        let s = summary(&m, &recs);
+        let r = Report::new(&m, &s, &recs, &[], vec![]);
+        let line = "run r1 · suite store · k = 3 · tool docs bare · n = 36 conversations";
+        assert_eq!(caption(&r), line);
+        let all = charts(&r);
+        let files: Vec<&str> = all.iter().map(|c| c.file).collect();
+        let mut expected = chart_files::ALL.to_vec();
+        // No GPU telemetry, and no trajectory known: a four-state table of zeros.
+        expected.retain(|f| ![chart_files::GPU_UTILIZATION, chart_files::FOUR_STATE].contains(f));
+        assert_eq!(files, expected);
+        for c in all {
+            assert_eq!(texts(&c.svg, r#"class="caption""#), [line], "{}", c.file);
+        }
     }
 }

@@ -7,11 +7,11 @@
 //! no wall-clock time, no host name, maps in key order, numbers with fixed digits. Every number is
 //! defined in `docs/metrics.md`; the layout is described in `docs/report.md`.
 
+use super::CHARTS_DIR;
 use super::markdown::{
     MarkdownTable, NOT_AVAILABLE, ci_percent, ci_ratio, escape_cell, fixed, number, percent,
     percent_with_n, ratio, seconds,
 };
-use super::{CHARTS_DIR, chart_files};
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::{GroupSummary, ModelSummary, Rate, Summary};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
@@ -346,28 +346,8 @@ pub fn markdown(r: &Report) -> String {
                 ""
             }
         );
-        for (file, what) in [
-            (chart_files::PASS_K, "pass^k by k"),
-            (chart_files::SUCCESS_BY_CATEGORY, "success by category"),
-            (
-                chart_files::TOKENS_PER_SUCCESS,
-                "tokens per successful task",
-            ),
-            (chart_files::LATENCY, "latency per conversation"),
-            (chart_files::CONTEXT_GROWTH, "context growth"),
-            (chart_files::FOUR_STATE, "trajectory and answer"),
-            (chart_files::FAILURE_BUCKETS, "failure modes"),
-            (chart_files::GPU_UTILIZATION, "GPU utilization over the run"),
-            (
-                chart_files::FRONTIER_TOKENS,
-                "tokens per successful task against success, with the cheapest-per-success frontier",
-            ),
-            (
-                chart_files::FRONTIER_TIME,
-                "time per successful task against success, with the cheapest-per-success frontier",
-            ),
-        ] {
-            let _ = writeln!(out, "- [{what}]({CHARTS_DIR}/{file})");
+        for (file, title) in super::charts::linked(r) {
+            let _ = writeln!(out, "- [{title}]({CHARTS_DIR}/{file})");
         }
         out.push('\n');
     }

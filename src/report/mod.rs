@@ -67,6 +67,19 @@ pub mod chart_files {
     pub const FRONTIER_TOKENS: &str = "frontier_tokens.svg";
     /// The same with time per successful task.
     pub const FRONTIER_TIME: &str = "frontier_time.svg";
+    /// Every chart file, in report order.
+    pub const ALL: [&str; 10] = [
+        PASS_K,
+        SUCCESS_BY_CATEGORY,
+        TOKENS_PER_SUCCESS,
+        LATENCY,
+        CONTEXT_GROWTH,
+        FOUR_STATE,
+        FAILURE_BUCKETS,
+        GPU_UTILIZATION,
+        FRONTIER_TOKENS,
+        FRONTIER_TIME,
+    ];
 }
 
 /// One output format: formats a finished report of type `R` into bytes.

@@ -6,7 +6,7 @@ use crate::analysis::sequence::{Decision, RoundState};
 use crate::analysis::stopping::{Pairing, states};
 use crate::report::document::Report;
 use crate::report::markdown::MarkdownTable;
-use crate::report::svg::{self, Labels, LineChart, Reference, Series};
+use crate::report::svg::{Labels, LineChart, Reference, Series};
 use crate::runner::settings::RunSettings;
 use std::fmt::Write as _;
 
@@ -142,9 +142,4 @@ pub fn chart(r: &Report) -> Option<LineChart> {
             ],
         )
     })
-}
-
-/// The chart as a file for the charts directory; none for a run without the rule.
-pub fn charts(r: &Report) -> Option<(&'static str, String)> {
-    chart(r).map(|c| (CHART, svg::line_chart(&c)))
 }

@@ -26,8 +26,13 @@ const AXIS: &str = "#444444";
 const GRID: &str = "#E5E5E5";
 /// Approximate width of one character at the 12 px body size, used for layout only.
 const CHAR_W: f64 = 7.0;
-/// Longest legend or row name before it is shortened with an ellipsis.
+/// Longest row name before it is shortened with an ellipsis; longest line of a legend entry before
+/// it wraps.
 const MAX_NAME: usize = 28;
+/// Height added under a chart for its caption line.
+const CAPTION_H: f64 = 22.0;
+/// Longest caption, in characters, before it is shortened (it fits the chart's width at 10 px).
+const MAX_CAPTION: usize = 118;
 
 /// The texts around a chart.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -40,6 +45,8 @@ pub struct Labels {
     pub x: String,
     /// Vertical axis label (empty: none).
     pub y: String,
+    /// Optional one-line caption under the chart (run id, suite, k, tool docs, n).
+    pub caption: Option<String>,
 }
 
 impl Labels {
@@ -50,12 +57,19 @@ impl Labels {
             subtitle: None,
             x: x.into(),
             y: y.into(),
+            caption: None,
         }
     }
 
     /// The same labels with a subtitle.
     pub fn with_subtitle(mut self, subtitle: impl Into<String>) -> Labels {
         self.subtitle = Some(subtitle.into());
+        self
+    }
+
+    /// The same labels with a caption line under the chart.
+    pub fn with_caption(mut self, caption: impl Into<String>) -> Labels {
+        self.caption = Some(caption.into());
         self
     }
 }
@@ -69,6 +83,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Confidence intervals `(x, low, high)` drawn as error bars in the series colour.
     pub intervals: Vec<(f64, f64, f64)>,
+    /// Small texts written by the points, one per point in order (e.g. `n = 12`); empty: none.
+    pub point_labels: Vec<String>,
 }
 
 impl Series {
@@ -78,12 +94,19 @@ impl Series {
             name: name.into(),
             points,
             intervals: Vec::new(),
+            point_labels: Vec::new(),
         }
     }
 
     /// The same series with error bars `(x, low, high)`.
     pub fn with_intervals(mut self, intervals: Vec<(f64, f64, f64)>) -> Series {
         self.intervals = intervals;
+        self
+    }
+
+    /// The same series with a small text by each point, in point order.
+    pub fn with_point_labels(mut self, labels: Vec<String>) -> Series {
+        self.point_labels = labels;
         self
     }
 }
@@ -132,6 +155,8 @@ pub struct LineChart {
     pub x_range: Option<(f64, f64)>,
     /// Fixed y range (e.g. `(0.0, 1.0)` for rates); `None`: from the data.
     pub y_range: Option<(f64, f64)>,
+    /// Whether the automatic y range starts at zero (counts, tokens, seconds).
+    pub y_from_zero: bool,
     /// Whether x ticks must be whole numbers (k, call index).
     pub integer_x: bool,
     /// How points are drawn.
@@ -150,6 +175,19 @@ impl LineChart {
             series,
             ..LineChart::default()
         }
+    }
+
+    /// Whether some point is finite (else the chart only says "no data").
+    pub fn has_data(&self) -> bool {
+        !self.finite_points().is_empty()
+    }
+
+    fn finite_points(&self) -> Vec<(f64, f64)> {
+        self.series
+            .iter()
+            .flat_map(|s| s.points.iter().copied())
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect()
     }
 }
 
@@ -211,6 +249,29 @@ pub struct BarChart {
     pub references: Vec<Reference>,
 }
 
+impl BarChart {
+    /// Whether some bar or interval is finite (else the chart only says "no data").
+    pub fn has_data(&self) -> bool {
+        !(self.categories.is_empty() || self.series.is_empty() || self.finite_values().is_empty())
+    }
+
+    /// Every finite bar height and interval end, over the categories named.
+    fn finite_values(&self) -> Vec<f64> {
+        let mut ys: Vec<f64> = Vec::new();
+        for s in &self.series {
+            for b in s.bars.iter().take(self.categories.len()) {
+                ys.push(b.value);
+                if let Some((lo, hi)) = b.ci {
+                    ys.push(lo);
+                    ys.push(hi);
+                }
+            }
+        }
+        ys.retain(|v| v.is_finite());
+        ys
+    }
+}
+
 /// One row of a stacked bar chart: one value per segment, in segment order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StackedRow {
@@ -231,6 +292,18 @@ pub struct StackedBars {
     pub rows: Vec<StackedRow>,
     /// Whether each row is scaled to 100% (shares instead of counts).
     pub normalize: bool,
+}
+
+impl StackedBars {
+    /// Whether some row has a positive, finite segment (else the chart only says "no data").
+    pub fn has_data(&self) -> bool {
+        self.rows.iter().any(|r| {
+            r.values
+                .iter()
+                .take(self.segments.len())
+                .any(|v| v.is_finite() && *v > 0.0)
+        })
+    }
 }
 
 /// The values of one distribution (e.g. latency per conversation of one model).
@@ -260,6 +333,15 @@ pub struct DistributionChart {
     pub show_points: bool,
 }
 
+impl DistributionChart {
+    /// Whether some observation is finite (else the chart only says "no data").
+    pub fn has_data(&self) -> bool {
+        self.samples
+            .iter()
+            .any(|s| s.values.iter().any(|v| v.is_finite()))
+    }
+}
+
 /// One panel of a heatmap (e.g. one model's four-state table).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HeatmapPanel {
@@ -282,6 +364,20 @@ pub struct Heatmap {
     pub columns: Vec<String>,
     /// The panels, left to right.
     pub panels: Vec<HeatmapPanel>,
+}
+
+impl Heatmap {
+    /// Whether there are rows, columns and a finite non-zero cell (else the chart only says
+    /// "no data": a table of zeros shows nothing).
+    pub fn has_data(&self) -> bool {
+        !self.rows.is_empty()
+            && !self.columns.is_empty()
+            && self
+                .panels
+                .iter()
+                .flat_map(|p| p.cells.iter().flatten())
+                .any(|v| v.is_finite() && *v != 0.0)
+    }
 }
 
 /// Makes text safe for SVG/XML: escapes markup characters and drops control characters XML forbids.
@@ -307,12 +403,7 @@ pub fn escape(text: &str) -> String {
 
 /// Renders a line, time-series or scatter chart.
 pub fn line_chart(chart: &LineChart) -> String {
-    let finite: Vec<(f64, f64)> = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().copied())
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect();
+    let finite = chart.finite_points();
     if finite.is_empty() {
         return no_data(&chart.labels, HEIGHT);
     }
@@ -327,7 +418,7 @@ pub fn line_chart(chart: &LineChart) -> String {
             .filter(|v| v.is_finite()),
     );
     let x_axis = Axis::new(&xs, chart.x_range, chart.integer_x, false);
-    let y_axis = Axis::new(&ys, chart.y_range, false, false);
+    let y_axis = Axis::new(&ys, chart.y_range, false, chart.y_from_zero);
     let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
 
     let mut c = Canvas::new(HEIGHT, &chart.labels);
@@ -357,6 +448,7 @@ pub fn line_chart(chart: &LineChart) -> String {
     }
     c.x_axis_numeric(&area, &sx, &x_axis, &chart.labels.x);
     c.push(r#"<g clip-path="url(#plot-area)">"#.into());
+    let mut point_labels = Vec::new();
     for (i, s) in chart.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         if chart.marks != Marks::Points {
@@ -364,6 +456,16 @@ pub fn line_chart(chart: &LineChart) -> String {
             if !d.is_empty() {
                 c.push(format!(
                     r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="2" stroke-linejoin="round"/>"#
+                ));
+            }
+        }
+        if chart.marks == Marks::Lines {
+            // A point with no finite neighbour draws no line: a small dot keeps it visible.
+            for (x, y) in isolated(&s.points) {
+                c.push(format!(
+                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}"/>"#,
+                    n(sx.at(x)),
+                    n(sy.at(y))
                 ));
             }
         }
@@ -398,8 +500,19 @@ pub fn line_chart(chart: &LineChart) -> String {
                 ));
             }
         }
+        // Point labels above the point for even series, below for odd ones, so two series apart;
+        // drawn after the clipped group, so that a label at the edge stays whole.
+        let dy = if i % 2 == 0 { -8.0 } else { 16.0 };
+        for (&(x, y), label) in s.points.iter().zip(&s.point_labels) {
+            if x.is_finite() && y.is_finite() && !label.is_empty() {
+                point_labels.push((sx.at(x), sy.at(y) + dy, color, label.as_str()));
+            }
+        }
     }
     c.push("</g>".into());
+    for (x, y, color, label) in point_labels {
+        c.text(x, y, "middle", 9.0, color, label);
+    }
     c.references(&area, &sy, &chart.references);
     let kind = match chart.marks {
         Marks::Points => Swatch::Dot,
@@ -407,6 +520,18 @@ pub fn line_chart(chart: &LineChart) -> String {
     };
     c.legend(&area, &names, kind);
     c.finish()
+}
+
+/// The finite points whose neighbours (before and after) are missing or not finite.
+fn isolated(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let finite = |i: Option<usize>| {
+        i.and_then(|i| points.get(i))
+            .is_some_and(|(x, y)| x.is_finite() && y.is_finite())
+    };
+    (0..points.len())
+        .filter(|&i| finite(Some(i)) && !finite(i.checked_sub(1)) && !finite(Some(i + 1)))
+        .map(|i| points[i])
+        .collect()
 }
 
 /// The `d` attribute of a polyline that breaks at non-finite points.
@@ -434,18 +559,8 @@ fn path_data(points: &[(f64, f64)], sx: &Scale, sy: &Scale) -> String {
 /// Renders grouped vertical bars with optional error bars and value labels.
 pub fn bar_chart(chart: &BarChart) -> String {
     let ncat = chart.categories.len();
-    let mut ys: Vec<f64> = Vec::new();
-    for s in &chart.series {
-        for b in s.bars.iter().take(ncat) {
-            ys.push(b.value);
-            if let Some((lo, hi)) = b.ci {
-                ys.push(lo);
-                ys.push(hi);
-            }
-        }
-    }
-    ys.retain(|v| v.is_finite());
-    if ncat == 0 || chart.series.is_empty() || ys.is_empty() {
+    let mut ys = chart.finite_values();
+    if !chart.has_data() {
         return no_data(&chart.labels, HEIGHT);
     }
     ys.extend(chart.references.iter().map(|r| r.value));
@@ -563,7 +678,7 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
         .collect();
     let totals: Vec<f64> = rows.iter().map(|r| r.iter().sum()).collect();
     let max_total = totals.iter().copied().fold(0.0, f64::max);
-    if rows.is_empty() || max_total <= 0.0 {
+    if !chart.has_data() {
         return no_data(&chart.labels, HEIGHT);
     }
     let range = if chart.normalize {
@@ -636,10 +751,19 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
                 auto_value(*v)
             };
             if text_width(&text, 11.0) + 4.0 <= x1 - x0 {
-                c.text((x0 + x1) / 2.0, cy + 4.0, "middle", 11.0, "#FFFFFF", &text);
+                let fill = PALETTE[k % PALETTE.len()];
+                c.text(
+                    (x0 + x1) / 2.0,
+                    cy + 4.0,
+                    "middle",
+                    11.0,
+                    ink_on(fill),
+                    &text,
+                );
             }
         }
-        if !chart.normalize && acc > 0.0 {
+        // The total at the end; a row with nothing in it says 0 rather than looking missing.
+        if !chart.normalize || acc == 0.0 {
             c.text(
                 sx.at(acc) + 4.0,
                 cy + 4.0,
@@ -675,7 +799,7 @@ pub fn distribution(chart: &DistributionChart) -> String {
         })
         .collect();
     let all: Vec<f64> = samples.iter().flatten().copied().collect();
-    if all.is_empty() {
+    if !chart.has_data() {
         return no_data(&chart.labels, HEIGHT);
     }
     let y_axis = Axis::new(&all, chart.y_range, false, chart.zero_based);
@@ -796,7 +920,7 @@ pub fn heatmap(chart: &Heatmap) -> String {
         .copied()
         .filter(|v| v.is_finite())
         .fold(f64::NEG_INFINITY, f64::max);
-    if nr == 0 || nc == 0 || chart.panels.is_empty() || !max.is_finite() {
+    if !chart.has_data() || !max.is_finite() {
         return no_data(&chart.labels, HEIGHT);
     }
     let top = top_margin(&chart.labels) + 22.0;
@@ -943,6 +1067,15 @@ fn shade(t: f64) -> String {
 
 const NOT_AVAILABLE: &str = super::markdown::NOT_AVAILABLE;
 
+/// The text colour that reads on a palette colour: dark on the light ones (yellow, sky blue,
+/// orange), white on the rest.
+fn ink_on(fill: &str) -> &'static str {
+    match fill {
+        "#F0E442" | "#56B4E9" | "#E69F00" => TEXT,
+        _ => "#FFFFFF",
+    }
+}
+
 /// A coordinate with two fixed decimals (a non-finite one, which layout never produces, as 0).
 fn n(v: f64) -> String {
     if v.is_finite() {
@@ -982,6 +1115,34 @@ fn truncate(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max - 1).collect();
     out.push('…');
     out
+}
+
+/// Splits `text` into lines of at most `max` characters, at spaces where it can (a longer word is
+/// cut); never drops a character but the spaces it breaks at.
+fn wrap(text: &str, max: usize) -> Vec<String> {
+    let max = max.max(1);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        let used = line.chars().count();
+        if used > 0 && used + 1 + word.len() <= max {
+            line.push(' ');
+            line.extend(word);
+            continue;
+        }
+        if used > 0 {
+            lines.push(std::mem::take(&mut line));
+        }
+        while word.len() > max {
+            lines.push(word.drain(..max).collect());
+        }
+        line = word.into_iter().collect();
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 fn text_width(text: &str, size: f64) -> f64 {
@@ -1166,19 +1327,20 @@ struct Canvas {
 impl Canvas {
     /// Opens the document and writes the title and subtitle.
     fn new(height: f64, labels: &Labels) -> Canvas {
+        let total = height + labels.caption.as_ref().map_or(0.0, |_| CAPTION_H);
         let mut out = String::new();
         out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         out.push_str(&format!(
             r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#,
             w = fixed(WIDTH, 0),
-            h = fixed(height, 0)
+            h = fixed(total, 0)
         ));
         out.push('\n');
         out.push_str(&format!("<title>{}</title>\n", escape(&labels.title)));
         out.push_str(&format!(
             r##"<rect x="0" y="0" width="{}" height="{}" fill="#FFFFFF"/>"##,
             fixed(WIDTH, 0),
-            fixed(height, 0)
+            fixed(total, 0)
         ));
         out.push('\n');
         let mut c = Canvas {
@@ -1194,6 +1356,13 @@ impl Canvas {
             c.push(format!(
                 r#"<text x="16" y="46" font-size="12" fill="{MUTED}">{}</text>"#,
                 escape(&truncate(sub, 100))
+            ));
+        }
+        if let Some(caption) = &labels.caption {
+            c.push(format!(
+                r#"<text x="16" y="{}" font-size="10" fill="{MUTED}" class="caption">{}</text>"#,
+                n(height + CAPTION_H - 8.0),
+                escape(&truncate(caption, MAX_CAPTION))
             ));
         }
         c
@@ -1356,8 +1525,8 @@ impl Canvas {
             return;
         }
         let x = a.right + 16.0;
+        let mut y = a.top + 8.0;
         for (i, name) in names.iter().enumerate() {
-            let y = a.top + 8.0 + 20.0 * i as f64;
             let color = PALETTE[i % PALETTE.len()];
             match swatch {
                 Swatch::Line => self.push(format!(
@@ -1377,7 +1546,18 @@ impl Canvas {
                     n(y - 6.0)
                 )),
             }
-            self.text_full(x + 24.0, y + 4.0, "start", 12.0, TEXT, name, MAX_NAME);
+            let lines = wrap(name, MAX_NAME);
+            for (k, line) in lines.iter().enumerate() {
+                self.text(
+                    x + 24.0,
+                    y + 4.0 + 14.0 * k as f64,
+                    "start",
+                    12.0,
+                    TEXT,
+                    line,
+                );
+            }
+            y += 20.0 + 14.0 * lines.len().saturating_sub(1) as f64;
         }
     }
 }
@@ -1392,6 +1572,41 @@ fn no_data(labels: &Labels, height: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lone_point_of_a_lines_only_chart_gets_a_dot() {
+        let points = vec![(0.0, 1.0), (1.0, f64::NAN), (2.0, 3.0), (3.0, 4.0)];
+        assert_eq!(isolated(&points), [(0.0, 1.0)]);
+        let chart = LineChart {
+            marks: Marks::Lines,
+            ..LineChart::new(Labels::new("t", "", ""), vec![Series::new("", points)])
+        };
+        assert_eq!(line_chart(&chart).matches("<circle").count(), 1);
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_loses_nothing() {
+        assert_eq!(
+            wrap("looped without answering (call cap)", MAX_NAME),
+            ["looped without answering", "(call cap)"]
+        );
+        assert_eq!(wrap("short", MAX_NAME), ["short"]);
+        assert_eq!(wrap("abcdefgh ij", 3), ["abc", "def", "gh", "ij"]);
+        assert_eq!(wrap("", 5), [""]);
+    }
+
+    #[test]
+    fn a_caption_adds_a_line_under_the_chart() {
+        let labels = Labels::new("t", "x", "y").with_caption("run r · n = 3");
+        let chart = LineChart::new(labels, vec![Series::new("s", vec![(1.0, 2.0)])]);
+        let svg = line_chart(&chart);
+        let height = fixed(HEIGHT + CAPTION_H, 0);
+        assert!(svg.contains(&format!(r#"height="{height}""#)), "{svg}");
+        assert!(
+            svg.contains(r#"class="caption">run r · n = 3</text>"#),
+            "{svg}"
+        );
+    }
 
     /// Checks that `svg` is well-formed XML as far as these charts go: one root, balanced and properly
     /// nested tags, quoted attributes, no raw `<` or stray `&` in text. Returns the element names in

@@ -42,6 +42,12 @@ pub fn trial_line(c: &ConversationRecord, texts: &mut SharedTexts) -> String {
         .map(|m| share_system_prompt(m, texts))
         .collect();
     let end_state = texts.share(&c.end_state.to_string());
+    // The reasoning goes with the calls only when the transcript does not carry it already.
+    let transcript_thinks = transcript.iter().any(|m| {
+        m.get("thinking")
+            .and_then(Value::as_str)
+            .is_some_and(|t| !t.is_empty())
+    });
     let detail = json!({
         "status": c.status,
         "outcome": c.outcome,
@@ -49,7 +55,7 @@ pub fn trial_line(c: &ConversationRecord, texts: &mut SharedTexts) -> String {
         "call_cap": c.call_cap,
         "imported": c.imported,
         "verdict": c.verdict,
-        "calls": c.calls.iter().map(call_json).collect::<Vec<_>>(),
+        "calls": c.calls.iter().map(|k| call_json(k, !transcript_thinks)).collect::<Vec<_>>(),
         "events": c.tool_events,
         "replies": if transcript.is_empty() { json!(c.replies) } else { Value::Null },
         "transcript": transcript,
@@ -78,15 +84,16 @@ pub fn router_line(r: &RouterRecord) -> String {
         "predicted": r.predicted,
         "raw": r.raw,
         "verdict": {"passed": r.correct, "reasons": reasons},
-        "calls": [call_json(&r.call)],
+        "calls": [call_json(&r.call, true)],
     });
     script_safe(&detail.to_string())
 }
 
 /// What the page shows of a call: where it sits, its outcome, Ollama's timings, wall time and
 /// time to first token, GPU readings, and its attempts and flags only when there is something to
-/// say (a retry, a failed attempt, a truncated reply, an overflowing context).
-fn call_json(c: &CallRecord) -> Value {
+/// say (a retry, a failed attempt, a truncated reply, an overflowing context); a thinking model's
+/// reasoning when `thinking` (the transcript does not hold it).
+fn call_json(c: &CallRecord, thinking: bool) -> Value {
     let mut v = json!({
         "node": c.node, "turn": c.turn, "step": c.step, "outcome": c.outcome, "timings": c.timings,
     });
@@ -103,6 +110,9 @@ fn call_json(c: &CallRecord) -> Value {
     }
     if let Some(g) = &c.gpu {
         put("gpu", json!(g));
+    }
+    if let Some(t) = c.thinking.as_ref().filter(|t| thinking && !t.is_empty()) {
+        put("thinking", json!(t));
     }
     if c.attempts.len() > 1 || c.attempts.iter().any(|a| a.outcome != CallOutcome::Ok) {
         put("attempts", json!(c.attempts));
@@ -167,6 +177,23 @@ mod tests {
             back["transcript"][1]["content"],
             "where is </script> my order"
         );
+    }
+
+    #[test]
+    fn a_calls_reasoning_is_kept_once_when_the_transcript_lacks_it() {
+        use crate::runner::record::Node;
+        let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
+        call.thinking = Some("check the order first".into());
+        let mut c = conversation("m", "L1", 0, true, vec![call]);
+        let mut texts = SharedTexts::default();
+        // No transcript (an imported run): the call carries the reasoning.
+        let v: Value = serde_json::from_str(&trial_line(&c, &mut texts)).expect("json");
+        assert_eq!(v["calls"][0]["thinking"], "check the order first");
+        // The transcript holds it: not repeated on the call.
+        c.transcript =
+            vec![json!({"role": "assistant", "content": "", "thinking": "check the order first"})];
+        let line = trial_line(&c, &mut texts);
+        assert_eq!(line.matches("check the order first").count(), 1, "{line}");
     }
 
     #[test]

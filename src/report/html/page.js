@@ -186,6 +186,11 @@ function toolCall(ev) {
     rejected && ev.error ? el("div", { class: "fail" }, "reason: " + ev.error) : null);
 }
 
+/** A thinking model's reasoning, folded like the system prompt. */
+function thinking(text) {
+  return el("details", { class: "msg thinking" }, el("summary", { class: "who" }, "thinking (" + text.length + " characters)"), el("pre", null, text));
+}
+
 /** The transcript, message by message; each assistant message with its call's timings and tool calls. */
 function transcript(d) {
   var box = el("div", { class: "transcript" });
@@ -203,7 +208,8 @@ function transcript(d) {
       var call = calls.filter(function (c) { return c.turn === turn && c.step === step; })[0];
       var events = (d.events || []).filter(function (e) { return e.turn === turn && e.step === step; });
       var node = el("div", { class: "msg assistant" }, el("div", { class: "who" }, "assistant · turn " + turn + " · step " + step));
-      if (m.thinking) node.appendChild(el("details", null, el("summary", null, "thinking"), el("pre", null, m.thinking)));
+      var thought = m.thinking || (call && call.thinking);
+      if (thought) node.appendChild(thinking(thought));
       if (m.content) node.appendChild(el("pre", null, m.content));
       if (events.length) events.forEach(function (e) { node.appendChild(toolCall(e)); });
       else (m.tool_calls || []).forEach(function (tc) { var f = tc.function || {}; node.appendChild(toolCall({ tool: f.name, args: f.arguments, ok: true, format: "native" })); });
@@ -225,6 +231,7 @@ function transcript(d) {
 /** Without a transcript (imported runs): the replies and tool calls by turn. */
 function replies(d) {
   var box = el("div", { class: "transcript" }, el("p", { class: "muted" }, "No transcript recorded; tool calls and final replies by turn."));
+  (d.calls || []).forEach(function (c) { if (c.thinking) box.appendChild(thinking(c.thinking)); });
   (d.events || []).forEach(function (e) { box.appendChild(toolCall(e)); });
   (d.replies || []).forEach(function (r, t) { box.appendChild(el("div", { class: "msg assistant" }, el("div", { class: "who" }, "final reply · turn " + t), el("pre", null, r === null ? "(cut by the call cap)" : r))); });
   return box;
@@ -247,7 +254,7 @@ function callsTable(d) {
 /** A standalone router call: its reply (first 200 characters) and timings. */
 function routerReply(d) {
   return el("div", { class: "transcript" }, el("div", { class: "msg assistant" }, el("div", { class: "who" }, "router reply (first 200 characters)"),
-    el("pre", null, d.raw), timingLine((d.calls || [])[0])));
+    (d.calls || [])[0] && d.calls[0].thinking ? thinking(d.calls[0].thinking) : null, el("pre", null, d.raw), timingLine((d.calls || [])[0])));
 }
 
 function trialBody(d) {
@@ -394,7 +401,8 @@ function chartsTab(main) {
 
 function tablesTab(main) {
   var box = el("div", { class: "md" });
-  box.innerHTML = markdown(D.markdown);
+  // The page's title already names the run: report.md's own first heading would repeat it.
+  box.innerHTML = markdown(D.markdown.replace(/^# [^\n]*\n+/, ""));
   box.addEventListener("click", function (e) {
     var a = e.target.closest("a[data-chart]");
     if (!a) return;

@@ -4,18 +4,14 @@
 use super::trials::TrialData;
 use super::{REPORT_HTML, page};
 use crate::report::CHARTS_DIR;
+use crate::report::charts::Chart;
 use crate::report::document::Report;
 use crate::trace::FailureMode;
 use serde_json::{Map, Value, json};
 
-/// `report.html` of a report: `markdown` is `report.md`, `charts` the (file, SVG) pairs it links,
+/// `report.html` of a report: `markdown` is `report.md`, `charts` the charts it links,
 /// `trials` every trial of the run.
-pub fn report_page(
-    r: &Report,
-    markdown: &str,
-    charts: &[(&str, String)],
-    trials: TrialData,
-) -> String {
+pub fn report_page(r: &Report, markdown: &str, charts: &[Chart], trials: TrialData) -> String {
     let title = format!("passk report: {}", r.manifest.run_id);
     let mut data = Map::new();
     data.insert("kind".into(), json!("report"));
@@ -24,7 +20,7 @@ pub fn report_page(
     data.insert("markdown".into(), json!(markdown));
     let charts: Vec<Value> = charts
         .iter()
-        .map(|(file, svg)| json!([format!("{CHARTS_DIR}/{file}"), svg]))
+        .map(|c| json!([format!("{CHARTS_DIR}/{}", c.file), c.svg]))
         .collect();
     data.insert("charts".into(), json!(charts));
     data.insert("failure_modes".into(), failure_modes());
