@@ -249,6 +249,7 @@ mod tests {
             call_cap: 8,
             mode: Mode::Agent,
             router_in_front: false,
+            tool_docs: None,
             status: Status::Ok,
             outcome: Outcome::Pass,
             calls: vec![call(Node::Orchestrator, 100, 10, Some(0.5), 0)],
