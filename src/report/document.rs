@@ -153,10 +153,7 @@ impl Observations {
 
 /// Whether a graded conversation belongs to a group of the summary.
 fn in_group(g: &GroupSummary, c: &ConversationRecord) -> bool {
-    c.outcome.is_graded()
-        && c.suite == g.suite
-        && c.mode == g.mode
-        && g.call_cap.is_none_or(|n| n == c.call_cap)
+    c.outcome.is_graded() && g.holds(c)
 }
 
 /// The group the charts and the terminal table describe: the agent group with the largest call
