@@ -371,6 +371,7 @@ pub fn markdown(r: &Report) -> String {
         group(&mut out, s, key, g);
     }
     budget_sweep(&mut out, s);
+    super::factorial::factorial_sections(&mut out, s);
     router(&mut out, s);
     warnings(&mut out, r);
     out
