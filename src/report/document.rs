@@ -1345,14 +1345,14 @@ fn pipeline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     out.push('\n');
 }
 
-/// Groups of the same suite and mode that ran under several call caps, keyed by (suite, mode).
-fn sweeps(s: &Summary) -> BTreeMap<(String, bool), Vec<(u32, &GroupSummary)>> {
-    let mut out: BTreeMap<(String, bool), Vec<(u32, &GroupSummary)>> = BTreeMap::new();
-    for g in s.groups.values() {
+/// The configurations of each budget sweep, keyed by what they share: everything in the group
+/// key but the cap (`store`, `store/toolless`, `store/docs=bare/router=on`).
+fn sweeps(s: &Summary) -> BTreeMap<String, Vec<(u32, &GroupSummary)>> {
+    let mut out: BTreeMap<String, Vec<(u32, &GroupSummary)>> = BTreeMap::new();
+    for (key, g) in &s.groups {
         if let Some(cap) = g.call_cap {
-            out.entry((g.suite.clone(), g.mode == Mode::Toolless))
-                .or_default()
-                .push((cap, g));
+            let shared = key.strip_suffix(&format!("/cap={cap}")).unwrap_or(key);
+            out.entry(shared.to_string()).or_default().push((cap, g));
         }
     }
     for v in out.values_mut() {
@@ -1363,12 +1363,8 @@ fn sweeps(s: &Summary) -> BTreeMap<(String, bool), Vec<(u32, &GroupSummary)>> {
 }
 
 fn budget_sweep(out: &mut String, s: &Summary) {
-    for ((suite, toolless), caps) in sweeps(s) {
-        let _ = writeln!(
-            out,
-            "## Budget sweep: `{suite}`{}\n",
-            if toolless { " (toolless)" } else { "" }
-        );
+    for (shared, caps) in sweeps(s) {
+        let _ = writeln!(out, "## Budget sweep: `{shared}`\n");
         out.push_str(
             "Success rate and steps per correct answer by call cap (model calls per turn).\n\n",
         );
