@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# The researcher's workflow of seed 004's second run: does documenting every tool parameter change
-# what a smaller model costs per successful task?
+# The researcher's workflow of seed 004's second run, as a design that separates its factors: does
+# documenting every tool parameter change what a smaller model achieves, and is that the docs' doing
+# or the router's?
 #
-#   run A: bare tool docs (one parameter described)
-#   run B: every parameter documented, router in front of the agent
+#   one run, every cell played: tool docs (bare, documented) x router in front (off, on) x the two
+#   models, same frozen graders, tasks and seeds
 #
-# Both runs use the same frozen graders (passk refuses to run otherwise), the same models, tasks and
-# seeds; then `passk compare` sets them side by side with paired bootstrap CIs. The script ends by
-# printing the comparison's directory.
+# The report gives each model's documentation effect (documented - bare), router effect (on - off)
+# and their docs x router interaction, and how much more each factor helps one model than the
+# other (model x docs, model x router), all with paired task-bootstrap CIs (docs/metrics.md,
+# "Factorial effects"). The script ends by printing the run's directory.
 #
 # Usage: scripts/schema-docs-experiment.sh [--stub] [--trials N] [--models A,B] [-- extra run flags]
 #   --stub     run against the built-in stub server instead of Ollama (no GPU needed)
-#   --trials   trials per task (default 5)
+#   --trials   trials per task and cell (default 5)
 #   --models   models (default qwen2.5-coder:3b,qwen2.5-coder:7b; with --stub: text-calls,oracle)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,11 +51,9 @@ if [ "$stub" = 1 ]; then
 fi
 [ -n "$models" ] || models="qwen2.5-coder:3b,qwen2.5-coder:7b"
 
-common=(--models "$models" --trials "$trials" --no-progress "${host_args[@]}" "${extra[@]}")
-run_a=$("$passk" run "${common[@]}" --tool-docs bare --run-id "schema-docs-$tag-bare-k$trials")
-run_b=$("$passk" run "${common[@]}" --tool-docs documented --router-in-front --run-id "schema-docs-$tag-documented-k$trials")
-"$passk" report "$run_a" >&2
-"$passk" report "$run_b" >&2
-out="$run_b/compare-$(basename "$run_a")"
-"$passk" compare "$run_a" "$run_b" --out "$out" >&2
-echo "$out"
+run=$("$passk" run --models "$models" --trials "$trials" --no-progress "${host_args[@]}" \
+  --tool-docs bare,documented --router-in-front off,on \
+  --run-id "schema-docs-$tag-factorial-k$trials" "${extra[@]}")
+"$passk" report "$run" >&2
+awk '/^## /{on = /^## Factorial effects/} on' "$run/report/report.md" >&2
+echo "$run"

@@ -132,6 +132,15 @@ impl HostArgs {
     }
 }
 
+/// A level of an on/off factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    /// Off.
+    Off,
+    /// On.
+    On,
+}
+
 /// The baseline mode of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Baseline {
@@ -162,12 +171,18 @@ pub struct RunArgs {
     /// Trials per task (k) [default: 5]
     #[arg(long, short = 'k', value_name = "N")]
     pub trials: Option<u32>,
-    /// Tool documentation variant [default: bare]
-    #[arg(long, value_name = "VARIANT")]
-    pub tool_docs: Option<passk::suite::ToolVariant>,
-    /// Put the router in front of the agent (its label goes in a system note)
-    #[arg(long)]
-    pub router_in_front: bool,
+    /// Tool documentation variant; several (bare,documented) make it a factor of a factorial design [default: bare]
+    #[arg(long, value_delimiter = ',', value_name = "VARIANT")]
+    pub tool_docs: Vec<passk::suite::ToolVariant>,
+    /// Put the router in front of the agent (its label goes in a system note); `off,on` makes it a factor of a factorial design [default: off; the bare flag: on]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 0..=1,
+        default_missing_value = "on",
+        value_name = "off,on"
+    )]
+    pub router_in_front: Vec<OnOff>,
     /// Also play the toolless baseline beside the agent (toolless) [default: none]
     #[arg(long, value_name = "MODE")]
     pub baseline: Option<Baseline>,

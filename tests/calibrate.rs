@@ -4,7 +4,7 @@
 use crate::util::{self, output, passk};
 
 #[test]
-fn calibrate_passes_and_writes_four_reported_runs() {
+fn calibrate_passes_and_writes_five_reported_runs() {
     let tmp = util::tempdir();
     let (code, stdout, stderr) = output(passk().args([
         "calibrate",
@@ -16,8 +16,9 @@ fn calibrate_passes_and_writes_four_reported_runs() {
     ]));
     assert_eq!(code, 0, "{stderr}");
     let dirs: Vec<&str> = stdout.lines().collect();
-    // Oracle, flawed, faulty and thinking models; the model without tools is refused.
-    assert_eq!(dirs.len(), 4, "{stdout}");
+    // Oracle, flawed, faulty and thinking models, and the oracles' factorial pass; the model
+    // without tools is refused.
+    assert_eq!(dirs.len(), 5, "{stdout}");
     for d in dirs {
         let dir = std::path::Path::new(d);
         assert!(
@@ -28,6 +29,11 @@ fn calibrate_passes_and_writes_four_reported_runs() {
     assert!(stderr.contains("0 failed"), "{stderr}");
     assert!(
         stderr.contains("[ ok ] no-tools: run refused before any trace"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("oracle-small vs oracle-large model x router")
+            && stderr.contains("0 [0, 0]"),
         "{stderr}"
     );
 }

@@ -81,6 +81,7 @@ fn conversation(
         call_cap: 10,
         mode: Mode::Agent,
         router_in_front: false,
+        tool_docs: None,
         status: Status::Ok,
         outcome,
         calls: vec![call(0, start), call(1, start + 1_000)],

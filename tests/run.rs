@@ -710,3 +710,73 @@ fn what_tools_add_sets_the_agent_beside_its_toolless_baseline() {
     let md = std::fs::read_to_string(out.join("report/report.md")).expect("report.md");
     assert!(md.contains("## What tools add"), "{md}");
 }
+
+#[test]
+fn a_factorial_run_plays_every_cell_once_and_resumes_without_duplicates() {
+    let stub = Stub::start(
+        vec![
+            ("oracle-a", Behaviour::Oracle.into()),
+            ("oracle-b", Behaviour::Oracle.into()),
+        ],
+        |_| {},
+    );
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let design = "--trials 2 --suite store --tool-docs bare,documented --router-in-front off,on";
+    // First a part of the tasks, then all of them: the same command resumes, playing only the
+    // trials not on disk.
+    run_ok(
+        &stub,
+        &out,
+        "oracle-a,oracle-b",
+        &format!("{design} --tasks L1"),
+    );
+    let first = keys(&out).len();
+    let run = run_ok(
+        &stub,
+        &out,
+        "oracle-a,oracle-b",
+        &format!("{design} --tasks L1,L2"),
+    );
+    let all = keys(&out);
+    let unique: BTreeSet<&TrialKey> = all.iter().collect();
+    // 2 models x 2 tool docs x 2 router levels x 2 trials x the tasks.
+    assert_eq!((first, all.len(), unique.len()), (16, 32, 32));
+    let cells: BTreeSet<(Option<passk::suite::ToolVariant>, bool)> = all
+        .iter()
+        .map(|k| (k.tool_docs, k.router_in_front))
+        .collect();
+    assert_eq!(cells.len(), 4);
+    for c in &run.conversations {
+        let routed = c
+            .calls
+            .iter()
+            .any(|call| call.node == passk::runner::record::Node::Router);
+        assert_eq!(routed, c.router_in_front, "{} {:?}", c.task, c.tool_docs);
+        assert_eq!(c.outcome, Outcome::Pass);
+    }
+    let again = run_ok(
+        &stub,
+        &out,
+        "oracle-a,oracle-b",
+        &format!("{design} --tasks L1,L2"),
+    );
+    assert_eq!(again.conversations.len(), 32);
+    let (code, _, stderr) = output(passk().args(["report", &out.display().to_string()]));
+    assert_eq!(code, 0, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("report/summary.json")).expect("summary"),
+    )
+    .expect("json");
+    // The oracle passes every cell: every effect and every interaction is exactly 0.
+    let f = &summary["factorial"][0];
+    for m in ["oracle-a", "oracle-b"] {
+        for e in ["docs", "router", "docs_x_router"] {
+            assert_eq!(f["models"][m][e]["estimate"], 0.0, "{m} {e}");
+        }
+    }
+    assert_eq!(f["between_models"][0]["docs"]["estimate"], 0.0);
+    assert_eq!(summary["groups"].as_object().map(|g| g.len()), Some(4));
+    let md = std::fs::read_to_string(out.join("report/report.md")).expect("report");
+    assert!(md.contains("## Factorial effects: `store`"), "{md}");
+}

@@ -246,7 +246,14 @@ async fn play_all(book: ScriptBook, model: &str, behaviour: Behaviour) -> Vec<Co
     for t in s.tasks() {
         out.push(
             player
-                .play(&s, t, 0, 6, passk::runner::record::Mode::Agent)
+                .play(
+                    &s,
+                    t,
+                    0,
+                    6,
+                    passk::runner::record::Mode::Agent,
+                    passk::suite::ToolVariant::Bare,
+                )
                 .await,
         );
     }

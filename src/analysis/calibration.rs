@@ -114,10 +114,7 @@ pub fn oracle_checks(run: &Run) -> Vec<Check> {
                 let mine: Vec<_> = run
                     .conversations
                     .iter()
-                    .filter(|c| &c.model == model && c.suite == g.suite && c.mode == g.mode)
-                    .filter(|c| {
-                        c.outcome.is_graded() && g.call_cap.is_none_or(|cap| c.call_cap == cap)
-                    })
+                    .filter(|c| &c.model == model && c.outcome.is_graded() && g.holds(c))
                     .collect();
                 let traj = mine
                     .iter()
@@ -390,6 +387,62 @@ fn raised_flags(c: &crate::trace::ControlFlags) -> usize {
 }
 
 /// Bootstrap-free options: calibration compares point figures only.
+/// A factorial pass of oracles (tool docs x router in front): every model passes every cell, so
+/// each factor's effect, each interaction and each between-model contrast must be exactly 0, with
+/// a bootstrap interval of exactly [0, 0], and every cell must have been played.
+pub fn factorial_checks(run: &Run) -> Vec<Check> {
+    let opts = AnalysisOptions {
+        resamples: 200,
+        ..AnalysisOptions::default()
+    };
+    let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
+    let mut out = vec![Check::new(
+        "factorial: suites with crossed factors",
+        1,
+        summary.factorial.len(),
+    )];
+    let zero = |e: Option<&super::factorial::Effect>| match e {
+        Some(e) => match e.ci95 {
+            Some(ci) => format!("{} [{}, {}]", e.estimate, ci.low, ci.high),
+            None => format!("{} [no interval]", e.estimate),
+        },
+        None => "not computed".to_string(),
+    };
+    for f in &summary.factorial {
+        for (model, m) in &f.models {
+            out.push(Check::new(
+                format!("factorial {}: {model} cells played", f.suite),
+                f.tool_docs.len() * f.router_in_front.len(),
+                m.cells.len(),
+            ));
+            for (name, e) in [
+                ("docs", &m.docs),
+                ("router", &m.router),
+                ("docs x router", &m.docs_x_router),
+            ] {
+                out.push(Check::new(
+                    format!("factorial {}: {model} {name} effect", f.suite),
+                    "0 [0, 0]",
+                    zero(e.as_ref()),
+                ));
+            }
+        }
+        for p in &f.between_models {
+            for (name, e) in [("docs", &p.docs), ("router", &p.router)] {
+                out.push(Check::new(
+                    format!(
+                        "factorial {}: {} vs {} model x {name}",
+                        f.suite, p.first, p.second
+                    ),
+                    "0 [0, 0]",
+                    zero(e.as_ref()),
+                ));
+            }
+        }
+    }
+    out
+}
+
 fn quick() -> AnalysisOptions {
     AnalysisOptions {
         resamples: 0,

@@ -173,12 +173,9 @@ fn of_group<'r>(
     group: &'r GroupSummary,
     model: &'r str,
 ) -> impl Iterator<Item = &'r ConversationRecord> {
-    records.iter().filter(move |c| {
-        c.suite == group.suite
-            && c.mode == group.mode
-            && c.model == model
-            && group.call_cap.is_none_or(|n| n == c.call_cap)
-    })
+    records
+        .iter()
+        .filter(move |c| c.model == model && group.holds(c))
 }
 
 /// Per task trials and passes of one configuration (suite, mode, call cap) and model.

@@ -58,6 +58,7 @@ pub fn conversation(
         call_cap: 8,
         mode: Mode::Agent,
         router_in_front: false,
+        tool_docs: None,
         status: Status::Ok,
         outcome: if passed {
             Outcome::Pass

@@ -15,6 +15,7 @@ pub mod calibration;
 pub mod compare;
 pub mod cost;
 pub mod cost_model;
+pub mod factorial;
 #[doc(hidden)]
 pub mod fixtures;
 pub mod gpu;

@@ -130,6 +130,7 @@ impl Pilot {
             .into_iter()
             .filter(|c| Some(c.call_cap) == cap)
             .collect();
+        one_cell(&in_config)?;
         let (small, large) = choose_models(manifest, &in_config, models)?;
         let side = |model: &str, task: &str| -> Vec<PilotTrial> {
             in_config
@@ -274,6 +275,22 @@ fn shifted(p: f64, shift: f64) -> f64 {
     }
     let logit = (p / (1.0 - p)).ln() + shift;
     1.0 / (1.0 + (-logit).exp())
+}
+
+/// A pilot from a factorial run would pool cells that differ in what is being planned for: refused.
+fn one_cell(convs: &[&ConversationRecord]) -> Result<(), PlanError> {
+    let cells: std::collections::BTreeSet<_> = convs
+        .iter()
+        .map(|c| (c.tool_docs, c.router_in_front))
+        .collect();
+    if cells.len() > 1 {
+        return Err(PlanError::Invalid(format!(
+            "the pilot crossed {} cells of tool docs x router in front; a power plan needs one \
+             configuration: pilot with one --tool-docs and one --router-in-front",
+            cells.len()
+        )));
+    }
+    Ok(())
 }
 
 fn choose_cap(
@@ -782,5 +799,23 @@ mod tests {
         // python3 -c "import random; print(random.Random(0).random())"
         let mut r = PyRandom::new(0);
         assert_eq!(uniform(&mut r), 0.8444218515250481);
+    }
+
+    #[test]
+    fn a_pilot_that_crossed_cells_is_refused() {
+        use crate::analysis::fixtures::{call, conversation};
+        let mut convs: Vec<ConversationRecord> = ["s", "l"]
+            .iter()
+            .map(|m| conversation(m, "L1", 0, true, vec![call(1, 1)]))
+            .collect();
+        let from = |convs: &[ConversationRecord]| {
+            Pilot::from_records("t", &Manifest::default(), convs, "store", None, None)
+        };
+        assert!(from(&convs).is_ok());
+        let mut routed = convs[0].clone();
+        routed.router_in_front = true;
+        convs.push(routed);
+        let err = from(&convs).expect_err("two cells");
+        assert!(err.to_string().contains("crossed 2 cells"), "{err}");
     }
 }

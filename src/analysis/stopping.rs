@@ -5,10 +5,12 @@
 use crate::analysis::sequence::{RoundState, replay};
 use crate::runner::record::{ConversationRecord, Mode};
 use crate::runner::settings::{RunSettings, SuiteChoice};
+use crate::suite::ToolVariant;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The records a stopping rule compares: the primary suite's agent trials at the first call cap,
-/// the first two models (small, large), as the report's break-even pairs them.
+/// The records a stopping rule compares: the primary suite's agent trials at the first call cap
+/// and the first cell of a factorial design, the first two models (small, large), as the report's
+/// break-even pairs them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pairing {
     /// Suite name.
@@ -19,6 +21,10 @@ pub struct Pairing {
     pub large: String,
     /// Call cap.
     pub call_cap: u32,
+    /// Tool docs variant (the first of a factorial design).
+    pub tool_docs: ToolVariant,
+    /// Router in front (the first level of a factorial design).
+    pub router_in_front: bool,
 }
 
 impl Pairing {
@@ -34,6 +40,8 @@ impl Pairing {
             small: settings.models.first()?.clone(),
             large: settings.models.get(1)?.clone(),
             call_cap: *settings.call_caps.first()?,
+            tool_docs: *settings.tool_docs.0.first()?,
+            router_in_front: *settings.router_in_front.0.first()?,
         })
     }
 
@@ -51,7 +59,13 @@ impl Pairing {
             } else {
                 continue;
             };
-            if c.suite != self.suite || c.mode != Mode::Agent || c.call_cap != self.call_cap {
+            let cell = c.tool_docs.is_none_or(|d| d == self.tool_docs)
+                && c.router_in_front == self.router_in_front;
+            if c.suite != self.suite
+                || c.mode != Mode::Agent
+                || c.call_cap != self.call_cap
+                || !cell
+            {
                 continue;
             }
             tasks.insert(c.task.as_str());
@@ -112,6 +126,8 @@ mod tests {
             small: "s".into(),
             large: "l".into(),
             call_cap: 8,
+            tool_docs: ToolVariant::Bare,
+            router_in_front: false,
         };
         let records = vec![
             record("s", "A", 0, Some(false)),
@@ -124,6 +140,31 @@ mod tests {
             record("s", "B", 1, Some(true)),
             record("x", "B", 1, Some(true)),
         ];
+        assert_eq!(pairing.round_differences(&records), vec![vec![1.0]]);
+    }
+
+    #[test]
+    fn another_cell_of_a_factorial_is_not_compared() {
+        let pairing = Pairing {
+            suite: "store".into(),
+            small: "s".into(),
+            large: "l".into(),
+            call_cap: 8,
+            tool_docs: ToolVariant::Bare,
+            router_in_front: false,
+        };
+        let mut records = vec![
+            record("s", "A", 0, Some(false)),
+            record("l", "A", 0, Some(true)),
+        ];
+        for (model, passed) in [("s", true), ("l", false)] {
+            let mut routed = record(model, "A", 0, Some(passed));
+            routed.router_in_front = true;
+            records.push(routed);
+            let mut documented = record(model, "A", 0, Some(passed));
+            documented.tool_docs = Some(ToolVariant::Documented);
+            records.push(documented);
+        }
         assert_eq!(pairing.round_differences(&records), vec![vec![1.0]]);
     }
 }

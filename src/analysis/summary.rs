@@ -10,6 +10,7 @@ use super::bootstrap::{
 use super::cost::{
     CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, break_even, cached_calls, per_success,
 };
+use super::factorial::{Factorial, factorials};
 use super::gpu::{GpuSummary, gpu_summary};
 use super::latency::{LatencyFit, OllamaSplit, latency_fit, mean, ollama_split, percentile};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
@@ -18,6 +19,7 @@ use super::router::{Pipeline, RouterSummary, pipeline, router_in_front_totals, r
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
 use super::tools_add::{ToolsAdd, toolless_key, tools_add};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
+use crate::suite::ToolVariant;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,6 +50,10 @@ pub struct Summary {
     /// the agent's success against the baseline's on the tasks both graded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tools_add: BTreeMap<String, BTreeMap<String, ToolsAdd>>,
+    /// Factor effects of a factorial run (tool docs x router in front), per suite; empty when
+    /// the run held both fixed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub factorial: Vec<Factorial>,
     /// Standalone router results by model.
     pub router: BTreeMap<String, RouterSummary>,
     /// Router break-even between the paired models.
@@ -95,6 +101,12 @@ pub struct GroupSummary {
     pub mode: Mode,
     /// Call cap, when the suite ran under several.
     pub call_cap: Option<u32>,
+    /// Tool docs variant, when the run crossed several (the agent's cells of a factorial run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_docs: Option<ToolVariant>,
+    /// Router in front, when the run crossed off and on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_in_front: Option<bool>,
     /// Per model.
     pub models: BTreeMap<String, ModelSummary>,
     /// Small vs large, when both ran this configuration.
@@ -103,6 +115,17 @@ pub struct GroupSummary {
     /// by model; empty unless the run has more than two models.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ladder: BTreeMap<String, Comparison>,
+}
+
+impl GroupSummary {
+    /// Whether a conversation (graded or not) was played in this configuration.
+    pub fn holds(&self, c: &ConversationRecord) -> bool {
+        c.suite == self.suite
+            && c.mode == self.mode
+            && self.call_cap.is_none_or(|n| n == c.call_cap)
+            && self.tool_docs.is_none_or(|v| Some(v) == c.tool_docs)
+            && self.router_in_front.is_none_or(|r| r == c.router_in_front)
+    }
 }
 
 /// One model's results in one configuration. Quality figures are over graded conversations;
@@ -374,7 +397,8 @@ fn ladder(
 }
 
 /// Records of one configuration, with its identity (suite, mode, call cap when several).
-type GroupRecords<'a> = (String, Mode, Option<u32>, Vec<&'a ConversationRecord>);
+/// A configuration's identity (suite, mode, call cap, tool docs, router) and its records.
+type GroupRecords<'a> = (GroupSummary, Vec<&'a ConversationRecord>);
 
 fn rate(hits: usize, of: usize) -> Option<f64> {
     (of > 0).then(|| hits as f64 / of as f64)
@@ -751,6 +775,8 @@ fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cm
         a.trial,
         a.call_cap,
         a.mode as u8,
+        a.tool_docs,
+        a.router_in_front,
     )
         .cmp(&(
             &b.suite,
@@ -759,6 +785,8 @@ fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cm
             b.trial,
             b.call_cap,
             b.mode as u8,
+            b.tool_docs,
+            b.router_in_front,
         ))
 }
 
@@ -789,6 +817,59 @@ fn tools_add_by_group(
     out
 }
 
+/// Splits conversations into configurations: suite, mode, and, where the run varied them, the
+/// call cap, the tool docs variant and the router in front (the toolless baseline plays one cell
+/// of a factorial, so only its cap can vary). Keys read `store/docs=bare/router=on/cap=4`.
+fn group_records<'a>(convs: &[&'a ConversationRecord]) -> BTreeMap<String, GroupRecords<'a>> {
+    let mut caps: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
+    let mut docs = BTreeSet::new();
+    let mut routers = BTreeSet::new();
+    for c in convs {
+        caps.entry(c.suite.as_str()).or_default().insert(c.call_cap);
+        if c.mode == Mode::Agent {
+            docs.insert(c.tool_docs);
+            routers.insert(c.router_in_front);
+        }
+    }
+    let mut grouped: BTreeMap<String, GroupRecords> = BTreeMap::new();
+    for c in convs {
+        let several = caps.get(c.suite.as_str()).is_some_and(|s| s.len() > 1);
+        let agent = c.mode == Mode::Agent;
+        let tool_docs = (agent && docs.len() > 1).then_some(c.tool_docs).flatten();
+        let router_in_front = (agent && routers.len() > 1).then_some(c.router_in_front);
+        let call_cap = several.then_some(c.call_cap);
+        let mut key = c.suite.clone();
+        if !agent {
+            key.push_str("/toolless");
+        }
+        if let Some(v) = tool_docs {
+            key.push_str(&format!("/docs={}", v.as_str()));
+        }
+        if let Some(on) = router_in_front {
+            key.push_str(if on { "/router=on" } else { "/router=off" });
+        }
+        if let Some(n) = call_cap {
+            key.push_str(&format!("/cap={n}"));
+        }
+        let group = || GroupSummary {
+            suite: c.suite.clone(),
+            mode: c.mode,
+            call_cap,
+            tool_docs,
+            router_in_front,
+            models: BTreeMap::new(),
+            comparison: None,
+            ladder: BTreeMap::new(),
+        };
+        grouped
+            .entry(key)
+            .or_insert_with(|| (group(), Vec::new()))
+            .1
+            .push(c);
+    }
+    grouped
+}
+
 /// Computes the whole summary of a run. Records are sorted first, so their order in the files
 /// does not matter; transport- and protocol-failed conversations are counted, never scored.
 pub fn summarize(
@@ -816,33 +897,11 @@ pub fn summarize(
         .map(|m| m.name.clone())
         .collect();
 
-    // Configurations: suite, mode, and the call cap where a suite ran under several.
-    let mut caps: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
-    for c in &convs {
-        caps.entry(c.suite.as_str()).or_default().insert(c.call_cap);
-    }
-    let mut grouped: BTreeMap<String, GroupRecords> = BTreeMap::new();
-    for c in &convs {
-        let several = caps.get(c.suite.as_str()).is_some_and(|s| s.len() > 1);
-        let mut key = c.suite.clone();
-        if c.mode == Mode::Toolless {
-            key.push_str("/toolless");
-        }
-        let cap = several.then_some(c.call_cap);
-        if let Some(n) = cap {
-            key.push_str(&format!("/cap={n}"));
-        }
-        grouped
-            .entry(key)
-            .or_insert_with(|| (c.suite.clone(), c.mode, cap, Vec::new()))
-            .3
-            .push(c);
-    }
-
+    let grouped = group_records(&convs);
     let mut groups = BTreeMap::new();
     let mut per_task: BTreeMap<String, BTreeMap<String, BTreeMap<String, IdTotals>>> =
         BTreeMap::new();
-    for (key, (suite, mode, call_cap, records)) in grouped {
+    for (key, (mut group, records)) in grouped {
         let mut work: BTreeMap<String, ModelWork> = BTreeMap::new();
         for m in &models {
             let mine: Vec<&ConversationRecord> =
@@ -851,29 +910,19 @@ pub fn summarize(
                 work.insert(m.clone(), model_summary(&mine, opts, cpu.contains(m)));
             }
         }
-        let comparison = pairing.as_ref().and_then(|p| {
+        group.comparison = pairing.as_ref().and_then(|p| {
             let (a, b) = (work.get(&p.small)?, work.get(&p.large)?);
             Some(comparison(&p.small, &p.large, a, b, opts))
         });
-        let ladder = ladder(reference.as_ref(), &work, opts);
+        group.ladder = ladder(reference.as_ref(), &work, opts);
         per_task.insert(
             key.clone(),
             work.iter()
                 .map(|(m, w)| (m.clone(), w.per_task.clone()))
                 .collect(),
         );
-        let models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
-        groups.insert(
-            key,
-            GroupSummary {
-                suite,
-                mode,
-                call_cap,
-                models,
-                comparison,
-                ladder,
-            },
-        );
+        group.models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
+        groups.insert(key, group);
     }
 
     let tools_add = tools_add_by_group(&groups, &per_task, opts);
@@ -913,6 +962,7 @@ pub fn summarize(
         })
     });
 
+    let factorial = factorials(&convs, &models, opts);
     Summary {
         run_id: manifest.run_id.clone(),
         backend: manifest.backend.clone(),
@@ -929,6 +979,7 @@ pub fn summarize(
         models,
         pairing,
         reference_model: reference,
+        factorial,
         groups,
         tools_add,
         router: router_out,

@@ -50,12 +50,18 @@ pub fn tools_add(
 }
 
 /// The configuration key of the toolless baseline beside an agent configuration
-/// (`store` -> `store/toolless`, `store/cap=4` -> `store/toolless/cap=4`).
+/// (`store` -> `store/toolless`, `store/cap=4` -> `store/toolless/cap=4`). The baseline plays one
+/// cell of a factorial design, so the agent's tool docs and router levels are dropped:
+/// `store/docs=bare/router=on/cap=4` -> `store/toolless/cap=4`.
 pub fn toolless_key(agent_key: &str) -> String {
-    match agent_key.split_once('/') {
-        Some((suite, rest)) => format!("{suite}/toolless/{rest}"),
-        None => format!("{agent_key}/toolless"),
+    let mut parts = agent_key.split('/');
+    let suite = parts.next().unwrap_or_default();
+    let mut key = format!("{suite}/toolless");
+    for part in parts.filter(|p| !p.starts_with("docs=") && !p.starts_with("router=")) {
+        key.push('/');
+        key.push_str(part);
     }
+    key
 }
 
 #[cfg(test)]
@@ -103,5 +109,9 @@ mod tests {
     fn the_baseline_key_sits_beside_the_agents() {
         assert_eq!(toolless_key("store"), "store/toolless");
         assert_eq!(toolless_key("store/cap=4"), "store/toolless/cap=4");
+        assert_eq!(
+            toolless_key("store/docs=bare/router=on/cap=4"),
+            "store/toolless/cap=4"
+        );
     }
 }

@@ -3,21 +3,24 @@
 //! the success, pass^k and failure modes its mistake plan implies; a faulty model's injected
 //! faults must land in the transport and protocol buckets and never in the model's; a thinking
 //! model must pass with its reasoning recorded, and a model without tools must be refused before
-//! any trace. Any mismatch
+//! any trace; oracles crossed over tool docs and router in front must show every factor effect
+//! and interaction exactly 0. Any mismatch
 //! means the harness or the graders are broken, and the command exits `CALIBRATION_FAILED`.
 
 use crate::cli::CalibrateArgs;
 use crate::exit_code;
 use anyhow::Context;
 use passk::analysis::calibration::{
-    Check, fault_checks, flawed_checks, no_tools_check, oracle_checks, thinking_checks,
+    Check, factorial_checks, fault_checks, flawed_checks, no_tools_check, oracle_checks,
+    thinking_checks,
 };
 use passk::analysis::load_run;
 use passk::runner::event::EventSink;
 use passk::runner::experiment::{self, Experiment};
+use passk::runner::levels::Levels;
 use passk::runner::progress::{Progress, bars_wanted};
 use passk::runner::settings::{RunSettings, SuiteChoice};
-use passk::suite::Domain;
+use passk::suite::{Domain, ToolVariant};
 use passk::suites::AllSuites;
 use passk::wire::stub::{
     Behaviour, FaultRates, MistakePlan, ModelSpec, ScriptBook, StubConfig, StubServer,
@@ -34,6 +37,10 @@ const FLAWED: &str = "flawed";
 const FAULTY: &str = "faulty";
 const THINKING: &str = "oracle-thinking";
 const NO_TOOLS: &str = "no-tools";
+
+/// Store tasks the factorial pass plays (each in 4 cells, on 2 models): enough for a bootstrap,
+/// few enough to keep calibration quick.
+const FACTORIAL_TASKS: usize = 4;
 
 /// Share of (task, trial) pairs the flawed model gets wrong, and its plan's seed.
 const MISTAKE_RATE: f64 = 0.3;
@@ -103,6 +110,12 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         );
     config.hang = HANG;
 
+    let factorial_tasks: Vec<String> = suites
+        .domains
+        .iter()
+        .filter(|d| d.name() == "store")
+        .flat_map(|d| d.tasks().iter().take(FACTORIAL_TASKS).map(|t| t.id.clone()))
+        .collect();
     let base = args.out.join("calibrate");
     let rt = tokio::runtime::Runtime::new()?;
     let stub = rt.block_on(StubServer::start(config))?;
@@ -112,7 +125,8 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
                 models: &[&str],
                 suites: Vec<SuiteChoice>,
                 toolless: bool,
-                timeout: Duration|
+                timeout: Duration,
+                tweak: &dyn Fn(&mut RunSettings)|
      -> anyhow::Result<PathBuf> {
         let dir = base.join(name);
         if dir.exists() {
@@ -129,6 +143,8 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
             toolless,
             ..RunSettings::default()
         };
+        let mut settings = settings;
+        tweak(&mut settings);
         settings.validate(&|k| format!("--{k}"))?;
         let exp = Experiment {
             settings,
@@ -152,6 +168,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         all,
         true,
         Duration::from_secs(30),
+        &|_| {},
     )?;
     let flawed_dir = pass(
         "flawed",
@@ -159,14 +176,16 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         vec![SuiteChoice::Store, SuiteChoice::Triage],
         false,
         Duration::from_secs(30),
+        &|_| {},
     )?;
-    let faults_dir = pass("faults", &[FAULTY], both, false, FAULT_TIMEOUT)?;
+    let faults_dir = pass("faults", &[FAULTY], both, false, FAULT_TIMEOUT, &|_| {})?;
     let thinking_dir = pass(
         "thinking",
         &[THINKING],
         vec![SuiteChoice::Store],
         false,
         Duration::from_secs(30),
+        &|_| {},
     )?;
     let refused = pass(
         "no-tools",
@@ -174,9 +193,23 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         vec![SuiteChoice::Store],
         false,
         Duration::from_secs(30),
+        &|_| {},
     )
     .err()
     .map(|e| format!("{e:#}"));
+    // Tool docs x router in front on a few store tasks: the oracles pass every cell.
+    let factorial_dir = pass(
+        "factorial",
+        &[ORACLE_SMALL, ORACLE_LARGE],
+        vec![SuiteChoice::Store],
+        false,
+        Duration::from_secs(30),
+        &|s| {
+            s.tool_docs = Levels(vec![ToolVariant::Bare, ToolVariant::Documented]);
+            s.router_in_front = Levels(vec![false, true]);
+            s.tasks = factorial_tasks.clone();
+        },
+    )?;
     let injected = stub.injected();
     rt.block_on(stub.shutdown());
     progress.finish();
@@ -187,6 +220,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         load_run(&flawed_dir)?,
         load_run(&faults_dir)?,
         load_run(&thinking_dir)?,
+        load_run(&factorial_dir)?,
     ];
     let mut checks = oracle_checks(&runs[0]);
     for suite in &suites.domains {
@@ -197,8 +231,16 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     checks.extend(oracle_checks(&runs[3]));
     checks.extend(thinking_checks(&runs[3], THINKING));
     checks.push(no_tools_check(NO_TOOLS, refused.as_deref()));
+    checks.extend(oracle_checks(&runs[4]));
+    checks.extend(factorial_checks(&runs[4]));
     let in_stub: f64 = runs.iter().map(stub_seconds).sum();
-    let dirs = [&oracle_dir, &flawed_dir, &faults_dir, &thinking_dir];
+    let dirs = [
+        &oracle_dir,
+        &flawed_dir,
+        &faults_dir,
+        &thinking_dir,
+        &factorial_dir,
+    ];
     for dir in dirs {
         super::report::write(dir, 10_000)?;
     }

@@ -7,6 +7,7 @@ use crate::cli::{Baseline, RunArgs};
 use crate::exit_code;
 use passk::runner::experiment::{self, Experiment, RunError};
 use passk::runner::journal::ResumePolicy;
+use passk::runner::levels::Levels;
 use passk::runner::lock::LockError;
 use passk::runner::progress::{Progress, bars_wanted};
 use passk::runner::settings::{ExperimentFile, RunSettings, SettingsError};
@@ -65,7 +66,6 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
         };
     }
     over!(trials => trials);
-    over!(tool_docs => tool_docs);
     over!(temperature => temperature);
     over!(router_temperature => router_temperature);
     over!(num_ctx => num_ctx);
@@ -73,8 +73,16 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
     over!(router_num_predict => router_num_predict);
     over!(keep_alive => keep_alive);
     over!(base_seed => base_seed);
-    if args.router_in_front {
-        s.router_in_front = true;
+    if !args.tool_docs.is_empty() {
+        s.tool_docs = Levels(args.tool_docs.clone());
+    }
+    if !args.router_in_front.is_empty() {
+        s.router_in_front = Levels(
+            args.router_in_front
+                .iter()
+                .map(|&v| v == crate::cli::OnOff::On)
+                .collect(),
+        );
     }
     if let Some(b) = args.baseline {
         s.toolless = b == Baseline::Toolless;

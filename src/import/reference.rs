@@ -354,6 +354,7 @@ fn conversation_record(
         call_cap,
         mode: Mode::Agent,
         router_in_front: !r.router_spans.is_empty(),
+        tool_docs: None,
         status,
         outcome: if passed {
             Outcome::Pass

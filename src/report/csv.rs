@@ -19,7 +19,7 @@ pub const BLENDED_OUTPUT_WEIGHT: u64 = 4;
 const MALFORMED_PREFIX: &str = "__malformed__:";
 
 /// The header row, in order.
-pub const COLUMNS: [&str; 31] = [
+pub const COLUMNS: [&str; 32] = [
     "suite",
     "task",
     "category",
@@ -28,6 +28,7 @@ pub const COLUMNS: [&str; 31] = [
     "call_cap",
     "mode",
     "router_in_front",
+    "tool_docs",
     "status",
     "outcome",
     "passed",
@@ -71,6 +72,7 @@ pub fn conversations_csv(records: &[ConversationRecord]) -> Result<Vec<u8>, Repo
             .cmp(&(&b.suite, &b.model, &b.task, b.trial, b.call_cap))
             .then_with(|| mode_str(a.mode).cmp(mode_str(b.mode)))
             .then_with(|| a.router_in_front.cmp(&b.router_in_front))
+            .then_with(|| a.tool_docs.cmp(&b.tool_docs))
     });
     let mut w = ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::Any(b'\n'))
@@ -111,6 +113,7 @@ fn row(r: &ConversationRecord) -> Vec<String> {
         r.call_cap.to_string(),
         mode_str(r.mode).into(),
         r.router_in_front.to_string(),
+        r.tool_docs.map(|v| v.as_str()).unwrap_or_default().into(),
         status_str(r.status).into(),
         outcome_str(r.outcome).into(),
         r.verdict.passed.to_string(),
@@ -249,6 +252,7 @@ mod tests {
             call_cap: 8,
             mode: Mode::Agent,
             router_in_front: false,
+            tool_docs: None,
             status: Status::Ok,
             outcome: Outcome::Pass,
             calls: vec![call(Node::Orchestrator, 100, 10, Some(0.5), 0)],

@@ -153,10 +153,7 @@ impl Observations {
 
 /// Whether a graded conversation belongs to a group of the summary.
 fn in_group(g: &GroupSummary, c: &ConversationRecord) -> bool {
-    c.outcome.is_graded()
-        && c.suite == g.suite
-        && c.mode == g.mode
-        && g.call_cap.is_none_or(|n| n == c.call_cap)
+    c.outcome.is_graded() && g.holds(c)
 }
 
 /// The group the charts and the terminal table describe: the agent group with the largest call
@@ -356,6 +353,7 @@ pub fn markdown(r: &Report) -> String {
     }
     budget_sweep(&mut out, s);
     tools_add(&mut out, s);
+    super::factorial::factorial_sections(&mut out, s);
     router(&mut out, s);
     warnings(&mut out, r);
     out
@@ -1337,14 +1335,14 @@ fn pipeline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     out.push('\n');
 }
 
-/// Groups of the same suite and mode that ran under several call caps, keyed by (suite, mode).
-fn sweeps(s: &Summary) -> BTreeMap<(String, bool), Vec<(u32, &GroupSummary)>> {
-    let mut out: BTreeMap<(String, bool), Vec<(u32, &GroupSummary)>> = BTreeMap::new();
-    for g in s.groups.values() {
+/// The configurations of each budget sweep, keyed by what they share: everything in the group
+/// key but the cap (`store`, `store/toolless`, `store/docs=bare/router=on`).
+fn sweeps(s: &Summary) -> BTreeMap<String, Vec<(u32, &GroupSummary)>> {
+    let mut out: BTreeMap<String, Vec<(u32, &GroupSummary)>> = BTreeMap::new();
+    for (key, g) in &s.groups {
         if let Some(cap) = g.call_cap {
-            out.entry((g.suite.clone(), g.mode == Mode::Toolless))
-                .or_default()
-                .push((cap, g));
+            let shared = key.strip_suffix(&format!("/cap={cap}")).unwrap_or(key);
+            out.entry(shared.to_string()).or_default().push((cap, g));
         }
     }
     for v in out.values_mut() {
@@ -1397,12 +1395,8 @@ fn tools_add(out: &mut String, s: &Summary) {
 }
 
 fn budget_sweep(out: &mut String, s: &Summary) {
-    for ((suite, toolless), caps) in sweeps(s) {
-        let _ = writeln!(
-            out,
-            "## Budget sweep: `{suite}`{}\n",
-            if toolless { " (toolless)" } else { "" }
-        );
+    for (shared, caps) in sweeps(s) {
+        let _ = writeln!(out, "## Budget sweep: `{shared}`\n");
         out.push_str(
             "Success rate and steps per correct answer by call cap (model calls per turn).\n\n",
         );

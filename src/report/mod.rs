@@ -15,6 +15,7 @@ pub mod comparison;
 pub mod csv;
 pub mod document;
 pub mod error;
+pub mod factorial;
 pub mod html;
 pub mod json;
 pub mod markdown;

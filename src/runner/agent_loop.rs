@@ -14,7 +14,7 @@ use crate::runner::record::{
 use crate::runner::settings::RunSettings;
 use crate::runner::telemetry::Telemetry;
 use crate::seed::CallSeed;
-use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
+use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome, ToolVariant};
 use crate::suites::router::{RouterMessage, RouterSuite};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, ChatResponse};
@@ -220,11 +220,12 @@ impl Player<'_> {
         trial: u32,
         call_cap: u32,
         mode: Mode,
+        tool_docs: ToolVariant,
     ) -> ConversationRecord {
         let started = Instant::now();
         let mut t = Trial::new(
             domain,
-            self.settings,
+            tool_docs,
             trial,
             call_cap,
             mode,
@@ -363,6 +364,7 @@ impl Player<'_> {
             call_cap: t.call_cap,
             mode,
             router_in_front: self.router_in_front.is_some(),
+            tool_docs: Some(t.tool_docs),
             status,
             outcome,
             calls: t.calls,
@@ -391,6 +393,7 @@ enum Step {
 /// One conversation trial while it is played.
 struct Trial<'d> {
     domain: &'d dyn Domain,
+    tool_docs: ToolVariant,
     trial: u32,
     call_cap: u32,
     toolless: bool,
@@ -409,13 +412,13 @@ struct Trial<'d> {
 impl<'d> Trial<'d> {
     fn new(
         domain: &'d dyn Domain,
-        settings: &RunSettings,
+        tool_docs: ToolVariant,
         trial: u32,
         call_cap: u32,
         mode: Mode,
         prompt_counts_only_new: bool,
     ) -> Trial<'d> {
-        let tools = domain.tools(settings.tool_docs).to_vec();
+        let tools = domain.tools(tool_docs).to_vec();
         let tool_names = tools
             .iter()
             .filter_map(|t| {
@@ -426,6 +429,7 @@ impl<'d> Trial<'d> {
             .collect();
         Trial {
             domain,
+            tool_docs,
             trial,
             call_cap,
             toolless: mode == Mode::Toolless,

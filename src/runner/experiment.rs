@@ -156,7 +156,8 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
             domains.push(domain?);
         }
     }
-    let router = if settings.suites.contains(&SuiteChoice::Router) || settings.router_in_front {
+    let router = if settings.suites.contains(&SuiteChoice::Router) || settings.any_router_in_front()
+    {
         Some(crate::suites::router::load_router(root)?)
     } else {
         None
@@ -302,7 +303,12 @@ pub fn prompt_size_warnings(suites: &Suites, s: &RunSettings) -> Vec<String> {
         .domains
         .iter()
         .filter_map(|d| {
-            let tools = serde_json::to_string(d.tools(s.tool_docs)).unwrap_or_default();
+            let largest = s.tool_docs.0.iter().map(|&v| d.tools(v)).max_by_key(|t| {
+                serde_json::to_string(t)
+                    .map(|j| j.len())
+                    .unwrap_or_default()
+            });
+            let tools = serde_json::to_string(&largest).unwrap_or_default();
             let tokens = (d.system_prompt().len() + tools.len()) / CHARS_PER_TOKEN;
             (s.num_ctx < tokens as u64).then(|| {
                 format!(
@@ -343,7 +349,11 @@ fn new_manifest(
         suite_digests: suites
             .domains
             .iter()
-            .map(|d| (d.name().to_string(), d.digests(s.tool_docs)))
+            .map(|d| {
+                // A factorial run records its first variant's tool digest.
+                let variant = s.tool_docs.first().unwrap_or(ToolVariant::Bare);
+                (d.name().to_string(), d.digests(variant))
+            })
             .collect(),
         ollama_version: Some(version.clone()),
         ollama_host: Some(exp.host.clone()),
@@ -462,6 +472,8 @@ fn plan_session(
         call_caps: &s.call_caps,
         modes: s.modes(),
         rounds: s.stop.is_some(),
+        tool_docs: &s.tool_docs.0,
+        router_in_front: &s.router_in_front.0,
     };
     let (todo, skipped) = plan(&input, session.journal.done());
     let mut per_model: Vec<(String, u64)> = Vec::new();
@@ -637,10 +649,12 @@ async fn play_trial(
         settings: s,
         telemetry: &session.telemetry,
         grader_digest: &suites.grader_digest,
-        router_in_front: if s.router_in_front {
-            suites.router.as_ref()
-        } else {
-            None
+        router_in_front: match spec {
+            TrialSpec::Conversation {
+                router_in_front: true,
+                ..
+            } => suites.router.as_ref(),
+            _ => None,
         },
         prompt_counts_only_new: preflight::prompt_counts_only_new(
             session
@@ -657,6 +671,7 @@ async fn play_trial(
             trial,
             call_cap,
             mode,
+            tool_docs,
             ..
         } => {
             let (domain, task) = suites
@@ -665,7 +680,7 @@ async fn play_trial(
                 .filter(|d| d.name() == suite)
                 .find_map(|d| d.tasks().iter().find(|t| &t.id == task_id).map(|t| (d, t)))?;
             let rec = player
-                .play(domain.as_ref(), task, *trial, *call_cap, *mode)
+                .play(domain.as_ref(), task, *trial, *call_cap, *mode, *tool_docs)
                 .await;
             if rec.calls.iter().any(|c| c.context_overflow) {
                 sink.emit(RunEvent::Warning(format!(

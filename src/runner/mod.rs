@@ -4,6 +4,7 @@ pub mod agent_loop;
 pub mod event;
 pub mod experiment;
 pub mod journal;
+pub mod levels;
 pub mod lock;
 pub mod plan;
 pub mod preflight;

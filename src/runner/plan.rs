@@ -1,10 +1,12 @@
 //! The ordered list of trials of a run, and which of them a resume skips.
 //!
-//! Model by model (one load per model), then call cap by call cap (budget sweep), then trial by
-//! trial over all tasks, so that an interrupted run has spread its finished trials evenly over the
+//! Model by model (one load per model), then cell by cell of a factorial design (tool docs x router
+//! in front), then call cap by call cap (budget sweep), then trial by trial over all tasks, so that
+//! an interrupted run has spread its finished trials evenly over the
 //! tasks; standalone router messages follow each model's conversations.
 
 use crate::runner::record::{Mode, TrialKey};
+use crate::suite::ToolVariant;
 use std::collections::BTreeSet;
 
 /// One unit of work.
@@ -24,6 +26,10 @@ pub enum TrialSpec {
         call_cap: u32,
         /// Agent or toolless baseline.
         mode: Mode,
+        /// Tool documentation variant.
+        tool_docs: ToolVariant,
+        /// Router in front of the agent.
+        router_in_front: bool,
     },
     /// A standalone router call.
     Router {
@@ -47,7 +53,8 @@ impl TrialSpec {
                 trial,
                 call_cap,
                 mode,
-                ..
+                tool_docs,
+                router_in_front,
             } => TrialKey {
                 suite: suite.clone(),
                 model: model.clone(),
@@ -55,6 +62,8 @@ impl TrialSpec {
                 trial: *trial,
                 call_cap: *call_cap,
                 mode: *mode,
+                tool_docs: Some(*tool_docs),
+                router_in_front: *router_in_front,
             },
             TrialSpec::Router {
                 model,
@@ -67,6 +76,8 @@ impl TrialSpec {
                 trial: *trial,
                 call_cap: 1,
                 mode: Mode::Agent,
+                tool_docs: None,
+                router_in_front: false,
             },
         }
     }
@@ -94,9 +105,30 @@ pub struct PlanInput<'a> {
     pub call_caps: &'a [u32],
     /// Modes (agent, and the toolless baseline when asked).
     pub modes: Vec<Mode>,
+    /// Tool documentation variants (never empty).
+    pub tool_docs: &'a [ToolVariant],
+    /// Router in front: off, on, or both (never empty).
+    pub router_in_front: &'a [bool],
     /// Round by round (trial index outermost, every model in each), for a run that may stop
     /// after any round; otherwise model by model.
     pub rounds: bool,
+}
+
+/// The cells of the factorial design a mode plays: every (tool docs, router in front) pair for
+/// the agent; the first only for the toolless baseline, which is shown no tools.
+fn cells(input: &PlanInput<'_>, mode: Mode) -> Vec<(ToolVariant, bool)> {
+    let n = |len: usize| {
+        if mode == Mode::Toolless {
+            len.min(1)
+        } else {
+            len
+        }
+    };
+    let docs = &input.tool_docs[..n(input.tool_docs.len())];
+    let routers = &input.router_in_front[..n(input.router_in_front.len())];
+    docs.iter()
+        .flat_map(|&d| routers.iter().map(move |&r| (d, r)))
+        .collect()
 }
 
 /// The full plan and, separately, the trials a resume skips.
@@ -121,8 +153,8 @@ pub fn plan(input: &PlanInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>
     (all, skipped)
 }
 
-/// One model's conversation trials over `trials`: mode by mode, cap by cap, trial by trial over
-/// all tasks.
+/// One model's conversation trials over `trials`: mode by mode, cell by cell, cap by cap, trial
+/// by trial over all tasks.
 fn conversations(
     input: &PlanInput<'_>,
     model: &str,
@@ -136,18 +168,22 @@ fn conversations(
         } else {
             input.call_caps
         };
-        for &call_cap in caps {
-            for trial in trials.clone() {
-                for (suite, ids) in &input.suites {
-                    for id in ids {
-                        all.push(TrialSpec::Conversation {
-                            suite: suite.clone(),
-                            model: model.to_string(),
-                            task_id: id.clone(),
-                            trial,
-                            call_cap,
-                            mode,
-                        });
+        for (tool_docs, router_in_front) in cells(input, mode) {
+            for &call_cap in caps {
+                for trial in trials.clone() {
+                    for (suite, ids) in &input.suites {
+                        for id in ids {
+                            all.push(TrialSpec::Conversation {
+                                suite: suite.clone(),
+                                model: model.to_string(),
+                                task_id: id.clone(),
+                                trial,
+                                call_cap,
+                                mode,
+                                tool_docs,
+                                router_in_front,
+                            });
+                        }
                     }
                 }
             }
@@ -189,6 +225,8 @@ mod tests {
             trials: 2,
             call_caps: &[10],
             modes: vec![Mode::Agent],
+            tool_docs: &[ToolVariant::Bare],
+            router_in_front: &[false],
             rounds: false,
         };
         let (all, skipped) = plan(&input, &BTreeSet::new());
@@ -209,5 +247,31 @@ mod tests {
         assert_eq!(order[..5], [(0, "a"); 5]);
         assert_eq!(order[5..10], [(0, "b"); 5]);
         assert!(order[10..].iter().all(|&(t, _)| t == 1));
+    }
+
+    #[test]
+    fn a_factorial_plays_every_cell_once_and_the_baseline_once() {
+        let models = vec!["a".to_string()];
+        let input = PlanInput {
+            models: &models,
+            suites: vec![("store".into(), vec!["L1".into(), "L2".into()])],
+            router_messages: Vec::new(),
+            trials: 2,
+            call_caps: &[4, 8],
+            modes: vec![Mode::Agent, Mode::Toolless],
+            tool_docs: &[ToolVariant::Bare, ToolVariant::Documented],
+            router_in_front: &[false, true],
+            rounds: false,
+        };
+        let (all, _) = plan(&input, &BTreeSet::new());
+        let keys: BTreeSet<TrialKey> = all.iter().map(TrialSpec::key).collect();
+        // Agent: 4 cells x 2 caps x 2 trials x 2 tasks; toolless: 1 cell x 1 cap x 2 x 2.
+        assert_eq!((all.len(), keys.len()), (32 + 4, 36));
+        let cells: BTreeSet<(Option<ToolVariant>, bool)> = keys
+            .iter()
+            .filter(|k| k.mode == Mode::Agent)
+            .map(|k| (k.tool_docs, k.router_in_front))
+            .collect();
+        assert_eq!(cells.len(), 4);
     }
 }

@@ -298,6 +298,8 @@ mod tests {
             trial: 0,
             call_cap: 10,
             mode: Mode::Agent,
+            tool_docs: None,
+            router_in_front: false,
         }
     }
 

@@ -5,6 +5,7 @@
 //! line is one JSON object tagged by `type` and stamped with [`SCHEMA_VERSION`] and the grader digest.
 //! Analysis reads these types back; nothing downstream needs anything else.
 
+use crate::suite::ToolVariant;
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::api::Timings;
 use crate::wire::outcome::{Attempt, CallOutcome};
@@ -328,6 +329,10 @@ pub struct ConversationRecord {
     /// Whether the router ran in front of the agent.
     #[serde(default)]
     pub router_in_front: bool,
+    /// Tool documentation variant shown (absent in records written before factorial runs: the
+    /// reader fills in the run's single variant from the manifest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_docs: Option<ToolVariant>,
     /// Where the conversation stopped.
     pub status: Status,
     /// How it ended, for the denominators.
@@ -377,6 +382,8 @@ impl ConversationRecord {
             trial: self.trial,
             call_cap: self.call_cap,
             mode: self.mode,
+            tool_docs: self.tool_docs,
+            router_in_front: self.router_in_front,
         }
     }
 }
@@ -431,6 +438,8 @@ impl RouterRecord {
             trial: self.trial,
             call_cap: 1,
             mode: Mode::Agent,
+            tool_docs: None,
+            router_in_front: false,
         }
     }
 }
@@ -451,6 +460,13 @@ pub struct TrialKey {
     /// Agent or toolless baseline (both may run in one run).
     #[serde(default)]
     pub mode: Mode,
+    /// Tool documentation variant (a factor of a factorial run; `None` for router calls and
+    /// imported records that do not say).
+    #[serde(default)]
+    pub tool_docs: Option<ToolVariant>,
+    /// Router in front of the agent (a factor of a factorial run).
+    #[serde(default)]
+    pub router_in_front: bool,
 }
 
 /// What the run knows about one model (from `/api/show`, `/api/tags` and `/api/ps`).

@@ -8,9 +8,13 @@
 //! - A trial may have several records only while the earlier ones ended on the wire (transport or
 //!   protocol failure, played again on resume); a record of a trial that already has a graded one
 //!   is a duplicate and is refused, naming both lines.
-//! - A record's model, suite, call cap and mode must be among those the manifest declares.
+//! - A record's model, suite, call cap, mode, tool docs variant and router flag must be among
+//!   those the manifest declares. A record written before factorial runs carries no tool docs
+//!   variant: it is read as the run's single variant.
 
+use crate::runner::levels::{Levels, declared};
 use crate::runner::record::{Manifest, Mode, Outcome, Record, TrialKey};
+use crate::suite::ToolVariant;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -105,7 +109,7 @@ pub fn read_from(
         number += 1;
         let complete = buf.last() == Some(&b'\n');
         let parsed = serde_json::from_slice::<Record>(&buf);
-        let record = match parsed {
+        let mut record = match parsed {
             Ok(record) if complete => record,
             Ok(_) => {
                 read.torn = true;
@@ -127,6 +131,7 @@ pub fn read_from(
                 return Err(bad(number, format!("not a passk record: {e}")));
             }
         };
+        allowed.fill_in(&mut record);
         let (key, outcome) = key_and_outcome(&record);
         allowed.check(&key).map_err(|m| bad(number, m))?;
         if let Some(first) = graded_on.get(&key) {
@@ -161,8 +166,13 @@ pub fn show_key(k: &TrialKey) -> String {
         Mode::Agent => "",
         Mode::Toolless => " (toolless)",
     };
+    let docs = k
+        .tool_docs
+        .map(|v| format!(" docs {}", v.as_str()))
+        .unwrap_or_default();
+    let router = if k.router_in_front { " router" } else { "" };
     format!(
-        "{} {} {} trial {} cap {}{mode}",
+        "{} {} {} trial {} cap {}{mode}{docs}{router}",
         k.model, k.suite, k.task, k.trial, k.call_cap
     )
 }
@@ -174,6 +184,8 @@ struct Allowed {
     suites: Option<Vec<String>>,
     call_caps: Option<Vec<u64>>,
     toolless: Option<bool>,
+    tool_docs: Option<Levels<ToolVariant>>,
+    router_in_front: Option<Levels<bool>>,
 }
 
 impl Allowed {
@@ -188,6 +200,18 @@ impl Allowed {
                 .as_array()
                 .map(|a| a.iter().filter_map(serde_json::Value::as_u64).collect()),
             toolless: settings["toolless"].as_bool(),
+            tool_docs: declared(settings, "tool_docs"),
+            router_in_front: declared(settings, "router_in_front"),
+        }
+    }
+
+    /// A conversation record without a tool docs variant (written before factorial runs) gets the
+    /// run's single variant.
+    fn fill_in(&self, record: &mut Record) {
+        if let Record::Conversation(c) = record
+            && c.tool_docs.is_none()
+        {
+            c.tool_docs = self.tool_docs.as_ref().and_then(Levels::single);
         }
     }
 
@@ -215,6 +239,18 @@ impl Allowed {
         }
         if key.mode == Mode::Toolless && self.toolless == Some(false) {
             return missing("mode", "toolless");
+        }
+        if let (Some(v), Some(levels)) = (key.tool_docs, &self.tool_docs)
+            && !levels.0.contains(&v)
+        {
+            return missing("tool docs variant", v.as_str());
+        }
+        if key.suite != "router"
+            && let Some(levels) = &self.router_in_front
+            && !levels.0.contains(&key.router_in_front)
+        {
+            let v = if key.router_in_front { "on" } else { "off" };
+            return missing("router in front", v);
         }
         Ok(())
     }
@@ -290,6 +326,44 @@ mod tests {
         let text = serde_json::to_string(&Record::Conversation(Box::new(capped))).expect("json");
         let err = read(&(text + "\n"), &manifest).expect_err("cap not declared");
         assert!(err.to_string().contains("call cap 3"), "{err}");
+    }
+
+    #[test]
+    fn an_old_record_reads_as_the_runs_variant_and_cells_must_be_declared() {
+        let single = Manifest {
+            settings: serde_json::json!({"tool_docs": "documented", "router_in_front": false}),
+            ..Manifest::default()
+        };
+        let old = line("m", 0, Outcome::Pass);
+        assert!(!old.contains("tool_docs"), "{old}");
+        let mut got = Vec::new();
+        read_from(Path::new("c.jsonl"), old.as_bytes(), &single, |l| {
+            got.push(key_and_outcome(&l.record).0)
+        })
+        .expect("old record");
+        assert_eq!(got[0].tool_docs, Some(ToolVariant::Documented));
+        let mut routed = conversation("m", "L1", 0, true, vec![]);
+        routed.router_in_front = true;
+        routed.tool_docs = Some(ToolVariant::Bare);
+        let text = serde_json::to_string(&Record::Conversation(Box::new(routed))).expect("json");
+        let text = text + "\n";
+        let err = read(&text, &single).expect_err("bare not declared");
+        assert!(err.to_string().contains("tool docs variant bare"), "{err}");
+        let factorial = Manifest {
+            settings: serde_json::json!({
+                "tool_docs": ["bare", "documented"], "router_in_front": false
+            }),
+            ..Manifest::default()
+        };
+        let err = read(&text, &factorial).expect_err("router on not declared");
+        assert!(err.to_string().contains("router in front on"), "{err}");
+        let both = Manifest {
+            settings: serde_json::json!({
+                "tool_docs": ["bare", "documented"], "router_in_front": [false, true]
+            }),
+            ..Manifest::default()
+        };
+        read(&text, &both).expect("declared cell");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! over the defaults of experiment.md. The resolved settings go into the manifest, and the default
 //! run id is derived from them, so the same command resumes the same run.
 
+use crate::runner::levels::Levels;
 use crate::suite::ToolVariant;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -53,10 +54,10 @@ pub struct RunSettings {
     pub suites: Vec<SuiteChoice>,
     /// Trials per task (k).
     pub trials: u32,
-    /// Tool documentation variant.
-    pub tool_docs: ToolVariant,
-    /// Router in front of the agent.
-    pub router_in_front: bool,
+    /// Tool documentation variants (several: a factor of the factorial design).
+    pub tool_docs: Levels<ToolVariant>,
+    /// Router in front of the agent: off, on, or both (a factor of the factorial design).
+    pub router_in_front: Levels<bool>,
     /// Also play the toolless baseline (one call per customer message, no tools) beside the agent.
     pub toolless: bool,
     /// Orchestrator temperature.
@@ -129,8 +130,8 @@ impl Default for RunSettings {
             models: DEFAULT_MODELS.map(String::from).to_vec(),
             suites: vec![SuiteChoice::Store, SuiteChoice::Router],
             trials: 5,
-            tool_docs: ToolVariant::Bare,
-            router_in_front: false,
+            tool_docs: Levels::one(ToolVariant::Bare),
+            router_in_front: Levels::one(false),
             toolless: false,
             temperature: 0.7,
             router_temperature: 0.0,
@@ -207,10 +208,10 @@ pub struct ExperimentFile {
     pub suite: Option<Vec<SuiteChoice>>,
     /// See `--trials`.
     pub trials: Option<u32>,
-    /// See `--tool-docs`.
-    pub tool_docs: Option<ToolVariant>,
-    /// See `--router-in-front`.
-    pub router_in_front: Option<bool>,
+    /// See `--tool-docs` (one variant, or a list).
+    pub tool_docs: Option<Levels<ToolVariant>>,
+    /// See `--router-in-front` (true, false, or a list).
+    pub router_in_front: Option<Levels<bool>>,
     /// See `--baseline` (`none` or `toolless`).
     pub baseline: Option<String>,
     /// See `--temperature`.
@@ -362,6 +363,11 @@ pub fn trial_settings(settings: &serde_json::Value) -> serde_json::Map<String, s
 }
 
 impl RunSettings {
+    /// Whether any cell of the run puts the router in front of the agent.
+    pub fn any_router_in_front(&self) -> bool {
+        self.router_in_front.0.contains(&true)
+    }
+
     /// The modes each conversation trial is played in: the agent, and the baseline when asked.
     pub fn modes(&self) -> Vec<crate::runner::record::Mode> {
         use crate::runner::record::Mode;
@@ -396,6 +402,22 @@ impl RunSettings {
         }
         if let Some(c) = first_repeat(&self.call_caps) {
             return bad("call-cap", format!("{c} is given twice"));
+        }
+        if self.tool_docs.0.is_empty() {
+            return bad("tool-docs", "at least one variant is needed".into());
+        }
+        if let Some(v) = first_repeat(&self.tool_docs.0) {
+            return bad("tool-docs", format!("{} is given twice", v.as_str()));
+        }
+        if self.router_in_front.0.is_empty() {
+            return bad(
+                "router-in-front",
+                "at least one of off, on is needed".into(),
+            );
+        }
+        if let Some(&on) = first_repeat(&self.router_in_front.0) {
+            let v = if on { "on" } else { "off" };
+            return bad("router-in-front", format!("{v} is given twice"));
         }
         if self.base_seed > 9_000_000 {
             return bad("base-seed", "must be at most 9000000".into());
@@ -511,10 +533,12 @@ impl RunSettings {
                 SuiteChoice::Triage => "triage",
             })
             .collect();
+        let docs: Vec<&str> = self.tool_docs.0.iter().map(|v| v.as_str()).collect();
+        let docs = docs.join("+");
         let mode = if self.toolless {
-            format!("{}+toolless", self.tool_docs.as_str())
+            format!("{docs}+toolless")
         } else {
-            self.tool_docs.as_str().to_string()
+            docs
         };
         format!("{}-{}-k{}-{}", suites.join("+"), mode, self.trials, short)
     }
@@ -535,13 +559,40 @@ mod tests {
         f.apply(&mut s).expect("apply");
         assert_eq!(
             (s.trials, s.tool_docs, s.call_caps.clone()),
-            (3, ToolVariant::Documented, vec![4, 8])
+            (3, Levels::one(ToolVariant::Documented), vec![4, 8])
         );
         let err = ExperimentFile::parse("exp.toml", "trails = 3\n").expect_err("typo");
         assert!(
             err.to_string().contains("exp.toml") && err.to_string().contains("trails"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn factors_take_several_levels_and_one_level_reads_as_before() {
+        let f = ExperimentFile::load(
+            "exp.toml",
+            "tool-docs = [\"bare\", \"documented\"]\nrouter-in-front = [false, true]\n",
+        )
+        .expect("load");
+        let mut s = RunSettings::default();
+        f.apply(&mut s).expect("apply");
+        assert_eq!(
+            s.tool_docs.0,
+            vec![ToolVariant::Bare, ToolVariant::Documented]
+        );
+        assert_eq!(s.router_in_front.0, vec![false, true]);
+        assert!(s.default_run_id().contains("-bare+documented-"));
+        // A single level is written as the bare value, as manifests always had it, so older
+        // runs keep their default run id.
+        let json = serde_json::to_value(RunSettings::default()).expect("json");
+        assert_eq!(
+            (&json["tool_docs"], &json["router_in_front"]),
+            (&serde_json::json!("bare"), &serde_json::json!(false))
+        );
+        let err = ExperimentFile::load("exp.toml", "router-in-front = [true, true]\n")
+            .expect_err("repeat");
+        assert!(err.to_string().contains("on is given twice"), "{err}");
     }
 
     #[test]

@@ -24,7 +24,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Which documentation variant of the tool schemas the model is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolVariant {
     /// Tool descriptions, and a description for one parameter only.

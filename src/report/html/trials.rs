@@ -19,9 +19,7 @@ pub fn group_of<'s>(summary: &'s Summary, c: &ConversationRecord) -> Option<&'s 
     summary
         .groups
         .iter()
-        .find(|(_, g)| {
-            g.suite == c.suite && g.mode == c.mode && g.call_cap.is_none_or(|n| n == c.call_cap)
-        })
+        .find(|(_, g)| g.holds(c))
         .map(|(key, _)| key.as_str())
 }
 
