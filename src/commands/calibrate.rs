@@ -149,7 +149,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         let exp = Experiment {
             settings,
             root: root.clone(),
-            host: stub.base_url(),
+            hosts: vec![stub.base_url()],
             run_dir: dir.clone(),
             backend: passk::runner::experiment::STUB_BACKEND.into(),
             experiment_file: None,

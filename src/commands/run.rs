@@ -105,9 +105,31 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
         stop.alpha = args.alpha.unwrap_or(stop.alpha);
         s.stop = Some(stop);
     }
+    if !args.host.host.is_empty() {
+        s.hosts = args.host.host.clone();
+    }
+    over!(parallel => parallel);
     over_host!(timeout => timeout_s);
     over_host!(connect_timeout => connect_timeout_s);
     over_host!(retries => retries);
+}
+
+/// The servers of the run (flags, else the experiment file, else `OLLAMA_HOST`, else the
+/// default), parsed as Ollama parses `OLLAMA_HOST`; the settings record them parsed.
+fn with_hosts(
+    mut settings: RunSettings,
+    args: &RunArgs,
+) -> Result<(RunSettings, Vec<String>), String> {
+    let mut hosts = Vec::new();
+    for given in args.host.hosts_or(&settings.hosts) {
+        let url = parse_host(&given).map_err(|e| format!("--host: {e}"))?;
+        if hosts.contains(&url) {
+            return Err(format!("--host: {url} is given twice"));
+        }
+        hosts.push(url);
+    }
+    settings.hosts = hosts.clone();
+    Ok((settings, hosts))
 }
 
 /// A run id is a plain name: one path component, so that it can never write outside `results/`.
@@ -157,7 +179,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         Ok(x) => x,
         Err(e) => return Ok(super::usage_error(&e.to_string())),
     };
-    let host = parse_host(&args.host.host)?;
+    let (settings, hosts) = match with_hosts(settings, args) {
+        Ok(x) => x,
+        Err(e) => return Ok(super::usage_error(&e)),
+    };
     if let Some(id) = &args.run_id
         && let Err(e) = check_run_id(id)
     {
@@ -174,7 +199,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let exp = Experiment {
         settings,
         root: args.data.root.clone(),
-        host,
+        hosts,
         run_dir,
         backend: "ollama".into(),
         experiment_file,

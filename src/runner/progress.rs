@@ -1,7 +1,8 @@
 //! Turns run events into indicatif bars on stderr (one per model plus an overall bar with ETA, live
-//! pass counts, retries, wire failures and calls per second), or into plain log lines when stderr
-//! is not a terminal, when `TERM=dumb` is set, or with `--no-progress`. `NO_COLOR` keeps the bars
-//! and drops their colour.
+//! pass counts, retries, wire failures, calls per second and the trials in flight; with several
+//! servers, one line per server with its trials in flight, done and sent back), or into plain log
+//! lines when stderr is not a terminal, when `TERM=dumb` is set, or with `--no-progress`.
+//! `NO_COLOR` keeps the bars and drops their colour.
 
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::record::{Outcome, TrialKey};
@@ -38,8 +39,35 @@ impl Counts {
     }
 }
 
+/// One server's trials: in flight now, written, and sent back to the queue.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct ServerTally {
+    url: String,
+    in_flight: u64,
+    done: u64,
+    requeued: u64,
+    left: bool,
+}
+
+impl ServerTally {
+    /// A server line's message.
+    fn message(&self, parallel: u32) -> String {
+        let mut parts = Vec::new();
+        if self.left {
+            parts.push("LEFT THE POOL (not answering)".to_string());
+        }
+        parts.push(format!("{}/{parallel} in flight", self.in_flight));
+        parts.push(format!("{} done", self.done));
+        if self.requeued > 0 {
+            parts.push(format!("{} sent back to the queue", self.requeued));
+        }
+        parts.join(" · ")
+    }
+}
+
 /// What the bars say, counted from finished trials only: passes over graded conversations (the
-/// router's standalone messages apart), retries, wire failures, and whether the server answered.
+/// router's standalone messages apart), retries, wire failures, and whether the server answered;
+/// and, per server, the trials in flight.
 #[derive(Debug, Default)]
 struct Tally {
     conversations: Counts,
@@ -50,9 +78,31 @@ struct Tally {
     retries: u64,
     calls: u64,
     server_unreachable: bool,
+    servers: Vec<ServerTally>,
+    parallel: u32,
 }
 
 impl Tally {
+    /// The tally of server `url` (added when first seen).
+    fn server(&mut self, url: &str) -> &mut ServerTally {
+        let i = match self.servers.iter().position(|s| s.url == url) {
+            Some(i) => i,
+            None => {
+                self.servers.push(ServerTally {
+                    url: url.to_string(),
+                    ..ServerTally::default()
+                });
+                self.servers.len() - 1
+            }
+        };
+        &mut self.servers[i]
+    }
+
+    /// Trials in flight on every server.
+    fn in_flight(&self) -> u64 {
+        self.servers.iter().map(|s| s.in_flight).sum()
+    }
+
     fn add(
         &mut self,
         key: &TrialKey,
@@ -86,6 +136,13 @@ impl Tally {
         if self.server_unreachable {
             parts.push("SERVER UNREACHABLE".to_string());
         }
+        let left = self.servers.iter().filter(|s| s.left).count();
+        if left > 0 {
+            parts.push(format!(
+                "{left} of {} servers left the pool",
+                self.servers.len()
+            ));
+        }
         let c = self.conversations;
         if c.graded > 0 || self.router.graded == 0 {
             parts.push(format!("pass {}/{} conversations", c.passes, c.graded));
@@ -117,6 +174,9 @@ impl Tally {
             "{:.1} calls/s",
             self.calls as f64 / seconds.max(1e-9)
         ));
+        if self.parallel > 1 || self.servers.len() > 1 {
+            parts.push(format!("{} in flight", self.in_flight()));
+        }
         parts.join(" · ")
     }
 
@@ -168,6 +228,7 @@ pub struct Progress {
     bars: Option<MultiProgress>,
     overall: ProgressBar,
     models: Mutex<BTreeMap<String, ProgressBar>>,
+    servers: Mutex<BTreeMap<String, ProgressBar>>,
     tally: Mutex<Tally>,
     started: Instant,
     label: String,
@@ -187,6 +248,7 @@ impl Progress {
             bars: mp,
             overall,
             models: Mutex::new(BTreeMap::new()),
+            servers: Mutex::new(BTreeMap::new()),
             tally: Mutex::new(Tally::default()),
             started: Instant::now(),
             label: label.to_string(),
@@ -206,11 +268,47 @@ impl Progress {
     /// Clears the bars.
     pub fn finish(&self) {
         self.overall.finish_and_clear();
-        if let Ok(models) = self.models.lock() {
-            for bar in models.values() {
-                bar.finish_and_clear();
+        for bars in [&self.models, &self.servers] {
+            if let Ok(bars) = bars.lock() {
+                for bar in bars.values() {
+                    bar.finish_and_clear();
+                }
             }
         }
+    }
+
+    /// One line per server when there are several (bars only).
+    fn add_server_lines(&self, hosts: &[String]) {
+        if hosts.len() < 2 {
+            return;
+        }
+        if let (Some(mp), Ok(mut lines)) = (&self.bars, self.servers.lock()) {
+            for url in hosts {
+                let line = mp.add(ProgressBar::new(0).with_style(style("server")));
+                line.set_prefix(url.trim_start_matches("http://").to_string());
+                lines.insert(url.clone(), line);
+            }
+        }
+    }
+
+    /// Redraws server `url`'s line from the tally.
+    fn show_server(&self, t: &mut Tally, url: &str) {
+        let parallel = t.parallel;
+        let message = t.server(url).message(parallel);
+        if let Ok(lines) = self.servers.lock()
+            && let Some(line) = lines.get(url)
+        {
+            line.set_message(message);
+        }
+        self.overall
+            .set_message(t.message(self.started.elapsed().as_secs_f64()));
+    }
+
+    /// Counts what happened to a trial on server `url`.
+    fn server_event(&self, url: &str, change: impl FnOnce(&mut ServerTally)) {
+        let Ok(mut t) = self.tally.lock() else { return };
+        change(t.server(url));
+        self.show_server(&mut t, url);
     }
 }
 
@@ -223,6 +321,8 @@ fn style(kind: &str) -> ProgressStyle {
     };
     let template = if kind == "overall" {
         format!("{{prefix:>18}} [{{elapsed_precise}}] {bar} {{pos}}/{{len}} ETA {{eta}} {{msg}}")
+    } else if kind == "server" {
+        "{prefix:>18} {msg}".to_string()
     } else {
         format!("{{prefix:>18}} {bar} {{pos}}/{{len}} {{msg}}")
     };
@@ -253,6 +353,42 @@ impl EventSink for Progress {
                 };
                 self.line(&format!("{}: {total} trials to run{resumed}", self.label));
             }
+            RunEvent::Servers { hosts, parallel } => {
+                if let Ok(mut t) = self.tally.lock() {
+                    t.parallel = parallel;
+                    hosts.iter().for_each(|h| {
+                        t.server(h);
+                    });
+                }
+                self.add_server_lines(&hosts);
+                if hosts.len() > 1 || parallel > 1 {
+                    self.line(&format!(
+                        "{}: {} at a time on each of {}",
+                        self.label,
+                        counted(u64::from(parallel), "conversation", "conversations"),
+                        hosts.join(", ")
+                    ));
+                }
+            }
+            RunEvent::TrialStarted { host } => self.server_event(&host, |s| s.in_flight += 1),
+            RunEvent::TrialRequeued { host } => {
+                self.server_event(&host, |s| {
+                    s.in_flight = s.in_flight.saturating_sub(1);
+                    s.requeued += 1;
+                });
+                if self.bars.is_none() && self.trial_lines {
+                    self.line(&format!(
+                        "{}: {host} did not answer; its trial goes back to the queue",
+                        self.label
+                    ));
+                }
+            }
+            RunEvent::HostLeft { host } => {
+                self.server_event(&host, |s| s.left = true);
+                self.line(&format!(
+                    "warning: {host} stopped answering and left the pool; the other servers play its trials"
+                ));
+            }
             RunEvent::ModelStarted { model } => {
                 self.line(&format!("{}: model {model}", self.label))
             }
@@ -262,11 +398,14 @@ impl EventSink for Progress {
                 calls,
                 retries,
                 server_unreachable,
+                host,
             } => {
                 let Ok(mut t) = self.tally.lock() else { return };
                 t.add(&key, outcome, calls, retries, server_unreachable);
-                self.overall
-                    .set_message(t.message(self.started.elapsed().as_secs_f64()));
+                let server = t.server(&host);
+                server.in_flight = server.in_flight.saturating_sub(1);
+                server.done += 1;
+                self.show_server(&mut t, &host);
                 self.overall.inc(1);
                 if let Ok(models) = self.models.lock()
                     && let Some(bar) = models.get(&key.model)
@@ -275,7 +414,10 @@ impl EventSink for Progress {
                     bar.inc(1);
                 }
                 if self.bars.is_none() && self.trial_lines {
-                    let line = trial_line(&key, outcome, calls, retries, server_unreachable);
+                    let mut line = trial_line(&key, outcome, calls, retries, server_unreachable);
+                    if t.servers.len() > 1 {
+                        line.push_str(&format!(" on {host}"));
+                    }
                     crate::errln!("{}: {line}", self.label);
                 }
             }
@@ -329,5 +471,30 @@ mod tests {
         );
         t.add(&key("store", "a"), Outcome::Pass, 2, 0, false);
         assert!(!t.message(1.0).contains("UNREACHABLE"));
+    }
+
+    #[test]
+    fn several_servers_say_what_is_in_flight_and_who_left() {
+        let mut t = Tally {
+            parallel: 1,
+            ..Tally::default()
+        };
+        t.server("http://a");
+        assert!(!t.message(1.0).contains("in flight"), "one at a time");
+        t.parallel = 4;
+        t.server("http://a").in_flight = 3;
+        t.server("http://b").in_flight = 1;
+        t.server("http://b").left = true;
+        t.server("http://b").requeued = 2;
+        let m = t.message(1.0);
+        assert!(
+            m.contains("1 of 2 servers left the pool") && m.ends_with("4 in flight"),
+            "{m}"
+        );
+        assert_eq!(t.server("http://a").message(4), "3/4 in flight · 0 done");
+        assert_eq!(
+            t.server("http://b").message(4),
+            "LEFT THE POOL (not answering) · 1/4 in flight · 0 done · 2 sent back to the queue"
+        );
     }
 }
