@@ -167,6 +167,9 @@ pub struct StubConfig {
     /// Digest of each suite's tasks the script book was built from (published on `/api/version`;
     /// empty: not published).
     pub suites: BTreeMap<String, String>,
+    /// Another build of the same model names (empty: the usual one): every model digest differs,
+    /// as after a tag was pushed again and pulled on one server only.
+    pub build: String,
 }
 
 impl Default for StubConfig {
@@ -185,6 +188,7 @@ impl Default for StubConfig {
             hang: Duration::from_secs(600),
             prompt_count: PromptCount::All,
             suites: BTreeMap::new(),
+            build: String::new(),
         }
     }
 }
