@@ -9,7 +9,7 @@ use crate::runner::record::{Outcome, TrialKey};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Whether bars should be drawn: stderr is a terminal that can redraw, and `--no-progress` is off.
@@ -98,11 +98,6 @@ impl Tally {
         &mut self.servers[i]
     }
 
-    /// Trials in flight on every server.
-    fn in_flight(&self) -> u64 {
-        self.servers.iter().map(|s| s.in_flight).sum()
-    }
-
     fn add(
         &mut self,
         key: &TrialKey,
@@ -174,9 +169,6 @@ impl Tally {
             "{:.1} calls/s",
             self.calls as f64 / seconds.max(1e-9)
         ));
-        if self.parallel > 1 || self.servers.len() > 1 {
-            parts.push(format!("{} in flight", self.in_flight()));
-        }
         parts.join(" · ")
     }
 
@@ -186,6 +178,9 @@ impl Tally {
         format!("pass {}/{}", c.passes, c.graded)
     }
 }
+
+/// How often the server lines are redrawn.
+const REDRAW: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// The suite name of standalone router trials.
 const ROUTER_SUITE: &str = "router";
@@ -229,7 +224,7 @@ pub struct Progress {
     overall: ProgressBar,
     models: Mutex<BTreeMap<String, ProgressBar>>,
     servers: Mutex<BTreeMap<String, ProgressBar>>,
-    tally: Mutex<Tally>,
+    tally: Arc<Mutex<Tally>>,
     started: Instant,
     label: String,
     trial_lines: bool,
@@ -249,7 +244,7 @@ impl Progress {
             overall,
             models: Mutex::new(BTreeMap::new()),
             servers: Mutex::new(BTreeMap::new()),
-            tally: Mutex::new(Tally::default()),
+            tally: Arc::new(Mutex::new(Tally::default())),
             started: Instant::now(),
             label: label.to_string(),
             trial_lines,
@@ -277,29 +272,25 @@ impl Progress {
         }
     }
 
-    /// One line per server when there are several (bars only).
+    /// One line per server (bars only), drawn on a clock from the tally: a trial ends and the
+    /// next one starts within a redraw, so a line drawn on events would always show the moment
+    /// between the two.
     fn add_server_lines(&self, hosts: &[String]) {
-        if hosts.len() < 2 {
-            return;
-        }
         if let (Some(mp), Ok(mut lines)) = (&self.bars, self.servers.lock()) {
             for url in hosts {
-                let line = mp.add(ProgressBar::new(0).with_style(style("server")));
+                let line = mp.add(
+                    ProgressBar::new(0)
+                        .with_style(server_style(Arc::clone(&self.tally), url.clone())),
+                );
                 line.set_prefix(url.trim_start_matches("http://").to_string());
+                line.enable_steady_tick(REDRAW);
                 lines.insert(url.clone(), line);
             }
         }
     }
 
-    /// Redraws server `url`'s line from the tally.
-    fn show_server(&self, t: &mut Tally, url: &str) {
-        let parallel = t.parallel;
-        let message = t.server(url).message(parallel);
-        if let Ok(lines) = self.servers.lock()
-            && let Some(line) = lines.get(url)
-        {
-            line.set_message(message);
-        }
+    /// Redraws the overall message from the tally (server lines redraw on their own).
+    fn show_server(&self, t: &mut Tally) {
         self.overall
             .set_message(t.message(self.started.elapsed().as_secs_f64()));
     }
@@ -308,8 +299,21 @@ impl Progress {
     fn server_event(&self, url: &str, change: impl FnOnce(&mut ServerTally)) {
         let Ok(mut t) = self.tally.lock() else { return };
         change(t.server(url));
-        self.show_server(&mut t, url);
+        self.show_server(&mut t);
     }
+}
+
+/// A server line: its trials in flight, done and sent back, read from the tally at each draw.
+fn server_style(tally: Arc<Mutex<Tally>>, url: String) -> ProgressStyle {
+    let line = move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+        if let Ok(mut t) = tally.lock() {
+            let parallel = t.parallel;
+            let _ = w.write_str(&t.server(&url).message(parallel));
+        }
+    };
+    ProgressStyle::with_template("{prefix:>18} {server}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key("server", line)
 }
 
 fn style(kind: &str) -> ProgressStyle {
@@ -321,8 +325,6 @@ fn style(kind: &str) -> ProgressStyle {
     };
     let template = if kind == "overall" {
         format!("{{prefix:>18}} [{{elapsed_precise}}] {bar} {{pos}}/{{len}} ETA {{eta}} {{msg}}")
-    } else if kind == "server" {
-        "{prefix:>18} {msg}".to_string()
     } else {
         format!("{{prefix:>18}} {bar} {{pos}}/{{len}} {{msg}}")
     };
@@ -360,8 +362,8 @@ impl EventSink for Progress {
                         t.server(h);
                     });
                 }
-                self.add_server_lines(&hosts);
                 if hosts.len() > 1 || parallel > 1 {
+                    self.add_server_lines(&hosts);
                     self.line(&format!(
                         "{}: {} at a time on each of {}",
                         self.label,
@@ -405,8 +407,8 @@ impl EventSink for Progress {
                 let server = t.server(&host);
                 server.in_flight = server.in_flight.saturating_sub(1);
                 server.done += 1;
-                self.show_server(&mut t, &host);
                 self.overall.inc(1);
+                self.show_server(&mut t);
                 if let Ok(models) = self.models.lock()
                     && let Some(bar) = models.get(&key.model)
                 {
@@ -476,19 +478,16 @@ mod tests {
     #[test]
     fn several_servers_say_what_is_in_flight_and_who_left() {
         let mut t = Tally {
-            parallel: 1,
+            parallel: 4,
             ..Tally::default()
         };
-        t.server("http://a");
-        assert!(!t.message(1.0).contains("in flight"), "one at a time");
-        t.parallel = 4;
         t.server("http://a").in_flight = 3;
         t.server("http://b").in_flight = 1;
         t.server("http://b").left = true;
         t.server("http://b").requeued = 2;
         let m = t.message(1.0);
         assert!(
-            m.contains("1 of 2 servers left the pool") && m.ends_with("4 in flight"),
+            m.starts_with("1 of 2 servers left the pool · pass 0/0"),
             "{m}"
         );
         assert_eq!(t.server("http://a").message(4), "3/4 in flight · 0 done");
