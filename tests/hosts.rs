@@ -284,3 +284,73 @@ fn ctrl_c_with_several_conversations_in_flight_writes_them_and_resumes() {
         2 * util::store_conversations()
     );
 }
+
+/// Stops the stub in `slot` and starts a new one on the same address, as a server restarted.
+fn restart(slot: &mut Option<Stub>, ms: u64) {
+    let addr: std::net::SocketAddr = slot
+        .as_ref()
+        .map(|s| s.host())
+        .unwrap_or_default()
+        .trim_start_matches("http://")
+        .parse()
+        .expect("address");
+    slot.take();
+    *slot = Some(Stub::start(
+        vec![("oracle-a", Behaviour::Oracle.into())],
+        |c| {
+            c.load = Duration::from_millis(ms);
+            c.addr = addr;
+        },
+    ));
+}
+
+#[test]
+fn servers_restarted_and_passk_killed_at_random_leave_every_trial_once() {
+    let mut stubs: Vec<Option<Stub>> = (0..3).map(|_| Some(stub(4))).collect();
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let flags = "--trials 3 --suite store --parallel 2";
+    let run_args = |stubs: &[Option<Stub>]| {
+        let up: Vec<&Stub> = stubs.iter().flatten().collect();
+        args(&up, &out, flags)
+    };
+    // A fixed sequence of pseudo-random delays and choices (a linear congruential generator).
+    let mut seed: u64 = 14;
+    let mut next = |n: u64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (seed >> 33) % n
+    };
+    let (mut kills, mut restarts) = (0, 0);
+    for _ in 0..12 {
+        let mut child = util::spawn(&run_args(&stubs), Stdio::null(), Stdio::null());
+        std::thread::sleep(Duration::from_millis(20 + next(120)));
+        restart(&mut stubs[next(3) as usize], 4);
+        restarts += 1;
+        std::thread::sleep(Duration::from_millis(next(80)));
+        if child.try_wait().expect("poll").is_none() {
+            child.kill().expect("SIGKILL");
+            kills += 1;
+        }
+        child.wait().expect("reap");
+        unique_keys(&records(&out).into_iter().filter(graded).collect::<Vec<_>>());
+    }
+    assert!(kills >= 3, "the test must interrupt runs ({kills} kills)");
+    let (code, _, stderr) = output(passk().args(run_args(&stubs)));
+    assert_eq!(code, 0, "{stderr}");
+    let rs: Vec<Record> = records(&out).into_iter().filter(graded).collect();
+    let keys = unique_keys(&rs);
+    assert_eq!(
+        keys.len(),
+        3 * util::store_conversations(),
+        "every planned trial graded exactly once after {kills} kills and {restarts} restarts"
+    );
+    let run = util::load(&out);
+    assert!(run.conversations.iter().all(|c| c.outcome == Outcome::Pass));
+}
+
+fn graded(r: &Record) -> bool {
+    match r {
+        Record::Conversation(c) => c.outcome.is_graded(),
+        Record::Router(r) => r.outcome.is_graded(),
+    }
+}
