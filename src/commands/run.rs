@@ -323,6 +323,41 @@ mod tests {
     }
 
     #[test]
+    fn several_hosts_are_parsed_and_a_repeat_is_refused() {
+        let parse = |argv: &[&str]| {
+            let cli = Cli::try_parse_from(argv).expect("parses");
+            let Command::Run(args) = cli.command else {
+                panic!("not a run")
+            };
+            let (s, _) = resolve(&args).expect("valid");
+            with_hosts(s, &args).map(|(s, hosts)| (s.parallel, hosts))
+        };
+        let (parallel, hosts) = parse(&[
+            "passk",
+            "run",
+            "--host",
+            "a:1,b",
+            "--host",
+            "0.0.0.0:3",
+            "--parallel",
+            "4",
+        ])
+        .expect("hosts");
+        assert_eq!(parallel, 4);
+        assert_eq!(
+            hosts,
+            ["http://a:1", "http://b:11434", "http://127.0.0.1:3"].map(String::from)
+        );
+        let err = parse(&["passk", "run", "--host", "a,http://a:11434"]).expect_err("repeat");
+        assert!(
+            err.starts_with("--host: http://a:11434 is given twice"),
+            "{err}"
+        );
+        let err = parse(&["passk", "run", "--host", "a:b:c"]).expect_err("bad");
+        assert!(err.starts_with("--host:"), "{err}");
+    }
+
+    #[test]
     fn a_run_id_is_a_plain_name() {
         for bad in ["", ".", "..", "../../x", "a/b", "a\\b"] {
             assert!(check_run_id(bad).is_err(), "{bad:?}");
@@ -379,6 +414,7 @@ mod tests {
             "--connect-timeout",
             "--retries",
             "--host",
+            "--parallel",
         ])
     }
 
@@ -405,6 +441,8 @@ mod tests {
             let _ = args.host.durations();
             if let Ok((s, _)) = resolve(&args) {
                 prop_assert!(s.wire_durations().is_ok());
+                prop_assert!((1..=passk::runner::settings::MAX_PARALLEL).contains(&s.parallel));
+                let _ = with_hosts(s.clone(), &args);
                 let _ = s.default_run_id();
             }
         }
