@@ -1077,6 +1077,7 @@ mod tests {
         let mut passed = conversation("m", "T1", 0, true, vec![router, agent]);
         passed.router_in_front = true;
         let mut cut = conversation("m", "T1", 1, false, vec![timed_call(10, 1, 2.0)]);
+        cut.router_in_front = true;
         cut.outcome = Outcome::TransportFail;
         let s = summarize(
             &Manifest::default(),
