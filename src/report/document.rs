@@ -1490,11 +1490,28 @@ fn router(out: &mut String, s: &Summary) {
     header.extend(models.iter().map(|(m, _)| model_header(s, m)));
     let mut t = MarkdownTable::new(header);
     t.numeric_after_first();
-    type RouterRow<'r> = (
-        String,
-        Box<dyn Fn(&str, &crate::analysis::router::RouterSummary) -> String + 'r>,
-    );
-    let rows: Vec<RouterRow> = vec![
+    let rows = router_rows(&ci_of);
+    for (label, f) in &rows {
+        let mut cells = vec![label.clone()];
+        cells.extend(models.iter().map(|(m, r)| f(m, r)));
+        t.row(cells);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    if let Some(c) = rc {
+        router_break_even(out, c);
+    }
+}
+
+/// One row of the router table: its label and how a model's cell is written.
+type RouterRow<'r> = (
+    String,
+    Box<dyn Fn(&str, &crate::analysis::router::RouterSummary) -> String + 'r>,
+);
+
+/// The router table's rows; `ci_of` gives a model's accuracy interval where one was computed.
+fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>) -> Vec<RouterRow<'r>> {
+    vec![
         (
             "Accuracy".into(),
             Box::new(|_, r| {
@@ -1578,28 +1595,23 @@ fn router(out: &mut String, s: &Summary) {
             "Temperature".into(),
             Box::new(|_, r| opt(r.temperature, |v| fixed(v, 2))),
         ),
-    ];
-    for (label, f) in &rows {
-        let mut cells = vec![label.clone()];
-        cells.extend(models.iter().map(|(m, r)| f(m, r)));
-        t.row(cells);
-    }
-    out.push_str(&t.render());
-    out.push('\n');
-    if let Some(c) = rc {
-        let _ = writeln!(
-            out,
-            "Router break-even: `{}` must be at least **{}** cheaper per token than `{}` to cost the \
-             same per correct call (95% CI {}, paired bootstrap over {} messages).\n",
-            c.small,
-            opt(c.break_even, ratio),
-            c.large,
-            c.ci95
-                .break_even
-                .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
-            c.ci95.messages
-        );
-    }
+    ]
+}
+
+/// The sentence under the router table: the break-even price ratio of the pair and its interval.
+fn router_break_even(out: &mut String, c: &crate::analysis::RouterComparison) {
+    let _ = writeln!(
+        out,
+        "Router break-even: `{}` must be at least **{}** cheaper per token than `{}` to cost the \
+         same per correct call (95% CI {}, paired bootstrap over {} messages).\n",
+        c.small,
+        opt(c.break_even, ratio),
+        c.large,
+        c.ci95
+            .break_even
+            .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
+        c.ci95.messages
+    );
 }
 
 fn warnings(out: &mut String, r: &Report) {
