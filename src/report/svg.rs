@@ -655,29 +655,11 @@ pub fn bar_chart(chart: &BarChart) -> String {
 
 /// Renders horizontal stacked bars, one per row, with counts (or shares) written in the segments.
 pub fn stacked_bars(chart: &StackedBars) -> String {
-    let rows: Vec<Vec<f64>> = chart
-        .rows
+    let rows = stacked_rows(chart);
+    let max_total = rows
         .iter()
-        .map(|r| {
-            let vals: Vec<f64> = (0..chart.segments.len())
-                .map(|k| {
-                    r.values
-                        .get(k)
-                        .copied()
-                        .filter(|v| v.is_finite() && *v > 0.0)
-                        .unwrap_or(0.0)
-                })
-                .collect();
-            let total: f64 = vals.iter().sum();
-            if chart.normalize && total > 0.0 {
-                vals.iter().map(|v| v / total).collect()
-            } else {
-                vals
-            }
-        })
-        .collect();
-    let totals: Vec<f64> = rows.iter().map(|r| r.iter().sum()).collect();
-    let max_total = totals.iter().copied().fold(0.0, f64::max);
+        .map(|r| r.iter().sum::<f64>())
+        .fold(0.0, f64::max);
     if !chart.has_data() {
         return no_data(&chart.labels, HEIGHT);
     }
@@ -706,73 +688,19 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
     let mut area = c.plot_area(&x_axis, legend_width(&seg_names), 0.0);
     area.left = 16.0 + name_w + 8.0;
     let sx = Scale::new(x_axis.lo, x_axis.hi, area.left, area.right);
-    for t in &x_axis.ticks {
-        let x = n(sx.at(*t));
-        c.push(format!(
-            r#"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="{GRID}"/>"#,
-            n(area.top),
-            n(area.bottom)
-        ));
-        c.text(
-            sx.at(*t),
-            area.bottom + 16.0,
-            "middle",
-            11.0,
-            TEXT,
-            &x_axis.label(*t),
-        );
-    }
+    vertical_grid(&mut c, &area, &x_axis, &sx);
     c.x_title(&area, &chart.labels.x, 40.0);
     let band = (area.bottom - area.top) / rows.len() as f64;
-    let bar_h = (band * 0.6).min(36.0);
     for (i, (vals, name)) in rows.iter().zip(&row_names).enumerate() {
         let cy = area.top + band * (i as f64 + 0.5);
-        let y0 = cy - bar_h / 2.0;
         let label = truncate(name, MAX_NAME);
         c.text(area.left - 8.0, cy + 4.0, "end", 12.0, TEXT, &label);
-        let mut acc = 0.0;
-        for (k, v) in vals.iter().enumerate() {
-            if *v <= 0.0 {
-                continue;
-            }
-            let (x0, x1) = (sx.at(acc), sx.at(acc + v));
-            acc += v;
-            c.push(format!(
-                r##"<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#FFFFFF"/>"##,
-                n(x0),
-                n(y0),
-                n(x1 - x0),
-                n(bar_h),
-                PALETTE[k % PALETTE.len()]
-            ));
-            let text = if chart.normalize {
-                format!("{}%", fixed(v * 100.0, 0))
-            } else {
-                auto_value(*v)
-            };
-            if text_width(&text, 11.0) + 4.0 <= x1 - x0 {
-                let fill = PALETTE[k % PALETTE.len()];
-                c.text(
-                    (x0 + x1) / 2.0,
-                    cy + 4.0,
-                    "middle",
-                    11.0,
-                    ink_on(fill),
-                    &text,
-                );
-            }
-        }
-        // The total at the end; a row with nothing in it says 0 rather than looking missing.
-        if !chart.normalize || acc == 0.0 {
-            c.text(
-                sx.at(acc) + 4.0,
-                cy + 4.0,
-                "start",
-                11.0,
-                TEXT,
-                &auto_value(acc),
-            );
-        }
+        let bar = StackedBar {
+            cy,
+            height: (band * 0.6).min(36.0),
+            normalize: chart.normalize,
+        };
+        bar.draw(&mut c, &sx, vals);
     }
     c.push(format!(
         r#"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="{AXIS}"/>"#,
@@ -782,6 +710,90 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
     ));
     c.legend(&area, &seg_names, Swatch::Box);
     c.finish()
+}
+
+/// Each row's segment values (missing, negative or non-finite: 0), as shares of the row's total
+/// when the chart is normalised.
+fn stacked_rows(chart: &StackedBars) -> Vec<Vec<f64>> {
+    chart
+        .rows
+        .iter()
+        .map(|r| {
+            let vals: Vec<f64> = (0..chart.segments.len())
+                .map(|k| {
+                    r.values
+                        .get(k)
+                        .copied()
+                        .filter(|v| v.is_finite() && *v > 0.0)
+                        .unwrap_or(0.0)
+                })
+                .collect();
+            let total: f64 = vals.iter().sum();
+            if chart.normalize && total > 0.0 {
+                vals.iter().map(|v| v / total).collect()
+            } else {
+                vals
+            }
+        })
+        .collect()
+}
+
+/// Vertical grid lines at the x axis' ticks, each labelled under the plot.
+fn vertical_grid(c: &mut Canvas, area: &Area, x_axis: &Axis, sx: &Scale) {
+    for t in &x_axis.ticks {
+        let x = n(sx.at(*t));
+        c.push(format!(
+            r#"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="{GRID}"/>"#,
+            n(area.top),
+            n(area.bottom)
+        ));
+        let label = x_axis.label(*t);
+        c.text(sx.at(*t), area.bottom + 16.0, "middle", 11.0, TEXT, &label);
+    }
+}
+
+/// One horizontal bar of a stacked chart, centred at `cy`.
+struct StackedBar {
+    cy: f64,
+    height: f64,
+    normalize: bool,
+}
+
+impl StackedBar {
+    /// Its segments left to right, each with its value inside where it fits, then the total.
+    fn draw(&self, c: &mut Canvas, sx: &Scale, vals: &[f64]) {
+        let y0 = self.cy - self.height / 2.0;
+        let mut acc = 0.0;
+        for (k, v) in vals.iter().enumerate() {
+            if *v <= 0.0 {
+                continue;
+            }
+            let (x0, x1) = (sx.at(acc), sx.at(acc + v));
+            acc += v;
+            let fill = PALETTE[k % PALETTE.len()];
+            c.push(format!(
+                r##"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" stroke="#FFFFFF"/>"##,
+                n(x0),
+                n(y0),
+                n(x1 - x0),
+                n(self.height),
+            ));
+            let text = if self.normalize {
+                format!("{}%", fixed(v * 100.0, 0))
+            } else {
+                auto_value(*v)
+            };
+            if text_width(&text, 11.0) + 4.0 <= x1 - x0 {
+                let cx = (x0 + x1) / 2.0;
+                c.text(cx, self.cy + 4.0, "middle", 11.0, ink_on(fill), &text);
+            }
+        }
+        // The total at the end; a row with nothing in it says 0 rather than looking missing.
+        if !self.normalize || acc == 0.0 {
+            let x = sx.at(acc) + 4.0;
+            c.text(x, self.cy + 4.0, "start", 11.0, TEXT, &auto_value(acc));
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
