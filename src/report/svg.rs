@@ -407,18 +407,7 @@ pub fn line_chart(chart: &LineChart) -> String {
     if finite.is_empty() {
         return no_data(&chart.labels, HEIGHT);
     }
-    let xs: Vec<f64> = finite.iter().map(|p| p.0).collect();
-    let mut ys: Vec<f64> = finite.iter().map(|p| p.1).collect();
-    ys.extend(chart.references.iter().map(|r| r.value));
-    ys.extend(
-        chart
-            .series
-            .iter()
-            .flat_map(|s| s.intervals.iter().flat_map(|i| [i.1, i.2]))
-            .filter(|v| v.is_finite()),
-    );
-    let x_axis = Axis::new(&xs, chart.x_range, chart.integer_x, false);
-    let y_axis = Axis::new(&ys, chart.y_range, false, chart.y_from_zero);
+    let (x_axis, y_axis) = line_axes(chart, &finite);
     let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
 
     let mut c = Canvas::new(HEIGHT, &chart.labels);
@@ -427,79 +416,23 @@ pub fn line_chart(chart: &LineChart) -> String {
     let sy = Scale::new(y_axis.lo, y_axis.hi, area.bottom, area.top);
     c.y_grid(&area, &sy, &y_axis, &chart.labels.y);
     c.clip(&area);
-    for band in &chart.bands {
-        if !(band.from.is_finite() && band.to.is_finite()) {
-            continue;
-        }
-        let (a, b) = ordered(sx.at(band.from), sx.at(band.to));
-        let (a, b) = (a.max(area.left), b.min(area.right));
-        if b <= a {
-            continue;
-        }
-        c.push(format!(
-            r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#F2F2F2" stroke="#D9D9D9"/>"##,
-            n(a),
-            n(area.top),
-            n(b - a),
-            n(area.bottom - area.top)
-        ));
-        let label = truncate(&band.label, ((b - a) / 6.0).floor() as usize);
-        c.text(a + 3.0, area.top + 11.0, "start", 10.0, MUTED, &label);
-    }
+    shaded_bands(&mut c, &chart.bands, &area, &sx);
     c.x_axis_numeric(&area, &sx, &x_axis, &chart.labels.x);
     c.push(r#"<g clip-path="url(#plot-area)">"#.into());
     let mut point_labels = Vec::new();
     for (i, s) in chart.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        if chart.marks != Marks::Points {
-            let d = path_data(&s.points, &sx, &sy);
-            if !d.is_empty() {
-                c.push(format!(
-                    r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="2" stroke-linejoin="round"/>"#
-                ));
-            }
-        }
-        if chart.marks == Marks::Lines {
-            // A point with no finite neighbour draws no line: a small dot keeps it visible.
-            for (x, y) in isolated(&s.points) {
-                c.push(format!(
-                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}"/>"#,
-                    n(sx.at(x)),
-                    n(sy.at(y))
-                ));
-            }
-        }
+        let painter = SeriesPainter {
+            sx: &sx,
+            sy: &sy,
+            color,
+            marks: chart.marks,
+        };
+        painter.lines(&mut c, &s.points);
         // Error bars, nudged apart so that series at the same x do not hide each other.
         let nudge = (i as f64 - (chart.series.len() as f64 - 1.0) / 2.0) * 5.0;
-        for &(x, lo, hi) in s
-            .intervals
-            .iter()
-            .filter(|(x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
-        {
-            let (ya, yb) = ordered(sy.at(lo), sy.at(hi));
-            let cx = sx.at(x) + nudge;
-            c.push(format!(
-                r#"<path d="M{a} {ya} L{a} {yb} M{l} {ya} L{r} {ya} M{l} {yb} L{r} {yb}" stroke="{color}" stroke-width="1.2" fill="none" opacity="0.8"/>"#,
-                a = n(cx),
-                l = n(cx - 3.0),
-                r = n(cx + 3.0),
-                ya = n(ya),
-                yb = n(yb),
-            ));
-        }
-        if chart.marks != Marks::Lines {
-            for &(x, y) in s
-                .points
-                .iter()
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-            {
-                c.push(format!(
-                    r#"<circle cx="{}" cy="{}" r="3" fill="{color}"/>"#,
-                    n(sx.at(x)),
-                    n(sy.at(y))
-                ));
-            }
-        }
+        painter.error_bars(&mut c, &s.intervals, nudge);
+        painter.points(&mut c, &s.points);
         // Point labels above the point for even series, below for odd ones, so two series apart;
         // drawn after the clipped group, so that a label at the edge stays whole.
         let dy = if i % 2 == 0 { -8.0 } else { 16.0 };
@@ -520,6 +453,118 @@ pub fn line_chart(chart: &LineChart) -> String {
     };
     c.legend(&area, &names, kind);
     c.finish()
+}
+
+/// A line chart's axes: x over the finite points, y over them, the reference lines and the ends
+/// of every error bar.
+fn line_axes(chart: &LineChart, finite: &[(f64, f64)]) -> (Axis, Axis) {
+    let xs: Vec<f64> = finite.iter().map(|p| p.0).collect();
+    let mut ys: Vec<f64> = finite.iter().map(|p| p.1).collect();
+    ys.extend(chart.references.iter().map(|r| r.value));
+    ys.extend(
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.intervals.iter().flat_map(|i| [i.1, i.2]))
+            .filter(|v| v.is_finite()),
+    );
+    let x_axis = Axis::new(&xs, chart.x_range, chart.integer_x, false);
+    let y_axis = Axis::new(&ys, chart.y_range, false, chart.y_from_zero);
+    (x_axis, y_axis)
+}
+
+/// Shaded x ranges behind the plot, each named at its top left.
+fn shaded_bands(c: &mut Canvas, bands: &[XBand], area: &Area, sx: &Scale) {
+    for band in bands {
+        if !(band.from.is_finite() && band.to.is_finite()) {
+            continue;
+        }
+        let (a, b) = ordered(sx.at(band.from), sx.at(band.to));
+        let (a, b) = (a.max(area.left), b.min(area.right));
+        if b <= a {
+            continue;
+        }
+        c.push(format!(
+            r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#F2F2F2" stroke="#D9D9D9"/>"##,
+            n(a),
+            n(area.top),
+            n(b - a),
+            n(area.bottom - area.top)
+        ));
+        let label = truncate(&band.label, ((b - a) / 6.0).floor() as usize);
+        c.text(a + 3.0, area.top + 11.0, "start", 10.0, MUTED, &label);
+    }
+}
+
+/// Draws one series of a line chart in its colour.
+struct SeriesPainter<'a> {
+    sx: &'a Scale,
+    sy: &'a Scale,
+    color: &'a str,
+    marks: Marks,
+}
+
+impl SeriesPainter<'_> {
+    /// The line through the points (breaking at non-finite ones), unless only points are drawn; a
+    /// point with no finite neighbour draws no line, so a small dot keeps it visible.
+    fn lines(&self, c: &mut Canvas, points: &[(f64, f64)]) {
+        let color = self.color;
+        if self.marks != Marks::Points {
+            let d = path_data(points, self.sx, self.sy);
+            if !d.is_empty() {
+                c.push(format!(
+                    r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="2" stroke-linejoin="round"/>"#
+                ));
+            }
+        }
+        if self.marks == Marks::Lines {
+            for (x, y) in isolated(points) {
+                c.push(format!(
+                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}"/>"#,
+                    n(self.sx.at(x)),
+                    n(self.sy.at(y))
+                ));
+            }
+        }
+    }
+
+    /// An error bar with caps at each finite (x, low, high), shifted `nudge` pixels along x.
+    fn error_bars(&self, c: &mut Canvas, intervals: &[(f64, f64, f64)], nudge: f64) {
+        for &(x, lo, hi) in intervals
+            .iter()
+            .filter(|(x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
+        {
+            let (ya, yb) = ordered(self.sy.at(lo), self.sy.at(hi));
+            let cx = self.sx.at(x) + nudge;
+            c.push(format!(
+                r#"<path d="M{a} {ya} L{a} {yb} M{l} {ya} L{r} {ya} M{l} {yb} L{r} {yb}" stroke="{color}" stroke-width="1.2" fill="none" opacity="0.8"/>"#,
+                a = n(cx),
+                l = n(cx - 3.0),
+                r = n(cx + 3.0),
+                ya = n(ya),
+                yb = n(yb),
+                color = self.color,
+            ));
+        }
+    }
+
+    /// A dot at every finite point, unless only lines are drawn.
+    fn points(&self, c: &mut Canvas, points: &[(f64, f64)]) {
+        if self.marks == Marks::Lines {
+            return;
+        }
+        for &(x, y) in points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+        {
+            c.push(format!(
+                r#"<circle cx="{}" cy="{}" r="3" fill="{}"/>"#,
+                n(self.sx.at(x)),
+                n(self.sy.at(y)),
+                self.color
+            ));
+        }
+    }
 }
 
 /// The finite points whose neighbours (before and after) are missing or not finite.
