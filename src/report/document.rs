@@ -14,7 +14,7 @@ use super::markdown::{
 };
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::{GroupSummary, ModelSummary, Rate, Summary};
-use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
+use crate::runner::record::{ConversationRecord, GpuInfo, Manifest, Mode, RouterRecord};
 use crate::trace::FailureMode;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -420,6 +420,25 @@ fn value_text(v: &Value) -> String {
 fn setup(out: &mut String, r: &Report) {
     let (m, s) = (r.manifest, r.summary);
     out.push_str("## Setup\n\n");
+    let models = models_table(m);
+    if !models.is_empty() {
+        out.push_str(&models.render());
+        out.push('\n');
+    }
+    let mut t = MarkdownTable::new(["setting", "value"]);
+    t.row([
+        "Ollama version",
+        m.ollama_version.as_deref().unwrap_or(NOT_AVAILABLE),
+    ]);
+    t.row(["GPU".to_string(), gpu_text(&m.gpu)]);
+    settings_rows(&mut t, &m.settings);
+    analysis_rows(&mut t, s);
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// One row per model: size, quantization, digest and where it ran.
+fn models_table(m: &Manifest) -> MarkdownTable {
     let mut t = MarkdownTable::new(["model", "parameters", "quantization", "digest", "placement"]);
     for info in &m.models {
         t.row([
@@ -442,31 +461,29 @@ fn setup(out: &mut String, r: &Report) {
             },
         ]);
     }
-    if !t.is_empty() {
-        out.push_str(&t.render());
-        out.push('\n');
-    }
-    let mut t = MarkdownTable::new(["setting", "value"]);
-    t.row([
-        "Ollama version",
-        m.ollama_version.as_deref().unwrap_or(NOT_AVAILABLE),
-    ]);
-    let gpu = match (&m.gpu.name, &m.gpu.unavailable) {
+    t
+}
+
+/// The GPU's name, memory and driver, or why there is no telemetry.
+fn gpu_text(gpu: &GpuInfo) -> String {
+    match (&gpu.name, &gpu.unavailable) {
         (Some(name), _) => {
             let mut g = name.clone();
-            if let Some(mib) = m.gpu.memory_mib {
+            if let Some(mib) = gpu.memory_mib {
                 g.push_str(&format!(", {} MiB", number(mib as f64, 0)));
             }
-            if let Some(d) = &m.gpu.driver {
+            if let Some(d) = &gpu.driver {
                 g.push_str(&format!(", driver {d}"));
             }
             g
         }
         (None, Some(why)) => format!("no GPU telemetry ({why})"),
         (None, None) => "no GPU telemetry".into(),
-    };
-    t.row(["GPU".to_string(), gpu]);
-    let st = &m.settings;
+    }
+}
+
+/// The run's settings: the known ones under their names first, then every other scalar.
+fn settings_rows(t: &mut MarkdownTable, st: &Value) {
     let known: [(&str, &str); 9] = [
         ("trials", "trials per task"),
         ("tool_docs", "tool docs variant"),
@@ -503,6 +520,10 @@ fn setup(out: &mut String, r: &Report) {
             t.row([k.replace('_', " "), value_text(v)]);
         }
     }
+}
+
+/// How the figures were computed: grader digest, bootstrap, token blend, model pair.
+fn analysis_rows(t: &mut MarkdownTable, s: &Summary) {
     t.row([
         "grader digest".to_string(),
         format!("`{}`", s.grader_digest),
@@ -529,8 +550,6 @@ fn setup(out: &mut String, r: &Report) {
             format!("small `{}`, large `{}` ({})", p.small, p.large, p.rule),
         ]);
     }
-    out.push_str(&t.render());
-    out.push('\n');
 }
 
 fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
