@@ -875,60 +875,10 @@ pub fn distribution(chart: &DistributionChart) -> String {
         let color = PALETTE[i % PALETTE.len()];
         let cx = area.left + band * (i as f64 + 0.5);
         notes.push((cx, sample.name.as_str(), values.len()));
-        if values.is_empty() {
-            continue;
-        }
-        let q1 = quantile(values, 0.25);
-        let q2 = quantile(values, 0.5);
-        let q3 = quantile(values, 0.75);
-        let fence = 1.5 * (q3 - q1);
-        let low = values
-            .iter()
-            .copied()
-            .find(|v| *v >= q1 - fence)
-            .unwrap_or(q1);
-        let high = values
-            .iter()
-            .rev()
-            .copied()
-            .find(|v| *v <= q3 + fence)
-            .unwrap_or(q3);
-        let (l, r) = (n(cx - box_w / 2.0), n(cx + box_w / 2.0));
-        let (wl, wr) = (n(cx - box_w / 4.0), n(cx + box_w / 4.0));
-        c.push(format!(
-            r#"<path d="M{x} {a} L{x} {b} M{x} {d} L{x} {e} M{wl} {a} L{wr} {a} M{wl} {e} L{wr} {e}" stroke="{AXIS}" fill="none"/>"#,
-            x = n(cx),
-            a = n(sy.at(low)),
-            b = n(sy.at(q1)),
-            d = n(sy.at(q3)),
-            e = n(sy.at(high)),
-        ));
-        c.push(format!(
-            r#"<rect x="{l}" y="{}" width="{}" height="{}" fill="{color}" fill-opacity="0.25" stroke="{color}" stroke-width="1.5"/>"#,
-            n(sy.at(q3)),
-            n(box_w),
-            n(sy.at(q1) - sy.at(q3)),
-        ));
-        c.push(format!(
-            r#"<line x1="{l}" y1="{m}" x2="{r}" y2="{m}" stroke="{color}" stroke-width="2.5"/>"#,
-            m = n(sy.at(q2))
-        ));
-        for (k, v) in values.iter().enumerate() {
-            let outlier = *v < low || *v > high;
-            if outlier {
-                c.push(format!(
-                    r#"<circle cx="{}" cy="{}" r="3" fill="none" stroke="{color}"/>"#,
-                    n(cx),
-                    n(sy.at(*v))
-                ));
-            } else if chart.show_points {
-                let jitter = ((k as f64 * 0.618_033_988_749_895).fract() - 0.5) * box_w * 0.8;
-                c.push(format!(
-                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}" fill-opacity="0.6"/>"#,
-                    n(cx + jitter),
-                    n(sy.at(*v))
-                ));
-            }
+        if !values.is_empty() {
+            let b = BoxPlot::of(values);
+            b.draw(&mut c, &sy, cx, box_w, color);
+            b.points(&mut c, &sy, (cx, box_w, color), values, chart.show_points);
         }
     }
     c.push("</g>".into());
@@ -950,6 +900,94 @@ pub fn distribution(chart: &DistributionChart) -> String {
         c.text(cx, area.bottom + 30.0, "middle", 10.0, MUTED, &note);
     }
     c.finish()
+}
+
+/// A box and whiskers: quartiles, and whiskers at the furthest values within 1.5 IQR.
+struct BoxPlot {
+    q1: f64,
+    q2: f64,
+    q3: f64,
+    low: f64,
+    high: f64,
+}
+
+impl BoxPlot {
+    /// Of sorted finite values (at least one).
+    fn of(values: &[f64]) -> BoxPlot {
+        let q1 = quantile(values, 0.25);
+        let q3 = quantile(values, 0.75);
+        let fence = 1.5 * (q3 - q1);
+        let low = values
+            .iter()
+            .copied()
+            .find(|v| *v >= q1 - fence)
+            .unwrap_or(q1);
+        let high = values
+            .iter()
+            .rev()
+            .copied()
+            .find(|v| *v <= q3 + fence)
+            .unwrap_or(q3);
+        BoxPlot {
+            q1,
+            q2: quantile(values, 0.5),
+            q3,
+            low,
+            high,
+        }
+    }
+
+    /// The whiskers, the box and the median line, centred at `cx`.
+    fn draw(&self, c: &mut Canvas, sy: &Scale, cx: f64, box_w: f64, color: &str) {
+        let (l, r) = (n(cx - box_w / 2.0), n(cx + box_w / 2.0));
+        let (wl, wr) = (n(cx - box_w / 4.0), n(cx + box_w / 4.0));
+        c.push(format!(
+            r#"<path d="M{x} {a} L{x} {b} M{x} {d} L{x} {e} M{wl} {a} L{wr} {a} M{wl} {e} L{wr} {e}" stroke="{AXIS}" fill="none"/>"#,
+            x = n(cx),
+            a = n(sy.at(self.low)),
+            b = n(sy.at(self.q1)),
+            d = n(sy.at(self.q3)),
+            e = n(sy.at(self.high)),
+        ));
+        c.push(format!(
+            r#"<rect x="{l}" y="{}" width="{}" height="{}" fill="{color}" fill-opacity="0.25" stroke="{color}" stroke-width="1.5"/>"#,
+            n(sy.at(self.q3)),
+            n(box_w),
+            n(sy.at(self.q1) - sy.at(self.q3)),
+        ));
+        c.push(format!(
+            r#"<line x1="{l}" y1="{m}" x2="{r}" y2="{m}" stroke="{color}" stroke-width="2.5"/>"#,
+            m = n(sy.at(self.q2))
+        ));
+    }
+
+    /// Outliers as open circles; with `all`, every other value as a jittered dot.
+    fn points(
+        &self,
+        c: &mut Canvas,
+        sy: &Scale,
+        (cx, box_w, color): (f64, f64, &str),
+        values: &[f64],
+        all: bool,
+    ) {
+        for (k, v) in values.iter().enumerate() {
+            let outlier = *v < self.low || *v > self.high;
+            if outlier {
+                c.push(format!(
+                    r#"<circle cx="{}" cy="{}" r="3" fill="none" stroke="{color}"/>"#,
+                    n(cx),
+                    n(sy.at(*v))
+                ));
+            } else if all {
+                let jitter = ((k as f64 * 0.618_033_988_749_895).fract() - 0.5) * box_w * 0.8;
+                c.push(format!(
+                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}" fill-opacity="0.6"/>"#,
+                    n(cx + jitter),
+                    n(sy.at(*v))
+                ));
+            }
+        }
+    }
 }
 
 /// Linear interpolation at index (n - 1)p of sorted, non-empty `values` (metrics.md percentiles).
