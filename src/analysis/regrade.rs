@@ -5,7 +5,7 @@
 //! failure were never graded, so both are counted and skipped.
 
 use super::Run;
-use crate::runner::record::{Mode, Node, Status};
+use crate::runner::record::{ConversationRecord, Mode, Node, RouterRecord, Status};
 use crate::suite::{Domain, Evidence};
 use crate::suites::router::RouterSuite;
 use serde::{Deserialize, Serialize};
@@ -87,21 +87,36 @@ pub fn regrade(
         moved: Vec::new(),
     };
     for c in &run.conversations {
+        out.conversation(c, domains);
+    }
+    for r in &run.router {
+        out.router_call(r, router);
+    }
+    out.moved.sort_by(|a, b| {
+        (&a.suite, &a.model, &a.task, a.trial, a.mode, a.call_cap)
+            .cmp(&(&b.suite, &b.model, &b.task, b.trial, b.mode, b.call_cap))
+    });
+    out
+}
+
+impl Regrade {
+    /// Grades one recorded conversation again and notes it if its verdict moved.
+    fn conversation(&mut self, c: &ConversationRecord, domains: &[&dyn Domain]) {
         if c.imported {
-            out.imported += 1;
-            continue;
+            self.imported += 1;
+            return;
         }
         if !c.outcome.is_graded() {
-            out.not_graded += 1;
-            continue;
+            self.not_graded += 1;
+            return;
         }
         let task = domains
             .iter()
             .find(|d| d.name() == c.suite)
             .and_then(|d| d.tasks().iter().find(|t| t.id == c.task).map(|t| (d, t)));
         let Some((domain, task)) = task else {
-            out.unknown_tasks += 1;
-            continue;
+            self.unknown_tasks += 1;
+            return;
         };
         let evidence = Evidence {
             end_state: &c.end_state,
@@ -116,9 +131,9 @@ pub fn regrade(
             toolless: c.mode == crate::runner::record::Mode::Toolless,
         };
         let verdict = domain.grade(task, &evidence);
-        out.regraded += 1;
+        self.regraded += 1;
         if verdict.passed != c.verdict.passed {
-            out.moved.push(MovedVerdict {
+            self.moved.push(MovedVerdict {
                 suite: c.suite.clone(),
                 task: c.task.clone(),
                 model: c.model.clone(),
@@ -136,26 +151,28 @@ pub fn regrade(
             });
         }
     }
-    for r in &run.router {
+
+    /// Grades one standalone router call again against the current gold label.
+    fn router_call(&mut self, r: &RouterRecord, router: Option<&RouterSuite>) {
         if r.imported {
-            out.imported += 1;
-            continue;
+            self.imported += 1;
+            return;
         }
         if !r.outcome.is_graded() {
-            out.not_graded += 1;
-            continue;
+            self.not_graded += 1;
+            return;
         }
         let Some(label) = router
             .and_then(|s| s.messages.iter().find(|m| m.index == r.index))
             .map(|m| &m.label)
         else {
-            out.unknown_tasks += 1;
-            continue;
+            self.unknown_tasks += 1;
+            return;
         };
         let now = r.predicted.as_ref() == Some(label);
-        out.regraded += 1;
+        self.regraded += 1;
         if now != r.correct {
-            out.moved.push(MovedVerdict {
+            self.moved.push(MovedVerdict {
                 suite: "router".into(),
                 task: r.index.to_string(),
                 model: r.model.clone(),
@@ -173,9 +190,4 @@ pub fn regrade(
             });
         }
     }
-    out.moved.sort_by(|a, b| {
-        (&a.suite, &a.model, &a.task, a.trial, a.mode, a.call_cap)
-            .cmp(&(&b.suite, &b.model, &b.task, b.trial, b.mode, b.call_cap))
-    });
-    out
 }
