@@ -6,7 +6,7 @@
 
 use super::Run;
 use crate::runner::record::{ConversationRecord, Mode, Node, RouterRecord, Status};
-use crate::suite::{Domain, Evidence};
+use crate::suite::{Domain, Evidence, ToolVariant};
 use crate::suites::router::RouterSuite;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,12 @@ pub struct MovedVerdict {
     pub mode: Mode,
     /// Call cap of the trial.
     pub call_cap: u32,
+    /// Tool docs variant of a factorial cell (absent: the run's only variant, or a router call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_docs: Option<ToolVariant>,
+    /// Router in front of the agent.
+    #[serde(default)]
+    pub router_in_front: bool,
     /// Passed before.
     pub was: bool,
     /// Passes now.
@@ -93,8 +99,11 @@ pub fn regrade(
         out.router_call(r, router);
     }
     out.moved.sort_by(|a, b| {
-        (&a.suite, &a.model, &a.task, a.trial, a.mode, a.call_cap)
-            .cmp(&(&b.suite, &b.model, &b.task, b.trial, b.mode, b.call_cap))
+        let key = |m: &MovedVerdict| {
+            let cell = (m.mode, m.call_cap, m.tool_docs, m.router_in_front);
+            (m.suite.clone(), m.model.clone(), m.task.clone(), m.trial, cell)
+        };
+        key(a).cmp(&key(b))
     });
     out
 }
@@ -140,6 +149,8 @@ impl Regrade {
                 trial: c.trial,
                 mode: c.mode,
                 call_cap: c.call_cap,
+                tool_docs: c.tool_docs,
+                router_in_front: c.router_in_front,
                 was: c.verdict.passed,
                 now: verdict.passed,
                 reasons: verdict.reasons,
@@ -179,6 +190,8 @@ impl Regrade {
                 trial: r.trial,
                 mode: Mode::Agent,
                 call_cap: 1,
+                tool_docs: None,
+                router_in_front: false,
                 was: r.correct,
                 now,
                 reasons: if now {
