@@ -101,7 +101,13 @@ pub fn regrade(
     out.moved.sort_by(|a, b| {
         let key = |m: &MovedVerdict| {
             let cell = (m.mode, m.call_cap, m.tool_docs, m.router_in_front);
-            (m.suite.clone(), m.model.clone(), m.task.clone(), m.trial, cell)
+            (
+                m.suite.clone(),
+                m.model.clone(),
+                m.task.clone(),
+                m.trial,
+                cell,
+            )
         };
         key(a).cmp(&key(b))
     });
