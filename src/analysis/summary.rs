@@ -14,6 +14,7 @@ use super::factorial::{Factorial, factorials};
 use super::gpu::{GpuSummary, gpu_summary};
 use super::latency::{LatencyFit, OllamaSplit, latency_fit, mean, ollama_split, percentile};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
+use super::placement::{Placement, PlayedTrial, placement};
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
 use super::router::{Pipeline, RouterSummary, pipeline, router_in_front_totals, router_summary};
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
@@ -58,6 +59,10 @@ pub struct Summary {
     pub router: BTreeMap<String, RouterSummary>,
     /// Router break-even between the paired models.
     pub router_comparison: Option<RouterComparison>,
+    /// Servers and concurrency, when the run used several servers or played several
+    /// conversations at once on one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// Models partly offloaded to the CPU (flag them on every table).
     pub partly_on_cpu: Vec<String>,
     /// Warnings carried over from the manifest.
@@ -961,6 +966,33 @@ fn summarize_router(
     (router_out, router_comparison)
 }
 
+/// Every trial with the server and concurrency it was played with (records written before several
+/// servers: the manifest's server, one at a time).
+fn played_trials<'a>(
+    manifest: &'a Manifest,
+    convs: &[&'a ConversationRecord],
+    routs: &[&'a RouterRecord],
+) -> Vec<PlayedTrial<'a>> {
+    let host = manifest.ollama_host.as_deref().unwrap_or("unknown server");
+    let conversations = convs.iter().map(|c| PlayedTrial {
+        host,
+        parallel: 1,
+        model: &c.model,
+        conversation: true,
+        passed: c.outcome.is_graded().then_some(c.verdict.passed),
+        calls: c.calls.iter().collect(),
+    });
+    let router = routs.iter().map(|r| PlayedTrial {
+        host,
+        parallel: 1,
+        model: &r.model,
+        conversation: false,
+        passed: r.outcome.is_graded().then_some(r.correct),
+        calls: vec![&r.call],
+    });
+    conversations.chain(router).collect()
+}
+
 /// Computes the whole summary of a run. Records are sorted first, so their order in the files
 /// does not matter; transport- and protocol-failed conversations are counted, never scored.
 pub fn summarize(
@@ -1001,6 +1033,8 @@ pub fn summarize(
     let tools_add = tools_add_by_group(&groups, &per_task, opts);
     let (router_out, router_comparison) = summarize_router(&routs, &models, pairing.as_ref(), opts);
     let factorial = factorials(&convs, &models, opts);
+    let placement = Some(placement(&played_trials(manifest, &convs, &routs), &models))
+        .filter(Placement::is_notable);
     Summary {
         run_id: manifest.run_id.clone(),
         backend: manifest.backend.clone(),
@@ -1022,6 +1056,7 @@ pub fn summarize(
         tools_add,
         router: router_out,
         router_comparison,
+        placement,
         partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),
         warnings: manifest.warnings.clone(),
     }

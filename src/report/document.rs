@@ -354,6 +354,7 @@ pub fn markdown(r: &Report) -> String {
     budget_sweep(&mut out, s);
     tools_add(&mut out, s);
     super::factorial::factorial_sections(&mut out, s);
+    super::placement::section(&mut out, s);
     router(&mut out, s);
     warnings(&mut out, r);
     out
@@ -1376,11 +1377,7 @@ fn tools_add(out: &mut String, s: &Summary) {
     if s.tools_add.is_empty() {
         return;
     }
-    out.push_str(
-        "## What tools add
-
-",
-    );
+    out.push_str("## What tools add\n\n");
     out.push_str(
         "The agent beside the toolless baseline of the same run (one call per customer message, no \
          tools), over the tasks both graded. The baseline is graded on what a model without tools can \
