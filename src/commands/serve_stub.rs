@@ -6,7 +6,9 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::suite::Task;
 use passk::suites::router::RouterSuite;
-use passk::wire::stub::{ScriptBook, StubConfig, StubFile, StubServer};
+use passk::wire::stub::{
+    DEFAULT_MAX_QUEUE, DEFAULT_NUM_PARALLEL, ScriptBook, StubConfig, StubFile, StubServer,
+};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -73,7 +75,14 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         .with_context(|| format!("--bind {:?} is not an IP address", args.bind))?;
     config.addr = SocketAddr::new(ip, args.port);
     config.suites = suites.digests;
+    config.num_parallel = args
+        .num_parallel
+        .unwrap_or_else(|| ollama_uint("OLLAMA_NUM_PARALLEL", DEFAULT_NUM_PARALLEL));
+    config.max_queue = args
+        .max_queue
+        .unwrap_or_else(|| ollama_uint("OLLAMA_MAX_QUEUE", DEFAULT_MAX_QUEUE));
 
+    let (num_parallel, max_queue) = (config.num_parallel, config.max_queue);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -81,8 +90,10 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     runtime.block_on(async move {
         let handle = StubServer::start(config).await?;
         passk::errln!(
-            "passk stub listening on {} (Ctrl-C stops it)",
-            handle.base_url()
+            "passk stub listening on {} ({} slot(s) per model, pending queue {}; Ctrl-C stops it)",
+            handle.base_url(),
+            num_parallel.max(1),
+            max_queue
         );
         passk::outln!("{}", handle.base_url());
         let stop = crate::signals::graceful();
@@ -97,4 +108,18 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         anyhow::Ok(())
     })?;
     Ok(exit_code::SUCCESS)
+}
+
+/// An unsigned setting from the environment read as Ollama's `envconfig.Uint` reads it: unset or
+/// empty gives the default, a value that does not parse gives the default with a warning.
+fn ollama_uint(key: &str, default: usize) -> usize {
+    let value = std::env::var(key).unwrap_or_default();
+    let value = value.trim().trim_matches(['"', '\'']);
+    if value.is_empty() {
+        return default;
+    }
+    value.parse().unwrap_or_else(|_| {
+        passk::errln!("warning: {key}={value:?} is not a number; using the default {default}");
+        default
+    })
 }

@@ -1,0 +1,157 @@
+//! The stub serves concurrent requests as Ollama does: `num_parallel` slots per model
+//! (`OLLAMA_NUM_PARALLEL`), further requests waiting for a slot (the wait counted in
+//! `total_duration`, not `load_duration`), and requests arriving while the model loads waiting in a
+//! pending queue of `max_queue` (`OLLAMA_MAX_QUEUE`); one more gets Ollama's 503, which the client
+//! records as a transport failure and retries.
+
+use super::wire::{book, client, request, stub, task};
+use passk::wire::api::{ChatMessage, ChatRequest, Timings};
+use passk::wire::client::{ChatResult, Client, ClientConfig};
+use passk::wire::outcome::CallOutcome;
+use passk::wire::stub::{MAX_QUEUE_ERROR, StubConfig, StubHandle};
+use std::time::Duration;
+
+/// A stub whose model time (prefill and decode, about 0.3 s a call) dominates its overhead.
+fn slow(num_parallel: usize, max_queue: usize) -> StubConfig {
+    StubConfig {
+        num_parallel,
+        max_queue,
+        prefill_tok_per_s: 2_000.0,
+        decode_tok_per_s: 100.0,
+        ..StubConfig::with_script(book(&[task("1")]))
+    }
+}
+
+fn first_turn() -> ChatRequest {
+    request(
+        "m",
+        vec![ChatMessage::user(task("1").customer[0].clone())],
+        0,
+    )
+}
+
+fn timings(r: &ChatResult) -> Timings {
+    r.response.as_ref().expect("an answer").timings.clone()
+}
+
+/// Prefill and decode time the stub reports, nanoseconds.
+fn model_ns(t: &Timings) -> u64 {
+    t.prompt_eval_duration.unwrap_or(0) + t.eval_duration.unwrap_or(0)
+}
+
+/// `n` identical chat calls sent at once; their results and the client span from the first start
+/// to the last end, nanoseconds.
+async fn at_once(c: &Client, n: usize) -> (Vec<ChatResult>, u64) {
+    let req = first_turn();
+    let results = futures_util::future::join_all((0..n).map(|_| c.chat(&req))).await;
+    let start = results.iter().map(|r| r.started_unix_ms).min().unwrap_or(0);
+    let end = results
+        .iter()
+        .map(|r| r.started_unix_ms as f64 + r.wall_s * 1e3)
+        .fold(0.0, f64::max);
+    let span_ns = ((end - start as f64).max(0.0) * 1e6) as u64;
+    (results, span_ns)
+}
+
+/// Warms the model so that no call below waits for a cold load.
+async fn warm(c: &Client) {
+    assert_eq!(c.chat(&first_turn()).await.outcome, CallOutcome::Ok);
+}
+
+#[tokio::test]
+async fn one_slot_serves_concurrent_requests_one_after_the_other() {
+    let h = stub(slow(1, 512)).await;
+    let c = client(&h, 0, 30_000);
+    warm(&c).await;
+    let (results, span_ns) = at_once(&c, 2).await;
+    let ts: Vec<Timings> = results.iter().map(timings).collect();
+    let model: u64 = ts.iter().map(model_ns).sum();
+    assert!(model > 200_000_000, "model time dominates: {model} ns");
+    // Two generations that cannot overlap fit in the span only one after the other (1 ms slack
+    // for the client's millisecond start times).
+    assert!(
+        span_ns + 1_000_000 >= model,
+        "span {span_ns} ns < both model times {model} ns"
+    );
+    assert_eq!(h.peak_slots("m"), 1);
+    // The slot wait shows in total_duration, never in load_duration (the model was loaded).
+    let warm_load = StubConfig::default().load.as_nanos() as u64;
+    assert!(
+        ts.iter().all(|t| t.load_duration == Some(warm_load)),
+        "{ts:?}"
+    );
+}
+
+#[tokio::test]
+async fn four_slots_serve_four_requests_at_once() {
+    let h = stub(slow(4, 512)).await;
+    let c = client(&h, 0, 30_000);
+    warm(&c).await;
+    let (results, _) = at_once(&c, 4).await;
+    assert!(results.iter().all(|r| r.outcome == CallOutcome::Ok));
+    assert_eq!(h.peak_slots("m"), 4, "all four generated at once");
+    // Five at once: the fifth waits for a slot, the peak stays at the slot count.
+    let (results, _) = at_once(&c, 5).await;
+    assert!(results.iter().all(|r| r.outcome == CallOutcome::Ok));
+    assert_eq!(h.peak_slots("m"), 4);
+}
+
+/// Waits (polling, up to 10 s) until `ok` holds of the stub.
+async fn until(h: &StubHandle, ok: impl Fn(&StubHandle) -> bool) {
+    for _ in 0..1_000 {
+        if ok(h) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the stub never reached the expected state");
+}
+
+#[tokio::test]
+async fn a_full_pending_queue_is_refused_with_ollamas_503_and_retried() {
+    let config = StubConfig {
+        cold_load: Duration::from_secs(2),
+        ..slow(1, 1)
+    };
+    let h = stub(config).await;
+    let c = client(&h, 0, 30_000);
+    let req = first_turn();
+    // The first call loads the model; the second waits in the pending queue, which is then full.
+    let loading = tokio::spawn({
+        let (c, req) = (c.clone(), req.clone());
+        async move { c.chat(&req).await }
+    });
+    until(&h, |h| h.requests("m") == 1).await;
+    let queued = tokio::spawn({
+        let (c, req) = (c.clone(), req.clone());
+        async move { c.chat(&req).await }
+    });
+    until(&h, |h| h.pending("m") == 1).await;
+
+    let refused = c.chat(&req).await;
+    assert_eq!(refused.outcome, CallOutcome::Transport);
+    assert_eq!(refused.attempts[0].status, Some(503));
+    assert_eq!(refused.attempts[0].error.as_deref(), Some(MAX_QUEUE_ERROR));
+
+    // With retries the same call gets through once the load has ended.
+    let patient = Client::new(ClientConfig {
+        retries: 4,
+        backoff: Duration::from_millis(500),
+        ..ClientConfig::new(h.base_url())
+    })
+    .expect("client");
+    let retried = patient.chat(&req).await;
+    let first = &retried.attempts[0];
+    assert_eq!(
+        (first.outcome, first.status),
+        (CallOutcome::Transport, Some(503))
+    );
+    assert_eq!(retried.outcome, CallOutcome::Ok, "{:?}", retried.attempts);
+
+    // Time in the pending queue is load time, as Ollama reports it.
+    let queued = timings(&queued.await.expect("joined"));
+    let load = timings(&loading.await.expect("joined")).load_duration;
+    assert_eq!(load, Some(2_000_000_000));
+    assert!(queued.load_duration > Some(StubConfig::default().load.as_nanos() as u64));
+    assert_eq!(h.pending("m"), 0);
+}
