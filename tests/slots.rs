@@ -155,3 +155,62 @@ async fn a_full_pending_queue_is_refused_with_ollamas_503_and_retried() {
     assert!(queued.load_duration > Some(StubConfig::default().load.as_nanos() as u64));
     assert_eq!(h.pending("m"), 0);
 }
+
+/// The banner `passk serve-stub` prints with these flags and environment (the process is killed).
+fn banner(args: &[&str], env: &[(&str, &str)]) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut cmd = super::util::passk();
+    cmd.args(["serve-stub", "--port", "0"]).args(args);
+    cmd.env_remove("OLLAMA_NUM_PARALLEL")
+        .env_remove("OLLAMA_MAX_QUEUE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn passk");
+    let mut text = String::new();
+    let stderr = child.stderr.take().expect("stderr");
+    for line in BufReader::new(stderr).lines() {
+        let line = line.expect("a line");
+        text.push_str(&line);
+        text.push('\n');
+        if line.contains("listening") {
+            break;
+        }
+    }
+    child.kill().expect("kill the stub");
+    let _ = child.wait();
+    text
+}
+
+#[test]
+fn serve_stub_reads_its_slots_as_ollama_reads_its_environment() {
+    let default = banner(&[], &[]);
+    assert!(
+        default.contains("num_parallel 1, max_queue 512"),
+        "{default}"
+    );
+    let env = [
+        ("OLLAMA_NUM_PARALLEL", " \"3\" "),
+        ("OLLAMA_MAX_QUEUE", "7"),
+    ];
+    let from_env = banner(&[], &env);
+    assert!(
+        from_env.contains("num_parallel 3, max_queue 7"),
+        "{from_env}"
+    );
+    let flags = banner(&["--num-parallel", "4", "--max-queue", "0"], &env);
+    assert!(flags.contains("num_parallel 4, max_queue 0"), "{flags}");
+    let bad = banner(
+        &[],
+        &[("OLLAMA_NUM_PARALLEL", "two"), ("OLLAMA_MAX_QUEUE", "0")],
+    );
+    assert!(
+        bad.contains("OLLAMA_NUM_PARALLEL=\"two\" is not a number")
+            && bad.contains("num_parallel 1, max_queue 0"),
+        "{bad}"
+    );
+}

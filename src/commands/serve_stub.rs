@@ -6,9 +6,7 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::suite::Task;
 use passk::suites::router::RouterSuite;
-use passk::wire::stub::{
-    DEFAULT_MAX_QUEUE, DEFAULT_NUM_PARALLEL, ScriptBook, StubConfig, StubFile, StubServer,
-};
+use passk::wire::stub::{ScriptBook, StubConfig, StubFile, StubServer};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -75,12 +73,15 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         .with_context(|| format!("--bind {:?} is not an IP address", args.bind))?;
     config.addr = SocketAddr::new(ip, args.port);
     config.suites = suites.digests;
+    // Flag, else Ollama's environment variable, else the file, else Ollama's default.
     config.num_parallel = args
         .num_parallel
-        .unwrap_or_else(|| ollama_uint("OLLAMA_NUM_PARALLEL", DEFAULT_NUM_PARALLEL));
+        .or_else(|| ollama_uint("OLLAMA_NUM_PARALLEL"))
+        .unwrap_or(config.num_parallel);
     config.max_queue = args
         .max_queue
-        .unwrap_or_else(|| ollama_uint("OLLAMA_MAX_QUEUE", DEFAULT_MAX_QUEUE));
+        .or_else(|| ollama_uint("OLLAMA_MAX_QUEUE"))
+        .unwrap_or(config.max_queue);
 
     let (num_parallel, max_queue) = (config.num_parallel, config.max_queue);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -90,7 +91,7 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     runtime.block_on(async move {
         let handle = StubServer::start(config).await?;
         passk::errln!(
-            "passk stub listening on {} ({} slot(s) per model, pending queue {}; Ctrl-C stops it)",
+            "passk stub listening on {} (num_parallel {}, max_queue {}; Ctrl-C stops it)",
             handle.base_url(),
             num_parallel.max(1),
             max_queue
@@ -110,16 +111,18 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     Ok(exit_code::SUCCESS)
 }
 
-/// An unsigned setting from the environment read as Ollama's `envconfig.Uint` reads it: unset or
-/// empty gives the default, a value that does not parse gives the default with a warning.
-fn ollama_uint(key: &str, default: usize) -> usize {
+/// An unsigned setting from the environment read as Ollama's `envconfig.Uint` reads it (spaces and
+/// quotes trimmed): unset or empty gives nothing, a value that does not parse gives nothing and a
+/// warning (Ollama then uses its default).
+fn ollama_uint(key: &str) -> Option<usize> {
     let value = std::env::var(key).unwrap_or_default();
     let value = value.trim().trim_matches(['"', '\'']);
     if value.is_empty() {
-        return default;
+        return None;
     }
-    value.parse().unwrap_or_else(|_| {
-        passk::errln!("warning: {key}={value:?} is not a number; using the default {default}");
-        default
-    })
+    let parsed = value.parse().ok();
+    if parsed.is_none() {
+        passk::errln!("warning: {key}={value:?} is not a number; ignored");
+    }
+    parsed
 }
