@@ -214,3 +214,32 @@ fn serve_stub_reads_its_slots_as_ollama_reads_its_environment() {
         "{bad}"
     );
 }
+
+#[tokio::test]
+async fn a_client_that_gives_up_leaves_the_queue() {
+    let config = StubConfig {
+        cold_load: Duration::from_secs(3),
+        ..slow(1, 1)
+    };
+    let h = stub(config).await;
+    let req = first_turn();
+    let loading = tokio::spawn({
+        let (c, req) = (client(&h, 0, 30_000), req.clone());
+        async move { c.chat(&req).await }
+    });
+    until(&h, |h| h.requests("m") == 1).await;
+    // This one waits in the pending queue, then its client times out and closes the connection.
+    let impatient = client(&h, 0, 300).chat(&req).await;
+    assert_eq!(impatient.outcome, CallOutcome::Transport);
+    until(&h, |h| h.pending("m") == 0).await;
+    // Its place is free again while the load goes on: the next request queues instead of a 503.
+    let next = client(&h, 0, 30_000).chat(&req).await;
+    assert_eq!(next.outcome, CallOutcome::Ok, "{:?}", next.attempts);
+    let warm_load = StubConfig::default().load.as_nanos() as u64;
+    assert!(
+        timings(&next).load_duration > Some(warm_load),
+        "it waited for the load in progress: {:?}",
+        timings(&next)
+    );
+    assert_eq!(loading.await.expect("joined").outcome, CallOutcome::Ok);
+}
