@@ -11,6 +11,7 @@ mod reference;
 mod regrade;
 mod report;
 mod run;
+mod slots;
 mod stop;
 mod suite;
 mod torture;
