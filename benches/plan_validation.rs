@@ -11,44 +11,24 @@
 //! `PASSK_VALIDATION_EXPERIMENTS` and `PASSK_VALIDATION_RESAMPLES` change the counts (defaults
 //! 1,000 experiments and 2,000 resamples per experiment).
 
+mod common;
+
+use common::env_or;
+
 use passk::analysis::bootstrap::{IdTotals, difference_bootstrap};
 use passk::analysis::mt19937::PyRandom;
-use passk::analysis::plan::{Pilot, PlanOptions, Question, plan};
+use passk::analysis::plan::{PlanOptions, Question, plan};
 use passk::runner::record::ConversationRecord;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 const KS: [usize; 6] = [1, 2, 3, 4, 5, 8];
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/reference/cheaper-per-token/experiment/results-run2");
-    if !dir.is_dir() {
-        println!(
-            "skipped: {} is absent (the reference records are not part of a clone)",
-            dir.display()
-        );
-        return;
-    }
     let experiments = env_or("PASSK_VALIDATION_EXPERIMENTS", 1000);
     let resamples = env_or("PASSK_VALIDATION_RESAMPLES", 2000);
-    let (manifest, conversations, _) = passk::import::reference(&dir).expect("import run 2");
-    let pilot = Pilot::from_records(
-        "reference run 2",
-        &manifest,
-        &conversations,
-        "store",
-        None,
-        None,
-    )
-    .expect("pilot");
+    let Some((pilot, conversations)) = common::reference_pilot() else {
+        return;
+    };
     let opts = PlanOptions {
         ks: KS.to_vec(),
         simulations: experiments,

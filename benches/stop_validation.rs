@@ -17,12 +17,15 @@
 //! `PASSK_VALIDATION_EXPERIMENTS` (default 2,000) and `PASSK_VALIDATION_RESAMPLES` (default 2,000
 //! bootstrap resamples per experiment) change the counts.
 
+mod common;
+
+use common::env_or;
+
 use passk::analysis::bootstrap::{IdTotals, difference_bootstrap};
 use passk::analysis::mt19937::PyRandom;
 use passk::analysis::plan::Pilot;
 use passk::analysis::sequence::{Decision, Rule, replay};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 const RULE: Rule = Rule {
     alpha: 0.05,
@@ -30,35 +33,12 @@ const RULE: Rule = Rule {
 };
 const FIXED_K: usize = 5;
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/reference/cheaper-per-token/experiment/results-run2");
-    if !dir.is_dir() {
-        println!(
-            "skipped: {} is absent (the reference records are not part of a clone)",
-            dir.display()
-        );
-        return;
-    }
     let experiments = env_or("PASSK_VALIDATION_EXPERIMENTS", 2000);
     let resamples = env_or("PASSK_VALIDATION_RESAMPLES", 2000);
-    let (manifest, conversations, _) = passk::import::reference(&dir).expect("import run 2");
-    let pilot = Pilot::from_records(
-        "reference run 2",
-        &manifest,
-        &conversations,
-        "store",
-        None,
-        None,
-    )
-    .expect("pilot");
+    let Some((pilot, _)) = common::reference_pilot() else {
+        return;
+    };
     let (small, large) = pilot.rates();
     println!(
         "reference run 2: {} tasks, {:.1}% vs {:.1}% ({:+.1} pp); alpha {}, margin {} pp",

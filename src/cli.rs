@@ -340,6 +340,12 @@ pub struct ServeStubArgs {
     /// Simulated decode speed, tokens per second
     #[arg(long, value_name = "TOK_PER_S", default_value_t = 2000.0)]
     pub speed: f64,
+    /// Requests each model serves at once; more wait for a slot [default: $OLLAMA_NUM_PARALLEL, else 1]
+    #[arg(long, value_name = "N")]
+    pub num_parallel: Option<usize>,
+    /// Requests that may wait for a model still loading; more get Ollama's 503 [default: $OLLAMA_MAX_QUEUE, else 512]
+    #[arg(long, value_name = "N")]
+    pub max_queue: Option<usize>,
 }
 
 /// Export destinations shared by report and compare (`-` means stdout).

@@ -118,6 +118,20 @@ fn the_plan_is_played_once_over_three_servers_and_records_say_where_and_how() {
         run.conversations.iter().all(|c| c.outcome == Outcome::Pass),
         "the oracle passes wherever it is played"
     );
+    // The report reads where each trial was played from its record.
+    let (code, _, stderr) = output(passk().args(["report", &out.display().to_string()]));
+    assert_eq!(code, 0, "{stderr}");
+    let md = std::fs::read_to_string(out.join("report/report.md")).expect("report");
+    let section = md
+        .split("## Servers and concurrency")
+        .nth(1)
+        .expect("a servers section");
+    for url in &urls {
+        assert!(
+            section.contains(url.trim_start_matches("http://")),
+            "{url}: {section}"
+        );
+    }
 }
 
 #[test]

@@ -2,11 +2,10 @@
 //! records on disk are not touched.
 
 use crate::util::{self, Stub, output, passk};
-use passk::wire::stub::Behaviour;
 
 #[test]
 fn regrade_lists_moved_verdicts_and_keeps_the_records() {
-    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let stub = Stub::oracles(&["oracle-a"]);
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let host = stub.host();

@@ -20,13 +20,7 @@ fn run_ok(stub: &Stub, out: &Path, models: &str, extra: &str) -> passk::analysis
 
 #[test]
 fn run_writes_records_that_parse_back_and_pass() {
-    let stub = Stub::start(
-        vec![
-            ("oracle-a", Behaviour::Oracle.into()),
-            ("oracle-b", Behaviour::Oracle.into()),
-        ],
-        |_| {},
-    );
+    let stub = Stub::oracles(&["oracle-a", "oracle-b"]);
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let args = run_args(&stub, &out, "oracle-a,oracle-b", "--trials 1");
@@ -362,7 +356,7 @@ fn ctrl_c_finishes_the_trial_in_flight_and_the_same_command_resumes() {
 
 #[test]
 fn toolless_baseline_and_budget_sweep_run_beside_the_agent() {
-    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let stub = Stub::oracles(&["oracle-a"]);
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let run = run_ok(
@@ -441,7 +435,7 @@ fn toolless_baseline_and_budget_sweep_run_beside_the_agent() {
 
 #[test]
 fn compare_marks_differences_inside_the_noise_band() {
-    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let stub = Stub::oracles(&["oracle-a"]);
     let tmp = util::tempdir();
     let mut dirs = Vec::new();
     for (name, extra) in [
@@ -522,7 +516,7 @@ fn cli_doc_lists_every_command_and_exit_code() {
 
 #[test]
 fn streaming_calls_record_first_byte_and_first_token() {
-    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let stub = Stub::oracles(&["oracle-a"]);
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let run = run_ok(
@@ -677,7 +671,7 @@ fn the_experiment_file_sets_what_flags_leave_unset() {
 
 #[test]
 fn what_tools_add_sets_the_agent_beside_its_toolless_baseline() {
-    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let stub = Stub::oracles(&["oracle-a"]);
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let run = run_ok(
@@ -713,13 +707,7 @@ fn what_tools_add_sets_the_agent_beside_its_toolless_baseline() {
 
 #[test]
 fn a_factorial_run_plays_every_cell_once_and_resumes_without_duplicates() {
-    let stub = Stub::start(
-        vec![
-            ("oracle-a", Behaviour::Oracle.into()),
-            ("oracle-b", Behaviour::Oracle.into()),
-        ],
-        |_| {},
-    );
+    let stub = Stub::oracles(&["oracle-a", "oracle-b"]);
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let design = "--trials 2 --suite store --tool-docs bare,documented --router-in-front off,on";

@@ -74,13 +74,7 @@ fn a_clear_gap_stops_early_as_a_difference() {
 
 #[test]
 fn identical_models_stop_as_equivalent() {
-    let stub = Stub::start(
-        vec![
-            ("oracle-a", Behaviour::Oracle.into()),
-            ("oracle-b", Behaviour::Oracle.into()),
-        ],
-        |_| {},
-    );
+    let stub = Stub::oracles(&["oracle-a", "oracle-b"]);
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let extra = format!("--suite store --trials {CAP} --stop-when-decided --margin 20");

@@ -12,6 +12,7 @@ mod reference;
 mod regrade;
 mod report;
 mod run;
+mod slots;
 mod stop;
 mod suite;
 mod torture;

@@ -133,7 +133,7 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
 
 #[test]
 fn closed_pipes_neither_panic_nor_stop_a_run() {
-    let stub = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |_| {});
+    let stub = Stub::oracles(&["oracle-a"]);
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");

@@ -49,7 +49,7 @@ fn call(tool: &str, args: Value) -> TrajectoryCall {
 }
 
 /// A two-turn task: look up an order, then cancel it.
-fn task(id: &str) -> Task {
+pub(crate) fn task(id: &str) -> Task {
     let gold = Trajectory {
         turns: vec![
             TrajectoryTurn {
@@ -85,7 +85,7 @@ fn task(id: &str) -> Task {
     }
 }
 
-fn book(tasks: &[Task]) -> ScriptBook {
+pub(crate) fn book(tasks: &[Task]) -> ScriptBook {
     let mut b = ScriptBook::new();
     for t in tasks {
         b.add_conversation(&t.customer[0], &t.gold, &t.customer, &t.intents);
@@ -100,11 +100,11 @@ fn book(tasks: &[Task]) -> ScriptBook {
     b
 }
 
-async fn stub(config: StubConfig) -> StubHandle {
+pub(crate) async fn stub(config: StubConfig) -> StubHandle {
     StubServer::start(config).await.expect("stub starts")
 }
 
-fn client(h: &StubHandle, retries: u32, timeout_ms: u64) -> Client {
+pub(crate) fn client(h: &StubHandle, retries: u32, timeout_ms: u64) -> Client {
     Client::new(ClientConfig {
         base_url: h.base_url(),
         connect_timeout: Duration::from_secs(2),
@@ -115,7 +115,7 @@ fn client(h: &StubHandle, retries: u32, timeout_ms: u64) -> Client {
     .expect("client")
 }
 
-fn request(model: &str, messages: Vec<ChatMessage>, seed: i64) -> ChatRequest {
+pub(crate) fn request(model: &str, messages: Vec<ChatMessage>, seed: i64) -> ChatRequest {
     ChatRequest {
         model: model.to_string(),
         messages,

@@ -10,7 +10,7 @@
 
 use super::passk::pass_hat_k;
 use super::{AnalysisOptions, Run, summarize};
-use crate::runner::record::{CallRecord, Mode, Outcome};
+use crate::runner::record::{CallRecord, ConversationRecord, Mode, Outcome};
 use crate::trace::FailureMode;
 use crate::wire::outcome::CallOutcome;
 use crate::wire::stub::{ExpectedTrial, FaultKind};
@@ -193,7 +193,7 @@ fn toolless_checks(
 /// The flawed model in one suite: verdicts, success, pass^k, failure modes and extra rejected calls
 /// equal what the mistake plan implies. `plan` holds the expected trials of that suite's tasks.
 pub fn flawed_checks(run: &Run, model: &str, suite: &str, plan: &[ExpectedTrial]) -> Vec<Check> {
-    let records: BTreeMap<(String, u32), _> = run
+    let records: BTreeMap<(String, u32), &ConversationRecord> = run
         .conversations
         .iter()
         .filter(|c| c.model == model && c.suite == suite)
@@ -229,6 +229,13 @@ pub fn flawed_checks(run: &Run, model: &str, suite: &str, plan: &[ExpectedTrial]
         format!("{expected_passes}/{}", plan.len()),
         format!("{observed_passes}/{}", records.len()),
     ));
+    out.push(pass_k_check(run, model, suite, plan));
+    out.extend(mode_checks(&records, plan, &label));
+    out
+}
+
+/// pass^k for k = 1..n as the plan implies it, against the run's summary.
+fn pass_k_check(run: &Run, model: &str, suite: &str, plan: &[ExpectedTrial]) -> Check {
     let per_task = |passes: &dyn Fn(&str, u32) -> bool| -> Vec<(usize, usize)> {
         let mut t: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
         for e in plan {
@@ -249,11 +256,20 @@ pub fn flawed_checks(run: &Run, model: &str, suite: &str, plan: &[ExpectedTrial]
         .and_then(|g| g.models.get(model))
         .map(|m| m.pass_hat_k.clone())
         .unwrap_or_default();
-    out.push(Check::new(
-        format!("{label}: pass^k, k = 1..n"),
+    Check::new(
+        format!("{model} {suite}: pass^k, k = 1..n"),
         fmt_k(&expected_k),
         fmt_k(&observed_k),
-    ));
+    )
+}
+
+/// The failure modes of the planned mistakes, and the rejected calls the plan puts in passing
+/// trials, against the records (keyed by task and trial).
+fn mode_checks(
+    records: &BTreeMap<(String, u32), &ConversationRecord>,
+    plan: &[ExpectedTrial],
+    label: &str,
+) -> [Check; 2] {
     let mut expected_modes: BTreeMap<FailureMode, usize> = BTreeMap::new();
     for mode in plan.iter().filter_map(|e| e.failure_mode) {
         *expected_modes.entry(mode).or_default() += 1;
@@ -262,11 +278,11 @@ pub fn flawed_checks(run: &Run, model: &str, suite: &str, plan: &[ExpectedTrial]
     for mode in records.values().filter_map(|r| r.verdict.failure_mode) {
         *observed_modes.entry(mode).or_default() += 1;
     }
-    out.push(Check::new(
+    let modes = Check::new(
         format!("{label}: failure modes"),
         fmt_modes(&expected_modes),
         fmt_modes(&observed_modes),
-    ));
+    );
     let clean: Vec<&ExpectedTrial> = plan.iter().filter(|e| e.passes).collect();
     let expected_rejected: u32 = clean.iter().map(|e| e.extra_rejected).sum();
     let observed_rejected: usize = clean
@@ -274,12 +290,12 @@ pub fn flawed_checks(run: &Run, model: &str, suite: &str, plan: &[ExpectedTrial]
         .filter_map(|e| records.get(&(e.task.clone(), e.trial)))
         .map(|r| r.tool_events.iter().filter(|t| !t.ok).count())
         .sum();
-    out.push(Check::new(
+    let rejected = Check::new(
         format!("{label}: rejected calls in passing trials"),
         expected_rejected,
         observed_rejected,
-    ));
-    out
+    );
+    [modes, rejected]
 }
 
 /// The faulty model: what the records bucket equals what the stub injected, and a fault never
@@ -291,25 +307,7 @@ pub fn fault_checks(run: &Run, model: &str, injected: &BTreeMap<FaultKind, u64>)
             .map(|k| injected.get(k).copied().unwrap_or(0))
             .sum()
     };
-    let mut calls: Vec<&CallRecord> = run
-        .conversations
-        .iter()
-        .filter(|c| c.model == model)
-        .flat_map(|c| c.calls.iter())
-        .chain(
-            run.router
-                .iter()
-                .filter(|r| r.model == model)
-                .map(|r| &r.call),
-        )
-        .collect();
-    calls.extend(
-        run.manifest
-            .models
-            .iter()
-            .filter(|m| m.name == model)
-            .filter_map(|m| m.warmup.as_ref()),
-    );
+    let calls = model_calls(run, model);
     let attempts = |o: CallOutcome| -> u64 {
         calls
             .iter()
@@ -349,6 +347,34 @@ pub fn fault_checks(run: &Run, model: &str, injected: &BTreeMap<FaultKind, u64>)
             calls.iter().filter(|c| c.truncated).count(),
         ),
     ];
+    out.extend(blame_checks(run, model));
+    out
+}
+
+/// Every call `model` made: conversation and router calls, and its warm-up.
+fn model_calls<'r>(run: &'r Run, model: &str) -> Vec<&'r CallRecord> {
+    let conversations = run
+        .conversations
+        .iter()
+        .filter(|c| c.model == model)
+        .flat_map(|c| c.calls.iter());
+    let router = run
+        .router
+        .iter()
+        .filter(|r| r.model == model)
+        .map(|r| &r.call);
+    let warmup = run
+        .manifest
+        .models
+        .iter()
+        .filter(|m| m.name == model)
+        .filter_map(|m| m.warmup.as_ref());
+    conversations.chain(router).chain(warmup).collect()
+}
+
+/// That no fault was blamed on the model: no model failure without a truncated reply, and no
+/// conversation a fault ended carries a verdict.
+fn blame_checks(run: &Run, model: &str) -> [Check; 2] {
     let blamed = run
         .conversations
         .iter()
@@ -360,22 +386,23 @@ pub fn fault_checks(run: &Run, model: &str, injected: &BTreeMap<FaultKind, u64>)
             .iter()
             .filter(|r| r.model == model && r.outcome == Outcome::ModelFail && !r.call.truncated)
             .count();
-    out.push(Check::new(
-        format!("{model}: model failures without a truncated reply"),
-        0,
-        blamed,
-    ));
     let graded_fault = run
         .conversations
         .iter()
         .filter(|c| c.model == model && !c.outcome.is_graded() && c.verdict.failure_mode.is_some())
         .count();
-    out.push(Check::new(
-        format!("{model}: conversations ended by a fault yet graded"),
-        0,
-        graded_fault,
-    ));
-    out
+    [
+        Check::new(
+            format!("{model}: model failures without a truncated reply"),
+            0,
+            blamed,
+        ),
+        Check::new(
+            format!("{model}: conversations ended by a fault yet graded"),
+            0,
+            graded_fault,
+        ),
+    ]
 }
 
 /// How many of the four control-flow flags (seed 000) are raised.

@@ -24,6 +24,7 @@ mod load;
 pub mod mt19937;
 pub mod paired_metrics;
 pub mod passk;
+pub mod placement;
 pub mod plan;
 pub mod quality;
 pub mod regrade;

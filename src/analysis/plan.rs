@@ -809,7 +809,14 @@ mod tests {
             .map(|m| conversation(m, "L1", 0, true, vec![call(1, 1)]))
             .collect();
         let from = |convs: &[ConversationRecord]| {
-            Pilot::from_records("t", &Manifest::default(), convs, "store", None, None)
+            Pilot::from_records(
+                "t",
+                &Manifest::default(),
+                convs,
+                "store",
+                Some(("s", "l")),
+                None,
+            )
         };
         assert!(from(&convs).is_ok());
         let mut routed = convs[0].clone();

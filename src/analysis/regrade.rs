@@ -5,8 +5,8 @@
 //! failure were never graded, so both are counted and skipped.
 
 use super::Run;
-use crate::runner::record::{Mode, Node, Status};
-use crate::suite::{Domain, Evidence};
+use crate::runner::record::{ConversationRecord, Mode, Node, RouterRecord, Status};
+use crate::suite::{Domain, Evidence, ToolVariant};
 use crate::suites::router::RouterSuite;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,12 @@ pub struct MovedVerdict {
     pub mode: Mode,
     /// Call cap of the trial.
     pub call_cap: u32,
+    /// Tool docs variant of a factorial cell (absent: the run's only variant, or a router call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_docs: Option<ToolVariant>,
+    /// Router in front of the agent.
+    #[serde(default)]
+    pub router_in_front: bool,
     /// Passed before.
     pub was: bool,
     /// Passes now.
@@ -87,21 +93,45 @@ pub fn regrade(
         moved: Vec::new(),
     };
     for c in &run.conversations {
+        out.conversation(c, domains);
+    }
+    for r in &run.router {
+        out.router_call(r, router);
+    }
+    out.moved.sort_by(|a, b| {
+        let key = |m: &MovedVerdict| {
+            let cell = (m.mode, m.call_cap, m.tool_docs, m.router_in_front);
+            (
+                m.suite.clone(),
+                m.model.clone(),
+                m.task.clone(),
+                m.trial,
+                cell,
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    out
+}
+
+impl Regrade {
+    /// Grades one recorded conversation again and notes it if its verdict moved.
+    fn conversation(&mut self, c: &ConversationRecord, domains: &[&dyn Domain]) {
         if c.imported {
-            out.imported += 1;
-            continue;
+            self.imported += 1;
+            return;
         }
         if !c.outcome.is_graded() {
-            out.not_graded += 1;
-            continue;
+            self.not_graded += 1;
+            return;
         }
         let task = domains
             .iter()
             .find(|d| d.name() == c.suite)
             .and_then(|d| d.tasks().iter().find(|t| t.id == c.task).map(|t| (d, t)));
         let Some((domain, task)) = task else {
-            out.unknown_tasks += 1;
-            continue;
+            self.unknown_tasks += 1;
+            return;
         };
         let evidence = Evidence {
             end_state: &c.end_state,
@@ -116,15 +146,17 @@ pub fn regrade(
             toolless: c.mode == crate::runner::record::Mode::Toolless,
         };
         let verdict = domain.grade(task, &evidence);
-        out.regraded += 1;
+        self.regraded += 1;
         if verdict.passed != c.verdict.passed {
-            out.moved.push(MovedVerdict {
+            self.moved.push(MovedVerdict {
                 suite: c.suite.clone(),
                 task: c.task.clone(),
                 model: c.model.clone(),
                 trial: c.trial,
                 mode: c.mode,
                 call_cap: c.call_cap,
+                tool_docs: c.tool_docs,
+                router_in_front: c.router_in_front,
                 was: c.verdict.passed,
                 now: verdict.passed,
                 reasons: verdict.reasons,
@@ -136,32 +168,36 @@ pub fn regrade(
             });
         }
     }
-    for r in &run.router {
+
+    /// Grades one standalone router call again against the current gold label.
+    fn router_call(&mut self, r: &RouterRecord, router: Option<&RouterSuite>) {
         if r.imported {
-            out.imported += 1;
-            continue;
+            self.imported += 1;
+            return;
         }
         if !r.outcome.is_graded() {
-            out.not_graded += 1;
-            continue;
+            self.not_graded += 1;
+            return;
         }
         let Some(label) = router
             .and_then(|s| s.messages.iter().find(|m| m.index == r.index))
             .map(|m| &m.label)
         else {
-            out.unknown_tasks += 1;
-            continue;
+            self.unknown_tasks += 1;
+            return;
         };
         let now = r.predicted.as_ref() == Some(label);
-        out.regraded += 1;
+        self.regraded += 1;
         if now != r.correct {
-            out.moved.push(MovedVerdict {
+            self.moved.push(MovedVerdict {
                 suite: "router".into(),
                 task: r.index.to_string(),
                 model: r.model.clone(),
                 trial: r.trial,
                 mode: Mode::Agent,
                 call_cap: 1,
+                tool_docs: None,
+                router_in_front: false,
                 was: r.correct,
                 now,
                 reasons: if now {
@@ -173,9 +209,4 @@ pub fn regrade(
             });
         }
     }
-    out.moved.sort_by(|a, b| {
-        (&a.suite, &a.model, &a.task, a.trial, a.mode, a.call_cap)
-            .cmp(&(&b.suite, &b.model, &b.task, b.trial, b.mode, b.call_cap))
-    });
-    out
 }

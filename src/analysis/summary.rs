@@ -14,6 +14,7 @@ use super::factorial::{Factorial, factorials};
 use super::gpu::{GpuSummary, gpu_summary};
 use super::latency::{LatencyFit, OllamaSplit, latency_fit, mean, ollama_split, percentile};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
+use super::placement::{Placement, PlayedTrial, placement};
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
 use super::router::{Pipeline, RouterSummary, pipeline, router_in_front_totals, router_summary};
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
@@ -58,6 +59,10 @@ pub struct Summary {
     pub router: BTreeMap<String, RouterSummary>,
     /// Router break-even between the paired models.
     pub router_comparison: Option<RouterComparison>,
+    /// Servers and concurrency, when the run used several servers or played several
+    /// conversations at once on one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// Models partly offloaded to the CPU (flag them on every table).
     pub partly_on_cpu: Vec<String>,
     /// Warnings carried over from the manifest.
@@ -793,7 +798,7 @@ fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cm
 /// What tools add in every agent configuration that ran beside its toolless baseline.
 fn tools_add_by_group(
     groups: &BTreeMap<String, GroupSummary>,
-    per_task: &BTreeMap<String, BTreeMap<String, BTreeMap<String, IdTotals>>>,
+    per_task: &PerTask,
     opts: &AnalysisOptions,
 ) -> BTreeMap<String, BTreeMap<String, ToolsAdd>> {
     let mut out = BTreeMap::new();
@@ -870,6 +875,124 @@ fn group_records<'a>(convs: &[&'a ConversationRecord]) -> BTreeMap<String, Group
     grouped
 }
 
+/// Which models a summary compares and how: the break-even pair, the ladder's reference, the
+/// models that ran partly on the CPU.
+struct Roles<'a> {
+    pairing: Option<&'a Pairing>,
+    reference: Option<&'a String>,
+    cpu: &'a BTreeSet<String>,
+}
+
+/// Per-task totals of every configuration, per model: configuration key -> model -> task.
+type PerTask = BTreeMap<String, BTreeMap<String, BTreeMap<String, IdTotals>>>;
+
+/// Every configuration's summary (its models, the pair's comparison, the ladder) and the per-task
+/// totals behind them.
+fn summarize_groups(
+    convs: &[&ConversationRecord],
+    models: &[String],
+    roles: &Roles<'_>,
+    opts: &AnalysisOptions,
+) -> (BTreeMap<String, GroupSummary>, PerTask) {
+    let mut groups = BTreeMap::new();
+    let mut per_task = PerTask::new();
+    for (key, (mut group, records)) in group_records(convs) {
+        let mut work: BTreeMap<String, ModelWork> = BTreeMap::new();
+        for m in models {
+            let mine: Vec<&ConversationRecord> =
+                records.iter().copied().filter(|c| &c.model == m).collect();
+            if !mine.is_empty() {
+                work.insert(m.clone(), model_summary(&mine, opts, roles.cpu.contains(m)));
+            }
+        }
+        group.comparison = roles.pairing.and_then(|p| {
+            let (a, b) = (work.get(&p.small)?, work.get(&p.large)?);
+            Some(comparison(&p.small, &p.large, a, b, opts))
+        });
+        group.ladder = ladder(roles.reference, &work, opts);
+        per_task.insert(
+            key.clone(),
+            work.iter()
+                .map(|(m, w)| (m.clone(), w.per_task.clone()))
+                .collect(),
+        );
+        group.models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
+        groups.insert(key, group);
+    }
+    (groups, per_task)
+}
+
+/// The standalone router's summary per model and the pair's comparison over shared messages.
+fn summarize_router(
+    routs: &[&RouterRecord],
+    models: &[String],
+    pairing: Option<&Pairing>,
+    opts: &AnalysisOptions,
+) -> (BTreeMap<String, RouterSummary>, Option<RouterComparison>) {
+    let mut router_out = BTreeMap::new();
+    let mut router_totals: BTreeMap<String, BTreeMap<u32, IdTotals>> = BTreeMap::new();
+    for m in models {
+        let mine: Vec<&RouterRecord> = routs.iter().copied().filter(|r| &r.model == m).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let totals = router_totals.entry(m.clone()).or_default();
+        for r in mine.iter().filter(|r| r.outcome.is_graded()) {
+            let t = totals.entry(r.index).or_default();
+            t.trials += 1.0;
+            t.passes += f64::from(u8::from(r.correct));
+            t.tokens += super::cost::blended(
+                r.call.input_tokens(),
+                r.call.output_tokens(),
+                opts.output_weight,
+            );
+        }
+        router_out.insert(m.clone(), router_summary(&mine, opts.output_weight));
+    }
+    let router_comparison = pairing.and_then(|p| {
+        let (a, b) = (router_out.get(&p.small)?, router_out.get(&p.large)?);
+        Some(RouterComparison {
+            small: p.small.clone(),
+            large: p.large.clone(),
+            break_even: break_even(a.blended_tokens_per_correct, b.blended_tokens_per_correct),
+            ci95: message_bootstrap(
+                &router_totals[&p.small],
+                &router_totals[&p.large],
+                opts.resamples,
+                opts.seed,
+            ),
+        })
+    });
+    (router_out, router_comparison)
+}
+
+/// Every trial with the server and concurrency it was played with (records written before several
+/// servers: the manifest's server, one at a time).
+fn played_trials<'a>(
+    manifest: &'a Manifest,
+    convs: &[&'a ConversationRecord],
+    routs: &[&'a RouterRecord],
+) -> Vec<PlayedTrial<'a>> {
+    let fallback = manifest.ollama_host.as_deref().unwrap_or("unknown server");
+    let conversations = convs.iter().map(|c| PlayedTrial {
+        host: c.host.as_deref().unwrap_or(fallback),
+        parallel: c.parallel.unwrap_or(1),
+        model: &c.model,
+        conversation: true,
+        passed: c.outcome.is_graded().then_some(c.verdict.passed),
+        calls: c.calls.iter().collect(),
+    });
+    let router = routs.iter().map(|r| PlayedTrial {
+        host: r.host.as_deref().unwrap_or(fallback),
+        parallel: r.parallel.unwrap_or(1),
+        model: &r.model,
+        conversation: false,
+        passed: r.outcome.is_graded().then_some(r.correct),
+        calls: vec![&r.call],
+    });
+    conversations.chain(router).collect()
+}
+
 /// Computes the whole summary of a run. Records are sorted first, so their order in the files
 /// does not matter; transport- and protocol-failed conversations are counted, never scored.
 pub fn summarize(
@@ -897,72 +1020,21 @@ pub fn summarize(
         .map(|m| m.name.clone())
         .collect();
 
-    let grouped = group_records(&convs);
-    let mut groups = BTreeMap::new();
-    let mut per_task: BTreeMap<String, BTreeMap<String, BTreeMap<String, IdTotals>>> =
-        BTreeMap::new();
-    for (key, (mut group, records)) in grouped {
-        let mut work: BTreeMap<String, ModelWork> = BTreeMap::new();
-        for m in &models {
-            let mine: Vec<&ConversationRecord> =
-                records.iter().copied().filter(|c| &c.model == m).collect();
-            if !mine.is_empty() {
-                work.insert(m.clone(), model_summary(&mine, opts, cpu.contains(m)));
-            }
-        }
-        group.comparison = pairing.as_ref().and_then(|p| {
-            let (a, b) = (work.get(&p.small)?, work.get(&p.large)?);
-            Some(comparison(&p.small, &p.large, a, b, opts))
-        });
-        group.ladder = ladder(reference.as_ref(), &work, opts);
-        per_task.insert(
-            key.clone(),
-            work.iter()
-                .map(|(m, w)| (m.clone(), w.per_task.clone()))
-                .collect(),
-        );
-        group.models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
-        groups.insert(key, group);
-    }
-
+    let (groups, per_task) = summarize_groups(
+        &convs,
+        &models,
+        &Roles {
+            pairing: pairing.as_ref(),
+            reference: reference.as_ref(),
+            cpu: &cpu,
+        },
+        opts,
+    );
     let tools_add = tools_add_by_group(&groups, &per_task, opts);
-
-    let mut router_out = BTreeMap::new();
-    let mut router_totals: BTreeMap<String, BTreeMap<u32, IdTotals>> = BTreeMap::new();
-    for m in &models {
-        let mine: Vec<&RouterRecord> = routs.iter().copied().filter(|r| &r.model == m).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let totals = router_totals.entry(m.clone()).or_default();
-        for r in mine.iter().filter(|r| r.outcome.is_graded()) {
-            let t = totals.entry(r.index).or_default();
-            t.trials += 1.0;
-            t.passes += f64::from(u8::from(r.correct));
-            t.tokens += super::cost::blended(
-                r.call.input_tokens(),
-                r.call.output_tokens(),
-                opts.output_weight,
-            );
-        }
-        router_out.insert(m.clone(), router_summary(&mine, opts.output_weight));
-    }
-    let router_comparison = pairing.as_ref().and_then(|p| {
-        let (a, b) = (router_out.get(&p.small)?, router_out.get(&p.large)?);
-        Some(RouterComparison {
-            small: p.small.clone(),
-            large: p.large.clone(),
-            break_even: break_even(a.blended_tokens_per_correct, b.blended_tokens_per_correct),
-            ci95: message_bootstrap(
-                &router_totals[&p.small],
-                &router_totals[&p.large],
-                opts.resamples,
-                opts.seed,
-            ),
-        })
-    });
-
+    let (router_out, router_comparison) = summarize_router(&routs, &models, pairing.as_ref(), opts);
     let factorial = factorials(&convs, &models, opts);
+    let placement = Some(placement(&played_trials(manifest, &convs, &routs), &models))
+        .filter(Placement::is_notable);
     Summary {
         run_id: manifest.run_id.clone(),
         backend: manifest.backend.clone(),
@@ -984,6 +1056,7 @@ pub fn summarize(
         tools_add,
         router: router_out,
         router_comparison,
+        placement,
         partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),
         warnings: manifest.warnings.clone(),
     }
@@ -1077,6 +1150,7 @@ mod tests {
         let mut passed = conversation("m", "T1", 0, true, vec![router, agent]);
         passed.router_in_front = true;
         let mut cut = conversation("m", "T1", 1, false, vec![timed_call(10, 1, 2.0)]);
+        cut.router_in_front = true;
         cut.outcome = Outcome::TransportFail;
         let s = summarize(
             &Manifest::default(),

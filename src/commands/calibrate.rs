@@ -20,11 +20,13 @@ use passk::runner::experiment::{self, Experiment};
 use passk::runner::levels::Levels;
 use passk::runner::progress::{Progress, bars_wanted};
 use passk::runner::settings::{RunSettings, SuiteChoice};
-use passk::suite::{Domain, ToolVariant};
+use passk::suite::ToolVariant;
 use passk::suites::AllSuites;
 use passk::wire::stub::{
-    Behaviour, FaultRates, MistakePlan, ModelSpec, ScriptBook, StubConfig, StubServer,
+    Behaviour, ExpectedTrial, FaultKind, FaultRates, MistakePlan, ModelSpec, ScriptBook,
+    StubConfig, StubHandle, StubServer,
 };
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -64,6 +66,99 @@ fn fault_rates() -> FaultRates {
     }
 }
 
+/// One calibration pass: a run directory under `results/calibrate/` played by some stub models.
+struct Pass<'a> {
+    name: &'a str,
+    models: &'a [&'a str],
+    suites: Vec<SuiteChoice>,
+    toolless: bool,
+    timeout: Duration,
+    tweak: &'a dyn Fn(&mut RunSettings),
+}
+
+impl<'a> Pass<'a> {
+    /// A pass with the ordinary client timeout, no toolless baseline and no further settings.
+    fn new(name: &'a str, models: &'a [&'a str], suites: Vec<SuiteChoice>) -> Pass<'a> {
+        Pass {
+            name,
+            models,
+            suites,
+            toolless: false,
+            timeout: Duration::from_secs(30),
+            tweak: &|_| {},
+        }
+    }
+}
+
+/// What every pass shares: the stub, the runtime it serves on, the progress display.
+struct Bench<'a> {
+    args: &'a CalibrateArgs,
+    rt: tokio::runtime::Runtime,
+    stub: StubHandle,
+    progress: Progress,
+    cancel: AtomicBool,
+}
+
+impl Bench<'_> {
+    /// Plays one pass into a fresh run directory and returns that directory.
+    fn play(&self, pass: Pass<'_>) -> anyhow::Result<PathBuf> {
+        let dir = self.args.out.join("calibrate").join(pass.name);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
+        }
+        let mut settings = RunSettings {
+            models: pass.models.iter().map(|m| m.to_string()).collect(),
+            suites: pass.suites,
+            trials: self.args.trials,
+            timeout_s: pass.timeout.as_secs_f64(),
+            retries: 3,
+            // The stub's faults are instant; a real server's recovery time is not being tested.
+            retry_backoff_s: 0.005,
+            toolless: pass.toolless,
+            ..RunSettings::default()
+        };
+        (pass.tweak)(&mut settings);
+        settings.validate(&|k| format!("--{k}"))?;
+        let exp = Experiment {
+            settings,
+            root: self.args.data.root.clone(),
+            hosts: vec![self.stub.base_url()],
+            run_dir: dir.clone(),
+            backend: passk::runner::experiment::STUB_BACKEND.into(),
+            experiment_file: None,
+            telemetry: true,
+            resume: Default::default(),
+        };
+        let sink: &dyn EventSink = &self.progress;
+        self.rt
+            .block_on(experiment::run(&exp, sink, &self.cancel))?;
+        Ok(dir)
+    }
+}
+
+/// The run directories of the passes, in the order their checks read them.
+struct Played {
+    oracle: PathBuf,
+    flawed: PathBuf,
+    faults: PathBuf,
+    thinking: PathBuf,
+    factorial: PathBuf,
+    /// Why the model without tools was refused (`None`: it was not).
+    refused: Option<String>,
+}
+
+impl Played {
+    fn dirs(&self) -> [&PathBuf; 5] {
+        [
+            &self.oracle,
+            &self.flawed,
+            &self.faults,
+            &self.thinking,
+            &self.factorial,
+        ]
+    }
+}
+
 /// Runs the command; returns the exit code.
 pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     if args.trials == 0 || args.trials > 99 {
@@ -73,21 +168,62 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         )));
     }
     let started = Instant::now();
-    let root = &args.data.root;
-    let suites = AllSuites::load(root)?;
+    let suites = AllSuites::load(&args.data.root)?;
     let tasks = suites.tasks();
     let mut book = ScriptBook::from_suites(&tasks, Some(&suites.router));
     book.set_example_values(&suites.example_values());
     let plan = MistakePlan::new(&tasks, args.trials, MISTAKE_SEED, MISTAKE_RATE);
     let expected = plan.expected();
-    let expected_in = |suite: &dyn Domain| -> Vec<passk::wire::stub::ExpectedTrial> {
-        let ids: Vec<&str> = suite.tasks().iter().map(|t| t.id.as_str()).collect();
-        expected
-            .iter()
-            .filter(|e| ids.contains(&e.task.as_str()))
-            .cloned()
-            .collect()
+    let rt = tokio::runtime::Runtime::new()?;
+    let stub = rt.block_on(StubServer::start(stub_config(book, plan)))?;
+    let bench = Bench {
+        args,
+        rt,
+        stub,
+        progress: Progress::new(bars_wanted(args.no_progress), "calibrate", false),
+        cancel: AtomicBool::new(false),
     };
+    let played = play_passes(&bench, &factorial_tasks(&suites))?;
+    let Bench {
+        rt, stub, progress, ..
+    } = bench;
+    let injected = stub.injected();
+    rt.block_on(stub.shutdown());
+    progress.finish();
+    let run_wall = started.elapsed().as_secs_f64();
+
+    let runs = played
+        .dirs()
+        .map(|d| load_run(d))
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    let checks = all_checks(&runs, &played, &suites, &expected, &injected);
+    for dir in played.dirs() {
+        super::report::write(dir, 10_000)?;
+    }
+    print_checks(&checks);
+    let failed = checks.iter().filter(|c| !c.passed()).count();
+    let in_stub: f64 = runs.iter().map(stub_seconds).sum();
+    passk::errln!(
+        "calibrate: {} checks, {failed} failed, {:.1} s; the runs took {run_wall:.1} s, of which {in_stub:.1} s \
+         ({:.0}%) inside the stub (its total_duration) and the rest in passk, the wire and injected hangs and retries",
+        checks.len(),
+        started.elapsed().as_secs_f64(),
+        100.0 * in_stub / run_wall.max(f64::EPSILON)
+    );
+    for dir in played.dirs() {
+        passk::outln!("{}", dir.display());
+    }
+    Ok(if failed == 0 {
+        exit_code::SUCCESS
+    } else {
+        exit_code::CALIBRATION_FAILED
+    })
+}
+
+/// The stub's models: two oracles, the flawed model with its mistake plan, the faulty one, a
+/// thinking one and one without tools.
+fn stub_config(book: ScriptBook, plan: MistakePlan) -> StubConfig {
     let mut config = StubConfig::with_script(book)
         .model(ORACLE_SMALL, Behaviour::Oracle)
         .model(ORACLE_LARGE, Behaviour::Oracle)
@@ -109,158 +245,92 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
             ModelSpec::new(Behaviour::Oracle).with_capabilities(&["completion"]),
         );
     config.hang = HANG;
+    config
+}
 
-    let factorial_tasks: Vec<String> = suites
+/// The first store tasks, which the factorial pass plays in every cell.
+fn factorial_tasks(suites: &AllSuites) -> Vec<String> {
+    suites
         .domains
         .iter()
         .filter(|d| d.name() == "store")
         .flat_map(|d| d.tasks().iter().take(FACTORIAL_TASKS).map(|t| t.id.clone()))
-        .collect();
-    let base = args.out.join("calibrate");
-    let rt = tokio::runtime::Runtime::new()?;
-    let stub = rt.block_on(StubServer::start(config))?;
-    let progress = Progress::new(bars_wanted(args.no_progress), "calibrate", false);
-    let cancel = AtomicBool::new(false);
-    let pass = |name: &str,
-                models: &[&str],
-                suites: Vec<SuiteChoice>,
-                toolless: bool,
-                timeout: Duration,
-                tweak: &dyn Fn(&mut RunSettings)|
-     -> anyhow::Result<PathBuf> {
-        let dir = base.join(name);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
-        }
-        let settings = RunSettings {
-            models: models.iter().map(|m| m.to_string()).collect(),
-            suites,
-            trials: args.trials,
-            timeout_s: timeout.as_secs_f64(),
-            retries: 3,
-            // The stub's faults are instant; a real server's recovery time is not being tested.
-            retry_backoff_s: 0.005,
-            toolless,
-            ..RunSettings::default()
-        };
-        let mut settings = settings;
-        tweak(&mut settings);
-        settings.validate(&|k| format!("--{k}"))?;
-        let exp = Experiment {
-            settings,
-            root: root.clone(),
-            hosts: vec![stub.base_url()],
-            run_dir: dir.clone(),
-            backend: passk::runner::experiment::STUB_BACKEND.into(),
-            experiment_file: None,
-            telemetry: true,
-            resume: Default::default(),
-        };
-        let sink: &dyn EventSink = &progress;
-        rt.block_on(experiment::run(&exp, sink, &cancel))?;
-        Ok(dir)
-    };
-    let both = vec![SuiteChoice::Store, SuiteChoice::Router];
+        .collect()
+}
+
+/// Plays every pass in turn.
+fn play_passes(bench: &Bench<'_>, factorial_tasks: &[String]) -> anyhow::Result<Played> {
     let all = vec![SuiteChoice::Store, SuiteChoice::Router, SuiteChoice::Triage];
-    let oracle_dir = pass(
-        "oracle",
-        &[ORACLE_SMALL, ORACLE_LARGE],
-        all,
-        true,
-        Duration::from_secs(30),
-        &|_| {},
-    )?;
-    let flawed_dir = pass(
+    let oracles = [ORACLE_SMALL, ORACLE_LARGE];
+    let oracle = bench.play(Pass {
+        toolless: true,
+        ..Pass::new("oracle", &oracles, all)
+    })?;
+    let flawed = bench.play(Pass::new(
         "flawed",
         &[FLAWED],
         vec![SuiteChoice::Store, SuiteChoice::Triage],
-        false,
-        Duration::from_secs(30),
-        &|_| {},
-    )?;
-    let faults_dir = pass("faults", &[FAULTY], both, false, FAULT_TIMEOUT, &|_| {})?;
-    let thinking_dir = pass(
-        "thinking",
-        &[THINKING],
-        vec![SuiteChoice::Store],
-        false,
-        Duration::from_secs(30),
-        &|_| {},
-    )?;
-    let refused = pass(
-        "no-tools",
-        &[NO_TOOLS],
-        vec![SuiteChoice::Store],
-        false,
-        Duration::from_secs(30),
-        &|_| {},
-    )
-    .err()
-    .map(|e| format!("{e:#}"));
+    ))?;
+    let faults = bench.play(Pass {
+        timeout: FAULT_TIMEOUT,
+        ..Pass::new(
+            "faults",
+            &[FAULTY],
+            vec![SuiteChoice::Store, SuiteChoice::Router],
+        )
+    })?;
+    let thinking = bench.play(Pass::new("thinking", &[THINKING], vec![SuiteChoice::Store]))?;
+    let refused = bench
+        .play(Pass::new("no-tools", &[NO_TOOLS], vec![SuiteChoice::Store]))
+        .err()
+        .map(|e| format!("{e:#}"));
     // Tool docs x router in front on a few store tasks: the oracles pass every cell.
-    let factorial_dir = pass(
-        "factorial",
-        &[ORACLE_SMALL, ORACLE_LARGE],
-        vec![SuiteChoice::Store],
-        false,
-        Duration::from_secs(30),
-        &|s| {
+    let factorial = bench.play(Pass {
+        tweak: &|s| {
             s.tool_docs = Levels(vec![ToolVariant::Bare, ToolVariant::Documented]);
             s.router_in_front = Levels(vec![false, true]);
-            s.tasks = factorial_tasks.clone();
+            s.tasks = factorial_tasks.to_vec();
         },
-    )?;
-    let injected = stub.injected();
-    rt.block_on(stub.shutdown());
-    progress.finish();
-
-    let run_wall = started.elapsed().as_secs_f64();
-    let runs = [
-        load_run(&oracle_dir)?,
-        load_run(&flawed_dir)?,
-        load_run(&faults_dir)?,
-        load_run(&thinking_dir)?,
-        load_run(&factorial_dir)?,
-    ];
-    let mut checks = oracle_checks(&runs[0]);
-    for suite in &suites.domains {
-        let expected = expected_in(suite.as_ref());
-        checks.extend(flawed_checks(&runs[1], FLAWED, suite.name(), &expected));
-    }
-    checks.extend(fault_checks(&runs[2], FAULTY, &injected));
-    checks.extend(oracle_checks(&runs[3]));
-    checks.extend(thinking_checks(&runs[3], THINKING));
-    checks.push(no_tools_check(NO_TOOLS, refused.as_deref()));
-    checks.extend(oracle_checks(&runs[4]));
-    checks.extend(factorial_checks(&runs[4]));
-    let in_stub: f64 = runs.iter().map(stub_seconds).sum();
-    let dirs = [
-        &oracle_dir,
-        &flawed_dir,
-        &faults_dir,
-        &thinking_dir,
-        &factorial_dir,
-    ];
-    for dir in dirs {
-        super::report::write(dir, 10_000)?;
-    }
-    print_checks(&checks);
-    let failed = checks.iter().filter(|c| !c.passed()).count();
-    passk::errln!(
-        "calibrate: {} checks, {failed} failed, {:.1} s; the runs took {run_wall:.1} s, of which {in_stub:.1} s \
-         ({:.0}%) inside the stub (its total_duration) and the rest in passk, the wire and injected hangs and retries",
-        checks.len(),
-        started.elapsed().as_secs_f64(),
-        100.0 * in_stub / run_wall.max(f64::EPSILON)
-    );
-    for dir in dirs {
-        passk::outln!("{}", dir.display());
-    }
-    Ok(if failed == 0 {
-        exit_code::SUCCESS
-    } else {
-        exit_code::CALIBRATION_FAILED
+        ..Pass::new("factorial", &oracles, vec![SuiteChoice::Store])
+    })?;
+    Ok(Played {
+        oracle,
+        flawed,
+        faults,
+        thinking,
+        factorial,
+        refused,
     })
+}
+
+/// Every check, over the runs loaded from [`Played::dirs`] in that order.
+fn all_checks(
+    runs: &[passk::analysis::Run],
+    played: &Played,
+    suites: &AllSuites,
+    expected: &[ExpectedTrial],
+    injected: &BTreeMap<FaultKind, u64>,
+) -> Vec<Check> {
+    let [oracle, flawed, faults, thinking, factorial] = runs else {
+        unreachable!("one run per pass");
+    };
+    let mut checks = oracle_checks(oracle);
+    for suite in &suites.domains {
+        let ids: Vec<&str> = suite.tasks().iter().map(|t| t.id.as_str()).collect();
+        let in_suite: Vec<ExpectedTrial> = expected
+            .iter()
+            .filter(|e| ids.contains(&e.task.as_str()))
+            .cloned()
+            .collect();
+        checks.extend(flawed_checks(flawed, FLAWED, suite.name(), &in_suite));
+    }
+    checks.extend(fault_checks(faults, FAULTY, injected));
+    checks.extend(oracle_checks(thinking));
+    checks.extend(thinking_checks(thinking, THINKING));
+    checks.push(no_tools_check(NO_TOOLS, played.refused.as_deref()));
+    checks.extend(oracle_checks(factorial));
+    checks.extend(factorial_checks(factorial));
+    checks
 }
 
 /// Seconds the stub reported as its own (`total_duration`) over every call of a run, warm-ups included.

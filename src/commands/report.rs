@@ -97,26 +97,12 @@ fn generate(
         ..options(&run.manifest, resamples)
     };
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
-    let mut notes = Vec::new();
-    if run.superseded > 0 {
-        notes.push(format!(
-            "{} record(s) superseded: trials that ended on a transport or protocol failure and were \
-             played again on resume; only each trial's latest record is counted.",
-            run.superseded
-        ));
-    }
-    if run.torn_lines > 0 {
-        notes.push(format!(
-            "{} torn last line(s) skipped while reading the records (an interrupted write).",
-            run.torn_lines
-        ));
-    }
     let report = Report::new(
         &run.manifest,
         &summary,
         &run.conversations,
         &run.router,
-        notes,
+        reading_notes(&run),
     );
     let out_dir = run_dir.join(REPORT_DIR);
     let md_path = out_dir.join(REPORT_MD);
@@ -163,6 +149,26 @@ fn generate(
     m.add_optional("--export-csv", export.export_csv.as_deref(), csv)?;
     m.write(&report, stdout)?;
     Ok((md_path, document::terminal_table(&summary)))
+}
+
+/// What reading the records left out, said at the top of the report: superseded wire-failed
+/// records and torn last lines.
+fn reading_notes(run: &passk::analysis::Run) -> Vec<String> {
+    let mut notes = Vec::new();
+    if run.superseded > 0 {
+        notes.push(format!(
+            "{} record(s) superseded: trials that ended on a transport or protocol failure and were \
+             played again on resume; only each trial's latest record is counted.",
+            run.superseded
+        ));
+    }
+    if run.torn_lines > 0 {
+        notes.push(format!(
+            "{} torn last line(s) skipped while reading the records (an interrupted write).",
+            run.torn_lines
+        ));
+    }
+    notes
 }
 
 /// Removes the chart files an earlier report wrote that this one does not (a chart with nothing to

@@ -73,7 +73,17 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         .with_context(|| format!("--bind {:?} is not an IP address", args.bind))?;
     config.addr = SocketAddr::new(ip, args.port);
     config.suites = suites.digests;
+    // Flag, else Ollama's environment variable, else the file, else Ollama's default.
+    config.num_parallel = args
+        .num_parallel
+        .or_else(|| ollama_uint("OLLAMA_NUM_PARALLEL"))
+        .unwrap_or(config.num_parallel);
+    config.max_queue = args
+        .max_queue
+        .or_else(|| ollama_uint("OLLAMA_MAX_QUEUE"))
+        .unwrap_or(config.max_queue);
 
+    let (num_parallel, max_queue) = (config.num_parallel, config.max_queue);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -81,8 +91,10 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     runtime.block_on(async move {
         let handle = StubServer::start(config).await?;
         passk::errln!(
-            "passk stub listening on {} (Ctrl-C stops it)",
-            handle.base_url()
+            "passk stub listening on {} (num_parallel {}, max_queue {}; Ctrl-C stops it)",
+            handle.base_url(),
+            num_parallel.max(1),
+            max_queue
         );
         passk::outln!("{}", handle.base_url());
         let stop = crate::signals::graceful();
@@ -97,4 +109,20 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         anyhow::Ok(())
     })?;
     Ok(exit_code::SUCCESS)
+}
+
+/// An unsigned setting from the environment read as Ollama's `envconfig.Uint` reads it (spaces and
+/// quotes trimmed): unset or empty gives nothing, a value that does not parse gives nothing and a
+/// warning (Ollama then uses its default).
+fn ollama_uint(key: &str) -> Option<usize> {
+    let value = std::env::var(key).unwrap_or_default();
+    let value = value.trim().trim_matches(['"', '\'']);
+    if value.is_empty() {
+        return None;
+    }
+    let parsed = value.parse().ok();
+    if parsed.is_none() {
+        passk::errln!("warning: {key}={value:?} is not a number; ignored");
+    }
+    parsed
 }

@@ -109,6 +109,74 @@ fn difference_interval(k: Kind, ci: Option<&Interval>) -> String {
     format!("{} to {}{unit}", bound(i.low), bound(i.high))
 }
 
+/// One configuration and model: the metrics table, the tasks compared and the success difference.
+fn model_section(out: &mut String, c: &RunComparison, key: &str, model: &str, m: &ModelComparison) {
+    let _ = writeln!(out, "## `{key}`: `{model}`\n");
+    let notes = |s: &Summary| {
+        s.groups
+            .get(key)
+            .and_then(|g| g.models.get(model))
+            .map_or(NOT_AVAILABLE.to_string(), |x| x.denominator_note.clone())
+    };
+    let with_noise = c.noise_run.is_some();
+    let mut header = vec!["metric", "A", "B", "B − A", "95% CI"];
+    if with_noise {
+        header.push("noise band (|A′ − A|)");
+    }
+    header.push("measurable?");
+    let mut t = MarkdownTable::new(header);
+    t.numeric_after_first();
+    t.row([
+        "conversations graded".to_string(),
+        notes(&c.summary_a),
+        notes(&c.summary_b),
+        String::new(),
+    ]);
+    for p in &m.metrics {
+        t.row(metric_cells(p, with_noise));
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Tasks compared: {} graded by both; left out: {} graded only in A, {} only in B.\n",
+        m.shared_tasks, m.tasks_only_in_a, m.tasks_only_in_b
+    );
+    let _ = writeln!(
+        out,
+        "Success rate on the {} shared tasks: {}, 95% CI {}.\n",
+        m.shared_tasks,
+        opt(m.success_rate_difference, points),
+        m.success_rate_difference_ci95
+            .as_ref()
+            .map_or(NOT_AVAILABLE.into(), ci_points)
+    );
+}
+
+/// One metric's row: A, B, the difference and its interval, the noise band, the verdict.
+fn metric_cells(p: &MetricPair, with_noise: bool) -> Vec<String> {
+    let k = kind(&p.metric);
+    let mut cells = vec![
+        p.metric.clone(),
+        value(k, p.a),
+        value(k, p.b),
+        difference(k, p),
+        difference_interval(k, p.difference_ci95.as_ref()),
+    ];
+    if with_noise {
+        cells.push(
+            p.noise_band
+                .map_or(NOT_AVAILABLE.into(), |b| unsigned_amount(k, b)),
+        );
+    }
+    cells.push(match p.measurable {
+        Some(true) => "yes".into(),
+        Some(false) => "not measurable".into(),
+        None => NOT_AVAILABLE.into(),
+    });
+    cells
+}
+
 /// The compared configurations in report order (`cap=4` before `cap=10`).
 fn ordered(c: &RunComparison) -> Vec<(&String, &BTreeMap<String, ModelComparison>)> {
     let mut groups: Vec<_> = c.groups.iter().collect();
@@ -188,65 +256,7 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
     }
     for (key, models) in ordered(c) {
         for (model, m) in models {
-            let _ = writeln!(out, "## `{key}`: `{model}`\n");
-            let notes = |s: &Summary| {
-                s.groups
-                    .get(key)
-                    .and_then(|g| g.models.get(model))
-                    .map_or(NOT_AVAILABLE.to_string(), |x| x.denominator_note.clone())
-            };
-            let with_noise = c.noise_run.is_some();
-            let mut header = vec!["metric", "A", "B", "B − A", "95% CI"];
-            if with_noise {
-                header.push("noise band (|A′ − A|)");
-            }
-            header.push("measurable?");
-            let mut t = MarkdownTable::new(header);
-            t.numeric_after_first();
-            t.row([
-                "conversations graded".to_string(),
-                notes(&c.summary_a),
-                notes(&c.summary_b),
-                String::new(),
-            ]);
-            for p in &m.metrics {
-                let k = kind(&p.metric);
-                let mut cells = vec![
-                    p.metric.clone(),
-                    value(k, p.a),
-                    value(k, p.b),
-                    difference(k, p),
-                    difference_interval(k, p.difference_ci95.as_ref()),
-                ];
-                if with_noise {
-                    cells.push(
-                        p.noise_band
-                            .map_or(NOT_AVAILABLE.into(), |b| unsigned_amount(k, b)),
-                    );
-                }
-                cells.push(match p.measurable {
-                    Some(true) => "yes".into(),
-                    Some(false) => "not measurable".into(),
-                    None => NOT_AVAILABLE.into(),
-                });
-                t.row(cells);
-            }
-            out.push_str(&t.render());
-            out.push('\n');
-            let _ = writeln!(
-                out,
-                "Tasks compared: {} graded by both; left out: {} graded only in A, {} only in B.\n",
-                m.shared_tasks, m.tasks_only_in_a, m.tasks_only_in_b
-            );
-            let _ = writeln!(
-                out,
-                "Success rate on the {} shared tasks: {}, 95% CI {}.\n",
-                m.shared_tasks,
-                opt(m.success_rate_difference, points),
-                m.success_rate_difference_ci95
-                    .as_ref()
-                    .map_or(NOT_AVAILABLE.into(), ci_points)
-            );
+            model_section(&mut out, c, key, model, m);
         }
         break_evens(&mut out, key, c);
     }

@@ -14,7 +14,7 @@ use super::markdown::{
 };
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::{GroupSummary, ModelSummary, Rate, Summary};
-use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
+use crate::runner::record::{ConversationRecord, GpuInfo, Manifest, Mode, RouterRecord};
 use crate::trace::FailureMode;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -354,6 +354,7 @@ pub fn markdown(r: &Report) -> String {
     budget_sweep(&mut out, s);
     tools_add(&mut out, s);
     super::factorial::factorial_sections(&mut out, s);
+    super::placement::section(&mut out, s);
     router(&mut out, s);
     warnings(&mut out, r);
     out
@@ -420,6 +421,25 @@ fn value_text(v: &Value) -> String {
 fn setup(out: &mut String, r: &Report) {
     let (m, s) = (r.manifest, r.summary);
     out.push_str("## Setup\n\n");
+    let models = models_table(m);
+    if !models.is_empty() {
+        out.push_str(&models.render());
+        out.push('\n');
+    }
+    let mut t = MarkdownTable::new(["setting", "value"]);
+    t.row([
+        "Ollama version",
+        m.ollama_version.as_deref().unwrap_or(NOT_AVAILABLE),
+    ]);
+    t.row(["GPU".to_string(), gpu_text(&m.gpu)]);
+    settings_rows(&mut t, &m.settings);
+    analysis_rows(&mut t, s);
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// One row per model: size, quantization, digest and where it ran.
+fn models_table(m: &Manifest) -> MarkdownTable {
     let mut t = MarkdownTable::new(["model", "parameters", "quantization", "digest", "placement"]);
     for info in &m.models {
         t.row([
@@ -442,31 +462,29 @@ fn setup(out: &mut String, r: &Report) {
             },
         ]);
     }
-    if !t.is_empty() {
-        out.push_str(&t.render());
-        out.push('\n');
-    }
-    let mut t = MarkdownTable::new(["setting", "value"]);
-    t.row([
-        "Ollama version",
-        m.ollama_version.as_deref().unwrap_or(NOT_AVAILABLE),
-    ]);
-    let gpu = match (&m.gpu.name, &m.gpu.unavailable) {
+    t
+}
+
+/// The GPU's name, memory and driver, or why there is no telemetry.
+fn gpu_text(gpu: &GpuInfo) -> String {
+    match (&gpu.name, &gpu.unavailable) {
         (Some(name), _) => {
             let mut g = name.clone();
-            if let Some(mib) = m.gpu.memory_mib {
+            if let Some(mib) = gpu.memory_mib {
                 g.push_str(&format!(", {} MiB", number(mib as f64, 0)));
             }
-            if let Some(d) = &m.gpu.driver {
+            if let Some(d) = &gpu.driver {
                 g.push_str(&format!(", driver {d}"));
             }
             g
         }
         (None, Some(why)) => format!("no GPU telemetry ({why})"),
         (None, None) => "no GPU telemetry".into(),
-    };
-    t.row(["GPU".to_string(), gpu]);
-    let st = &m.settings;
+    }
+}
+
+/// The run's settings: the known ones under their names first, then every other scalar.
+fn settings_rows(t: &mut MarkdownTable, st: &Value) {
     let known: [(&str, &str); 9] = [
         ("trials", "trials per task"),
         ("tool_docs", "tool docs variant"),
@@ -503,6 +521,10 @@ fn setup(out: &mut String, r: &Report) {
             t.row([k.replace('_', " "), value_text(v)]);
         }
     }
+}
+
+/// How the figures were computed: grader digest, bootstrap, token blend, model pair.
+fn analysis_rows(t: &mut MarkdownTable, s: &Summary) {
     t.row([
         "grader digest".to_string(),
         format!("`{}`", s.grader_digest),
@@ -529,8 +551,6 @@ fn setup(out: &mut String, r: &Report) {
             format!("small `{}`, large `{}` ({})", p.small, p.large, p.rule),
         ]);
     }
-    out.push_str(&t.render());
-    out.push('\n');
 }
 
 fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
@@ -1357,11 +1377,7 @@ fn tools_add(out: &mut String, s: &Summary) {
     if s.tools_add.is_empty() {
         return;
     }
-    out.push_str(
-        "## What tools add
-
-",
-    );
+    out.push_str("## What tools add\n\n");
     out.push_str(
         "The agent beside the toolless baseline of the same run (one call per customer message, no \
          tools), over the tasks both graded. The baseline is graded on what a model without tools can \
@@ -1490,11 +1506,28 @@ fn router(out: &mut String, s: &Summary) {
     header.extend(models.iter().map(|(m, _)| model_header(s, m)));
     let mut t = MarkdownTable::new(header);
     t.numeric_after_first();
-    type RouterRow<'r> = (
-        String,
-        Box<dyn Fn(&str, &crate::analysis::router::RouterSummary) -> String + 'r>,
-    );
-    let rows: Vec<RouterRow> = vec![
+    let rows = router_rows(&ci_of);
+    for (label, f) in &rows {
+        let mut cells = vec![label.clone()];
+        cells.extend(models.iter().map(|(m, r)| f(m, r)));
+        t.row(cells);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    if let Some(c) = rc {
+        router_break_even(out, c);
+    }
+}
+
+/// One row of the router table: its label and how a model's cell is written.
+type RouterRow<'r> = (
+    String,
+    Box<dyn Fn(&str, &crate::analysis::router::RouterSummary) -> String + 'r>,
+);
+
+/// The router table's rows; `ci_of` gives a model's accuracy interval where one was computed.
+fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>) -> Vec<RouterRow<'r>> {
+    vec![
         (
             "Accuracy".into(),
             Box::new(|_, r| {
@@ -1578,28 +1611,23 @@ fn router(out: &mut String, s: &Summary) {
             "Temperature".into(),
             Box::new(|_, r| opt(r.temperature, |v| fixed(v, 2))),
         ),
-    ];
-    for (label, f) in &rows {
-        let mut cells = vec![label.clone()];
-        cells.extend(models.iter().map(|(m, r)| f(m, r)));
-        t.row(cells);
-    }
-    out.push_str(&t.render());
-    out.push('\n');
-    if let Some(c) = rc {
-        let _ = writeln!(
-            out,
-            "Router break-even: `{}` must be at least **{}** cheaper per token than `{}` to cost the \
-             same per correct call (95% CI {}, paired bootstrap over {} messages).\n",
-            c.small,
-            opt(c.break_even, ratio),
-            c.large,
-            c.ci95
-                .break_even
-                .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
-            c.ci95.messages
-        );
-    }
+    ]
+}
+
+/// The sentence under the router table: the break-even price ratio of the pair and its interval.
+fn router_break_even(out: &mut String, c: &crate::analysis::RouterComparison) {
+    let _ = writeln!(
+        out,
+        "Router break-even: `{}` must be at least **{}** cheaper per token than `{}` to cost the \
+         same per correct call (95% CI {}, paired bootstrap over {} messages).\n",
+        c.small,
+        opt(c.break_even, ratio),
+        c.large,
+        c.ci95
+            .break_even
+            .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
+        c.ci95.messages
+    );
 }
 
 fn warnings(out: &mut String, r: &Report) {

@@ -19,6 +19,7 @@ pub mod factorial;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod placement;
 pub mod plan;
 pub mod regrade;
 pub mod stopping;

@@ -1,7 +1,7 @@
 //! `regrade.md`: every verdict a re-grade moved, with the current grader's reasons.
 
 use super::markdown::MarkdownTable;
-use crate::analysis::regrade::Regrade;
+use crate::analysis::regrade::{MovedVerdict, Regrade};
 
 /// Renders the re-grade report.
 pub fn markdown(r: &Regrade, run_id: &str) -> String {
@@ -57,11 +57,7 @@ pub fn markdown(r: &Regrade, run_id: &str) -> String {
             };
             t.row([
                 m.model.clone(),
-                match (m.suite.as_str(), m.mode) {
-                    ("router", _) => "router".to_string(),
-                    (suite, crate::runner::record::Mode::Toolless) => format!("{suite} (toolless)"),
-                    (suite, _) => format!("{suite} (cap {})", m.call_cap),
-                },
+                configuration(m),
                 m.task.clone(),
                 m.trial.to_string(),
                 word(m.was).to_string(),
@@ -74,4 +70,57 @@ pub fn markdown(r: &Regrade, run_id: &str) -> String {
         s.push_str(&t.render());
     }
     s
+}
+
+/// Where a moved verdict was played: the suite, and the toolless baseline or the agent's call cap
+/// with its factorial cell (tool docs, router in front) where the record names one.
+fn configuration(m: &MovedVerdict) -> String {
+    match (m.suite.as_str(), m.mode) {
+        ("router", _) => "router".to_string(),
+        (suite, crate::runner::record::Mode::Toolless) => format!("{suite} (toolless)"),
+        (suite, _) => {
+            let mut cell = format!("cap {}", m.call_cap);
+            if let Some(docs) = m.tool_docs {
+                cell.push_str(&format!(", docs {}", docs.as_str()));
+            }
+            if m.router_in_front {
+                cell.push_str(", router in front");
+            }
+            format!("{suite} ({cell})")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::record::Mode;
+    use crate::suite::ToolVariant;
+
+    #[test]
+    fn a_moved_verdict_names_its_factorial_cell() {
+        let mut m = MovedVerdict {
+            suite: "store".into(),
+            task: "L1".into(),
+            model: "m".into(),
+            trial: 0,
+            mode: Mode::Agent,
+            call_cap: 10,
+            tool_docs: None,
+            router_in_front: false,
+            was: true,
+            now: false,
+            reasons: vec![],
+            replies: vec![],
+        };
+        assert_eq!(configuration(&m), "store (cap 10)");
+        m.tool_docs = Some(ToolVariant::Documented);
+        m.router_in_front = true;
+        assert_eq!(
+            configuration(&m),
+            "store (cap 10, docs documented, router in front)"
+        );
+        m.mode = Mode::Toolless;
+        assert_eq!(configuration(&m), "store (toolless)");
+    }
 }

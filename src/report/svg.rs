@@ -407,18 +407,7 @@ pub fn line_chart(chart: &LineChart) -> String {
     if finite.is_empty() {
         return no_data(&chart.labels, HEIGHT);
     }
-    let xs: Vec<f64> = finite.iter().map(|p| p.0).collect();
-    let mut ys: Vec<f64> = finite.iter().map(|p| p.1).collect();
-    ys.extend(chart.references.iter().map(|r| r.value));
-    ys.extend(
-        chart
-            .series
-            .iter()
-            .flat_map(|s| s.intervals.iter().flat_map(|i| [i.1, i.2]))
-            .filter(|v| v.is_finite()),
-    );
-    let x_axis = Axis::new(&xs, chart.x_range, chart.integer_x, false);
-    let y_axis = Axis::new(&ys, chart.y_range, false, chart.y_from_zero);
+    let (x_axis, y_axis) = line_axes(chart, &finite);
     let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
 
     let mut c = Canvas::new(HEIGHT, &chart.labels);
@@ -427,79 +416,23 @@ pub fn line_chart(chart: &LineChart) -> String {
     let sy = Scale::new(y_axis.lo, y_axis.hi, area.bottom, area.top);
     c.y_grid(&area, &sy, &y_axis, &chart.labels.y);
     c.clip(&area);
-    for band in &chart.bands {
-        if !(band.from.is_finite() && band.to.is_finite()) {
-            continue;
-        }
-        let (a, b) = ordered(sx.at(band.from), sx.at(band.to));
-        let (a, b) = (a.max(area.left), b.min(area.right));
-        if b <= a {
-            continue;
-        }
-        c.push(format!(
-            r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#F2F2F2" stroke="#D9D9D9"/>"##,
-            n(a),
-            n(area.top),
-            n(b - a),
-            n(area.bottom - area.top)
-        ));
-        let label = truncate(&band.label, ((b - a) / 6.0).floor() as usize);
-        c.text(a + 3.0, area.top + 11.0, "start", 10.0, MUTED, &label);
-    }
+    shaded_bands(&mut c, &chart.bands, &area, &sx);
     c.x_axis_numeric(&area, &sx, &x_axis, &chart.labels.x);
     c.push(r#"<g clip-path="url(#plot-area)">"#.into());
     let mut point_labels = Vec::new();
     for (i, s) in chart.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        if chart.marks != Marks::Points {
-            let d = path_data(&s.points, &sx, &sy);
-            if !d.is_empty() {
-                c.push(format!(
-                    r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="2" stroke-linejoin="round"/>"#
-                ));
-            }
-        }
-        if chart.marks == Marks::Lines {
-            // A point with no finite neighbour draws no line: a small dot keeps it visible.
-            for (x, y) in isolated(&s.points) {
-                c.push(format!(
-                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}"/>"#,
-                    n(sx.at(x)),
-                    n(sy.at(y))
-                ));
-            }
-        }
+        let painter = SeriesPainter {
+            sx: &sx,
+            sy: &sy,
+            color,
+            marks: chart.marks,
+        };
+        painter.lines(&mut c, &s.points);
         // Error bars, nudged apart so that series at the same x do not hide each other.
         let nudge = (i as f64 - (chart.series.len() as f64 - 1.0) / 2.0) * 5.0;
-        for &(x, lo, hi) in s
-            .intervals
-            .iter()
-            .filter(|(x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
-        {
-            let (ya, yb) = ordered(sy.at(lo), sy.at(hi));
-            let cx = sx.at(x) + nudge;
-            c.push(format!(
-                r#"<path d="M{a} {ya} L{a} {yb} M{l} {ya} L{r} {ya} M{l} {yb} L{r} {yb}" stroke="{color}" stroke-width="1.2" fill="none" opacity="0.8"/>"#,
-                a = n(cx),
-                l = n(cx - 3.0),
-                r = n(cx + 3.0),
-                ya = n(ya),
-                yb = n(yb),
-            ));
-        }
-        if chart.marks != Marks::Lines {
-            for &(x, y) in s
-                .points
-                .iter()
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-            {
-                c.push(format!(
-                    r#"<circle cx="{}" cy="{}" r="3" fill="{color}"/>"#,
-                    n(sx.at(x)),
-                    n(sy.at(y))
-                ));
-            }
-        }
+        painter.error_bars(&mut c, &s.intervals, nudge);
+        painter.points(&mut c, &s.points);
         // Point labels above the point for even series, below for odd ones, so two series apart;
         // drawn after the clipped group, so that a label at the edge stays whole.
         let dy = if i % 2 == 0 { -8.0 } else { 16.0 };
@@ -520,6 +453,118 @@ pub fn line_chart(chart: &LineChart) -> String {
     };
     c.legend(&area, &names, kind);
     c.finish()
+}
+
+/// A line chart's axes: x over the finite points, y over them, the reference lines and the ends
+/// of every error bar.
+fn line_axes(chart: &LineChart, finite: &[(f64, f64)]) -> (Axis, Axis) {
+    let xs: Vec<f64> = finite.iter().map(|p| p.0).collect();
+    let mut ys: Vec<f64> = finite.iter().map(|p| p.1).collect();
+    ys.extend(chart.references.iter().map(|r| r.value));
+    ys.extend(
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.intervals.iter().flat_map(|i| [i.1, i.2]))
+            .filter(|v| v.is_finite()),
+    );
+    let x_axis = Axis::new(&xs, chart.x_range, chart.integer_x, false);
+    let y_axis = Axis::new(&ys, chart.y_range, false, chart.y_from_zero);
+    (x_axis, y_axis)
+}
+
+/// Shaded x ranges behind the plot, each named at its top left.
+fn shaded_bands(c: &mut Canvas, bands: &[XBand], area: &Area, sx: &Scale) {
+    for band in bands {
+        if !(band.from.is_finite() && band.to.is_finite()) {
+            continue;
+        }
+        let (a, b) = ordered(sx.at(band.from), sx.at(band.to));
+        let (a, b) = (a.max(area.left), b.min(area.right));
+        if b <= a {
+            continue;
+        }
+        c.push(format!(
+            r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#F2F2F2" stroke="#D9D9D9"/>"##,
+            n(a),
+            n(area.top),
+            n(b - a),
+            n(area.bottom - area.top)
+        ));
+        let label = truncate(&band.label, ((b - a) / 6.0).floor() as usize);
+        c.text(a + 3.0, area.top + 11.0, "start", 10.0, MUTED, &label);
+    }
+}
+
+/// Draws one series of a line chart in its colour.
+struct SeriesPainter<'a> {
+    sx: &'a Scale,
+    sy: &'a Scale,
+    color: &'a str,
+    marks: Marks,
+}
+
+impl SeriesPainter<'_> {
+    /// The line through the points (breaking at non-finite ones), unless only points are drawn; a
+    /// point with no finite neighbour draws no line, so a small dot keeps it visible.
+    fn lines(&self, c: &mut Canvas, points: &[(f64, f64)]) {
+        let color = self.color;
+        if self.marks != Marks::Points {
+            let d = path_data(points, self.sx, self.sy);
+            if !d.is_empty() {
+                c.push(format!(
+                    r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="2" stroke-linejoin="round"/>"#
+                ));
+            }
+        }
+        if self.marks == Marks::Lines {
+            for (x, y) in isolated(points) {
+                c.push(format!(
+                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}"/>"#,
+                    n(self.sx.at(x)),
+                    n(self.sy.at(y))
+                ));
+            }
+        }
+    }
+
+    /// An error bar with caps at each finite (x, low, high), shifted `nudge` pixels along x.
+    fn error_bars(&self, c: &mut Canvas, intervals: &[(f64, f64, f64)], nudge: f64) {
+        for &(x, lo, hi) in intervals
+            .iter()
+            .filter(|(x, lo, hi)| x.is_finite() && lo.is_finite() && hi.is_finite())
+        {
+            let (ya, yb) = ordered(self.sy.at(lo), self.sy.at(hi));
+            let cx = self.sx.at(x) + nudge;
+            c.push(format!(
+                r#"<path d="M{a} {ya} L{a} {yb} M{l} {ya} L{r} {ya} M{l} {yb} L{r} {yb}" stroke="{color}" stroke-width="1.2" fill="none" opacity="0.8"/>"#,
+                a = n(cx),
+                l = n(cx - 3.0),
+                r = n(cx + 3.0),
+                ya = n(ya),
+                yb = n(yb),
+                color = self.color,
+            ));
+        }
+    }
+
+    /// A dot at every finite point, unless only lines are drawn.
+    fn points(&self, c: &mut Canvas, points: &[(f64, f64)]) {
+        if self.marks == Marks::Lines {
+            return;
+        }
+        for &(x, y) in points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+        {
+            c.push(format!(
+                r#"<circle cx="{}" cy="{}" r="3" fill="{}"/>"#,
+                n(self.sx.at(x)),
+                n(self.sy.at(y)),
+                self.color
+            ));
+        }
+    }
 }
 
 /// The finite points whose neighbours (before and after) are missing or not finite.
@@ -655,29 +700,11 @@ pub fn bar_chart(chart: &BarChart) -> String {
 
 /// Renders horizontal stacked bars, one per row, with counts (or shares) written in the segments.
 pub fn stacked_bars(chart: &StackedBars) -> String {
-    let rows: Vec<Vec<f64>> = chart
-        .rows
+    let rows = stacked_rows(chart);
+    let max_total = rows
         .iter()
-        .map(|r| {
-            let vals: Vec<f64> = (0..chart.segments.len())
-                .map(|k| {
-                    r.values
-                        .get(k)
-                        .copied()
-                        .filter(|v| v.is_finite() && *v > 0.0)
-                        .unwrap_or(0.0)
-                })
-                .collect();
-            let total: f64 = vals.iter().sum();
-            if chart.normalize && total > 0.0 {
-                vals.iter().map(|v| v / total).collect()
-            } else {
-                vals
-            }
-        })
-        .collect();
-    let totals: Vec<f64> = rows.iter().map(|r| r.iter().sum()).collect();
-    let max_total = totals.iter().copied().fold(0.0, f64::max);
+        .map(|r| r.iter().sum::<f64>())
+        .fold(0.0, f64::max);
     if !chart.has_data() {
         return no_data(&chart.labels, HEIGHT);
     }
@@ -706,73 +733,19 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
     let mut area = c.plot_area(&x_axis, legend_width(&seg_names), 0.0);
     area.left = 16.0 + name_w + 8.0;
     let sx = Scale::new(x_axis.lo, x_axis.hi, area.left, area.right);
-    for t in &x_axis.ticks {
-        let x = n(sx.at(*t));
-        c.push(format!(
-            r#"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="{GRID}"/>"#,
-            n(area.top),
-            n(area.bottom)
-        ));
-        c.text(
-            sx.at(*t),
-            area.bottom + 16.0,
-            "middle",
-            11.0,
-            TEXT,
-            &x_axis.label(*t),
-        );
-    }
+    vertical_grid(&mut c, &area, &x_axis, &sx);
     c.x_title(&area, &chart.labels.x, 40.0);
     let band = (area.bottom - area.top) / rows.len() as f64;
-    let bar_h = (band * 0.6).min(36.0);
     for (i, (vals, name)) in rows.iter().zip(&row_names).enumerate() {
         let cy = area.top + band * (i as f64 + 0.5);
-        let y0 = cy - bar_h / 2.0;
         let label = truncate(name, MAX_NAME);
         c.text(area.left - 8.0, cy + 4.0, "end", 12.0, TEXT, &label);
-        let mut acc = 0.0;
-        for (k, v) in vals.iter().enumerate() {
-            if *v <= 0.0 {
-                continue;
-            }
-            let (x0, x1) = (sx.at(acc), sx.at(acc + v));
-            acc += v;
-            c.push(format!(
-                r##"<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#FFFFFF"/>"##,
-                n(x0),
-                n(y0),
-                n(x1 - x0),
-                n(bar_h),
-                PALETTE[k % PALETTE.len()]
-            ));
-            let text = if chart.normalize {
-                format!("{}%", fixed(v * 100.0, 0))
-            } else {
-                auto_value(*v)
-            };
-            if text_width(&text, 11.0) + 4.0 <= x1 - x0 {
-                let fill = PALETTE[k % PALETTE.len()];
-                c.text(
-                    (x0 + x1) / 2.0,
-                    cy + 4.0,
-                    "middle",
-                    11.0,
-                    ink_on(fill),
-                    &text,
-                );
-            }
-        }
-        // The total at the end; a row with nothing in it says 0 rather than looking missing.
-        if !chart.normalize || acc == 0.0 {
-            c.text(
-                sx.at(acc) + 4.0,
-                cy + 4.0,
-                "start",
-                11.0,
-                TEXT,
-                &auto_value(acc),
-            );
-        }
+        let bar = StackedBar {
+            cy,
+            height: (band * 0.6).min(36.0),
+            normalize: chart.normalize,
+        };
+        bar.draw(&mut c, &sx, vals);
     }
     c.push(format!(
         r#"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="{AXIS}"/>"#,
@@ -782,6 +755,90 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
     ));
     c.legend(&area, &seg_names, Swatch::Box);
     c.finish()
+}
+
+/// Each row's segment values (missing, negative or non-finite: 0), as shares of the row's total
+/// when the chart is normalised.
+fn stacked_rows(chart: &StackedBars) -> Vec<Vec<f64>> {
+    chart
+        .rows
+        .iter()
+        .map(|r| {
+            let vals: Vec<f64> = (0..chart.segments.len())
+                .map(|k| {
+                    r.values
+                        .get(k)
+                        .copied()
+                        .filter(|v| v.is_finite() && *v > 0.0)
+                        .unwrap_or(0.0)
+                })
+                .collect();
+            let total: f64 = vals.iter().sum();
+            if chart.normalize && total > 0.0 {
+                vals.iter().map(|v| v / total).collect()
+            } else {
+                vals
+            }
+        })
+        .collect()
+}
+
+/// Vertical grid lines at the x axis' ticks, each labelled under the plot.
+fn vertical_grid(c: &mut Canvas, area: &Area, x_axis: &Axis, sx: &Scale) {
+    for t in &x_axis.ticks {
+        let x = n(sx.at(*t));
+        c.push(format!(
+            r#"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="{GRID}"/>"#,
+            n(area.top),
+            n(area.bottom)
+        ));
+        let label = x_axis.label(*t);
+        c.text(sx.at(*t), area.bottom + 16.0, "middle", 11.0, TEXT, &label);
+    }
+}
+
+/// One horizontal bar of a stacked chart, centred at `cy`.
+struct StackedBar {
+    cy: f64,
+    height: f64,
+    normalize: bool,
+}
+
+impl StackedBar {
+    /// Its segments left to right, each with its value inside where it fits, then the total.
+    fn draw(&self, c: &mut Canvas, sx: &Scale, vals: &[f64]) {
+        let y0 = self.cy - self.height / 2.0;
+        let mut acc = 0.0;
+        for (k, v) in vals.iter().enumerate() {
+            if *v <= 0.0 {
+                continue;
+            }
+            let (x0, x1) = (sx.at(acc), sx.at(acc + v));
+            acc += v;
+            let fill = PALETTE[k % PALETTE.len()];
+            c.push(format!(
+                r##"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" stroke="#FFFFFF"/>"##,
+                n(x0),
+                n(y0),
+                n(x1 - x0),
+                n(self.height),
+            ));
+            let text = if self.normalize {
+                format!("{}%", fixed(v * 100.0, 0))
+            } else {
+                auto_value(*v)
+            };
+            if text_width(&text, 11.0) + 4.0 <= x1 - x0 {
+                let cx = (x0 + x1) / 2.0;
+                c.text(cx, self.cy + 4.0, "middle", 11.0, ink_on(fill), &text);
+            }
+        }
+        // The total at the end; a row with nothing in it says 0 rather than looking missing.
+        if !self.normalize || acc == 0.0 {
+            let x = sx.at(acc) + 4.0;
+            c.text(x, self.cy + 4.0, "start", 11.0, TEXT, &auto_value(acc));
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -818,60 +875,10 @@ pub fn distribution(chart: &DistributionChart) -> String {
         let color = PALETTE[i % PALETTE.len()];
         let cx = area.left + band * (i as f64 + 0.5);
         notes.push((cx, sample.name.as_str(), values.len()));
-        if values.is_empty() {
-            continue;
-        }
-        let q1 = quantile(values, 0.25);
-        let q2 = quantile(values, 0.5);
-        let q3 = quantile(values, 0.75);
-        let fence = 1.5 * (q3 - q1);
-        let low = values
-            .iter()
-            .copied()
-            .find(|v| *v >= q1 - fence)
-            .unwrap_or(q1);
-        let high = values
-            .iter()
-            .rev()
-            .copied()
-            .find(|v| *v <= q3 + fence)
-            .unwrap_or(q3);
-        let (l, r) = (n(cx - box_w / 2.0), n(cx + box_w / 2.0));
-        let (wl, wr) = (n(cx - box_w / 4.0), n(cx + box_w / 4.0));
-        c.push(format!(
-            r#"<path d="M{x} {a} L{x} {b} M{x} {d} L{x} {e} M{wl} {a} L{wr} {a} M{wl} {e} L{wr} {e}" stroke="{AXIS}" fill="none"/>"#,
-            x = n(cx),
-            a = n(sy.at(low)),
-            b = n(sy.at(q1)),
-            d = n(sy.at(q3)),
-            e = n(sy.at(high)),
-        ));
-        c.push(format!(
-            r#"<rect x="{l}" y="{}" width="{}" height="{}" fill="{color}" fill-opacity="0.25" stroke="{color}" stroke-width="1.5"/>"#,
-            n(sy.at(q3)),
-            n(box_w),
-            n(sy.at(q1) - sy.at(q3)),
-        ));
-        c.push(format!(
-            r#"<line x1="{l}" y1="{m}" x2="{r}" y2="{m}" stroke="{color}" stroke-width="2.5"/>"#,
-            m = n(sy.at(q2))
-        ));
-        for (k, v) in values.iter().enumerate() {
-            let outlier = *v < low || *v > high;
-            if outlier {
-                c.push(format!(
-                    r#"<circle cx="{}" cy="{}" r="3" fill="none" stroke="{color}"/>"#,
-                    n(cx),
-                    n(sy.at(*v))
-                ));
-            } else if chart.show_points {
-                let jitter = ((k as f64 * 0.618_033_988_749_895).fract() - 0.5) * box_w * 0.8;
-                c.push(format!(
-                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}" fill-opacity="0.6"/>"#,
-                    n(cx + jitter),
-                    n(sy.at(*v))
-                ));
-            }
+        if !values.is_empty() {
+            let b = BoxPlot::of(values);
+            b.draw(&mut c, &sy, cx, box_w, color);
+            b.points(&mut c, &sy, (cx, box_w, color), values, chart.show_points);
         }
     }
     c.push("</g>".into());
@@ -895,6 +902,94 @@ pub fn distribution(chart: &DistributionChart) -> String {
     c.finish()
 }
 
+/// A box and whiskers: quartiles, and whiskers at the furthest values within 1.5 IQR.
+struct BoxPlot {
+    q1: f64,
+    q2: f64,
+    q3: f64,
+    low: f64,
+    high: f64,
+}
+
+impl BoxPlot {
+    /// Of sorted finite values (at least one).
+    fn of(values: &[f64]) -> BoxPlot {
+        let q1 = quantile(values, 0.25);
+        let q3 = quantile(values, 0.75);
+        let fence = 1.5 * (q3 - q1);
+        let low = values
+            .iter()
+            .copied()
+            .find(|v| *v >= q1 - fence)
+            .unwrap_or(q1);
+        let high = values
+            .iter()
+            .rev()
+            .copied()
+            .find(|v| *v <= q3 + fence)
+            .unwrap_or(q3);
+        BoxPlot {
+            q1,
+            q2: quantile(values, 0.5),
+            q3,
+            low,
+            high,
+        }
+    }
+
+    /// The whiskers, the box and the median line, centred at `cx`.
+    fn draw(&self, c: &mut Canvas, sy: &Scale, cx: f64, box_w: f64, color: &str) {
+        let (l, r) = (n(cx - box_w / 2.0), n(cx + box_w / 2.0));
+        let (wl, wr) = (n(cx - box_w / 4.0), n(cx + box_w / 4.0));
+        c.push(format!(
+            r#"<path d="M{x} {a} L{x} {b} M{x} {d} L{x} {e} M{wl} {a} L{wr} {a} M{wl} {e} L{wr} {e}" stroke="{AXIS}" fill="none"/>"#,
+            x = n(cx),
+            a = n(sy.at(self.low)),
+            b = n(sy.at(self.q1)),
+            d = n(sy.at(self.q3)),
+            e = n(sy.at(self.high)),
+        ));
+        c.push(format!(
+            r#"<rect x="{l}" y="{}" width="{}" height="{}" fill="{color}" fill-opacity="0.25" stroke="{color}" stroke-width="1.5"/>"#,
+            n(sy.at(self.q3)),
+            n(box_w),
+            n(sy.at(self.q1) - sy.at(self.q3)),
+        ));
+        c.push(format!(
+            r#"<line x1="{l}" y1="{m}" x2="{r}" y2="{m}" stroke="{color}" stroke-width="2.5"/>"#,
+            m = n(sy.at(self.q2))
+        ));
+    }
+
+    /// Outliers as open circles; with `all`, every other value as a jittered dot.
+    fn points(
+        &self,
+        c: &mut Canvas,
+        sy: &Scale,
+        (cx, box_w, color): (f64, f64, &str),
+        values: &[f64],
+        all: bool,
+    ) {
+        for (k, v) in values.iter().enumerate() {
+            let outlier = *v < self.low || *v > self.high;
+            if outlier {
+                c.push(format!(
+                    r#"<circle cx="{}" cy="{}" r="3" fill="none" stroke="{color}"/>"#,
+                    n(cx),
+                    n(sy.at(*v))
+                ));
+            } else if all {
+                let jitter = ((k as f64 * 0.618_033_988_749_895).fract() - 0.5) * box_w * 0.8;
+                c.push(format!(
+                    r#"<circle cx="{}" cy="{}" r="2" fill="{color}" fill-opacity="0.6"/>"#,
+                    n(cx + jitter),
+                    n(sy.at(*v))
+                ));
+            }
+        }
+    }
+}
+
 /// Linear interpolation at index (n - 1)p of sorted, non-empty `values` (metrics.md percentiles).
 fn quantile(values: &[f64], p: f64) -> f64 {
     let pos = (values.len() - 1) as f64 * p;
@@ -912,7 +1007,6 @@ fn quantile(values: &[f64], p: f64) -> f64 {
 /// Renders a heatmap (the four-state table): one panel per model, rows x columns shaded by value on a
 /// scale shared by all panels.
 pub fn heatmap(chart: &Heatmap) -> String {
-    let (nr, nc) = (chart.rows.len(), chart.columns.len());
     let max = chart
         .panels
         .iter()
@@ -923,37 +1017,78 @@ pub fn heatmap(chart: &Heatmap) -> String {
     if !chart.has_data() || !max.is_finite() {
         return no_data(&chart.labels, HEIGHT);
     }
-    let top = top_margin(&chart.labels) + 22.0;
-    let row_w = chart
-        .rows
-        .iter()
-        .map(|s| s.chars().count().min(MAX_NAME))
-        .max()
-        .unwrap_or(0) as f64
-        * CHAR_W;
-    let y_title = if chart.labels.y.is_empty() { 0.0 } else { 22.0 };
-    let left = 16.0 + y_title + row_w + 8.0;
-    let right = WIDTH - 16.0;
-    let gap = 24.0;
-    let np = chart.panels.len() as f64;
-    let panel_w = ((right - left) - gap * (np - 1.0)) / np;
-    let cell_w = panel_w / nc as f64;
-    let cell_h = (cell_w * 0.75).clamp(24.0, 90.0);
-    let grid_h = cell_h * nr as f64;
-    let mut c = Canvas::new((top + grid_h + 56.0).round(), &chart.labels);
+    let g = HeatGrid::new(chart, max);
+    let mut c = Canvas::new((g.top + g.grid_h + 56.0).round(), &chart.labels);
+    heat_row_labels(&mut c, chart, &g);
+    for (p, panel) in chart.panels.iter().enumerate() {
+        heat_panel(&mut c, chart, &g, p, panel);
+    }
+    if !chart.labels.x.is_empty() {
+        let x = (g.left + g.right) / 2.0;
+        let y = g.top + g.grid_h + 36.0;
+        c.text(x, y, "middle", 12.0, TEXT, &chart.labels.x);
+    }
+    c.finish()
+}
+
+/// Where a heatmap's panels and cells go, and the value of the darkest shade.
+struct HeatGrid {
+    top: f64,
+    left: f64,
+    right: f64,
+    panel_w: f64,
+    cell_w: f64,
+    cell_h: f64,
+    grid_h: f64,
+    max: f64,
+    /// Characters that fit in a cell.
+    max_chars: usize,
+}
+
+impl HeatGrid {
+    fn new(chart: &Heatmap, max: f64) -> HeatGrid {
+        let (nr, nc) = (chart.rows.len(), chart.columns.len());
+        let top = top_margin(&chart.labels) + 22.0;
+        let row_w = chart
+            .rows
+            .iter()
+            .map(|s| s.chars().count().min(MAX_NAME))
+            .max()
+            .unwrap_or(0) as f64
+            * CHAR_W;
+        let y_title = if chart.labels.y.is_empty() { 0.0 } else { 22.0 };
+        let left = 16.0 + y_title + row_w + 8.0;
+        let right = WIDTH - 16.0;
+        let np = chart.panels.len() as f64;
+        let panel_w = ((right - left) - HEAT_GAP * (np - 1.0)) / np;
+        let cell_w = panel_w / nc as f64;
+        let cell_h = (cell_w * 0.75).clamp(24.0, 90.0);
+        HeatGrid {
+            top,
+            left,
+            right,
+            panel_w,
+            cell_w,
+            cell_h,
+            grid_h: cell_h * nr as f64,
+            max,
+            max_chars: (cell_w / CHAR_W).floor() as usize,
+        }
+    }
+}
+
+/// Space between a heatmap's panels.
+const HEAT_GAP: f64 = 24.0;
+
+/// The row names left of the first panel, and the rows' question turned along the axis.
+fn heat_row_labels(c: &mut Canvas, chart: &Heatmap, g: &HeatGrid) {
     for (r, name) in chart.rows.iter().enumerate() {
-        let cy = top + cell_h * (r as f64 + 0.5);
-        c.text(
-            left - 8.0,
-            cy + 4.0,
-            "end",
-            12.0,
-            TEXT,
-            &truncate(name, MAX_NAME),
-        );
+        let cy = g.top + g.cell_h * (r as f64 + 0.5);
+        let name = truncate(name, MAX_NAME);
+        c.text(g.left - 8.0, cy + 4.0, "end", 12.0, TEXT, &name);
     }
     if !chart.labels.y.is_empty() {
-        let (x, y) = (16.0 + 12.0, top + grid_h / 2.0);
+        let (x, y) = (16.0 + 12.0, g.top + g.grid_h / 2.0);
         c.push(format!(
             r#"<text x="{x}" y="{y}" text-anchor="middle" font-size="12" fill="{TEXT}" transform="rotate(-90 {x} {y})">{}</text>"#,
             escape(&chart.labels.y),
@@ -961,94 +1096,75 @@ pub fn heatmap(chart: &Heatmap) -> String {
             y = n(y),
         ));
     }
-    let max_chars = (cell_w / CHAR_W).floor() as usize;
-    for (p, panel) in chart.panels.iter().enumerate() {
-        let x0 = left + (panel_w + gap) * p as f64;
-        let title_chars = (panel_w / 7.5).floor() as usize;
-        c.text_full(
-            x0 + panel_w / 2.0,
-            top - 8.0,
-            "middle",
-            13.0,
-            TEXT,
-            &panel.name,
-            title_chars,
-        );
-        for r in 0..nr {
-            for k in 0..nc {
-                let v = panel
-                    .cells
-                    .get(r)
-                    .and_then(|row| row.get(k))
-                    .copied()
-                    .unwrap_or(f64::NAN);
-                let (fill, ink) = if v.is_finite() {
-                    let t = if max > 0.0 {
-                        (v / max).clamp(0.0, 1.0)
-                    } else {
-                        0.0
-                    };
-                    (shade(t), if t > 0.55 { "#FFFFFF" } else { TEXT })
-                } else {
-                    ("#DDDDDD".to_string(), MUTED)
-                };
-                let (x, y) = (x0 + cell_w * k as f64, top + cell_h * r as f64);
-                c.push(format!(
-                    r##"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" stroke="#FFFFFF" stroke-width="2"/>"##,
-                    n(x),
-                    n(y),
-                    n(cell_w),
-                    n(cell_h)
-                ));
-                let text = panel
-                    .text
-                    .as_ref()
-                    .and_then(|t| t.get(r))
-                    .and_then(|row| row.get(k))
-                    .cloned()
-                    .unwrap_or_else(|| {
-                        if v.is_finite() {
-                            auto_value(v)
-                        } else {
-                            NOT_AVAILABLE.to_string()
-                        }
-                    });
-                c.text_full(
-                    x + cell_w / 2.0,
-                    y + cell_h / 2.0 + 5.0,
-                    "middle",
-                    13.0,
-                    ink,
-                    &text,
-                    max_chars,
-                );
+}
+
+/// One panel: its title, its cells and the column names under it.
+fn heat_panel(c: &mut Canvas, chart: &Heatmap, g: &HeatGrid, p: usize, panel: &HeatmapPanel) {
+    let x0 = g.left + (g.panel_w + HEAT_GAP) * p as f64;
+    let title_chars = (g.panel_w / 7.5).floor() as usize;
+    let mid = x0 + g.panel_w / 2.0;
+    c.text_full(
+        mid,
+        g.top - 8.0,
+        "middle",
+        13.0,
+        TEXT,
+        &panel.name,
+        title_chars,
+    );
+    for r in 0..chart.rows.len() {
+        for k in 0..chart.columns.len() {
+            heat_cell(c, g, panel, (r, k), x0);
+        }
+    }
+    for (k, name) in chart.columns.iter().enumerate() {
+        let cx = x0 + g.cell_w * (k as f64 + 0.5);
+        let y = g.top + g.grid_h + 16.0;
+        c.text_full(cx, y, "middle", 11.0, TEXT, name, g.max_chars);
+    }
+}
+
+/// One cell, shaded by its value on the shared scale, with its text (or the value) inside.
+fn heat_cell(c: &mut Canvas, g: &HeatGrid, panel: &HeatmapPanel, (r, k): (usize, usize), x0: f64) {
+    let v = panel
+        .cells
+        .get(r)
+        .and_then(|row| row.get(k))
+        .copied()
+        .unwrap_or(f64::NAN);
+    let (fill, ink) = if v.is_finite() {
+        let t = if g.max > 0.0 {
+            (v / g.max).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        (shade(t), if t > 0.55 { "#FFFFFF" } else { TEXT })
+    } else {
+        ("#DDDDDD".to_string(), MUTED)
+    };
+    let (x, y) = (x0 + g.cell_w * k as f64, g.top + g.cell_h * r as f64);
+    c.push(format!(
+        r##"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" stroke="#FFFFFF" stroke-width="2"/>"##,
+        n(x),
+        n(y),
+        n(g.cell_w),
+        n(g.cell_h)
+    ));
+    let text = panel
+        .text
+        .as_ref()
+        .and_then(|t| t.get(r))
+        .and_then(|row| row.get(k))
+        .cloned()
+        .unwrap_or_else(|| {
+            if v.is_finite() {
+                auto_value(v)
+            } else {
+                NOT_AVAILABLE.to_string()
             }
-        }
-        for (k, name) in chart.columns.iter().enumerate() {
-            let cx = x0 + cell_w * (k as f64 + 0.5);
-            c.text_full(
-                cx,
-                top + grid_h + 16.0,
-                "middle",
-                11.0,
-                TEXT,
-                name,
-                max_chars,
-            );
-        }
-    }
-    if !chart.labels.x.is_empty() {
-        let x = (left + right) / 2.0;
-        c.text(
-            x,
-            top + grid_h + 36.0,
-            "middle",
-            12.0,
-            TEXT,
-            &chart.labels.x,
-        );
-    }
-    c.finish()
+        });
+    let (cx, cy) = (x + g.cell_w / 2.0, y + g.cell_h / 2.0 + 5.0);
+    c.text_full(cx, cy, "middle", 13.0, ink, &text, g.max_chars);
 }
 
 /// Colour of a cell at intensity `t` in [0, 1]: from near-white to dark blue.

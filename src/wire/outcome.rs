@@ -55,7 +55,8 @@ impl Failure {
     }
 }
 
-/// The failure an HTTP status stands for; `None` for 2xx.
+/// The failure an HTTP status stands for; `None` for 2xx. A 503 is Ollama's queue-full answer
+/// (`server busy, please try again.  maximum pending requests exceeded`): transport, so retried.
 pub fn classify_status(status: u16) -> Option<Failure> {
     match status {
         200..=299 => None,

@@ -120,6 +120,15 @@ pub struct Stub {
 }
 
 impl Stub {
+    /// Starts the stub serving oracle models (which replay the gold trajectories) under `names`.
+    pub fn oracles(names: &[&str]) -> Stub {
+        let models = names
+            .iter()
+            .map(|n| (*n, passk::wire::stub::Behaviour::Oracle.into()))
+            .collect();
+        Stub::start(models, |_| {})
+    }
+
     /// Starts the stub with the project's store, router and triage suites in its script book; model
     /// names follow the stub's conventions (`oracle`, `text-calls`, `never-answer`, ...) unless
     /// `models` overrides them.

@@ -232,9 +232,9 @@ pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
     Response::Stream { parts }
 }
 
-/// Marks the model loaded until its keep_alive runs out; returns the load time: cold when it
-/// was not loaded (first call, keep_alive expired, or another num_ctx), warm otherwise.
-pub(crate) fn load(state: &State, req: &ChatRequest, keep: KeepAlive) -> Duration {
+/// Marks the model loaded until its keep_alive runs out; returns whether it must load cold: it
+/// was not loaded (first call, keep_alive expired, or another num_ctx).
+pub(crate) fn load(state: &State, req: &ChatRequest, keep: KeepAlive) -> bool {
     let now = Instant::now();
     let num_ctx = req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH);
     let name = ModelName::parse(&req.model);
@@ -254,11 +254,7 @@ pub(crate) fn load(state: &State, req: &ChatRequest, keep: KeepAlive) -> Duratio
             expires,
         },
     );
-    if warm {
-        state.config.load
-    } else {
-        state.config.cold_load
-    }
+    !warm
 }
 
 /// Unloads the model now (`keep_alive: 0` without messages).

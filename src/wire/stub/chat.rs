@@ -8,6 +8,7 @@ use super::http::{Part, Response};
 use super::judge::{self, Judged};
 use super::output::{Generated, generate};
 use super::script;
+use super::slots::{MAX_QUEUE_ERROR, Slot};
 use super::{ModelSpec, PromptCount, State, error, not_found};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
@@ -35,22 +36,35 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     let keep = judged
         .keep_alive
         .unwrap_or(KeepAlive::For(DEFAULT_KEEP_ALIVE));
-    let load_time = load(state, req, keep);
+    let cold = load(state, req, keep);
+    let key = ModelName::parse(&req.model).key();
+    let cfg = &state.config;
+    let Ok((load_time, place)) = state
+        .slots
+        .schedule(&key, entry, cold, cfg.cold_load, cfg.load)
+    else {
+        return error(503, MAX_QUEUE_ERROR);
+    };
+    // Loading, or waiting in the pending queue for the load in progress.
+    tokio::time::sleep_until((entry + load_time).into()).await;
+    drop(place);
     if req.messages.is_empty() {
         // Ollama's preload: no generation, done_reason "load".
-        tokio::time::sleep_until((entry + load_time).into()).await;
         return done_without_reply(&req.model, "load");
     }
-    let Ok(reply) = script::respond(&state.config.script, &spec.behaviour, req) else {
+    let Ok(reply) = script::respond(&cfg.script, &spec.behaviour, req) else {
         return error(409, script::UNKNOWN_CONVERSATION);
     };
     let thinks = spec.has("thinking") && judged.think != Some(false);
     let generated = generate(reply, thinks, req, fault == Some(FaultKind::Length));
     let (answer, prefill, decode) = answer(state, req, n, generated, load_time);
+    // The model time holds one of the model's slots; waiting for it shows in total_duration only.
+    let slot = state.slots.acquire(&key).await;
     if req.stream {
-        return stream_reply(answer, load_time + prefill, decode, fault);
+        return stream_reply(answer, prefill, decode, fault, slot);
     }
-    tokio::time::sleep_until((entry + load_time + prefill + decode).into()).await;
+    tokio::time::sleep(prefill + decode).await;
+    drop(slot);
     whole_reply(answer, entry, fault)
 }
 
@@ -181,10 +195,7 @@ fn early_fault(fault: Option<FaultKind>, model: &str, hang: Duration) -> Option<
         FaultKind::Reset => Response::Reset,
         FaultKind::Hang => Response::Hang(hang),
         FaultKind::Http500 => error(500, "llama runner process has terminated: exit status 2"),
-        FaultKind::Http503 => error(
-            503,
-            "server busy, please try again.  maximum pending requests exceeded",
-        ),
+        FaultKind::Http503 => error(503, MAX_QUEUE_ERROR),
         FaultKind::NotFound => not_found(model),
         FaultKind::NoTools => no_tools(model),
         _ => return None,
@@ -382,12 +393,14 @@ fn whole_reply(a: Answer, entry: Instant, fault: Option<FaultKind>) -> Response 
 
 /// The streamed answer: thinking, then the first half of the content with the tool calls after
 /// prefill, the rest after decode, then the final chunk with the metrics, or the fault (the
-/// connection closed after the first chunks, an HTML line, an `{"error"}` line).
+/// connection closed after the first chunks, an HTML line, an `{"error"}` line); the model's slot
+/// is released once the stream has ended.
 fn stream_reply(
     a: Answer,
     first_after: Duration,
     decode: Duration,
     fault: Option<FaultKind>,
+    slot: Slot,
 ) -> Response {
     let split = a
         .content
@@ -421,5 +434,6 @@ fn stream_reply(
             a.chunk(ChatMessage::assistant(""), true, timings)
         }))),
     }
+    parts.push(Part::Release(slot));
     Response::Stream { parts }
 }

@@ -32,6 +32,10 @@ pub struct StubFile {
     pub prompt_eval: PromptCount,
     /// How long a hang lasts, milliseconds.
     pub hang_ms: Option<u64>,
+    /// Requests each model serves at once (`OLLAMA_NUM_PARALLEL`; default 1).
+    pub num_parallel: Option<usize>,
+    /// Requests that may wait for a model still loading (`OLLAMA_MAX_QUEUE`; default 512).
+    pub max_queue: Option<usize>,
     /// Behaviour of models not listed (absent: oracle; `serve_unknown = false`: 404).
     pub default: Option<ModelEntry>,
     /// Whether names not listed are served at all.
@@ -192,6 +196,8 @@ impl StubFile {
             cold_load: millis(self.cold_load_ms, base.cold_load, "cold_load_ms")?,
             prompt_count: self.prompt_eval,
             hang: self.hang_ms.map_or(base.hang, Duration::from_millis),
+            num_parallel: self.num_parallel.unwrap_or(base.num_parallel),
+            max_queue: self.max_queue.unwrap_or(base.max_queue),
             ..base
         })
     }
@@ -208,6 +214,7 @@ mod tests {
             seed = 7
             decode_tok_per_s = 2000
             hang_ms = 100
+            num_parallel = 4
             [default]
             behaviour = "oracle"
             [models."text:1b"]
@@ -231,6 +238,7 @@ mod tests {
         };
         assert_eq!(cfg.seed, 7);
         assert_eq!(cfg.hang, Duration::from_millis(100));
+        assert_eq!((cfg.num_parallel, cfg.max_queue), (4, 512));
         assert!(matches!(
             cfg.models["text:1b"].behaviour,
             Behaviour::TextCalls(TextStyle::Tagged)

@@ -38,6 +38,8 @@ pub(crate) enum Part {
     Final(FinalLine),
     /// Close the connection here, without the stream's terminating chunk.
     Close,
+    /// Release what the stream held (a model's slot): when reached, or when the stream ends early.
+    Release(super::slots::Slot),
 }
 
 /// What the handler wants sent.
@@ -99,6 +101,7 @@ pub(crate) async fn serve_connection(
         let resp = tokio::select! {
             r = handler(req, entry) => r,
             _ = shutdown.changed() => return,
+            () = client_gone(&mut reader) => return,
         };
         let written = match resp {
             Response::Reset => {
@@ -245,6 +248,16 @@ async fn read_request(
     }))
 }
 
+/// Resolves once the client has closed the connection, as Go's `net/http` then cancels the
+/// request's context (a request waiting for a model's slot gives it up); bytes of a next request
+/// stay buffered.
+async fn client_gone(reader: &mut BufReader<OwnedReadHalf>) {
+    match reader.fill_buf().await {
+        Ok([]) | Err(_) => {}
+        Ok(_) => std::future::pending().await,
+    }
+}
+
 async fn read_exact(reader: &mut BufReader<OwnedReadHalf>, n: usize) -> io::Result<Vec<u8>> {
     if n > MAX_BODY {
         return Err(io::Error::new(
@@ -353,6 +366,7 @@ async fn write_stream(
                 write_all(wr, &pending).await?;
                 return Ok(false);
             }
+            Part::Release(held) => drop(held),
         }
     }
     pending.extend_from_slice(b"0\r\n\r\n");

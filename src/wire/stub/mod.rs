@@ -17,6 +17,7 @@ pub mod messy;
 pub mod mistakes;
 mod output;
 pub mod script;
+mod slots;
 
 pub use catalog::STUB_CONTEXT_LENGTH;
 pub use faults::{FaultKind, FaultRates};
@@ -26,6 +27,7 @@ pub use mistakes::{ExpectedTrial, Mistake, MistakePlan};
 pub use script::{
     Behaviour, ScriptBook, TextStyle, UNKNOWN_CONVERSATION, WARM_UP_PROMPT, WARM_UP_REPLY,
 };
+pub use slots::{DEFAULT_MAX_QUEUE, DEFAULT_NUM_PARALLEL, MAX_QUEUE_ERROR};
 
 use crate::wire::api::VersionResponse;
 use crate::wire::name::ModelName;
@@ -170,6 +172,10 @@ pub struct StubConfig {
     /// Another build of the same model names (empty: the usual one): every model digest differs,
     /// as after a tag was pushed again and pulled on one server only.
     pub build: String,
+    /// Requests each model serves at once (`OLLAMA_NUM_PARALLEL`); more wait for a slot.
+    pub num_parallel: usize,
+    /// Requests that may wait for a model still loading (`OLLAMA_MAX_QUEUE`); more get a 503.
+    pub max_queue: usize,
 }
 
 impl Default for StubConfig {
@@ -189,6 +195,8 @@ impl Default for StubConfig {
             prompt_count: PromptCount::All,
             suites: BTreeMap::new(),
             build: String::new(),
+            num_parallel: DEFAULT_NUM_PARALLEL,
+            max_queue: DEFAULT_MAX_QUEUE,
         }
     }
 }
@@ -323,6 +331,16 @@ impl StubHandle {
             .unwrap_or(0)
     }
 
+    /// The most chat requests for `model` that held one of its slots at once.
+    pub fn peak_slots(&self, model: &str) -> usize {
+        self.state.slots.peak(&ModelName::parse(model).key())
+    }
+
+    /// Chat requests for `model` waiting in the pending queue for its load to end.
+    pub fn pending(&self, model: &str) -> usize {
+        self.state.slots.pending(&ModelName::parse(model).key())
+    }
+
     /// Stops accepting and closes every connection.
     pub async fn shutdown(mut self) {
         let _ = self.shutdown.send(true);
@@ -346,12 +364,14 @@ struct State {
     loaded: Mutex<BTreeMap<String, catalog::Loaded>>,
     pulled: Mutex<BTreeSet<String>>,
     prompts: Mutex<HashMap<String, String>>,
+    slots: slots::Slots,
     started: SystemTime,
 }
 
 impl State {
     fn new(config: StubConfig) -> State {
         State {
+            slots: slots::Slots::new(config.num_parallel, config.max_queue),
             config,
             counters: Mutex::new(HashMap::new()),
             injected: Mutex::new(BTreeMap::new()),

@@ -1,0 +1,246 @@
+//! Where and how a run's trials were played (metrics.md, "Servers and concurrency"): one row per
+//! server and model (conversations, success, calls, time per call) and the timing of calls split
+//! by the concurrency in force (`--parallel`). Tokens, success and pass^k do not depend on where or
+//! how many at once a trial ran; latency does, so it is never pooled across concurrency levels here.
+
+use super::latency::{mean, ollama_split, percentile};
+use crate::runner::record::CallRecord;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One trial as this analysis reads it: where it ran, with how many at once, and its calls.
+#[derive(Debug, Clone)]
+pub struct PlayedTrial<'a> {
+    /// The server's base URL.
+    pub host: &'a str,
+    /// Conversations that server was asked to play at once.
+    pub parallel: u32,
+    /// Model tag.
+    pub model: &'a str,
+    /// A conversation (`true`) or a standalone router call.
+    pub conversation: bool,
+    /// Graded, and whether it passed (`None`: ended on the wire, never graded).
+    pub passed: Option<bool>,
+    /// Every model call of the trial.
+    pub calls: Vec<&'a CallRecord>,
+}
+
+/// One server and model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerRow {
+    /// The server's base URL.
+    pub host: String,
+    /// Model tag.
+    pub model: String,
+    /// Conversations played there (graded or not).
+    pub conversations: usize,
+    /// Conversations graded there.
+    pub graded: usize,
+    /// Graded conversations that passed.
+    pub passes: usize,
+    /// `passes / graded`; `None` when nothing was graded.
+    pub success_rate: Option<f64>,
+    /// Model calls made there (conversations and standalone router calls).
+    pub calls: usize,
+    /// Mean latency of those calls, seconds.
+    pub time_per_call_s: Option<f64>,
+    /// Mean model time (Ollama's prompt_eval + eval durations), seconds.
+    pub model_s_per_call: Option<f64>,
+}
+
+/// The calls of one model at one concurrency level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConcurrencyRow {
+    /// Conversations played at once on their server.
+    pub parallel: u32,
+    /// Model tag.
+    pub model: String,
+    /// Calls with a latency.
+    pub calls: usize,
+    /// Latency per call: mean, median and 95th percentile, seconds.
+    pub latency_mean_s: Option<f64>,
+    /// Median latency, seconds.
+    pub latency_p50_s: Option<f64>,
+    /// 95th percentile latency, seconds.
+    pub latency_p95_s: Option<f64>,
+    /// Mean model time per call (Ollama's durations), seconds.
+    pub model_s_per_call: Option<f64>,
+    /// Mean latency minus model time: the wire, loading and, under concurrency, waiting for a slot.
+    pub overhead_s_per_call: Option<f64>,
+    /// Output tokens per second of decoding, from Ollama's eval counts and durations.
+    pub decode_tokens_per_s: Option<f64>,
+}
+
+/// Servers and concurrency of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    /// One row per server and model, servers in the order first seen, models in report order.
+    pub servers: Vec<ServerRow>,
+    /// One row per concurrency level and model, levels ascending.
+    pub by_concurrency: Vec<ConcurrencyRow>,
+    /// The highest concurrency any trial ran at.
+    pub max_parallel: u32,
+}
+
+impl Placement {
+    /// Whether the run is worth the section: more than one server, or any trial played beside
+    /// others.
+    pub fn is_notable(&self) -> bool {
+        let hosts: std::collections::BTreeSet<&str> =
+            self.servers.iter().map(|r| r.host.as_str()).collect();
+        hosts.len() > 1 || self.max_parallel > 1
+    }
+}
+
+/// The placement of `trials`, models in the order of `models` (others after, by name).
+pub fn placement(trials: &[PlayedTrial<'_>], models: &[String]) -> Placement {
+    let rank = |m: &str| models.iter().position(|x| x == m).unwrap_or(usize::MAX);
+    let mut hosts: Vec<&str> = Vec::new();
+    for t in trials {
+        if !hosts.contains(&t.host) {
+            hosts.push(t.host);
+        }
+    }
+    let mut by_server: BTreeMap<(usize, usize, &str), Vec<&PlayedTrial>> = BTreeMap::new();
+    let mut by_level: BTreeMap<(u32, usize, &str), Vec<&CallRecord>> = BTreeMap::new();
+    for t in trials {
+        let h = hosts.iter().position(|h| *h == t.host).unwrap_or(0);
+        by_server
+            .entry((h, rank(t.model), t.model))
+            .or_default()
+            .push(t);
+        by_level
+            .entry((t.parallel, rank(t.model), t.model))
+            .or_default()
+            .extend(t.calls.iter().copied());
+    }
+    Placement {
+        servers: by_server
+            .into_iter()
+            .map(|((h, _, model), ts)| server_row(hosts[h], model, &ts))
+            .collect(),
+        by_concurrency: by_level
+            .into_iter()
+            .map(|((parallel, _, model), calls)| concurrency_row(parallel, model, &calls))
+            .collect(),
+        max_parallel: trials.iter().map(|t| t.parallel).max().unwrap_or(1),
+    }
+}
+
+fn server_row(host: &str, model: &str, trials: &[&PlayedTrial<'_>]) -> ServerRow {
+    let conversations: Vec<&&PlayedTrial> = trials.iter().filter(|t| t.conversation).collect();
+    let graded = conversations.iter().filter(|t| t.passed.is_some()).count();
+    let passes = conversations
+        .iter()
+        .filter(|t| t.passed == Some(true))
+        .count();
+    let calls: Vec<&CallRecord> = trials
+        .iter()
+        .flat_map(|t| t.calls.iter().copied())
+        .collect();
+    let latencies: Vec<f64> = calls.iter().filter_map(|c| c.latency_s()).collect();
+    ServerRow {
+        host: host.to_string(),
+        model: model.to_string(),
+        conversations: conversations.len(),
+        graded,
+        passes,
+        success_rate: (graded > 0).then(|| passes as f64 / graded as f64),
+        calls: calls.len(),
+        time_per_call_s: mean(&latencies),
+        model_s_per_call: ollama_split(calls.iter().copied()).map(|s| s.model_s_per_call),
+    }
+}
+
+fn concurrency_row(parallel: u32, model: &str, calls: &[&CallRecord]) -> ConcurrencyRow {
+    let latencies: Vec<f64> = calls.iter().filter_map(|c| c.latency_s()).collect();
+    let split = ollama_split(calls.iter().copied());
+    ConcurrencyRow {
+        parallel,
+        model: model.to_string(),
+        calls: latencies.len(),
+        latency_mean_s: mean(&latencies),
+        latency_p50_s: percentile(&latencies, 50.0),
+        latency_p95_s: percentile(&latencies, 95.0),
+        model_s_per_call: split.as_ref().map(|s| s.model_s_per_call),
+        overhead_s_per_call: split.as_ref().map(|s| s.overhead_s_per_call),
+        decode_tokens_per_s: split.and_then(|s| s.decode_tokens_per_s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::timed_call;
+
+    fn trial<'a>(
+        host: &'a str,
+        parallel: u32,
+        model: &'a str,
+        passed: Option<bool>,
+        calls: &'a [CallRecord],
+    ) -> PlayedTrial<'a> {
+        PlayedTrial {
+            host,
+            parallel,
+            model,
+            conversation: true,
+            passed,
+            calls: calls.iter().collect(),
+        }
+    }
+
+    #[test]
+    fn rows_per_server_and_per_concurrency_level() {
+        let fast = [timed_call(10, 1, 1.0)];
+        let slow = [timed_call(10, 1, 3.0), timed_call(10, 1, 5.0)];
+        let models = vec!["s".to_string(), "l".to_string()];
+        let trials = [
+            trial("http://b", 1, "l", Some(true), &fast),
+            trial("http://a", 4, "s", Some(false), &slow),
+            trial("http://a", 4, "s", None, &fast),
+            trial("http://b", 1, "s", Some(true), &fast),
+        ];
+        let p = placement(&trials, &models);
+        let servers: Vec<(&str, &str, usize, usize, usize)> = p
+            .servers
+            .iter()
+            .map(|r| {
+                (
+                    r.host.as_str(),
+                    r.model.as_str(),
+                    r.graded,
+                    r.passes,
+                    r.calls,
+                )
+            })
+            .collect();
+        // Servers in the order first seen, models in report order within each.
+        assert_eq!(
+            servers,
+            [
+                ("http://b", "s", 1, 1, 1),
+                ("http://b", "l", 1, 1, 1),
+                ("http://a", "s", 1, 0, 3),
+            ]
+        );
+        assert_eq!(p.servers[2].success_rate, Some(0.0));
+        assert_eq!(p.servers[2].time_per_call_s, Some(3.0));
+        let levels: Vec<(u32, &str, usize)> = p
+            .by_concurrency
+            .iter()
+            .map(|r| (r.parallel, r.model.as_str(), r.calls))
+            .collect();
+        assert_eq!(levels, [(1, "s", 1), (1, "l", 1), (4, "s", 3)]);
+        assert_eq!(p.by_concurrency[2].latency_p50_s, Some(3.0));
+        assert_eq!(p.max_parallel, 4);
+        assert!(p.is_notable());
+    }
+
+    #[test]
+    fn one_server_one_at_a_time_is_not_notable() {
+        let calls = [timed_call(10, 1, 1.0)];
+        let trials = [trial("http://a", 1, "m", Some(true), &calls)];
+        assert!(!placement(&trials, &["m".into()]).is_notable());
+    }
+}
