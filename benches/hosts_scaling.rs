@@ -9,9 +9,9 @@
 //! `total_duration` of its calls, over its calls (client, tools, grading, and under concurrency the
 //! wait for the coordinator to poll it).
 //!
-//! Each stub serves every request it gets at once (it has no request slots of its own), so
-//! `--parallel 4` against one stub stands for a server with at least 4 slots
-//! (`OLLAMA_NUM_PARALLEL=4`).
+//! Each stub has the request slots of the Ollama it stands for: one (`OLLAMA_NUM_PARALLEL=1`, the
+//! default) for the single-stream runs and the four servers, four for `--parallel 4`, so that a
+//! fifth request would wait for a slot as it would on Ollama.
 //!
 //! Run with `cargo bench --bench hosts_scaling [-- TRIALS [LOAD_MS]]` (default 5 trials, 20 ms).
 
@@ -40,9 +40,13 @@ fn main() -> Result<(), Error> {
     let load = Duration::from_millis(numbers.get(1).copied().unwrap_or(20));
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let rt = tokio::runtime::Runtime::new()?;
-    let start = |n: usize| -> Result<Vec<StubHandle>, Error> {
+    let start = |n: usize, slots: usize| -> Result<Vec<StubHandle>, Error> {
         (0..n)
-            .map(|_| Ok(rt.block_on(StubServer::start(stub_config(&root, load)?))?))
+            .map(|_| {
+                let mut config = stub_config(&root, load)?;
+                config.num_parallel = slots;
+                Ok(rt.block_on(StubServer::start(config))?)
+            })
             .collect()
     };
     println!(
@@ -51,10 +55,10 @@ fn main() -> Result<(), Error> {
     );
     let mut results = Vec::new();
     for (servers, parallel) in [(1, 1), (4, 1), (1, 4)] {
-        let stubs = start(servers)?;
+        let stubs = start(servers, parallel as usize)?;
         let m = run(&rt, &root, &stubs, parallel, trials)?;
         println!(
-            "{servers} server(s), --parallel {parallel}: {:.2} s wall, {} calls, harness overhead per call p50 {:.3} ms",
+            "{servers} server(s) of {parallel} slot(s), --parallel {parallel}: {:.2} s wall, {} calls, harness overhead per call p50 {:.3} ms",
             m.wall_s, m.calls, m.overhead_p50_ms
         );
         for s in stubs {
