@@ -331,7 +331,6 @@ async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Prefligh
 /// plays three runs on it).
 fn say_missing_telemetry(hosts: &[Host], sink: &dyn EventSink) {
     static SAID: AtomicBool = AtomicBool::new(false);
-    let mut local_said = false;
     for h in hosts {
         let Some(why) = &h.info.gpu.unavailable else {
             continue;
@@ -341,8 +340,7 @@ fn say_missing_telemetry(hosts: &[Host], sink: &dyn EventSink) {
                 "no GPU telemetry: remote host {}",
                 h.url
             )));
-        } else if !local_said && !SAID.swap(true, Ordering::SeqCst) {
-            local_said = true;
+        } else if !SAID.swap(true, Ordering::SeqCst) {
             sink.emit(RunEvent::Info(format!("no GPU telemetry: {why}")));
         }
     }

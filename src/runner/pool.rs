@@ -196,7 +196,10 @@ fn settle<'t>(
     let gone = failed && !done.reachable;
     if gone && w.pool.lost_in_a_row[h] >= SERVER_LOST_AFTER && w.pool.live[h] {
         w.pool.live[h] = false;
-        sink.emit(RunEvent::HostLeft { host: url.clone() });
+        // The last server to go is said by the error that stops the run.
+        if w.pool.another_than(h) {
+            sink.emit(RunEvent::HostLeft { host: url.clone() });
+        }
     }
     if gone && w.pool.another_than(h) {
         sink.emit(RunEvent::TrialRequeued { host: url.clone() });
