@@ -210,7 +210,7 @@ fn settle<'t>(
     if w.pool.lost_in_a_row[h] >= SERVER_LOST_AFTER {
         let trials = w.pool.lost_in_a_row[h];
         w.pool.lost_in_a_row[h] = 0;
-        check_server_lost(stage, w, &record, trials, done.reachable, sink)?;
+        check_server_lost(stage, w, url, &record, trials, done.reachable, sink)?;
     }
     Ok(())
 }
@@ -251,6 +251,7 @@ fn write(
 fn check_server_lost(
     stage: &Stage<'_>,
     w: &Writer<'_>,
+    url: &str,
     record: &Record,
     lost_in_a_row: usize,
     reachable: bool,
@@ -260,7 +261,7 @@ fn check_server_lost(
     if reachable {
         sink.emit(RunEvent::Warning(format!(
             "{lost_in_a_row} trials in a row ended on transport failures ({error}), but the \
-             server answers; if these are timeouts, raise --timeout (now {} s)",
+             server answers ({url}); if these are timeouts, raise --timeout (now {} s)",
             stage.exp.settings.timeout_s
         )));
         return Ok(());
