@@ -286,6 +286,9 @@ async fn open_session<'a>(
 /// (same Ollama version, same model digests), and gives each its telemetry.
 async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Preflighted, RunError> {
     let s = &exp.settings;
+    if exp.hosts.is_empty() {
+        return Err(RunError::Settings("--host: no server to play on".into()));
+    }
     let need_tools = !suites.domains.is_empty();
     let digests = suites.task_digests();
     let telemetries = hosts::telemetries(&exp.hosts, exp.telemetry);
