@@ -42,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..RunSettings::default()
         },
         root,
-        host: stub.base_url(),
+        hosts: vec![stub.base_url()],
         run_dir: tmp.clone(),
         backend: "stub".into(),
         experiment_file: None,

@@ -82,7 +82,7 @@ fn generate(dir: &Path) -> Result<()> {
             ..RunSettings::default()
         },
         root,
-        host: stub.base_url(),
+        hosts: vec![stub.base_url()],
         run_dir: dir.to_path_buf(),
         backend: "stub".into(),
         experiment_file: None,

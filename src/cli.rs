@@ -89,14 +89,11 @@ pub struct FreezeArgs {
 /// Connection to Ollama.
 #[derive(Debug, Clone, Args)]
 pub struct HostArgs {
-    /// Ollama server, as OLLAMA_HOST ([scheme://]host[:port]; 0.0.0.0 means 127.0.0.1)
-    #[arg(
-        long,
-        env = "OLLAMA_HOST",
-        value_name = "URL",
-        default_value = "127.0.0.1:11434"
-    )]
-    pub host: String,
+    /// Ollama server, as OLLAMA_HOST ([scheme://]host[:port]; 0.0.0.0 means 127.0.0.1); `passk run`
+    /// takes several, repeated or comma-separated, and shares the trials over them [default:
+    /// $OLLAMA_HOST, else 127.0.0.1:11434]
+    #[arg(long, value_delimiter = ',', value_name = "URL")]
+    pub host: Vec<String>,
     /// Connect timeout, seconds [default: 5]
     #[arg(long, value_name = "SECONDS")]
     pub connect_timeout: Option<f64>,
@@ -108,7 +105,37 @@ pub struct HostArgs {
     pub retries: Option<u32>,
 }
 
+/// The server when no `--host` (nor the experiment file's `hosts`) names one.
+pub const DEFAULT_HOST: &str = "127.0.0.1:11434";
+
 impl HostArgs {
+    /// The servers given: `--host` values, else `from_file`, else `OLLAMA_HOST`, else
+    /// [`DEFAULT_HOST`].
+    pub fn hosts_or(&self, from_file: &[String]) -> Vec<String> {
+        if !self.host.is_empty() {
+            return self.host.clone();
+        }
+        if !from_file.is_empty() {
+            return from_file.to_vec();
+        }
+        match std::env::var("OLLAMA_HOST") {
+            Ok(v) if !v.trim().is_empty() => vec![v],
+            _ => vec![DEFAULT_HOST.to_string()],
+        }
+    }
+
+    /// The one server of a command that talks to one (`doctor`, `pull`), or why not.
+    pub fn single(&self) -> Result<String, String> {
+        match self.hosts_or(&[]).as_slice() {
+            [one] => Ok(one.clone()),
+            many => Err(format!(
+                "--host: this command talks to one server, got {}: {}",
+                many.len(),
+                many.join(", ")
+            )),
+        }
+    }
+
     /// The connect timeout given, or the default.
     pub fn connect_timeout(&self) -> f64 {
         self.connect_timeout.unwrap_or(5.0)
@@ -236,6 +263,10 @@ pub struct RunArgs {
     /// With --stop-when-decided: error level of the confidence sequence [default: 0.05]
     #[arg(long, value_name = "A", requires = "stop_when_decided")]
     pub alpha: Option<f64>,
+    /// Conversations each server plays at once (Ollama serves them concurrently up to its
+    /// OLLAMA_NUM_PARALLEL) [default: 1]
+    #[arg(long, value_name = "N")]
+    pub parallel: Option<u32>,
     /// Hide progress bars (plain log lines instead)
     #[arg(long)]
     pub no_progress: bool,

@@ -98,6 +98,8 @@ fn conversation(
         wall_s: 1.5,
         imported: false,
         server_unreachable: false,
+        host: None,
+        parallel: None,
     }
 }
 

@@ -139,3 +139,31 @@ fn a_killed_run_resumed_continues_the_sequence_to_the_same_decision() {
         load(&reference).conversations.len()
     );
 }
+
+#[test]
+fn several_servers_at_once_decide_on_the_same_complete_rounds() {
+    let (a, b) = (
+        flawed_and_oracle(Duration::ZERO),
+        flawed_and_oracle(Duration::ZERO),
+    );
+    let tmp = util::tempdir();
+    let extra = format!("--suite store --trials {CAP} --stop-when-decided");
+    let one = tmp.path().join("one");
+    let (code, _, stderr) = output(passk().args(run_args(&a, &one, "flawed,oracle", &extra)));
+    assert_eq!(code, 0, "{stderr}");
+    let many = tmp.path().join("many");
+    let spread = format!("{extra} --host {} --parallel 3", b.host());
+    let (code, _, stderr) = output(passk().args(run_args(&a, &many, "flawed,oracle", &spread)));
+    assert_eq!(code, 0, "{stderr}");
+    let states = recorded_states(&many);
+    assert_eq!(
+        states,
+        recorded_states(&one),
+        "the same rounds, the same decision"
+    );
+    assert_eq!(
+        load(&many).conversations.len(),
+        2 * util::store_conversations() * states.len(),
+        "whole rounds, then nothing"
+    );
+}

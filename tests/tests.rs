@@ -5,6 +5,7 @@ mod browser;
 mod calibrate;
 mod fidelity;
 mod fuzz;
+mod hosts;
 mod messy;
 mod plan;
 mod reference;

@@ -77,6 +77,8 @@ pub fn conversation(
         wall_s: 1.0,
         imported: false,
         server_unreachable: false,
+        host: None,
+        parallel: None,
     }
 }
 

@@ -220,6 +220,8 @@ mod tests {
             call: timed_call(100, 2, wall),
             imported: false,
             server_unreachable: false,
+            host: None,
+            parallel: None,
         }
     }
 

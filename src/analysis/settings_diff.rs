@@ -2,8 +2,8 @@
 //! run that differs from run A in anything but the base seed). The manifest is flattened into
 //! dotted settings (`settings.trials`, `models.<name>.digest`, `suite_digests.store.tools`); the
 //! fields that name one run rather than configure it (run id, creation time, warnings, the
-//! experiment file's text, where records were imported from, the Ollama URL, model warm-ups) are
-//! left out.
+//! experiment file's text, where records were imported from, the Ollama URLs and what each
+//! server reported, model warm-ups) are left out.
 
 use crate::runner::record::Manifest;
 use serde::{Deserialize, Serialize};
@@ -11,14 +11,18 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Manifest fields that identify a run instead of configuring it.
-const NOT_SETTINGS: [&str; 6] = [
+const NOT_SETTINGS: [&str; 7] = [
     "run_id",
     "created",
     "warnings",
     "experiment_file",
     "imported_from",
     "ollama_host",
+    "servers",
 ];
+
+/// Settings that say where a run was played, not what it played.
+const NOT_SETTINGS_KEYS: [&str; 1] = ["hosts"];
 
 /// The setting a noise run may change: it is a second run of A's configuration.
 pub const NOISE_MAY_DIFFER: &str = "settings.base_seed";
@@ -64,6 +68,11 @@ fn settings_of(m: &Manifest) -> BTreeMap<String, String> {
     };
     for k in NOT_SETTINGS {
         fields.remove(k);
+    }
+    if let Some(Value::Object(settings)) = fields.get_mut("settings") {
+        for k in NOT_SETTINGS_KEYS {
+            settings.remove(k);
+        }
     }
     fields.remove("models");
     flatten("", &Value::Object(fields), &mut out);

@@ -973,18 +973,18 @@ fn played_trials<'a>(
     convs: &[&'a ConversationRecord],
     routs: &[&'a RouterRecord],
 ) -> Vec<PlayedTrial<'a>> {
-    let host = manifest.ollama_host.as_deref().unwrap_or("unknown server");
+    let fallback = manifest.ollama_host.as_deref().unwrap_or("unknown server");
     let conversations = convs.iter().map(|c| PlayedTrial {
-        host,
-        parallel: 1,
+        host: c.host.as_deref().unwrap_or(fallback),
+        parallel: c.parallel.unwrap_or(1),
         model: &c.model,
         conversation: true,
         passed: c.outcome.is_graded().then_some(c.verdict.passed),
         calls: c.calls.iter().collect(),
     });
     let router = routs.iter().map(|r| PlayedTrial {
-        host,
-        parallel: 1,
+        host: r.host.as_deref().unwrap_or(fallback),
+        parallel: r.parallel.unwrap_or(1),
         model: &r.model,
         conversation: false,
         passed: r.outcome.is_graded().then_some(r.correct),

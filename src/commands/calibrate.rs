@@ -122,7 +122,7 @@ impl Bench<'_> {
         let exp = Experiment {
             settings,
             root: self.args.data.root.clone(),
-            host: self.stub.base_url(),
+            hosts: vec![self.stub.base_url()],
             run_dir: dir.clone(),
             backend: passk::runner::experiment::STUB_BACKEND.into(),
             experiment_file: None,

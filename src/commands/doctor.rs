@@ -49,7 +49,10 @@ impl Check {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
-    let host = parse_host(&args.host.host)?;
+    let host = match args.host.single() {
+        Ok(h) => parse_host(&h)?,
+        Err(e) => return Ok(super::usage_error(&e)),
+    };
     let models: Vec<String> = if args.models.is_empty() {
         DEFAULT_MODELS.map(String::from).to_vec()
     } else {

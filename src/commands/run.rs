@@ -105,9 +105,31 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
         stop.alpha = args.alpha.unwrap_or(stop.alpha);
         s.stop = Some(stop);
     }
+    if !args.host.host.is_empty() {
+        s.hosts = args.host.host.clone();
+    }
+    over!(parallel => parallel);
     over_host!(timeout => timeout_s);
     over_host!(connect_timeout => connect_timeout_s);
     over_host!(retries => retries);
+}
+
+/// The servers of the run (flags, else the experiment file, else `OLLAMA_HOST`, else the
+/// default), parsed as Ollama parses `OLLAMA_HOST`; the settings record them parsed.
+fn with_hosts(
+    mut settings: RunSettings,
+    args: &RunArgs,
+) -> Result<(RunSettings, Vec<String>), String> {
+    let mut hosts = Vec::new();
+    for given in args.host.hosts_or(&settings.hosts) {
+        let url = parse_host(&given).map_err(|e| format!("--host: {e}"))?;
+        if hosts.contains(&url) {
+            return Err(format!("--host: {url} is given twice"));
+        }
+        hosts.push(url);
+    }
+    settings.hosts = hosts.clone();
+    Ok((settings, hosts))
 }
 
 /// A run id is a plain name: one path component, so that it can never write outside `results/`.
@@ -157,7 +179,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         Ok(x) => x,
         Err(e) => return Ok(super::usage_error(&e.to_string())),
     };
-    let host = parse_host(&args.host.host)?;
+    let (settings, hosts) = match with_hosts(settings, args) {
+        Ok(x) => x,
+        Err(e) => return Ok(super::usage_error(&e)),
+    };
     if let Some(id) = &args.run_id
         && let Err(e) = check_run_id(id)
     {
@@ -174,7 +199,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let exp = Experiment {
         settings,
         root: args.data.root.clone(),
-        host,
+        hosts,
         run_dir,
         backend: "ollama".into(),
         experiment_file,
@@ -298,6 +323,41 @@ mod tests {
     }
 
     #[test]
+    fn several_hosts_are_parsed_and_a_repeat_is_refused() {
+        let parse = |argv: &[&str]| {
+            let cli = Cli::try_parse_from(argv).expect("parses");
+            let Command::Run(args) = cli.command else {
+                panic!("not a run")
+            };
+            let (s, _) = resolve(&args).expect("valid");
+            with_hosts(s, &args).map(|(s, hosts)| (s.parallel, hosts))
+        };
+        let (parallel, hosts) = parse(&[
+            "passk",
+            "run",
+            "--host",
+            "a:1,b",
+            "--host",
+            "0.0.0.0:3",
+            "--parallel",
+            "4",
+        ])
+        .expect("hosts");
+        assert_eq!(parallel, 4);
+        assert_eq!(
+            hosts,
+            ["http://a:1", "http://b:11434", "http://127.0.0.1:3"].map(String::from)
+        );
+        let err = parse(&["passk", "run", "--host", "a,http://a:11434"]).expect_err("repeat");
+        assert!(
+            err.starts_with("--host: http://a:11434 is given twice"),
+            "{err}"
+        );
+        let err = parse(&["passk", "run", "--host", "a:b:c"]).expect_err("bad");
+        assert!(err.starts_with("--host:"), "{err}");
+    }
+
+    #[test]
     fn a_run_id_is_a_plain_name() {
         for bad in ["", ".", "..", "../../x", "a/b", "a\\b"] {
             assert!(check_run_id(bad).is_err(), "{bad:?}");
@@ -354,6 +414,7 @@ mod tests {
             "--connect-timeout",
             "--retries",
             "--host",
+            "--parallel",
         ])
     }
 
@@ -380,6 +441,8 @@ mod tests {
             let _ = args.host.durations();
             if let Ok((s, _)) = resolve(&args) {
                 prop_assert!(s.wire_durations().is_ok());
+                prop_assert!((1..=passk::runner::settings::MAX_PARALLEL).contains(&s.parallel));
+                let _ = with_hosts(s.clone(), &args);
                 let _ = s.default_run_id();
             }
         }

@@ -375,6 +375,8 @@ fn conversation_record(
         wall_s,
         imported: true,
         server_unreachable: false,
+        host: None,
+        parallel: None,
     }
 }
 
@@ -469,6 +471,8 @@ fn router_record(r: RefRouter, model: String, index: u32, digest: &str) -> Route
         call,
         imported: true,
         server_unreachable: false,
+        host: None,
+        parallel: None,
     }
 }
 

@@ -267,6 +267,8 @@ mod tests {
             wall_s: 0.75,
             imported: false,
             server_unreachable: false,
+            host: None,
+            parallel: None,
         }
     }
 

@@ -209,6 +209,8 @@ impl Player<'_> {
             call,
             imported: false,
             server_unreachable: false,
+            host: None,
+            parallel: None,
         }
     }
 
@@ -376,6 +378,8 @@ impl Player<'_> {
             wall_s: started.elapsed().as_secs_f64(),
             imported: false,
             server_unreachable: false,
+            host: None,
+            parallel: None,
         }
     }
 }

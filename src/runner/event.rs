@@ -13,6 +13,29 @@ pub enum RunEvent {
         /// Trials skipped because their records exist (resume).
         already_done: u64,
     },
+    /// The servers the trials are shared over, and how many each plays at once.
+    Servers {
+        /// Base URLs, in the order given.
+        hosts: Vec<String>,
+        /// Conversations per server at once (`--parallel`).
+        parallel: u32,
+    },
+    /// A trial was handed to a server.
+    TrialStarted {
+        /// The server's base URL.
+        host: String,
+    },
+    /// A trial ended because its server stopped answering and went back to the queue for
+    /// another server; nothing was written.
+    TrialRequeued {
+        /// The server that stopped answering.
+        host: String,
+    },
+    /// A server stopped answering and left the pool; its trials go to the others.
+    HostLeft {
+        /// Its base URL.
+        host: String,
+    },
     /// A model's trials begin (after its preflight and warm-up).
     ModelStarted {
         /// Model tag.
@@ -30,6 +53,8 @@ pub enum RunEvent {
         retries: u32,
         /// It ended on a transport failure while the server did not answer at all.
         server_unreachable: bool,
+        /// The server that played it.
+        host: String,
     },
     /// A warning the user must see (partial offload, context overflow, torn line dropped...).
     Warning(String),

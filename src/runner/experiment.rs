@@ -1,17 +1,17 @@
-//! One experiment end to end: verify the frozen graders, load the suites, preflight the server,
-//! open (or resume) the run directory, then play the plan model by model, appending one record per
-//! finished trial. `passk run` and `passk calibrate` both come through here; only the backend
-//! differs.
+//! One experiment end to end: verify the frozen graders, load the suites, preflight every server,
+//! open (or resume) the run directory, then play the plan model by model over the pool of servers
+//! ([`crate::runner::pool`]), appending one record per finished trial. `passk run` and `passk
+//! calibrate` both come through here; only the backend differs.
 
 use crate::analysis::sequence::RoundState;
-use crate::runner::agent_loop::Player;
 use crate::runner::event::{EventSink, RunEvent};
+use crate::runner::hosts::{self, Host, Preflighted};
 use crate::runner::journal::{Journal, JournalError, ResumePolicy};
 use crate::runner::plan::{PlanInput, TrialSpec, plan};
+use crate::runner::pool::{self, Pool, Stage, Writer};
 use crate::runner::preflight::{self, PreflightError};
-use crate::runner::record::{Manifest, ModelInfo, Outcome, Record, SCHEMA_VERSION};
+use crate::runner::record::{Manifest, ModelInfo, Outcome, Record, SCHEMA_VERSION, ServerInfo};
 use crate::runner::settings::{RunSettings, SuiteChoice};
-use crate::runner::telemetry::{self, Telemetry};
 use crate::suite::{Domain, ToolVariant};
 use crate::suites::router::RouterSuite;
 use crate::wire::client::{Client, ClientConfig};
@@ -62,7 +62,7 @@ pub enum RunError {
 pub const SERVER_LOST_AFTER: usize = 5;
 
 /// The error text of the last failed attempt in a record.
-fn last_wire_error(record: &Record) -> String {
+pub(crate) fn last_wire_error(record: &Record) -> String {
     let calls: Vec<&crate::runner::record::CallRecord> = match record {
         Record::Conversation(c) => c.calls.iter().collect(),
         Record::Router(r) => vec![&r.call],
@@ -82,15 +82,15 @@ pub struct Experiment {
     pub settings: RunSettings,
     /// Project root holding tasks/ and graders/.
     pub root: PathBuf,
-    /// Server base URL.
-    pub host: String,
+    /// Server base URLs (one or more), in the order given.
+    pub hosts: Vec<String>,
     /// Run directory.
     pub run_dir: PathBuf,
     /// `ollama` or `stub`.
     pub backend: String,
     /// The experiment file's text, when one was given.
     pub experiment_file: Option<String>,
-    /// Sample GPU and server telemetry.
+    /// Sample GPU and server telemetry (of the servers on this machine).
     pub telemetry: bool,
     /// How a resume treats what is on disk (`--retry-failed`, `--allow-unknown-digest`).
     pub resume: ResumePolicy,
@@ -185,13 +185,13 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
     })
 }
 
-fn client_for(exp: &Experiment) -> Result<Client, RunError> {
+fn client_for(exp: &Experiment, url: &str) -> Result<Client, RunError> {
     let (connect_timeout, request_timeout, backoff) = exp
         .settings
         .wire_durations()
         .map_err(|e| RunError::Settings(e.to_string()))?;
     Client::new(ClientConfig {
-        base_url: exp.host.clone(),
+        base_url: url.to_string(),
         connect_timeout,
         request_timeout,
         retries: exp.settings.retries,
@@ -202,16 +202,15 @@ fn client_for(exp: &Experiment) -> Result<Client, RunError> {
 
 /// What one session of a run works with, once the checks have passed.
 struct Session<'a> {
-    exp: &'a Experiment,
-    suites: Suites,
-    client: Client,
-    telemetry: Telemetry,
+    stage: Stage<'a>,
     journal: Journal,
     manifest: Manifest,
+    pool: Pool,
 }
 
 /// Runs (or resumes) the experiment. Returns when the plan is done or `cancel` is set; each
-/// finished trial is on disk before the next begins.
+/// finished trial is on disk as soon as it is done, and on `cancel` the trials in flight finish
+/// and are written first.
 pub async fn run(
     exp: &Experiment,
     sink: &dyn EventSink,
@@ -239,8 +238,8 @@ pub async fn run(
 /// The manifest's backend for a run against passk's own stub (`passk serve-stub`, calibrate).
 pub const STUB_BACKEND: &str = "stub";
 
-/// Verifies the graders, loads the suites, preflights the server and each model, and opens (or
-/// resumes) the run directory.
+/// Verifies the graders, loads the suites, preflights every server and each model on it, and
+/// opens (or resumes) the run directory.
 async fn open_session<'a>(
     exp: &'a Experiment,
     sink: &dyn EventSink,
@@ -249,47 +248,105 @@ async fn open_session<'a>(
     for w in prompt_size_warnings(&suites, &exp.settings) {
         sink.emit(RunEvent::Warning(w));
     }
-    let client = client_for(exp)?;
-    let server = preflight::server(&client, &exp.host).await?;
-    preflight::check_stub_suites(server.passk_suites.as_ref(), &suites.task_digests())?;
-    let version = server.version.clone();
-    let mut models = Vec::new();
-    for model in &exp.settings.models {
-        let need_tools = !suites.domains.is_empty();
-        let info = preflight::check_model(&client, &exp.host, model, need_tools).await?;
-        preflight::check_think(&info, exp.settings.think)?;
-        models.push(info);
-    }
-    let telemetry = if exp.telemetry {
-        Telemetry::start(telemetry::DEFAULT_INTERVAL)
-    } else {
-        Telemetry::disabled("telemetry off for this backend")
-    };
-    if let Some(why) = &telemetry.gpu_info().unavailable {
-        // Said once per process: calibrate plays three runs on one machine.
-        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if !SAID.swap(true, Ordering::SeqCst) {
-            sink.emit(RunEvent::Info(format!("no GPU telemetry: {why}")));
-        }
-    }
+    let checked = preflight_servers(exp, &suites).await?;
+    say_missing_telemetry(&checked.hosts, sink);
     // A server that publishes the suites it loaded is passk's own stub, whatever the command
     // thought it was talking to: its timings are simulated, and the report must say so.
-    let backend = if server.passk_suites.is_some() {
+    let backend = if checked.stub {
         STUB_BACKEND
     } else {
         exp.backend.as_str()
     };
-    let fresh = new_manifest(exp, &suites, version, backend, models.clone(), &telemetry);
+    let fresh = new_manifest(exp, &suites, backend, &checked);
     let journal = open_journal(exp, &fresh, sink)?;
-    let manifest = session_manifest(exp, &models)?;
+    let manifest = session_manifest(exp, &checked.models, &checked.hosts)?;
+    sink.emit(RunEvent::Servers {
+        hosts: checked.hosts.iter().map(|h| h.url.clone()).collect(),
+        parallel: exp.settings.parallel,
+    });
+    let version = checked
+        .hosts
+        .first()
+        .map(|h| h.info.version.clone())
+        .unwrap_or_default();
     Ok(Session {
-        exp,
-        suites,
-        client,
-        telemetry,
+        pool: Pool::new(checked.hosts.len()),
+        stage: Stage {
+            exp,
+            suites,
+            hosts: checked.hosts,
+            prompt_counts_only_new: preflight::prompt_counts_only_new(&version),
+        },
         journal,
         manifest,
     })
+}
+
+/// Preflights each server (version, stub suites, each model), holds every server to the first
+/// (same Ollama version, same model digests), and gives each its telemetry.
+async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Preflighted, RunError> {
+    let s = &exp.settings;
+    if exp.hosts.is_empty() {
+        return Err(RunError::Settings("--host: no server to play on".into()));
+    }
+    let need_tools = !suites.domains.is_empty();
+    let digests = suites.task_digests();
+    let telemetries = hosts::telemetries(&exp.hosts, exp.telemetry);
+    let mut checks: Vec<(String, hosts::ServerCheck, Client)> = Vec::new();
+    for url in &exp.hosts {
+        let client = client_for(exp, url)?;
+        let check =
+            hosts::check_server(&client, url, &s.models, need_tools, s.think, &digests).await?;
+        if let Some((first, first_check, _)) = checks.first() {
+            hosts::check_same_as_first((first.as_str(), first_check), (url.as_str(), &check))?;
+        }
+        checks.push((url.clone(), check, client));
+    }
+    let stub = checks.iter().any(|(_, c, _)| c.passk_suites.is_some());
+    let models = checks
+        .first()
+        .map(|(_, c, _)| c.models.clone())
+        .unwrap_or_default();
+    let hosts = checks
+        .into_iter()
+        .zip(telemetries)
+        .map(|((url, check, client), telemetry)| Host {
+            info: ServerInfo {
+                url: url.clone(),
+                version: check.version,
+                gpu: telemetry.gpu_info().clone(),
+                models: Vec::new(),
+                checked: crate::timefmt::now_rfc3339(),
+            },
+            url,
+            client,
+            telemetry,
+        })
+        .collect();
+    Ok(Preflighted {
+        hosts,
+        models,
+        stub,
+    })
+}
+
+/// Says once why a server has no GPU telemetry (once per process for this machine: calibrate
+/// plays three runs on it).
+fn say_missing_telemetry(hosts: &[Host], sink: &dyn EventSink) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    for h in hosts {
+        let Some(why) = &h.info.gpu.unavailable else {
+            continue;
+        };
+        if why == hosts::REMOTE_NO_TELEMETRY {
+            sink.emit(RunEvent::Info(format!(
+                "no GPU telemetry: remote host {}",
+                h.url
+            )));
+        } else if !SAID.swap(true, Ordering::SeqCst) {
+            sink.emit(RunEvent::Info(format!("no GPU telemetry: {why}")));
+        }
+    }
 }
 
 /// Characters per token assumed when sizing a prompt before any call (English text and JSON with
@@ -327,12 +384,20 @@ pub fn prompt_size_warnings(suites: &Suites, s: &RunSettings) -> Vec<String> {
 fn new_manifest(
     exp: &Experiment,
     suites: &Suites,
-    version: String,
     backend: &str,
-    models: Vec<ModelInfo>,
-    telemetry: &Telemetry,
+    checked: &Preflighted,
 ) -> Manifest {
     let s = &exp.settings;
+    let first = checked.hosts.first().map(|h| &h.info);
+    // The GPU of this machine when a server runs here, else the first server's absence.
+    let gpu = checked
+        .hosts
+        .iter()
+        .map(|h| &h.info)
+        .find(|i| i.gpu.unavailable.as_deref() != Some(hosts::REMOTE_NO_TELEMETRY))
+        .or(first)
+        .map(|i| i.gpu.clone())
+        .unwrap_or_default();
     let mut manifest = Manifest {
         schema_version: SCHEMA_VERSION,
         run_id: exp
@@ -355,11 +420,12 @@ fn new_manifest(
                 (d.name().to_string(), d.digests(variant))
             })
             .collect(),
-        ollama_version: Some(version.clone()),
-        ollama_host: Some(exp.host.clone()),
+        ollama_version: first.map(|i| i.version.clone()),
+        ollama_host: first.map(|i| i.url.clone()),
+        servers: checked.hosts.iter().map(|h| h.info.clone()).collect(),
         backend: backend.to_string(),
-        models,
-        gpu: telemetry.gpu_info().clone(),
+        models: checked.models.clone(),
+        gpu,
         example_values: suites
             .domains
             .iter()
@@ -376,7 +442,7 @@ fn new_manifest(
                     .map(|t| t.id.clone())
             })
             .collect(),
-        host: telemetry::host_info(),
+        host: crate::runner::telemetry::host_info(),
         ..Manifest::default()
     };
     if let Some(r) = &suites.router {
@@ -420,11 +486,28 @@ fn open_journal(
 }
 
 /// The manifest of the first session, with what this session adds: its settings (the journal
-/// allowed only the task filter and the wire's patience to change), a model digest that could not
-/// be read before, and a note when a recorded digest could not be read now.
-fn session_manifest(exp: &Experiment, models: &[ModelInfo]) -> Result<Manifest, RunError> {
+/// allowed only the task filter, the wire's patience, the servers and the parallelism to change),
+/// its servers, a model digest that could not be read before, and a note when a recorded digest
+/// could not be read now.
+fn session_manifest(
+    exp: &Experiment,
+    models: &[ModelInfo],
+    hosts: &[Host],
+) -> Result<Manifest, RunError> {
     let mut manifest = crate::runner::journal::read_manifest(&exp.run_dir)?;
     manifest.settings = serde_json::to_value(&exp.settings).unwrap_or_default();
+    for h in hosts {
+        match manifest.servers.iter_mut().find(|s| s.url == h.url) {
+            Some(known) => {
+                let models = std::mem::take(&mut known.models);
+                *known = ServerInfo {
+                    models,
+                    ..h.info.clone()
+                };
+            }
+            None => manifest.servers.push(h.info.clone()),
+        }
+    }
     for m in &mut manifest.models {
         let now = models.iter().find(|n| n.name == m.name);
         if m.digest.is_none() {
@@ -448,8 +531,8 @@ fn plan_session(
     summary: &mut RunSummary,
     sink: &dyn EventSink,
 ) -> Vec<TrialSpec> {
-    let s = &session.exp.settings;
-    let suites = &session.suites;
+    let s = &session.stage.exp.settings;
+    let suites = &session.stage.suites;
     let task_ids = |d: &dyn Domain| -> Vec<String> {
         d.tasks()
             .iter()
@@ -491,7 +574,9 @@ fn plan_session(
     todo
 }
 
-/// Plays the plan in order, one record per trial, until it is done or `cancel` is set.
+/// Plays the plan model by model over the pool of servers, one record per trial, until it is done
+/// or `cancel` is set. Each model's trials begin once it is warmed up on every server, and end
+/// before the next model's begin.
 async fn play_plan(
     session: &mut Session<'_>,
     todo: &[TrialSpec],
@@ -499,59 +584,29 @@ async fn play_plan(
     sink: &dyn EventSink,
     cancel: &AtomicBool,
 ) -> Result<(), RunError> {
-    let mut current_model: Option<String> = None;
-    let mut lost_in_a_row = 0;
-    for spec in todo {
+    let mut rest = todo;
+    while !rest.is_empty() {
         if cancel.load(Ordering::SeqCst) {
             summary.interrupted = true;
             break;
         }
-        if current_model.as_deref() != Some(spec.model()) {
-            start_model(session, spec.model(), sink).await?;
-            current_model = Some(spec.model().to_string());
-        }
-        let Some(mut record) = play_trial(session, spec, sink).await else {
-            continue;
+        let model = rest[0].model().to_string();
+        let end = rest
+            .iter()
+            .position(|t| t.model() != model)
+            .unwrap_or(rest.len());
+        start_model(session, &model, sink).await?;
+        let mut writer = Writer {
+            journal: &mut session.journal,
+            manifest: &session.manifest,
+            summary,
+            pool: &mut session.pool,
         };
-        let (_, outcome) = crate::runner::record_file::key_and_outcome(&record);
-        // A failure while the server cannot be reached at all (crashed, restarting) is the
-        // server's, not the trial's: it does not use up one of the trial's wire tries.
-        let reachable = outcome != Outcome::TransportFail
-            || preflight::server_version(&session.client, &session.exp.host)
-                .await
-                .is_ok();
-        if !reachable {
-            record.mark_server_unreachable();
+        pool::play(&session.stage, &mut writer, &rest[..end], sink, cancel).await?;
+        if summary.interrupted {
+            break;
         }
-        if session.journal.append(&record)? {
-            summary.written += 1;
-            *summary.outcomes.entry(outcome).or_default() += 1;
-        }
-        let (calls, retries) = match &record {
-            Record::Conversation(c) => (
-                c.calls.len() as u32,
-                c.calls.iter().map(|call| call.retries()).sum(),
-            ),
-            Record::Router(r) => (1, r.call.retries()),
-        };
-        sink.emit(RunEvent::TrialFinished {
-            key: spec.key(),
-            outcome,
-            calls,
-            retries,
-            server_unreachable: !reachable,
-        });
-        // A server that is gone would otherwise turn the rest of the plan into transport
-        // failures; stop instead, so that a rerun plays those trials once the server is back.
-        lost_in_a_row = if outcome == Outcome::TransportFail {
-            lost_in_a_row + 1
-        } else {
-            0
-        };
-        if lost_in_a_row >= SERVER_LOST_AFTER {
-            check_server_lost(session, &record, lost_in_a_row, reachable, sink)?;
-            lost_in_a_row = 0;
-        }
+        rest = &rest[end..];
     }
     Ok(())
 }
@@ -592,7 +647,7 @@ fn update_sequence(
     let dir = session.journal.dir();
     let run = crate::analysis::load_run_keeping(dir, crate::analysis::Keep::Statistics)
         .map_err(|e| RunError::Sequence(e.to_string()))?;
-    let states = crate::analysis::stopping::states(&session.exp.settings, &run.conversations)
+    let states = crate::analysis::stopping::states(&session.stage.exp.settings, &run.conversations)
         .unwrap_or_default();
     crate::runner::rounds::record(dir, &states).map_err(|e| {
         RunError::Sequence(format!(
@@ -615,17 +670,36 @@ fn update_sequence(
     Ok(last.decision.stops().then_some(*last))
 }
 
-/// Warms up a model before its first trial and records what the warm-up found.
+/// Warms up a model on every server in the pool before its first trial (all at once) and records
+/// what each warm-up found: per server in the manifest's `servers`, and the first server's in its
+/// `models`.
 async fn start_model(
     session: &mut Session<'_>,
     model: &str,
     sink: &dyn EventSink,
 ) -> Result<(), RunError> {
-    let info = session.manifest.models.iter_mut().find(|m| m.name == model);
-    if let Some(info) = info {
-        for w in preflight::warm_up(&session.client, &session.exp.settings, info).await? {
-            session.manifest.warnings.push(w.clone());
-            sink.emit(RunEvent::Warning(w));
+    let stage = &session.stage;
+    let live = session.pool.live();
+    if let Some(base) = session.manifest.models.iter().find(|m| m.name == model) {
+        let warm = live.iter().map(|&h| {
+            let mut info = base.clone();
+            async move {
+                let found =
+                    preflight::warm_up(&stage.hosts[h].client, &stage.exp.settings, &mut info)
+                        .await;
+                (h, info, found)
+            }
+        });
+        let warmed = futures_util::future::join_all(warm).await;
+        let several = stage.hosts.len() > 1;
+        for (i, (h, info, found)) in warmed.into_iter().enumerate() {
+            let url = &stage.hosts[h].url;
+            for w in found? {
+                let w = if several { format!("{url}: {w}") } else { w };
+                session.manifest.warnings.push(w.clone());
+                sink.emit(RunEvent::Warning(w));
+            }
+            record_warm_up(&mut session.manifest, url, &info, i == 0);
         }
     }
     session.journal.update_manifest(&session.manifest)?;
@@ -635,95 +709,16 @@ async fn start_model(
     Ok(())
 }
 
-/// Plays one trial; `None` when the plan names a task or message the suites no longer have.
-async fn play_trial(
-    session: &Session<'_>,
-    spec: &TrialSpec,
-    sink: &dyn EventSink,
-) -> Option<Record> {
-    let s = &session.exp.settings;
-    let suites = &session.suites;
-    let player = Player {
-        client: &session.client,
-        model: spec.model(),
-        settings: s,
-        telemetry: &session.telemetry,
-        grader_digest: &suites.grader_digest,
-        router_in_front: match spec {
-            TrialSpec::Conversation {
-                router_in_front: true,
-                ..
-            } => suites.router.as_ref(),
-            _ => None,
-        },
-        prompt_counts_only_new: preflight::prompt_counts_only_new(
-            session
-                .manifest
-                .ollama_version
-                .as_deref()
-                .unwrap_or_default(),
-        ),
-    };
-    match spec {
-        TrialSpec::Conversation {
-            suite,
-            task_id,
-            trial,
-            call_cap,
-            mode,
-            tool_docs,
-            ..
-        } => {
-            let (domain, task) = suites
-                .domains
-                .iter()
-                .filter(|d| d.name() == suite)
-                .find_map(|d| d.tasks().iter().find(|t| &t.id == task_id).map(|t| (d, t)))?;
-            let rec = player
-                .play(domain.as_ref(), task, *trial, *call_cap, *mode, *tool_docs)
-                .await;
-            if rec.calls.iter().any(|c| c.context_overflow) {
-                sink.emit(RunEvent::Warning(format!(
-                    "CONTEXT OVERFLOW in {} {} trial {}: raise --num-ctx (now {})",
-                    rec.model, rec.task, rec.trial, s.num_ctx
-                )));
-            }
-            Some(Record::Conversation(Box::new(rec)))
-        }
-        TrialSpec::Router { index, trial, .. } => {
-            let router = suites.router.as_ref()?;
-            let message = router.messages.iter().find(|m| m.index == *index)?;
-            Some(Record::Router(Box::new(
-                player.play_router(router, message, *trial).await,
-            )))
-        }
+/// Puts a model's warm-up on `url` in the manifest: in that server's entry, and in `models` when
+/// `first` (the first server in the pool).
+fn record_warm_up(manifest: &mut Manifest, url: &str, info: &ModelInfo, first: bool) {
+    if first && let Some(m) = manifest.models.iter_mut().find(|m| m.name == info.name) {
+        *m = info.clone();
     }
-}
-
-/// After [`SERVER_LOST_AFTER`] transport failures in a row: a server that still answers is only
-/// slow (warn, go on); one that does not is gone (stop with [`RunError::ServerLost`]).
-fn check_server_lost(
-    session: &Session<'_>,
-    record: &Record,
-    lost_in_a_row: usize,
-    reachable: bool,
-    sink: &dyn EventSink,
-) -> Result<(), RunError> {
-    let error = last_wire_error(record);
-    if reachable {
-        sink.emit(RunEvent::Warning(format!(
-            "{lost_in_a_row} trials in a row ended on transport failures ({error}), but the \
-             server answers; if these are timeouts, raise --timeout (now {} s)",
-            session.exp.settings.timeout_s
-        )));
-        return Ok(());
+    if let Some(server) = manifest.servers.iter_mut().find(|s| s.url == url) {
+        server.models.retain(|m| m.name != info.name);
+        server.models.push(info.clone());
     }
-    session.journal.update_manifest(&session.manifest)?;
-    Err(RunError::ServerLost {
-        host: session.exp.host.clone(),
-        trials: lost_in_a_row,
-        error,
-    })
 }
 
 #[cfg(test)]
@@ -746,7 +741,7 @@ mod tests {
         let exp = Experiment {
             settings: RunSettings::default(),
             root: PathBuf::from("."),
-            host: "http://127.0.0.1:9".into(),
+            hosts: vec!["http://127.0.0.1:9".into()],
             run_dir: dir.path().to_path_buf(),
             backend: "stub".into(),
             experiment_file: None,
@@ -756,9 +751,9 @@ mod tests {
                 ..ResumePolicy::default()
             },
         };
-        let known = session_manifest(&exp, &[model(Some("sha256:aa"))]).expect("known");
+        let known = session_manifest(&exp, &[model(Some("sha256:aa"))], &[]).expect("known");
         assert!(known.warnings.is_empty());
-        let unknown = session_manifest(&exp, &[model(None)]).expect("unknown");
+        let unknown = session_manifest(&exp, &[model(None)], &[]).expect("unknown");
         assert_eq!(unknown.models[0].digest.as_deref(), Some("sha256:aa"));
         assert!(
             unknown

@@ -438,6 +438,8 @@ mod tests {
             call: CallRecord::new(Node::Router, 0, 0),
             imported: false,
             server_unreachable: false,
+            host: None,
+            parallel: None,
         }))
     }
 

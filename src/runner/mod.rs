@@ -3,10 +3,12 @@
 pub mod agent_loop;
 pub mod event;
 pub mod experiment;
+pub mod hosts;
 pub mod journal;
 pub mod levels;
 pub mod lock;
 pub mod plan;
+pub mod pool;
 pub mod preflight;
 pub mod progress;
 pub mod record;

@@ -65,6 +65,22 @@ pub enum PreflightError {
         /// Suites whose digest differs or that the stub did not load.
         suites: String,
     },
+    /// The servers of one run do not serve the same setup.
+    #[error(
+        "{host} differs from {first}: {what} is {value} there but {first_value} on {first}; every server of a run must serve the same {what} (or leave {host} out of --host)"
+    )]
+    HostDiffers {
+        /// The server that differs.
+        host: String,
+        /// What differs (`Ollama version`, `digest of model m`).
+        what: String,
+        /// Its value there.
+        value: String,
+        /// The first server, that the others are held to.
+        first: String,
+        /// The value on the first server.
+        first_value: String,
+    },
     /// The warm-up call failed for good.
     #[error("warm-up call to '{model}' failed ({bucket}): {error}")]
     Warmup {

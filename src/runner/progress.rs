@@ -1,14 +1,15 @@
 //! Turns run events into indicatif bars on stderr (one per model plus an overall bar with ETA, live
-//! pass counts, retries, wire failures and calls per second), or into plain log lines when stderr
-//! is not a terminal, when `TERM=dumb` is set, or with `--no-progress`. `NO_COLOR` keeps the bars
-//! and drops their colour.
+//! pass counts, retries, wire failures, calls per second and the trials in flight; with several
+//! servers, one line per server with its trials in flight, done and sent back), or into plain log
+//! lines when stderr is not a terminal, when `TERM=dumb` is set, or with `--no-progress`.
+//! `NO_COLOR` keeps the bars and drops their colour.
 
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::record::{Outcome, TrialKey};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Whether bars should be drawn: stderr is a terminal that can redraw, and `--no-progress` is off.
@@ -38,8 +39,35 @@ impl Counts {
     }
 }
 
+/// One server's trials: in flight now, written, and sent back to the queue.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct ServerTally {
+    url: String,
+    in_flight: u64,
+    done: u64,
+    requeued: u64,
+    left: bool,
+}
+
+impl ServerTally {
+    /// A server line's message.
+    fn message(&self, parallel: u32) -> String {
+        let mut parts = Vec::new();
+        if self.left {
+            parts.push("LEFT THE POOL (not answering)".to_string());
+        }
+        parts.push(format!("{}/{parallel} in flight", self.in_flight));
+        parts.push(format!("{} done", self.done));
+        if self.requeued > 0 {
+            parts.push(format!("{} sent back to the queue", self.requeued));
+        }
+        parts.join(" · ")
+    }
+}
+
 /// What the bars say, counted from finished trials only: passes over graded conversations (the
-/// router's standalone messages apart), retries, wire failures, and whether the server answered.
+/// router's standalone messages apart), retries, wire failures, and whether the server answered;
+/// and, per server, the trials in flight.
 #[derive(Debug, Default)]
 struct Tally {
     conversations: Counts,
@@ -50,9 +78,26 @@ struct Tally {
     retries: u64,
     calls: u64,
     server_unreachable: bool,
+    servers: Vec<ServerTally>,
+    parallel: u32,
 }
 
 impl Tally {
+    /// The tally of server `url` (added when first seen).
+    fn server(&mut self, url: &str) -> &mut ServerTally {
+        let i = match self.servers.iter().position(|s| s.url == url) {
+            Some(i) => i,
+            None => {
+                self.servers.push(ServerTally {
+                    url: url.to_string(),
+                    ..ServerTally::default()
+                });
+                self.servers.len() - 1
+            }
+        };
+        &mut self.servers[i]
+    }
+
     fn add(
         &mut self,
         key: &TrialKey,
@@ -85,6 +130,13 @@ impl Tally {
         let mut parts = Vec::new();
         if self.server_unreachable {
             parts.push("SERVER UNREACHABLE".to_string());
+        }
+        let left = self.servers.iter().filter(|s| s.left).count();
+        if left > 0 {
+            parts.push(format!(
+                "{left} of {} servers left the pool",
+                self.servers.len()
+            ));
         }
         let c = self.conversations;
         if c.graded > 0 || self.router.graded == 0 {
@@ -127,6 +179,9 @@ impl Tally {
     }
 }
 
+/// How often the server lines are redrawn.
+const REDRAW: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The suite name of standalone router trials.
 const ROUTER_SUITE: &str = "router";
 
@@ -168,7 +223,8 @@ pub struct Progress {
     bars: Option<MultiProgress>,
     overall: ProgressBar,
     models: Mutex<BTreeMap<String, ProgressBar>>,
-    tally: Mutex<Tally>,
+    servers: Mutex<BTreeMap<String, ProgressBar>>,
+    tally: Arc<Mutex<Tally>>,
     started: Instant,
     label: String,
     trial_lines: bool,
@@ -187,7 +243,8 @@ impl Progress {
             bars: mp,
             overall,
             models: Mutex::new(BTreeMap::new()),
-            tally: Mutex::new(Tally::default()),
+            servers: Mutex::new(BTreeMap::new()),
+            tally: Arc::new(Mutex::new(Tally::default())),
             started: Instant::now(),
             label: label.to_string(),
             trial_lines,
@@ -206,12 +263,57 @@ impl Progress {
     /// Clears the bars.
     pub fn finish(&self) {
         self.overall.finish_and_clear();
-        if let Ok(models) = self.models.lock() {
-            for bar in models.values() {
-                bar.finish_and_clear();
+        for bars in [&self.models, &self.servers] {
+            if let Ok(bars) = bars.lock() {
+                for bar in bars.values() {
+                    bar.finish_and_clear();
+                }
             }
         }
     }
+
+    /// One line per server (bars only), drawn on a clock from the tally: a trial ends and the
+    /// next one starts within a redraw, so a line drawn on events would always show the moment
+    /// between the two.
+    fn add_server_lines(&self, hosts: &[String]) {
+        if let (Some(mp), Ok(mut lines)) = (&self.bars, self.servers.lock()) {
+            for url in hosts {
+                let line = mp.add(
+                    ProgressBar::new(0)
+                        .with_style(server_style(Arc::clone(&self.tally), url.clone())),
+                );
+                line.set_prefix(url.trim_start_matches("http://").to_string());
+                line.enable_steady_tick(REDRAW);
+                lines.insert(url.clone(), line);
+            }
+        }
+    }
+
+    /// Redraws the overall message from the tally (server lines redraw on their own).
+    fn show_server(&self, t: &mut Tally) {
+        self.overall
+            .set_message(t.message(self.started.elapsed().as_secs_f64()));
+    }
+
+    /// Counts what happened to a trial on server `url`.
+    fn server_event(&self, url: &str, change: impl FnOnce(&mut ServerTally)) {
+        let Ok(mut t) = self.tally.lock() else { return };
+        change(t.server(url));
+        self.show_server(&mut t);
+    }
+}
+
+/// A server line: its trials in flight, done and sent back, read from the tally at each draw.
+fn server_style(tally: Arc<Mutex<Tally>>, url: String) -> ProgressStyle {
+    let line = move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+        if let Ok(mut t) = tally.lock() {
+            let parallel = t.parallel;
+            let _ = w.write_str(&t.server(&url).message(parallel));
+        }
+    };
+    ProgressStyle::with_template("{prefix:>18} {server}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key("server", line)
 }
 
 fn style(kind: &str) -> ProgressStyle {
@@ -253,6 +355,42 @@ impl EventSink for Progress {
                 };
                 self.line(&format!("{}: {total} trials to run{resumed}", self.label));
             }
+            RunEvent::Servers { hosts, parallel } => {
+                if let Ok(mut t) = self.tally.lock() {
+                    t.parallel = parallel;
+                    hosts.iter().for_each(|h| {
+                        t.server(h);
+                    });
+                }
+                if hosts.len() > 1 || parallel > 1 {
+                    self.add_server_lines(&hosts);
+                    self.line(&format!(
+                        "{}: {} at a time on each of {}",
+                        self.label,
+                        counted(u64::from(parallel), "conversation", "conversations"),
+                        hosts.join(", ")
+                    ));
+                }
+            }
+            RunEvent::TrialStarted { host } => self.server_event(&host, |s| s.in_flight += 1),
+            RunEvent::TrialRequeued { host } => {
+                self.server_event(&host, |s| {
+                    s.in_flight = s.in_flight.saturating_sub(1);
+                    s.requeued += 1;
+                });
+                if self.bars.is_none() && self.trial_lines {
+                    self.line(&format!(
+                        "{}: {host} did not answer; its trial goes back to the queue",
+                        self.label
+                    ));
+                }
+            }
+            RunEvent::HostLeft { host } => {
+                self.server_event(&host, |s| s.left = true);
+                self.line(&format!(
+                    "warning: {host} stopped answering and left the pool; the other servers play its trials"
+                ));
+            }
             RunEvent::ModelStarted { model } => {
                 self.line(&format!("{}: model {model}", self.label))
             }
@@ -262,12 +400,15 @@ impl EventSink for Progress {
                 calls,
                 retries,
                 server_unreachable,
+                host,
             } => {
                 let Ok(mut t) = self.tally.lock() else { return };
                 t.add(&key, outcome, calls, retries, server_unreachable);
-                self.overall
-                    .set_message(t.message(self.started.elapsed().as_secs_f64()));
+                let server = t.server(&host);
+                server.in_flight = server.in_flight.saturating_sub(1);
+                server.done += 1;
                 self.overall.inc(1);
+                self.show_server(&mut t);
                 if let Ok(models) = self.models.lock()
                     && let Some(bar) = models.get(&key.model)
                 {
@@ -275,7 +416,10 @@ impl EventSink for Progress {
                     bar.inc(1);
                 }
                 if self.bars.is_none() && self.trial_lines {
-                    let line = trial_line(&key, outcome, calls, retries, server_unreachable);
+                    let mut line = trial_line(&key, outcome, calls, retries, server_unreachable);
+                    if t.servers.len() > 1 {
+                        line.push_str(&format!(" on {host}"));
+                    }
                     crate::errln!("{}: {line}", self.label);
                 }
             }
@@ -329,5 +473,27 @@ mod tests {
         );
         t.add(&key("store", "a"), Outcome::Pass, 2, 0, false);
         assert!(!t.message(1.0).contains("UNREACHABLE"));
+    }
+
+    #[test]
+    fn several_servers_say_what_is_in_flight_and_who_left() {
+        let mut t = Tally {
+            parallel: 4,
+            ..Tally::default()
+        };
+        t.server("http://a").in_flight = 3;
+        t.server("http://b").in_flight = 1;
+        t.server("http://b").left = true;
+        t.server("http://b").requeued = 2;
+        let m = t.message(1.0);
+        assert!(
+            m.starts_with("1 of 2 servers left the pool · pass 0/0"),
+            "{m}"
+        );
+        assert_eq!(t.server("http://a").message(4), "3/4 in flight · 0 done");
+        assert_eq!(
+            t.server("http://b").message(4),
+            "LEFT THE POOL (not answering) · 1/4 in flight · 0 done · 2 sent back to the queue"
+        );
     }
 }

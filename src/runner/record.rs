@@ -34,6 +34,16 @@ pub enum Record {
 }
 
 impl Record {
+    /// Stamps the server the trial was played on and the concurrency in force there.
+    pub fn set_played_on(&mut self, host: &str, parallel: u32) {
+        let (h, p) = match self {
+            Record::Conversation(c) => (&mut c.host, &mut c.parallel),
+            Record::Router(r) => (&mut r.host, &mut r.parallel),
+        };
+        *h = Some(host.to_string());
+        *p = Some(parallel);
+    }
+
     /// See [`ConversationRecord::server_unreachable`].
     pub fn server_unreachable(&self) -> bool {
         match self {
@@ -125,9 +135,14 @@ pub struct GpuWindow {
     /// Mean power draw, watts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_w: Option<f64>,
-    /// Energy counter delta over the interval, joules.
+    /// The call's energy, joules: the energy counter's gain over the call, shared evenly with the
+    /// calls in flight on the same GPU at the same time (see docs/metrics.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_j: Option<f64>,
+    /// Most calls in flight on the GPU at once during this call, itself included, when more than
+    /// one (its `energy_j` is then a share).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls_in_flight: Option<u32>,
     /// CPU of the `ollama` and `llama-server` processes, percent of one core (mean).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_pct: Option<f64>,
@@ -360,6 +375,13 @@ pub struct ConversationRecord {
     /// wire tries on resume.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub server_unreachable: bool,
+    /// Base URL of the server that played the trial (absent in records written before several
+    /// servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Conversations that server was asked to play at once (`--parallel`; absent: before it, 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<u32>,
 }
 
 impl ConversationRecord {
@@ -426,6 +448,13 @@ pub struct RouterRecord {
     /// wire tries on resume.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub server_unreachable: bool,
+    /// Base URL of the server that played the trial (absent in records written before several
+    /// servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Conversations that server was asked to play at once (`--parallel`; absent: before it, 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<u32>,
 }
 
 impl RouterRecord {
@@ -526,6 +555,25 @@ pub struct GpuInfo {
     pub memory_mib: Option<u64>,
 }
 
+/// One Ollama server of a run, as its preflight found it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// Base URL.
+    pub url: String,
+    /// `/api/version`.
+    #[serde(default)]
+    pub version: String,
+    /// Its GPU, or why passk reads none (a server on another machine).
+    #[serde(default)]
+    pub gpu: GpuInfo,
+    /// What the warm-up and `/api/ps` found of each model on this server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<ModelInfo>,
+    /// When a session last preflighted it, RFC 3339 (UTC).
+    #[serde(default)]
+    pub checked: String,
+}
+
 /// The host that ran passk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostInfo {
@@ -572,9 +620,13 @@ pub struct Manifest {
     /// Ollama version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ollama_version: Option<String>,
-    /// Ollama host URL.
+    /// Ollama host URL (the first server of the first session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ollama_host: Option<String>,
+    /// Every server any session of the run played on, in the order first used (absent in
+    /// manifests written before several servers: `ollama_host` alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerInfo>,
     /// Backend: `ollama`, `stub` or `imported`.
     #[serde(default)]
     pub backend: String,

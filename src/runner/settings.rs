@@ -94,7 +94,26 @@ pub struct RunSettings {
     /// Play in rounds and stop when the confidence sequence decides (`--stop-when-decided`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StopRule>,
+    /// Ollama servers the trials are shared over (empty: `OLLAMA_HOST`, else the default); any
+    /// set may resume a run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// Conversations each server plays at once (`--parallel`; absent: 1); any value may resume a
+    /// run.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub parallel: u32,
 }
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// Most conversations one server may be asked to play at once.
+pub const MAX_PARALLEL: u32 = 64;
 
 /// When a run in rounds stops: see `analysis::sequence`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -149,6 +168,8 @@ impl Default for RunSettings {
             retry_backoff_s: 0.25,
             think: None,
             stop: None,
+            hosts: Vec::new(),
+            parallel: 1,
         }
     }
 }
@@ -244,6 +265,10 @@ pub struct ExperimentFile {
     pub retries: Option<u32>,
     /// See `--think` (`on` or `off`).
     pub think: Option<ThinkChoice>,
+    /// See `--host` (several servers).
+    pub hosts: Option<Vec<String>>,
+    /// See `--parallel`.
+    pub parallel: Option<u32>,
 }
 
 /// `--think`: ask a thinking model to think, or not (absent: send nothing).
@@ -326,6 +351,8 @@ impl ExperimentFile {
         set!(connect_timeout => connect_timeout_s);
         set!(retry_backoff => retry_backoff_s);
         set!(retries => retries);
+        set!(hosts => hosts);
+        set!(parallel => parallel);
         if let Some(t) = self.think {
             s.think = Some(t.as_bool());
         }
@@ -344,15 +371,18 @@ impl ExperimentFile {
     }
 }
 
-/// Settings a later session of the same run may change: the task filter and the wire's patience.
-/// Everything else changes what a trial is, so a resume with another value is refused, and the
-/// default run id ignores these so that changing them resumes the same run.
-pub const MAY_CHANGE_ON_RESUME: [&str; 5] = [
+/// Settings a later session of the same run may change: the task filter, the wire's patience, and
+/// where and how many at once the trials are played (servers, parallelism). Everything else changes
+/// what a trial is, so a resume with another value is refused, and the default run id ignores
+/// these so that changing them resumes the same run.
+pub const MAY_CHANGE_ON_RESUME: [&str; 7] = [
     "tasks",
     "timeout_s",
     "connect_timeout_s",
     "retries",
     "retry_backoff_s",
+    "hosts",
+    "parallel",
 ];
 
 /// The settings that define what a trial is (all but [`MAY_CHANGE_ON_RESUME`]), as JSON.
@@ -385,6 +415,16 @@ impl RunSettings {
         let bad = |key: &str, m: String| Err(SettingsError::Invalid(format!("{}: {m}", name(key))));
         check_names(&self.models, "model").or_else(|m| bad("models", m))?;
         check_names(&self.tasks, "task id").or_else(|m| bad("tasks", m))?;
+        check_names(&self.hosts, "host").or_else(|m| bad("host", m))?;
+        if self.parallel == 0 || self.parallel > MAX_PARALLEL {
+            return bad(
+                "parallel",
+                format!(
+                    "must be between 1 and {MAX_PARALLEL} conversations per server, got {}",
+                    self.parallel
+                ),
+            );
+        }
         if self.suites.is_empty() {
             return bad("suite", "at least one suite is needed".into());
         }
@@ -610,6 +650,29 @@ mod tests {
             ),
             (30.0, 2.0, 1, 0.5)
         );
+    }
+
+    #[test]
+    fn servers_and_parallelism_do_not_change_the_run_id() {
+        let a = RunSettings::default();
+        let f = ExperimentFile::load("exp.toml", "hosts = [\"a:1\", \"b:2\"]\nparallel = 4\n")
+            .expect("load");
+        let mut b = RunSettings::default();
+        f.apply(&mut b).expect("apply");
+        assert_eq!((b.hosts.len(), b.parallel), (2, 4));
+        assert_eq!(a.default_run_id(), b.default_run_id());
+        let err = ExperimentFile::load("exp.toml", "parallel = 0\n").expect_err("zero");
+        assert!(
+            err.to_string().starts_with("exp.toml: key `parallel`"),
+            "{err}"
+        );
+        let err = ExperimentFile::load("exp.toml", "hosts = [\"a\", \"a\"]\n").expect_err("twice");
+        assert!(err.to_string().contains("host a is given twice"), "{err}");
+        // A manifest written before these settings existed reads with the defaults.
+        let mut old = serde_json::to_value(RunSettings::default()).expect("json");
+        old.as_object_mut().expect("object").remove("parallel");
+        let back: RunSettings = serde_json::from_value(old).expect("old settings");
+        assert_eq!(back.parallel, 1);
     }
 
     #[test]

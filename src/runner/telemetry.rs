@@ -2,11 +2,15 @@
 //! `ollama` and `llama-server` processes, turned into one [`GpuWindow`] per model call.
 //!
 //! No NVIDIA library, no GPU, or a metric the device does not support (MIG, old drivers) is a
-//! recorded absence, never a zero: the run goes on and the fields stay `None`. The energy of a call is
-//! the NVML energy counter interpolated at the call's start and end, which is more accurate than
-//! integrating power samples.
+//! recorded absence, never a zero: the run goes on and the fields stay `None`. The energy of a call
+//! comes from the NVML energy counter, read directly whenever a call starts or ends, which is more
+//! accurate than integrating power samples. Calls played at once on one GPU (`--parallel`, or
+//! several servers on this machine) share it: what the counter gains between two readings is split
+//! evenly among the calls in flight ([`Apportioner`]), so the energies of a run's calls add up to
+//! the GPU's energy while any call was in flight, never more.
 
 use crate::runner::record::{GpuInfo, GpuWindow, HostInfo};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -44,13 +48,83 @@ pub struct Telemetry {
     gpu: GpuInfo,
     interval: Duration,
     nvml: Option<Arc<nvml_wrapper::Nvml>>,
+    energy: Mutex<Apportioner>,
 }
 
 /// The start of one model call, as [`Telemetry::begin`] marked it.
 #[derive(Debug, Clone, Copy)]
 pub struct CallMark {
     at: Instant,
-    energy_mj: Option<u64>,
+    id: u64,
+}
+
+/// One call's share of the GPU's energy so far.
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    /// Joules apportioned to it (`None`: the counter could not be read when it began).
+    joules: Option<f64>,
+    /// Most calls in flight at once while it ran, itself included.
+    most_in_flight: u32,
+}
+
+/// Splits the GPU's energy counter among the calls in flight. At each reading (a call starting or
+/// ending) what the counter gained since the previous reading is shared evenly among the calls
+/// that were in flight over that interval; a call's energy is the sum of its shares. The shares of
+/// all calls add up to the counter's gain over the time any call was in flight, so summing calls'
+/// energies never counts an interval twice, however many calls overlapped. With one call at a
+/// time a call's share is exactly the counter's delta over its interval.
+#[derive(Debug, Default)]
+pub struct Apportioner {
+    last_mj: Option<u64>,
+    calls: BTreeMap<u64, Share>,
+    next_id: u64,
+}
+
+impl Apportioner {
+    /// Shares the counter's gain since the last reading among the calls in flight.
+    fn advance(&mut self, counter_mj: Option<u64>) {
+        if let (Some(last), Some(now)) = (self.last_mj, counter_mj) {
+            let each = now.saturating_sub(last) as f64 / 1000.0 / self.calls.len().max(1) as f64;
+            for share in self.calls.values_mut() {
+                share.joules = share.joules.map(|j| j + each);
+            }
+        }
+        if counter_mj.is_some() {
+            self.last_mj = counter_mj;
+        }
+    }
+
+    /// A call starts with the counter reading `counter_mj`; returns its id.
+    pub fn begin(&mut self, counter_mj: Option<u64>) -> u64 {
+        self.advance(counter_mj);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.calls.insert(
+            id,
+            Share {
+                joules: counter_mj.map(|_| 0.0),
+                most_in_flight: 1,
+            },
+        );
+        let in_flight = self.calls.len() as u32;
+        for share in self.calls.values_mut() {
+            share.most_in_flight = share.most_in_flight.max(in_flight);
+        }
+        id
+    }
+
+    /// Call `id` ends with the counter reading `counter_mj`: its energy in joules (`None` when the
+    /// counter was not read at both ends) and the most calls in flight at once while it ran.
+    pub fn finish(&mut self, id: u64, counter_mj: Option<u64>) -> (Option<f64>, u32) {
+        self.advance(counter_mj);
+        match self.calls.remove(&id) {
+            Some(share) => (
+                share.joules.filter(|_| counter_mj.is_some()),
+                share.most_in_flight,
+            ),
+            None => (None, 1),
+        }
+    }
 }
 
 impl Telemetry {
@@ -81,26 +155,34 @@ impl Telemetry {
             gpu,
             interval,
             nvml,
+            energy: Mutex::default(),
         }
     }
 
     /// Marks the start of a model call: the time, and the GPU's energy counter read right now.
     pub fn begin(&self) -> CallMark {
+        let mut energy = self.energy.lock().unwrap_or_else(|e| e.into_inner());
+        let id = energy.begin(self.energy_mj());
         CallMark {
             at: Instant::now(),
-            energy_mj: self.energy_mj(),
+            id,
         }
     }
 
     /// Readings over the call begun at `mark`, ending now: utilization, memory, power and server
-    /// process figures from the sampler, and the energy counter's delta read directly at both ends
-    /// (the sampler's 200 ms period is longer than many calls). `None` when nothing was read.
+    /// process figures from the sampler, and the call's share of the energy counter read directly
+    /// at every start and end (the sampler's 200 ms period is longer than many calls). `None` when
+    /// nothing was read.
     pub fn finish(&self, mark: CallMark) -> Option<GpuWindow> {
-        let end_energy = self.energy_mj();
+        let (energy_j, most_in_flight) = {
+            let mut energy = self.energy.lock().unwrap_or_else(|e| e.into_inner());
+            energy.finish(mark.id, self.energy_mj())
+        };
         let end = Instant::now();
         let mut window = self.window(mark.at, end).unwrap_or_default();
-        if let (Some(a), Some(b)) = (mark.energy_mj, end_energy) {
-            window.energy_j = Some(b.saturating_sub(a) as f64 / 1000.0);
+        window.energy_j = energy_j;
+        if energy_j.is_some() && most_in_flight > 1 {
+            window.calls_in_flight = Some(most_in_flight);
         }
         (window != GpuWindow::default()).then_some(window)
     }
@@ -127,6 +209,7 @@ impl Telemetry {
             },
             interval: DEFAULT_INTERVAL,
             nvml: None,
+            energy: Mutex::default(),
         }
     }
 
@@ -308,6 +391,7 @@ pub fn window_of(
         mem_used_mib: mem.iter().copied().reduce(f64::max),
         power_w: mean(&power),
         energy_j: None,
+        calls_in_flight: None,
         server_cpu_pct: mean(&cpu),
         server_rss_mib: rss.iter().copied().reduce(f64::max),
     };
@@ -374,6 +458,33 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    #[test]
+    fn overlapping_calls_share_the_energy_and_never_count_it_twice() {
+        let mut a = Apportioner::default();
+        // Call 0 alone from 1000 mJ to 3000 mJ, then call 1 joins; the 4000 mJ gained while both
+        // ran is split in two; call 1 ends alone at 9000 mJ.
+        let first = a.begin(Some(1_000));
+        a.advance(Some(3_000));
+        let second = a.begin(Some(3_000));
+        let (e0, n0) = a.finish(first, Some(7_000));
+        let (e1, n1) = a.finish(second, Some(9_000));
+        assert_eq!((e0, n0), (Some(4.0), 2));
+        assert_eq!((e1, n1), (Some(4.0), 2));
+        assert_eq!(
+            e0.unwrap_or(0.0) + e1.unwrap_or(0.0),
+            8.0,
+            "the counter's gain, once"
+        );
+        // One call at a time: exactly the counter's delta, alone.
+        let lone = a.begin(Some(10_000));
+        assert_eq!(a.finish(lone, Some(10_500)), (Some(0.5), 1));
+        // A counter that cannot be read is an absence, never a zero.
+        let blind = a.begin(None);
+        assert_eq!(a.finish(blind, Some(11_000)).0, None);
+        let late = a.begin(Some(11_000));
+        assert_eq!(a.finish(late, None).0, None);
     }
 
     #[test]

@@ -215,6 +215,8 @@ mod tests {
             call,
             imported: false,
             server_unreachable: false,
+            host: None,
+            parallel: None,
         };
         let line = router_line(&r);
         assert!(!line.contains('<'));

@@ -54,12 +54,17 @@ impl Loaded {
     }
 }
 
-/// `sha256` of the normalised name: the same model always has the same digest.
-pub(crate) fn digest(name: &str) -> String {
-    format!(
-        "{:x}",
-        Sha256::digest(ModelName::parse(name).key().as_bytes())
-    )
+/// `sha256` of the normalised name (after the stub's `build`, when it has one): the same model
+/// always has the same digest on stubs of the same build.
+pub(crate) fn digest(state: &State, name: &str) -> String {
+    let key = ModelName::parse(name).key();
+    let build = &state.config.build;
+    let text = if build.is_empty() {
+        key
+    } else {
+        format!("{build}/{key}")
+    };
+    format!("{:x}", Sha256::digest(text.as_bytes()))
 }
 
 /// Details of a stub model; the parameter size comes from a `:7b`-like tag when there is one.
@@ -102,7 +107,7 @@ pub(crate) fn tags(state: &State) -> TagsResponse {
             model: name.clone(),
             modified_at: modified_at.clone(),
             size: MODEL_SIZE,
-            digest: digest(&name),
+            digest: digest(state, &name),
             details: details(&name),
             name,
         })
@@ -129,7 +134,7 @@ pub(crate) fn ps(state: &State) -> PsResponse {
                 name: l.name.clone(),
                 model: l.name.clone(),
                 size: MODEL_SIZE,
-                digest: digest(&l.name),
+                digest: digest(state, &l.name),
                 details: details(&l.name),
                 expires_at: Some(expires(l)),
                 size_vram: MODEL_SIZE,
@@ -210,7 +215,7 @@ pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
     if !req.stream {
         return to_json(&status("success"));
     }
-    let d = format!("sha256:{}", digest(&req.model));
+    let d = format!("sha256:{}", digest(state, &req.model));
     let total = 1_000_000u64;
     let mut parts = vec![Part::Line(line(&status("pulling manifest")))];
     for completed in [None, Some(0), Some(total / 2), Some(total)] {

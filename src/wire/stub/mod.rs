@@ -169,6 +169,9 @@ pub struct StubConfig {
     /// Digest of each suite's tasks the script book was built from (published on `/api/version`;
     /// empty: not published).
     pub suites: BTreeMap<String, String>,
+    /// Another build of the same model names (empty: the usual one): every model digest differs,
+    /// as after a tag was pushed again and pulled on one server only.
+    pub build: String,
     /// Requests each model serves at once (`OLLAMA_NUM_PARALLEL`); more wait for a slot.
     pub num_parallel: usize,
     /// Requests that may wait for a model still loading (`OLLAMA_MAX_QUEUE`); more get a 503.
@@ -191,6 +194,7 @@ impl Default for StubConfig {
             hang: Duration::from_secs(600),
             prompt_count: PromptCount::All,
             suites: BTreeMap::new(),
+            build: String::new(),
             num_parallel: DEFAULT_NUM_PARALLEL,
             max_queue: DEFAULT_MAX_QUEUE,
         }
