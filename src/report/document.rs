@@ -1707,6 +1707,14 @@ pub fn terminal_table(s: &Summary) -> String {
             opt(c.break_even, ratio)
         );
     }
+    if let Some(p) = s.placement.as_ref().filter(|p| p.max_parallel > 1) {
+        let _ = writeln!(
+            out,
+            "times above are at up to {} conversations at once per server: compare them only with \
+             runs at that concurrency (report.md, \"Servers and concurrency\")",
+            p.max_parallel
+        );
+    }
     out
 }
 

@@ -143,8 +143,10 @@ mod tests {
         assert!(!out.contains("Latency under concurrency"), "{out}");
 
         let mut out = String::new();
-        let parallel = placement(&[trial("http://a", 4)], &models);
-        section(&mut out, &summary_with(Some(parallel)));
+        let parallel = summary_with(Some(placement(&[trial("http://a", 4)], &models)));
+        let table = crate::report::document::terminal_table(&parallel);
+        assert!(table.contains("up to 4 conversations at once per server"), "{table}");
+        section(&mut out, &parallel);
         let out = flat(&out);
         assert!(out.contains("up to 4 conversations at once"), "{out}");
         assert!(

@@ -289,17 +289,16 @@ impl Progress {
         }
     }
 
-    /// Redraws the overall message from the tally (server lines redraw on their own).
-    fn show_server(&self, t: &mut Tally) {
-        self.overall
-            .set_message(t.message(self.started.elapsed().as_secs_f64()));
-    }
-
-    /// Counts what happened to a trial on server `url`.
+    /// Counts what happened to a trial on server `url` and redraws the overall message (server
+    /// lines redraw on their own). The tally is never held while a bar draws: a server line's
+    /// draw takes the tally under indicatif's own lock, so the other order would deadlock.
     fn server_event(&self, url: &str, change: impl FnOnce(&mut ServerTally)) {
-        let Ok(mut t) = self.tally.lock() else { return };
-        change(t.server(url));
-        self.show_server(&mut t);
+        let message = {
+            let Ok(mut t) = self.tally.lock() else { return };
+            change(t.server(url));
+            t.message(self.started.elapsed().as_secs_f64())
+        };
+        self.overall.set_message(message);
     }
 }
 
@@ -402,22 +401,27 @@ impl EventSink for Progress {
                 server_unreachable,
                 host,
             } => {
-                let Ok(mut t) = self.tally.lock() else { return };
-                t.add(&key, outcome, calls, retries, server_unreachable);
-                let server = t.server(&host);
-                server.in_flight = server.in_flight.saturating_sub(1);
-                server.done += 1;
+                // Counted under the tally's lock, drawn after it is released (see `server_event`).
+                let (overall, model, several_servers) = {
+                    let Ok(mut t) = self.tally.lock() else { return };
+                    t.add(&key, outcome, calls, retries, server_unreachable);
+                    let server = t.server(&host);
+                    server.in_flight = server.in_flight.saturating_sub(1);
+                    server.done += 1;
+                    let overall = t.message(self.started.elapsed().as_secs_f64());
+                    (overall, t.model_message(&key.model), t.servers.len() > 1)
+                };
                 self.overall.inc(1);
-                self.show_server(&mut t);
+                self.overall.set_message(overall);
                 if let Ok(models) = self.models.lock()
                     && let Some(bar) = models.get(&key.model)
                 {
-                    bar.set_message(t.model_message(&key.model));
+                    bar.set_message(model);
                     bar.inc(1);
                 }
                 if self.bars.is_none() && self.trial_lines {
                     let mut line = trial_line(&key, outcome, calls, retries, server_unreachable);
-                    if t.servers.len() > 1 {
+                    if several_servers {
                         line.push_str(&format!(" on {host}"));
                     }
                     crate::errln!("{}: {line}", self.label);
