@@ -74,7 +74,9 @@ fn concurrency_table(out: &mut String, p: &Placement) {
         "overhead",
         "decode tokens/s",
     ]);
-    t.numeric_after_first().align(1, Align::Left);
+    t.numeric_after_first()
+        .align(0, Align::Right)
+        .align(1, Align::Left);
     for r in &p.by_concurrency {
         let latency = match (r.latency_mean_s, r.latency_p50_s, r.latency_p95_s) {
             (Some(a), Some(b), Some(c)) => {
@@ -145,7 +147,10 @@ mod tests {
         let mut out = String::new();
         let parallel = summary_with(Some(placement(&[trial("http://a", 4)], &models)));
         let table = crate::report::document::terminal_table(&parallel);
-        assert!(table.contains("up to 4 conversations at once per server"), "{table}");
+        assert!(
+            table.contains("up to 4 conversations at once per server"),
+            "{table}"
+        );
         section(&mut out, &parallel);
         let out = flat(&out);
         assert!(out.contains("up to 4 conversations at once"), "{out}");
