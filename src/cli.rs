@@ -267,6 +267,13 @@ pub struct RunArgs {
     /// OLLAMA_NUM_PARALLEL) [default: 1]
     #[arg(long, value_name = "N")]
     pub parallel: Option<u32>,
+    /// Read the GPU of server HOST (as given to --host) from the NVIDIA dcgm-exporter at URL;
+    /// `URL#gpu=N` picks GPU N when it lists several; repeated or comma-separated
+    #[arg(long, value_delimiter = ',', value_name = "HOST=URL")]
+    pub gpu_metrics: Vec<String>,
+    /// Seconds between two scrapes of a --gpu-metrics exporter [default: 1]
+    #[arg(long, value_name = "SECONDS")]
+    pub scrape_interval: Option<f64>,
     /// Hide progress bars (plain log lines instead)
     #[arg(long)]
     pub no_progress: bool,

@@ -5,6 +5,7 @@ mod browser;
 mod calibrate;
 mod fidelity;
 mod fuzz;
+mod gpu_metrics;
 mod hosts;
 mod messy;
 mod plan;

@@ -109,6 +109,12 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
         s.hosts = args.host.host.clone();
     }
     over!(parallel => parallel);
+    if !args.gpu_metrics.is_empty() {
+        s.gpu_metrics = args.gpu_metrics.clone();
+    }
+    if let Some(v) = args.scrape_interval {
+        s.scrape_interval_s = Some(v);
+    }
     over_host!(timeout => timeout_s);
     over_host!(connect_timeout => connect_timeout_s);
     over_host!(retries => retries);
@@ -129,6 +135,11 @@ fn with_hosts(
         hosts.push(url);
     }
     settings.hosts = hosts.clone();
+    settings.gpu_metrics = passk::runner::hosts::pair_gpu_metrics(&settings.gpu_metrics, &hosts)
+        .map_err(|e| format!("--gpu-metrics: {e}"))?
+        .into_iter()
+        .map(|(host, exporter)| format!("{host}={}", exporter.text()))
+        .collect();
     Ok((settings, hosts))
 }
 

@@ -12,12 +12,14 @@ use crate::runner::pool::{self, Pool, Stage, Writer};
 use crate::runner::preflight::{self, PreflightError};
 use crate::runner::record::{Manifest, ModelInfo, Outcome, Record, SCHEMA_VERSION, ServerInfo};
 use crate::runner::settings::{RunSettings, SuiteChoice};
+use crate::runner::telemetry;
 use crate::suite::{Domain, ToolVariant};
 use crate::suites::router::RouterSuite;
 use crate::wire::client::{Client, ClientConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// Why an experiment stopped before its plan was done.
 #[derive(Debug, thiserror::Error)]
@@ -249,6 +251,9 @@ async fn open_session<'a>(
         sink.emit(RunEvent::Warning(w));
     }
     let checked = preflight_servers(exp, &suites).await?;
+    for note in &checked.notes {
+        sink.emit(RunEvent::Warning(note.clone()));
+    }
     say_missing_telemetry(&checked.hosts, sink);
     // A server that publishes the suites it loaded is passk's own stub, whatever the command
     // thought it was talking to: its timings are simulated, and the report must say so.
@@ -291,7 +296,19 @@ async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Prefligh
     }
     let need_tools = !suites.domains.is_empty();
     let digests = suites.task_digests();
-    let telemetries = hosts::telemetries(&exp.hosts, exp.telemetry);
+    let exporters =
+        hosts::pair_gpu_metrics(&s.gpu_metrics, &exp.hosts).map_err(RunError::Settings)?;
+    let probed = hosts::probe_exporters(&exporters).await?;
+    let scrape_interval = s
+        .scrape_interval_s
+        .map_or(telemetry::DEFAULT_SCRAPE_INTERVAL, Duration::from_secs_f64);
+    let telemetries = hosts::telemetries(
+        &exp.hosts,
+        exp.telemetry,
+        &exporters,
+        &probed,
+        scrape_interval,
+    );
     let mut checks: Vec<(String, hosts::ServerCheck, Client)> = Vec::new();
     for url in &exp.hosts {
         let client = client_for(exp, url)?;
@@ -327,6 +344,7 @@ async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Prefligh
         hosts,
         models,
         stub,
+        notes: probed.notes,
     })
 }
 
@@ -389,12 +407,14 @@ fn new_manifest(
 ) -> Manifest {
     let s = &exp.settings;
     let first = checked.hosts.first().map(|h| &h.info);
-    // The GPU of this machine when a server runs here, else the first server's absence.
-    let gpu = checked
-        .hosts
-        .iter()
-        .map(|h| &h.info)
-        .find(|i| i.gpu.unavailable.as_deref() != Some(hosts::REMOTE_NO_TELEMETRY))
+    // The first GPU read (here or through an exporter), else this machine's absence, else the
+    // first server's.
+    let infos = || checked.hosts.iter().map(|h| &h.info);
+    let gpu = infos()
+        .find(|i| i.gpu.unavailable.is_none())
+        .or_else(|| {
+            infos().find(|i| i.gpu.unavailable.as_deref() != Some(hosts::REMOTE_NO_TELEMETRY))
+        })
         .or(first)
         .map(|i| i.gpu.clone())
         .unwrap_or_default();

@@ -1,18 +1,21 @@
 //! The Ollama servers of a run. Each is preflighted on its own (version, each model with its tools
 //! capability and digest), then held to the first: every server must run the same Ollama version
 //! and serve the same digest of each model, so that a record means the same wherever it was
-//! played. A server on this machine gets the local GPU telemetry; one elsewhere gets none
-//! (recorded as such).
+//! played. A server with a GPU exporter (`--gpu-metrics`) is read from it; another server on
+//! this machine gets the local GPU telemetry; one elsewhere gets none (recorded as such).
 
 use crate::runner::preflight::{self, PreflightError};
-use crate::runner::record::{ModelInfo, ServerInfo};
+use crate::runner::record::{GpuInfo, ModelInfo, ServerInfo};
+use crate::runner::telemetry::dcgm::{self, DcgmSource, Exporter};
 use crate::runner::telemetry::{self, Telemetry};
 use crate::wire::client::Client;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Why a server on another machine has no GPU readings.
-pub const REMOTE_NO_TELEMETRY: &str = "remote host (GPU telemetry is read on this machine only)";
+pub const REMOTE_NO_TELEMETRY: &str =
+    "remote host without --gpu-metrics (NVML reads this machine's GPU only)";
 
 /// One server of the run, ready to play trials.
 pub struct Host {
@@ -34,6 +37,8 @@ pub struct Preflighted {
     pub models: Vec<ModelInfo>,
     /// A server published the suites it loaded: passk's own stub.
     pub stub: bool,
+    /// What the preflight has to say before any trace (an exporter that lacks a metric).
+    pub notes: Vec<String>,
 }
 
 /// What one server says before any trace.
@@ -118,9 +123,81 @@ pub fn is_local(url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The telemetry of each server: one local sampler shared by the servers on this machine (started
-/// only when there is one), none for the others.
-pub fn telemetries(urls: &[String], enabled: bool) -> Vec<Arc<Telemetry>> {
+/// Pairs each `HOST=URL` of `--gpu-metrics` with its server: HOST is parsed as `--host` is and
+/// must be one of `hosts`; each server at most once.
+pub fn pair_gpu_metrics(
+    entries: &[String],
+    hosts: &[String],
+) -> Result<BTreeMap<String, Exporter>, String> {
+    let mut pairs = BTreeMap::new();
+    for entry in entries {
+        let (host, url) = entry
+            .split_once('=')
+            .ok_or_else(|| format!("'{entry}' is not HOST=URL"))?;
+        let host = crate::wire::host::parse_host(host).map_err(|e| format!("'{entry}': {e}"))?;
+        if !hosts.contains(&host) {
+            return Err(format!(
+                "'{entry}': {host} is not one of the run's servers ({})",
+                hosts.join(", ")
+            ));
+        }
+        let exporter = Exporter::parse(url)?;
+        if pairs.insert(host.clone(), exporter).is_some() {
+            return Err(format!("{host} is given twice"));
+        }
+    }
+    Ok(pairs)
+}
+
+/// What the preflight found of each exporter: its GPU, and the notes to print (metrics it lacks).
+pub struct Probed {
+    /// Exporter to its GPU.
+    pub gpus: BTreeMap<Exporter, GpuInfo>,
+    /// One line per metric an exporter lacks.
+    pub notes: Vec<String>,
+}
+
+/// Scrapes each server's exporter once before any trace; one that does not answer, or lists no
+/// GPU it can pick, refuses the run by the server's name.
+pub async fn probe_exporters(
+    exporters: &BTreeMap<String, Exporter>,
+) -> Result<Probed, PreflightError> {
+    let mut probed = Probed {
+        gpus: BTreeMap::new(),
+        notes: Vec::new(),
+    };
+    for (host, exporter) in exporters {
+        if probed.gpus.contains_key(exporter) {
+            continue;
+        }
+        let (gpu, missing) =
+            dcgm::probe(exporter)
+                .await
+                .map_err(|why| PreflightError::GpuMetrics {
+                    host: host.clone(),
+                    why,
+                })?;
+        for metric in missing {
+            probed.notes.push(format!(
+                "GPU telemetry of {host}: {} lists no {metric}; it is recorded as absent",
+                exporter.url
+            ));
+        }
+        probed.gpus.insert(exporter.clone(), gpu);
+    }
+    Ok(probed)
+}
+
+/// The telemetry of each server: a server with an exporter is read from it (servers on one
+/// exporter's GPU share one sampler, so their calls share its energy); the other servers on this
+/// machine share one local sampler (started only when there is one); the rest get none.
+pub fn telemetries(
+    urls: &[String],
+    enabled: bool,
+    exporters: &BTreeMap<String, Exporter>,
+    probed: &Probed,
+    scrape_interval: Duration,
+) -> Vec<Arc<Telemetry>> {
     let off = |why: &str| Arc::new(Telemetry::disabled(why));
     if !enabled {
         let t = off("telemetry off for this backend");
@@ -128,13 +205,26 @@ pub fn telemetries(urls: &[String], enabled: bool) -> Vec<Arc<Telemetry>> {
     }
     let local = urls
         .iter()
-        .any(|u| is_local(u))
+        .any(|u| is_local(u) && !exporters.contains_key(u))
         .then(|| Arc::new(Telemetry::start(telemetry::DEFAULT_INTERVAL)));
-    let remote = off(REMOTE_NO_TELEMETRY);
+    let mut remote: BTreeMap<&Exporter, Arc<Telemetry>> = BTreeMap::new();
+    for exporter in exporters.values() {
+        if remote.contains_key(exporter) {
+            continue;
+        }
+        let gpu = probed.gpus.get(exporter).cloned().unwrap_or_default();
+        let t = match DcgmSource::new(exporter.clone(), scrape_interval) {
+            Ok(source) => Telemetry::start_remote(source, gpu, scrape_interval),
+            Err(why) => Telemetry::disabled(&why),
+        };
+        remote.insert(exporter, Arc::new(t));
+    }
+    let none = off(REMOTE_NO_TELEMETRY);
     urls.iter()
-        .map(|u| match (&local, is_local(u)) {
-            (Some(t), true) => Arc::clone(t),
-            _ => Arc::clone(&remote),
+        .map(|u| match (exporters.get(u), &local) {
+            (Some(e), _) => Arc::clone(&remote[e]),
+            (None, Some(t)) if is_local(u) => Arc::clone(t),
+            _ => Arc::clone(&none),
         })
         .collect()
 }

@@ -65,6 +65,16 @@ pub enum PreflightError {
         /// Suites whose digest differs or that the stub did not load.
         suites: String,
     },
+    /// The GPU exporter named for a server does not answer, or lists no GPU it can pick.
+    #[error(
+        "--gpu-metrics for {host}: {why}; check that dcgm-exporter runs there and the URL (or leave {host} out of --gpu-metrics)"
+    )]
+    GpuMetrics {
+        /// The Ollama server whose GPU it reads.
+        host: String,
+        /// What went wrong.
+        why: String,
+    },
     /// The servers of one run do not serve the same setup.
     #[error(
         "{host} differs from {first}: {what} is {value} there but {first_value} on {first}; every server of a run must serve the same {what} (or leave {host} out of --host)"

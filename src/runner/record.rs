@@ -553,6 +553,9 @@ pub struct GpuInfo {
     /// Total memory, MiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mib: Option<u64>,
+    /// Where the readings come from: NVML on this machine, or a server's dcgm-exporter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// One Ollama server of a run, as its preflight found it.

@@ -102,6 +102,13 @@ pub struct RunSettings {
     /// run.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub parallel: u32,
+    /// The dcgm-exporter of each server whose GPU is read remotely, `HOST=URL` with HOST as in
+    /// `hosts` (`--gpu-metrics`); any set may resume a run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_metrics: Vec<String>,
+    /// Seconds between two scrapes of an exporter (`--scrape-interval`; absent: 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrape_interval_s: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -170,6 +177,8 @@ impl Default for RunSettings {
             stop: None,
             hosts: Vec::new(),
             parallel: 1,
+            gpu_metrics: Vec::new(),
+            scrape_interval_s: None,
         }
     }
 }
@@ -178,6 +187,10 @@ impl Default for RunSettings {
 pub const MAX_TOKENS: u64 = 1 << 24;
 /// Most transport retries per call.
 pub const MAX_RETRIES: u32 = 10;
+/// Shortest and longest time between two scrapes of a GPU exporter, seconds.
+pub const MIN_SCRAPE_S: f64 = 0.05;
+/// See [`MIN_SCRAPE_S`].
+pub const MAX_SCRAPE_S: f64 = 60.0;
 /// Longest timeout or retry delay accepted, seconds (a day).
 pub const MAX_SECONDS: f64 = 86_400.0;
 
@@ -269,6 +282,10 @@ pub struct ExperimentFile {
     pub hosts: Option<Vec<String>>,
     /// See `--parallel`.
     pub parallel: Option<u32>,
+    /// See `--gpu-metrics` (a list of `HOST=URL`).
+    pub gpu_metrics: Option<Vec<String>>,
+    /// See `--scrape-interval`.
+    pub scrape_interval: Option<f64>,
 }
 
 /// `--think`: ask a thinking model to think, or not (absent: send nothing).
@@ -353,6 +370,10 @@ impl ExperimentFile {
         set!(retries => retries);
         set!(hosts => hosts);
         set!(parallel => parallel);
+        set!(gpu_metrics => gpu_metrics);
+        if let Some(v) = self.scrape_interval {
+            s.scrape_interval_s = Some(v);
+        }
         if let Some(t) = self.think {
             s.think = Some(t.as_bool());
         }
@@ -375,7 +396,7 @@ impl ExperimentFile {
 /// where and how many at once the trials are played (servers, parallelism). Everything else changes
 /// what a trial is, so a resume with another value is refused, and the default run id ignores
 /// these so that changing them resumes the same run.
-pub const MAY_CHANGE_ON_RESUME: [&str; 7] = [
+pub const MAY_CHANGE_ON_RESUME: [&str; 9] = [
     "tasks",
     "timeout_s",
     "connect_timeout_s",
@@ -383,6 +404,8 @@ pub const MAY_CHANGE_ON_RESUME: [&str; 7] = [
     "retry_backoff_s",
     "hosts",
     "parallel",
+    "gpu_metrics",
+    "scrape_interval_s",
 ];
 
 /// The settings that define what a trial is (all but [`MAY_CHANGE_ON_RESUME`]), as JSON.
@@ -503,6 +526,14 @@ impl RunSettings {
             if let Err(m) = seconds(v, zero_ok) {
                 return bad(key, m);
             }
+        }
+        if let Some(every) = self.scrape_interval_s
+            && !(every.is_finite() && (MIN_SCRAPE_S..=MAX_SCRAPE_S).contains(&every))
+        {
+            return bad(
+                "scrape-interval",
+                format!("must be between {MIN_SCRAPE_S} and {MAX_SCRAPE_S} seconds, got {every}"),
+            );
         }
         if let Err(why) = crate::wire::duration::parse_go_duration(&self.keep_alive) {
             return bad(

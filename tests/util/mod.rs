@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod exporter;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 

@@ -1,26 +1,59 @@
-//! GPU and host telemetry: an NVML sampler thread (about every 200 ms) and sysinfo readings of the
-//! `ollama` and `llama-server` processes, turned into one [`GpuWindow`] per model call.
+//! GPU and host telemetry: a sampler thread and the readings of one model call.
 //!
-//! No NVIDIA library, no GPU, or a metric the device does not support (MIG, old drivers) is a
-//! recorded absence, never a zero: the run goes on and the fields stay `None`. The energy of a call
-//! comes from the NVML energy counter, read directly whenever a call starts or ends, which is more
-//! accurate than integrating power samples. Calls played at once on one GPU (`--parallel`, or
-//! several servers on this machine) share it: what the counter gains between two readings is split
-//! evenly among the calls in flight ([`Apportioner`]), so the energies of a run's calls add up to
-//! the GPU's energy while any call was in flight, never more.
+//! The GPU is read from a [`GpuSource`]: NVML for a GPU on this machine ([`nvml`]), or the
+//! dcgm-exporter of a server on another machine ([`dcgm`]). The sampler also reads, with sysinfo,
+//! the `ollama` and `llama-server` processes when the server runs here. Each model call gets one
+//! [`GpuWindow`]: the samples over it, and its share of the GPU's energy counter ([`energy`]).
+//!
+//! No NVIDIA library, no GPU, an exporter that does not answer, or a metric the device does not
+//! support (MIG, old drivers) is a recorded absence, never a zero: the run goes on and the fields
+//! stay `None`. The energy of a call comes from the energy counter read whenever a call starts or
+//! ends, which is more accurate than integrating power samples. Calls played at once on one GPU
+//! (`--parallel`, or several servers on one machine) share it: what the counter gains between two
+//! readings is split evenly among the calls in flight ([`energy::Apportioner`]), so the energies
+//! of a run's calls add up to the GPU's energy while any call was in flight, never more.
+
+pub mod dcgm;
+pub mod energy;
+pub mod nvml;
 
 use crate::runner::record::{GpuInfo, GpuWindow, HostInfo};
-use std::collections::BTreeMap;
+use energy::Apportioner;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Default sampling interval.
+/// Default sampling interval of a GPU on this machine.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Default scrape interval of a remote exporter (`--scrape-interval`).
+pub const DEFAULT_SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Names of the processes whose CPU and memory are attributed to the model server.
 const SERVER_PROCESSES: [&str; 2] = ["ollama", "llama-server"];
+
+/// One reading of a GPU (each field absent when it could not be read).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GpuReading {
+    /// Utilization, percent.
+    pub util: Option<f64>,
+    /// Memory in use, MiB.
+    pub mem_mib: Option<f64>,
+    /// Power draw, watts.
+    pub power_w: Option<f64>,
+}
+
+/// Where a GPU's readings come from.
+pub trait GpuSource: Send + Sync {
+    /// Utilization, memory and power now (called by the sampler thread, may block briefly).
+    fn read(&self) -> GpuReading;
+    /// The energy counter, millijoules; called as calls start and end, so it never waits on the
+    /// network.
+    fn energy_mj(&self) -> Option<u64>;
+    /// Whether the GPU is on this machine (its model-server processes can then be read too).
+    fn on_this_machine(&self) -> bool;
+}
 
 /// One reading of the sampler thread.
 #[derive(Debug, Clone, Copy, Default)]
@@ -47,7 +80,7 @@ pub struct Telemetry {
     thread: Option<JoinHandle<()>>,
     gpu: GpuInfo,
     interval: Duration,
-    nvml: Option<Arc<nvml_wrapper::Nvml>>,
+    source: Option<Arc<dyn GpuSource>>,
     energy: Mutex<Apportioner>,
 }
 
@@ -58,90 +91,54 @@ pub struct CallMark {
     id: u64,
 }
 
-/// One call's share of the GPU's energy so far.
-#[derive(Debug, Clone, Copy)]
-struct Share {
-    /// Joules apportioned to it (`None`: the counter could not be read when it began).
-    joules: Option<f64>,
-    /// Most calls in flight at once while it ran, itself included.
-    most_in_flight: u32,
-}
-
-/// Splits the GPU's energy counter among the calls in flight. At each reading (a call starting or
-/// ending) what the counter gained since the previous reading is shared evenly among the calls
-/// that were in flight over that interval; a call's energy is the sum of its shares. The shares of
-/// all calls add up to the counter's gain over the time any call was in flight, so summing calls'
-/// energies never counts an interval twice, however many calls overlapped. With one call at a
-/// time a call's share is exactly the counter's delta over its interval.
-#[derive(Debug, Default)]
-pub struct Apportioner {
-    last_mj: Option<u64>,
-    calls: BTreeMap<u64, Share>,
-    next_id: u64,
-}
-
-impl Apportioner {
-    /// Shares the counter's gain since the last reading among the calls in flight.
-    fn advance(&mut self, counter_mj: Option<u64>) {
-        if let (Some(last), Some(now)) = (self.last_mj, counter_mj) {
-            let each = now.saturating_sub(last) as f64 / 1000.0 / self.calls.len().max(1) as f64;
-            for share in self.calls.values_mut() {
-                share.joules = share.joules.map(|j| j + each);
+impl Telemetry {
+    /// Samples this machine every `interval`: GPU 0 through NVML, and the model server's
+    /// processes. Never fails: what cannot be read is recorded as absent and explained in
+    /// [`Telemetry::gpu_info`]'s `unavailable`.
+    pub fn start(interval: Duration) -> Telemetry {
+        match nvml::NvmlSource::open() {
+            Ok((source, gpu)) => Telemetry::sample(Some(Arc::new(source)), gpu, true, interval),
+            Err(why) => {
+                let gpu = GpuInfo {
+                    unavailable: Some(why),
+                    ..GpuInfo::default()
+                };
+                Telemetry::sample(None, gpu, true, interval)
             }
         }
-        if counter_mj.is_some() {
-            self.last_mj = counter_mj;
-        }
     }
 
-    /// A call starts with the counter reading `counter_mj`; returns its id.
-    pub fn begin(&mut self, counter_mj: Option<u64>) -> u64 {
-        self.advance(counter_mj);
-        let id = self.next_id;
-        self.next_id += 1;
-        self.calls.insert(
-            id,
-            Share {
-                joules: counter_mj.map(|_| 0.0),
-                most_in_flight: 1,
-            },
-        );
-        let in_flight = self.calls.len() as u32;
-        for share in self.calls.values_mut() {
-            share.most_in_flight = share.most_in_flight.max(in_flight);
-        }
-        id
+    /// Samples a GPU on another machine from its exporter every `interval`; `gpu` is what the
+    /// preflight's probe found of it.
+    pub fn start_remote(source: dcgm::DcgmSource, gpu: GpuInfo, interval: Duration) -> Telemetry {
+        Telemetry::sample(Some(Arc::new(source)), gpu, false, interval)
     }
 
-    /// Call `id` ends with the counter reading `counter_mj`: its energy in joules (`None` when the
-    /// counter was not read at both ends) and the most calls in flight at once while it ran.
-    pub fn finish(&mut self, id: u64, counter_mj: Option<u64>) -> (Option<f64>, u32) {
-        self.advance(counter_mj);
-        match self.calls.remove(&id) {
-            Some(share) => (
-                share.joules.filter(|_| counter_mj.is_some()),
-                share.most_in_flight,
-            ),
-            None => (None, 1),
-        }
-    }
-}
-
-impl Telemetry {
-    /// Starts sampling every `interval`. Never fails: what cannot be read is recorded as absent and
-    /// explained in [`Telemetry::gpu_info`]'s `unavailable`.
-    pub fn start(interval: Duration) -> Telemetry {
+    fn sample(
+        source: Option<Arc<dyn GpuSource>>,
+        mut gpu: GpuInfo,
+        processes: bool,
+        interval: Duration,
+    ) -> Telemetry {
         let origin = Instant::now();
         let samples = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
-        let (nvml, mut gpu) = open_nvml();
         let thread = {
             let samples = Arc::clone(&samples);
             let stop = Arc::clone(&stop);
-            let nvml = nvml.clone();
+            let source = source.clone();
             std::thread::Builder::new()
                 .name("passk-telemetry".into())
-                .spawn(move || sample_loop(origin, interval, nvml.as_deref(), &samples, &stop))
+                .spawn(move || {
+                    sample_loop(
+                        origin,
+                        interval,
+                        source.as_deref(),
+                        processes,
+                        &samples,
+                        &stop,
+                    )
+                })
                 .ok()
         };
         if thread.is_none() {
@@ -154,7 +151,7 @@ impl Telemetry {
             thread,
             gpu,
             interval,
-            nvml,
+            source,
             energy: Mutex::default(),
         }
     }
@@ -170,9 +167,9 @@ impl Telemetry {
     }
 
     /// Readings over the call begun at `mark`, ending now: utilization, memory, power and server
-    /// process figures from the sampler, and the call's share of the energy counter read directly
-    /// at every start and end (the sampler's 200 ms period is longer than many calls). `None` when
-    /// nothing was read.
+    /// process figures from the sampler, and the call's share of the energy counter read at every
+    /// start and end (the sampling period is longer than many calls). `None` when nothing was
+    /// read.
     pub fn finish(&self, mark: CallMark) -> Option<GpuWindow> {
         let (energy_j, most_in_flight) = {
             let mut energy = self.energy.lock().unwrap_or_else(|e| e.into_inner());
@@ -187,13 +184,9 @@ impl Telemetry {
         (window != GpuWindow::default()).then_some(window)
     }
 
-    /// The GPU's energy counter since driver load, millijoules.
+    /// The GPU's energy counter, millijoules.
     fn energy_mj(&self) -> Option<u64> {
-        let nvml = self.nvml.as_ref()?;
-        nvml.device_by_index(0)
-            .ok()?
-            .total_energy_consumption()
-            .ok()
+        self.source.as_ref()?.energy_mj()
     }
 
     /// A telemetry source that never samples (tests and the stub backend).
@@ -208,7 +201,7 @@ impl Telemetry {
                 ..GpuInfo::default()
             },
             interval: DEFAULT_INTERVAL,
-            nvml: None,
+            source: None,
             energy: Mutex::default(),
         }
     }
@@ -261,71 +254,58 @@ pub fn host_info() -> HostInfo {
     }
 }
 
-/// Loads NVML and finds GPU 0; on failure, why there is no GPU telemetry.
-fn open_nvml() -> (Option<Arc<nvml_wrapper::Nvml>>, GpuInfo) {
-    let nvml = match nvml_wrapper::Nvml::init() {
-        Ok(n) => n,
-        Err(e) => {
-            let why = format!("no NVIDIA management library (NVML): {e}");
-            return (
-                None,
-                GpuInfo {
-                    unavailable: Some(why),
-                    ..GpuInfo::default()
-                },
-            );
-        }
-    };
-    let info = match nvml.device_by_index(0) {
-        Ok(d) => GpuInfo {
-            unavailable: None,
-            name: d.name().ok(),
-            driver: nvml.sys_driver_version().ok(),
-            memory_mib: d.memory_info().ok().map(|m| m.total / (1024 * 1024)),
-        },
-        Err(e) => {
-            let why = format!("NVML found no GPU 0: {e}");
-            return (
-                None,
-                GpuInfo {
-                    unavailable: Some(why),
-                    ..GpuInfo::default()
-                },
-            );
-        }
-    };
-    (Some(Arc::new(nvml)), info)
-}
-
 fn sample_loop(
     origin: Instant,
     interval: Duration,
-    nvml: Option<&nvml_wrapper::Nvml>,
+    source: Option<&dyn GpuSource>,
+    processes: bool,
     samples: &Mutex<Vec<Sample>>,
     stop: &AtomicBool,
 ) {
-    let device = nvml.and_then(|n| n.device_by_index(0).ok());
-    let mut sys = sysinfo::System::new().ok();
+    let mut sys = processes.then(sysinfo::System::new).and_then(Result::ok);
     while !stop.load(Ordering::Relaxed) {
+        let started = Instant::now();
+        let at = origin.elapsed();
+        let gpu = source.map(|s| s.read()).unwrap_or_default();
         let mut s = Sample {
-            at: origin.elapsed(),
+            at,
+            util: gpu.util,
+            mem_mib: gpu.mem_mib,
+            power_w: gpu.power_w,
             ..Sample::default()
         };
-        if let Some(d) = &device {
-            s.util = d.utilization_rates().ok().map(|u| f64::from(u.gpu));
-            s.mem_mib = d
-                .memory_info()
-                .ok()
-                .map(|m| m.used as f64 / (1024.0 * 1024.0));
-            s.power_w = d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0);
-        }
         if let Some(sys) = sys.as_mut() {
             (s.server_cpu_pct, s.server_rss_mib) = server_processes(sys);
         }
-        if let Ok(mut v) = samples.lock() {
+        // A source that could not be read this time (a failed scrape) gives no sample, rather
+        // than one that reads as nothing.
+        let read_something = [
+            s.util,
+            s.mem_mib,
+            s.power_w,
+            s.server_cpu_pct,
+            s.server_rss_mib,
+        ]
+        .iter()
+        .any(Option::is_some);
+        if read_something && let Ok(mut v) = samples.lock() {
             v.push(s);
         }
-        std::thread::sleep(interval);
+        pause(interval.saturating_sub(started.elapsed()), stop);
+    }
+}
+
+/// Sleeps up to `d`, waking early when asked to stop (a slow scrape interval never delays the end
+/// of a run).
+fn pause(d: Duration, stop: &AtomicBool) {
+    let step = Duration::from_millis(50);
+    let until = Instant::now() + d;
+    while !stop.load(Ordering::Relaxed) {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(step));
     }
 }
 
@@ -458,33 +438,6 @@ mod tests {
             )
             .is_none()
         );
-    }
-
-    #[test]
-    fn overlapping_calls_share_the_energy_and_never_count_it_twice() {
-        let mut a = Apportioner::default();
-        // Call 0 alone from 1000 mJ to 3000 mJ, then call 1 joins; the 4000 mJ gained while both
-        // ran is split in two; call 1 ends alone at 9000 mJ.
-        let first = a.begin(Some(1_000));
-        a.advance(Some(3_000));
-        let second = a.begin(Some(3_000));
-        let (e0, n0) = a.finish(first, Some(7_000));
-        let (e1, n1) = a.finish(second, Some(9_000));
-        assert_eq!((e0, n0), (Some(4.0), 2));
-        assert_eq!((e1, n1), (Some(4.0), 2));
-        assert_eq!(
-            e0.unwrap_or(0.0) + e1.unwrap_or(0.0),
-            8.0,
-            "the counter's gain, once"
-        );
-        // One call at a time: exactly the counter's delta, alone.
-        let lone = a.begin(Some(10_000));
-        assert_eq!(a.finish(lone, Some(10_500)), (Some(0.5), 1));
-        // A counter that cannot be read is an absence, never a zero.
-        let blind = a.begin(None);
-        assert_eq!(a.finish(blind, Some(11_000)).0, None);
-        let late = a.begin(Some(11_000));
-        assert_eq!(a.finish(late, None).0, None);
     }
 
     #[test]

@@ -1,0 +1,218 @@
+//! GPU telemetry of a server on another machine, read from its dcgm-exporter (`--gpu-metrics`):
+//! each call carries the exporter's readings and its share of the energy counter, energy per
+//! success is reported as for a local GPU, a scrape that fails or a counter that resets never
+//! yields a wrong energy, and an exporter that cannot be read refuses the run before any trace.
+
+use crate::util::exporter::{Answer, Exporter, RECORDED, RECORDED_ENERGY_MJ, with_energy};
+use crate::util::{self, Stub, output, passk};
+use passk::runner::record::{Manifest, Record};
+use passk::wire::stub::Behaviour;
+use std::path::Path;
+use std::time::Duration;
+
+/// Energy the scripted exporter's GPU 1 gains per scrape, millijoules.
+const STEP_MJ: u64 = 500;
+
+/// A stub serving `oracle-a`, each call taking 40 ms, so that scrapes fall inside calls.
+fn slow_stub() -> Stub {
+    Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| {
+        c.load = Duration::from_millis(40)
+    })
+}
+
+/// `passk run` on `stub`, GPU read from `metrics`, scraped every 50 ms.
+fn run(stub: &Stub, out: &Path, metrics: &str, extra: &str) -> (i32, String, String) {
+    let flags = format!(
+        "--suite store --tasks L1,L2,W1 --trials 2 --scrape-interval 0.05 --gpu-metrics {}={metrics} {extra}",
+        stub.host()
+    );
+    output(passk().args(util::run_args(stub, out, "oracle-a", &flags)))
+}
+
+/// Every model call of the run's conversations.
+fn calls(dir: &Path) -> Vec<passk::runner::record::CallRecord> {
+    let text = std::fs::read_to_string(dir.join("conversations.jsonl")).expect("records");
+    text.lines()
+        .filter_map(|l| match serde_json::from_str(l).expect("a record") {
+            Record::Conversation(c) => Some(c.calls),
+            Record::Router(_) => None,
+        })
+        .flatten()
+        .collect()
+}
+
+fn manifest(dir: &Path) -> Manifest {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).expect("manifest"))
+        .expect("parse manifest")
+}
+
+/// The exporter's GPU 1 counter at scrape n, with scrape `fail` answering 500.
+fn advancing(fail: Option<u64>) -> impl Fn(u64) -> Answer {
+    move |n| match fail {
+        Some(f) if n == f => Answer::Status(500),
+        _ => Answer::Body(with_energy(1, RECORDED_ENERGY_MJ[1] + n * STEP_MJ)),
+    }
+}
+
+/// Finds `key` anywhere in a JSON document.
+fn find<'a>(v: &'a serde_json::Value, key: &str) -> Vec<&'a serde_json::Value> {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .flat_map(|(k, x)| {
+                let mut here = if k == key { vec![x] } else { Vec::new() };
+                here.extend(find(x, key));
+                here
+            })
+            .collect(),
+        serde_json::Value::Array(a) => a.iter().flat_map(|x| find(x, key)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn a_remote_gpu_is_read_from_its_exporter_call_by_call_with_energy_per_success() {
+    let stub = slow_stub();
+    // The fourth scrape fails: the reading before it is fresh enough to stand in.
+    let exporter = Exporter::start(advancing(Some(3)));
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let metrics = format!("{}#gpu=1", exporter.url());
+    let (code, _, stderr) = run(&stub, &out, &metrics, "--report");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("no GPU telemetry"), "{stderr}");
+
+    let m = manifest(&out);
+    let gpu = &m.servers[0].gpu;
+    assert_eq!(gpu.unavailable, None, "{gpu:?}");
+    assert_eq!(gpu.name.as_deref(), Some("NVIDIA GeForce RTX 4090"));
+    assert_eq!(gpu.driver.as_deref(), Some("550.54.14"));
+    assert_eq!(gpu.memory_mib, Some(24_564));
+    let source = gpu.source.as_deref().unwrap_or_default();
+    assert!(
+        source.contains("dcgm-exporter") && source.contains("gpu 1"),
+        "{source}"
+    );
+    assert_eq!(&m.gpu, gpu, "the run's GPU is the one read");
+
+    let calls = calls(&out);
+    assert!(calls.len() >= 6, "{} calls", calls.len());
+    let served_j = (exporter.scrapes() * STEP_MJ) as f64 / 1000.0;
+    let mut total_j = 0.0;
+    let mut sampled = 0;
+    for c in &calls {
+        let w = c.gpu.as_ref().expect("every call has readings");
+        if w.samples > 0 {
+            sampled += 1;
+            assert_eq!(w.util_mean, Some(87.0), "GPU 1's utilization, not GPU 0's");
+            assert_eq!(w.mem_used_mib, Some(6_311.0));
+            assert_eq!(w.power_w, Some(301.25));
+        }
+        assert_eq!(
+            w.server_cpu_pct, None,
+            "no process of this machine is the remote server"
+        );
+        let e = w.energy_j.expect("every call has an energy share");
+        assert!(e >= 0.0, "{e}");
+        total_j += e;
+    }
+    // Only a call that fell wholly within the failed scrape's gap lacks samples.
+    assert!(
+        sampled + 2 >= calls.len(),
+        "{sampled} of {} calls sampled",
+        calls.len()
+    );
+    assert!(total_j > 0.0, "the counter advanced while calls ran");
+    assert!(
+        total_j <= served_j + 1e-9,
+        "calls never add up to more than the counter gained: {total_j} J of {served_j} J"
+    );
+
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("report/summary.json")).expect("summary"),
+    )
+    .expect("json");
+    let per_success: Vec<f64> = find(&summary, "energy_per_success_j")
+        .into_iter()
+        .filter_map(serde_json::Value::as_f64)
+        .collect();
+    assert!(
+        per_success.iter().any(|&e| e > 0.0),
+        "energy per success is reported for the remote GPU: {per_success:?}"
+    );
+}
+
+#[test]
+fn a_counter_reset_or_a_dead_exporter_leaves_energy_unknown_never_wrong() {
+    let stub = slow_stub();
+    // The counter restarts near 0 at scrape 6 (the GPU was reset); from scrape 12 on the exporter
+    // answers 503.
+    let exporter = Exporter::start(|n| match n {
+        0..6 => Answer::Body(with_energy(1, RECORDED_ENERGY_MJ[1] + n * STEP_MJ)),
+        6..12 => Answer::Body(with_energy(1, n * STEP_MJ)),
+        _ => Answer::Status(503),
+    });
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let (code, _, stderr) = run(&stub, &out, &format!("{}#gpu=1", exporter.url()), "");
+    assert_eq!(code, 0, "a telemetry outage never stops a run: {stderr}");
+    let calls = calls(&out);
+    // Whatever a call could measure lies between 0 and what one scrape interval can add, times
+    // the scrapes that fell in it; a reset never shows as a negative or a huge energy.
+    let most_j = (12 * STEP_MJ) as f64 / 1000.0;
+    let energies: Vec<f64> = calls
+        .iter()
+        .filter_map(|c| c.gpu.as_ref().and_then(|g| g.energy_j))
+        .collect();
+    assert!(
+        energies.iter().all(|&e| (0.0..=most_j).contains(&e)),
+        "{energies:?}"
+    );
+    assert!(
+        energies.iter().sum::<f64>() <= most_j,
+        "{energies:?} add up to more than the counter gained"
+    );
+    assert!(
+        energies.len() < calls.len(),
+        "calls after the exporter went away have no energy"
+    );
+}
+
+#[test]
+fn an_exporter_that_cannot_be_read_refuses_the_run_before_any_trace() {
+    let stub = slow_stub();
+    let tmp = util::tempdir();
+
+    // Nothing listens there.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/metrics", dead.local_addr().expect("addr"));
+    drop(dead);
+    let out = tmp.path().join("dead");
+    let (code, _, stderr) = run(&stub, &out, &url, "");
+    assert_eq!(code, 7, "{stderr}");
+    assert!(
+        stderr.contains(&format!("--gpu-metrics for {}", stub.host())),
+        "{stderr}"
+    );
+    assert!(!out.join("conversations.jsonl").exists(), "no trace");
+
+    // Two GPUs listed and none picked: the message lists them and says how to pick.
+    let two = Exporter::start(|_| Answer::Body(RECORDED.to_string()));
+    let out = tmp.path().join("ambiguous");
+    let (code, _, stderr) = run(&stub, &out, &two.url(), "");
+    assert_eq!(code, 7, "{stderr}");
+    assert!(
+        stderr.contains("lists 2 GPUs") && stderr.contains("#gpu=N"),
+        "{stderr}"
+    );
+
+    // An exporter for a server the run does not use is a usage error.
+    let out = tmp.path().join("stranger");
+    let flags = "--suite store --tasks L1 --trials 1 --gpu-metrics 127.0.0.1:9=http://127.0.0.1:9400/metrics";
+    let (code, _, stderr) = output(passk().args(util::run_args(&stub, &out, "oracle-a", flags)));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("is not one of the run's servers"),
+        "{stderr}"
+    );
+}
