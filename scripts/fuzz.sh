@@ -7,15 +7,16 @@
 #
 # These are proptest properties run long rather than cargo-fuzz targets (which need a nightly
 # toolchain, libFuzzer and a separate fuzz crate): each case is a fresh random input built from the
-# shapes each parser looks for, and a failure prints the shrunk input. Any panic fails the run; a
-# hang would show as a test that never finishes. Inputs to the text tool-call parser are kept
-# under a few hundred characters: longer ones are slow on a quadratic parser, not wrong.
+# shapes each parser looks for, and a failure prints the shrunk input. Any panic fails the run, and
+# so does a hang: one case over 2 s fails its property (tests/fuzz.rs, CASE_LIMIT), and a case
+# that never returns is stopped by the overall time limit below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cases="${1:-250000}"
 export PASSK_FUZZ_CASES="$cases"
 start=$(date +%s)
-cargo test --test tests -- --test-threads 4 fuzz::
-cargo test --bin passk -- the_flag_parser_never_panics
+cargo build --tests -q
+timeout 3600 cargo test -q --test tests -- --test-threads 4 fuzz::
+timeout 3600 cargo test -q --bin passk -- the_flag_parser_never_panics
 end=$(date +%s)
-echo "fuzz: ${cases} cases per target, 5 targets ($((cases * 5)) inputs), 0 panics, $((end - start)) s"
+echo "fuzz: ${cases} cases per target, 5 targets ($((cases * 5)) inputs), 0 panics, 0 hangs, $((end - start)) s"

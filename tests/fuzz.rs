@@ -15,6 +15,24 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::OnceLock;
 
+/// Longest one case may take in a long run (`scripts/fuzz.sh`): a slower case is reported as a
+/// hang. `cargo test`'s short run times nothing.
+const CASE_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs one case; in a long run, fails it when it takes longer than [`CASE_LIMIT`].
+fn bounded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, TestCaseError> {
+    let long_run = std::env::var_os("PASSK_FUZZ_CASES").is_some();
+    let started = std::time::Instant::now();
+    let out = f();
+    let took = started.elapsed();
+    if long_run && took > CASE_LIMIT {
+        return Err(TestCaseError::fail(format!(
+            "{what}: one case took {took:?} (a hang)"
+        )));
+    }
+    Ok(out)
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         failure_persistence: None,
@@ -66,11 +84,26 @@ fn call_text() -> impl Strategy<Value = String> {
             "\"arguments\": \"{",
             "'name': ",
             "{'name'",
+            "[TOOL_CALLS]",
+            "[ARGS]",
+            "<function=",
+            "</function>",
+            "[get_order(order_id=\"5105\")]",
+            "(order_id=",
+            "Action: ",
+            "\nAction Input: ",
+            "```python\n",
+            "<think>",
+            "</think>",
+            "<tools>",
+            "{\"tool_calls\": [",
+            "{\"function\": \"x\", \"params\": ",
+            "\"input\": ",
         ])
         .prop_map(String::from),
     ];
-    // Bounded length: the parser is being made linear-time; on a quadratic parser a much longer
-    // input is slow, not wrong.
+    // A dozen pieces reach every shape's edge cases; the parser's cost on long replies is
+    // measured by `cargo bench --bench text_scan`.
     proptest::collection::vec(piece, 0..12).prop_map(|v| v.concat())
 }
 
@@ -222,6 +255,11 @@ fn toml_key() -> impl Strategy<Value = String> {
             "connect-timeout",
             "retry-backoff",
             "retries",
+            "think",
+            "hosts",
+            "parallel",
+            "gpu-metrics",
+            "scrape-interval",
         ])
         .prop_map(String::from),
         "[a-z-]{1,12}",
@@ -243,7 +281,9 @@ proptest! {
 
     #[test]
     fn the_text_tool_call_parser_never_panics(text in call_text()) {
-        let calls = passk::wire::tool_call::extract_text(&text, &known_tools());
+        let calls = bounded("text parser", || {
+            passk::wire::tool_call::extract_text(&text, &known_tools())
+        })?;
         prop_assert!(calls.len() <= text.len());
     }
 
@@ -263,9 +303,11 @@ proptest! {
             .collect();
         prop_assert!(!tools.is_empty(), "the suite offers tools");
         let tool = if known { tool.get(&tools).clone() } else { name };
-        let mut env = d.new_environment();
-        let _ = env.execute(&tool, &args);
-        let _ = env.snapshot();
+        bounded("tool arguments", || {
+            let mut env = d.new_environment();
+            let _ = env.execute(&tool, &args);
+            let _ = env.snapshot();
+        })?;
     }
 
     #[test]
@@ -282,8 +324,10 @@ proptest! {
         for e in &edits {
             bytes = apply(bytes, e);
         }
-        load_records(&bytes, &manifest());
-        load_records(&bytes, &Manifest::default());
+        bounded("record loader", || {
+            load_records(&bytes, &manifest());
+            load_records(&bytes, &Manifest::default());
+        })?;
     }
 
     #[test]
@@ -292,8 +336,10 @@ proptest! {
         noise in "\\PC{0,40}",
     ) {
         let text: String = lines.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
-        load_experiment_file(&text);
-        load_experiment_file(&noise);
-        load_experiment_file(&(text + &noise));
+        bounded("experiment file", || {
+            load_experiment_file(&text);
+            load_experiment_file(&noise);
+            load_experiment_file(&(text + &noise));
+        })?;
     }
 }

@@ -157,6 +157,20 @@ fn closed_pipes_neither_panic_nor_stop_a_run() {
         .expect("spawn");
     drop(child.stderr.take());
     assert_eq!(child.wait().expect("wait").code(), Some(0));
+    // Every command's error path writes to stderr the same way: `passk plan` with a bad rate and
+    // stderr closed exits with its usage code, never a panic.
+    let mut child = passk()
+        .args(["plan", "--rates", "0.5,nan"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stderr.take());
+    assert_eq!(
+        child.wait().expect("wait").code(),
+        Some(2),
+        "usage error, no panic"
+    );
 }
 
 #[test]

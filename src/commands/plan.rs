@@ -73,6 +73,6 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<u8> {
 }
 
 fn usage(message: &str) -> anyhow::Result<u8> {
-    eprintln!("error: {message}");
+    passk::errln!("error: {message}");
     Ok(exit_code::USAGE)
 }

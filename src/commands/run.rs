@@ -398,6 +398,13 @@ mod tests {
                 "toolless",
                 "\u{0}",
                 "é",
+                "on",
+                "off,on",
+                "127.0.0.1:11434=http://127.0.0.1:9400/metrics#gpu=0",
+                "127.0.0.1:11434=http://127.0.0.1:9400/metrics#gpu=",
+                "x=y",
+                "0.05",
+                "/nonexistent.toml",
             ])
             .prop_map(String::from),
             "\\PC{0,6}",
@@ -426,6 +433,13 @@ mod tests {
             "--retries",
             "--host",
             "--parallel",
+            "--think",
+            "--router-in-front",
+            "--margin",
+            "--alpha",
+            "--config",
+            "--gpu-metrics",
+            "--scrape-interval",
         ])
     }
 

@@ -223,6 +223,21 @@ fn check_names(names: &[String], what: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Two spellings of one model (`llama3.2` and `llama3.2:latest`) are the same model to Ollama.
+fn check_model_names(models: &[String]) -> Result<(), String> {
+    for (i, m) in models.iter().enumerate() {
+        if let Some(earlier) = models[..i]
+            .iter()
+            .find(|e| crate::wire::name::same_model(e, m))
+        {
+            return Err(format!(
+                "model {m} is given twice ({earlier} and {m} are one model to Ollama)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The first value that appears twice.
 fn first_repeat<T: PartialEq>(items: &[T]) -> Option<&T> {
     items
@@ -436,7 +451,11 @@ impl RunSettings {
     /// `--timeout`, or `exp.toml: key `timeout``.
     pub fn validate(&self, name: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
         let bad = |key: &str, m: String| Err(SettingsError::Invalid(format!("{}: {m}", name(key))));
+        if self.models.is_empty() {
+            return bad("models", "at least one model is needed".into());
+        }
         check_names(&self.models, "model").or_else(|m| bad("models", m))?;
+        check_model_names(&self.models).or_else(|m| bad("models", m))?;
         check_names(&self.tasks, "task id").or_else(|m| bad("tasks", m))?;
         check_names(&self.hosts, "host").or_else(|m| bad("host", m))?;
         if self.parallel == 0 || self.parallel > MAX_PARALLEL {
@@ -781,6 +800,10 @@ mod tests {
             ("connect-timeout", "connect-timeout = nan"),
             ("models", "models = [\"a\", \"a\"]"),
             ("models", "models = [\"\"]"),
+            ("models", "models = []"),
+            ("models", "models = [\"oracle\", \"oracle:latest\"]"),
+            ("scrape-interval", "scrape-interval = 0.0"),
+            ("scrape-interval", "scrape-interval = nan"),
             ("trials", "trials = 0"),
         ];
         for (key, text) in bad {
@@ -805,6 +828,15 @@ mod tests {
             (vec!["", ""], "empty model"),
             (vec!["a", "a"], "model a is given twice"),
             (vec![" a"], "spaces"),
+            (vec![], "at least one model"),
+            (
+                vec!["llama3.2", "llama3.2:latest"],
+                "llama3.2 and llama3.2:latest are one model",
+            ),
+            (
+                vec!["qwen3:8b", "registry.ollama.ai/library/qwen3:8b"],
+                "are one model",
+            ),
         ] {
             let s = RunSettings {
                 models: models.iter().map(|m| m.to_string()).collect(),
