@@ -532,6 +532,13 @@ fn session_manifest(
         let now = models.iter().find(|n| n.name == m.name);
         if m.digest.is_none() {
             m.digest = now.and_then(|n| n.digest.clone());
+            if let Some(d) = &m.digest {
+                manifest.warnings.push(format!(
+                    "{}: earlier sessions ran with the model's digest unknown; records written                      before {} cannot be proved to come from digest {d}",
+                    m.name,
+                    crate::timefmt::now_rfc3339(),
+                ));
+            }
         } else if now.is_some_and(|n| n.digest.is_none()) {
             manifest.warnings.push(format!(
                 "{}: a session started {} appended with the model's digest unknown \
@@ -745,32 +752,40 @@ fn record_warm_up(manifest: &mut Manifest, url: &str, info: &ModelInfo, first: b
 mod tests {
     use super::*;
 
-    #[test]
-    fn appending_with_an_unknown_digest_is_said_in_the_manifest() {
-        let dir = tempfile::tempdir().expect("tmp");
-        let model = |digest: Option<&str>| ModelInfo {
+    fn model(digest: Option<&str>) -> ModelInfo {
+        ModelInfo {
             name: "m".into(),
             digest: digest.map(String::from),
             ..ModelInfo::default()
-        };
+        }
+    }
+
+    /// A stub experiment whose run directory is `dir`.
+    fn experiment_in(dir: &Path, allow_unknown_digest: bool) -> Experiment {
+        Experiment {
+            settings: RunSettings::default(),
+            root: PathBuf::from("."),
+            hosts: vec!["http://127.0.0.1:9".into()],
+            run_dir: dir.to_path_buf(),
+            backend: "stub".into(),
+            experiment_file: None,
+            telemetry: false,
+            resume: ResumePolicy {
+                allow_unknown_digest,
+                ..ResumePolicy::default()
+            },
+        }
+    }
+
+    #[test]
+    fn appending_with_an_unknown_digest_is_said_in_the_manifest() {
+        let dir = tempfile::tempdir().expect("tmp");
         let recorded = Manifest {
             models: vec![model(Some("sha256:aa"))],
             ..Manifest::default()
         };
         crate::runner::journal::write_manifest(dir.path(), &recorded).expect("write");
-        let exp = Experiment {
-            settings: RunSettings::default(),
-            root: PathBuf::from("."),
-            hosts: vec!["http://127.0.0.1:9".into()],
-            run_dir: dir.path().to_path_buf(),
-            backend: "stub".into(),
-            experiment_file: None,
-            telemetry: false,
-            resume: ResumePolicy {
-                allow_unknown_digest: true,
-                ..ResumePolicy::default()
-            },
-        };
+        let exp = experiment_in(dir.path(), true);
         let known = session_manifest(&exp, &[model(Some("sha256:aa"))], &[]).expect("known");
         assert!(known.warnings.is_empty());
         let unknown = session_manifest(&exp, &[model(None)], &[]).expect("unknown");
@@ -782,6 +797,29 @@ mod tests {
                 .any(|w| w.contains("--allow-unknown-digest")),
             "{:?}",
             unknown.warnings
+        );
+    }
+
+    #[test]
+    fn a_digest_learnt_after_sessions_without_it_is_said_in_the_manifest() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let recorded = Manifest {
+            models: vec![model(None)],
+            ..Manifest::default()
+        };
+        crate::runner::journal::write_manifest(dir.path(), &recorded).expect("write");
+        let exp = experiment_in(dir.path(), false);
+        let still = session_manifest(&exp, &[model(None)], &[]).expect("still unknown");
+        assert!(still.warnings.is_empty(), "{:?}", still.warnings);
+        let learnt = session_manifest(&exp, &[model(Some("sha256:bb"))], &[]).expect("known");
+        assert_eq!(learnt.models[0].digest.as_deref(), Some("sha256:bb"));
+        assert!(
+            learnt
+                .warnings
+                .iter()
+                .any(|w| w.contains("cannot be proved to come from digest sha256:bb")),
+            "{:?}",
+            learnt.warnings
         );
     }
 }
