@@ -132,6 +132,11 @@ fn a_remote_gpu_is_read_from_its_exporter_call_by_call_with_energy_per_success()
         &std::fs::read_to_string(out.join("report/summary.json")).expect("summary"),
     )
     .expect("json");
+    let md = std::fs::read_to_string(out.join("report/report.md")).expect("report");
+    assert!(
+        md.contains(&format!("NVIDIA GeForce RTX 4090, 24,564 MiB, driver 550.54.14; read through dcgm-exporter at {}", exporter.url())),
+        "the report says which GPU and where it was read"
+    );
     let per_success: Vec<f64> = find(&summary, "energy_per_success_j")
         .into_iter()
         .filter_map(serde_json::Value::as_f64)

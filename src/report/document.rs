@@ -476,6 +476,9 @@ fn gpu_text(gpu: &GpuInfo) -> String {
             if let Some(d) = &gpu.driver {
                 g.push_str(&format!(", driver {d}"));
             }
+            if let Some(source) = &gpu.source {
+                g.push_str(&format!("; read through {source}"));
+            }
             g
         }
         (None, Some(why)) => format!("no GPU telemetry ({why})"),
