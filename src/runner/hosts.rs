@@ -261,6 +261,36 @@ mod tests {
     }
 
     #[test]
+    fn gpu_exporters_pair_with_the_run_servers_as_host_parses_them() {
+        let hosts = vec![
+            "http://127.0.0.1:11434".to_string(),
+            "http://gpu-box:11434".to_string(),
+        ];
+        let pairs = pair_gpu_metrics(
+            &["gpu-box=http://gpu-box:9400/metrics#gpu=1".to_string()],
+            &hosts,
+        )
+        .expect("gpu-box is http://gpu-box:11434");
+        assert_eq!(pairs["http://gpu-box:11434"].gpus, ["1"]);
+        for (entries, says) in [
+            (vec!["gpu-box"], "is not HOST=URL"),
+            (
+                vec!["other:1=http://x:9400/metrics"],
+                "not one of the run's servers",
+            ),
+            (
+                vec!["gpu-box=http://x/m", "gpu-box:11434=http://y/m"],
+                "given twice",
+            ),
+            (vec!["gpu-box=ftp://x/m"], "only http://"),
+        ] {
+            let entries: Vec<String> = entries.into_iter().map(String::from).collect();
+            let err = pair_gpu_metrics(&entries, &hosts).expect_err(says);
+            assert!(err.contains(says), "{err}");
+        }
+    }
+
+    #[test]
     fn a_server_unlike_the_first_is_named() {
         let first = check("0.30.1", Some("aa"));
         check_same_as_first(("a", &first), ("b", &check("0.30.1", Some("aa")))).expect("same");
