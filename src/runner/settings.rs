@@ -200,8 +200,14 @@ pub fn seconds(v: f64, zero_ok: bool) -> Result<Duration, String> {
     let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
     if !v.is_finite() || !low_ok || v > MAX_SECONDS {
         let low = if zero_ok { ">= 0" } else { "> 0" };
+        // A huge number reads in exponent form, not as hundreds of digits.
+        let given = if v.abs() >= 1e9 {
+            format!("{v:e}")
+        } else {
+            format!("{v}")
+        };
         return Err(format!(
-            "must be a number of seconds {low} and at most {MAX_SECONDS}, got {v}"
+            "must be a number of seconds {low} and at most {MAX_SECONDS}, got {given}"
         ));
     }
     Ok(Duration::from_secs_f64(v))
@@ -784,8 +790,9 @@ mod tests {
             ] {
                 let mut s = RunSettings::default();
                 set(&mut s, v);
-                let err = s.validate(&flag).expect_err("refused");
-                assert!(err.to_string().starts_with(&format!("--{key}:")), "{err}");
+                let err = s.validate(&flag).expect_err("refused").to_string();
+                assert!(err.starts_with(&format!("--{key}:")), "{err}");
+                assert!(err.len() < 120, "the number reads short: {err}");
                 assert!(s.wire_durations().is_err(), "{key} = {v}");
             }
         }
