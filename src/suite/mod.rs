@@ -15,6 +15,7 @@ pub mod money;
 pub mod presentation;
 pub mod replay;
 pub mod task;
+pub mod tool_docs;
 
 pub use error::SuiteError;
 pub use task::{NearMiss, Task, Trajectory, TrajectoryCall, TrajectoryTurn};
