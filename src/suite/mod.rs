@@ -7,6 +7,7 @@
 //! and triage suites implement [`Domain`]; the router suite is a separate, simpler shape
 //! ([`RouterSuite`](crate::suites::router::RouterSuite)).
 
+pub mod args;
 pub mod check;
 pub mod date;
 pub mod error;

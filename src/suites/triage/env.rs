@@ -2,13 +2,13 @@
 //! triage suite's data ([`TriageSuite`]) to it and to the triage grader.
 //!
 //! The environment knows every ticket and order and records the actions taken, in order: routes
-//! chosen, orders looked up, replies drafted, tickets halted. Calls go through the same argument
-//! rules as the store's tools (`suites::store::tools::check_args`). A halted ticket takes no further action.
+//! chosen, orders looked up, replies drafted, tickets halted. Calls go through the shared argument
+//! rules ([`check_args`]). A halted ticket takes no further action.
 //! Deterministic: the same calls in the same order give the same results and the same end state.
 
+use crate::suite::args::{Args, check_args};
 use crate::suite::presentation::Presentation;
 use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
-use crate::suites::store::tools::{Args, check_args};
 use crate::suites::triage::data::{Queue, Shipment};
 use crate::suites::triage::{TRIAGE_TOOLS, TriageSuite, find_order};
 use crate::trace::{FailureMode, Verdict};
