@@ -125,6 +125,21 @@ pub trait Domain: Send + Sync {
     }
     /// The tasks in suite order.
     fn tasks(&self) -> &[Task];
+    /// The task categories in the order `suite check` counts them (default: as the tasks first
+    /// name them).
+    fn categories(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for t in self.tasks() {
+            if !out.contains(&t.category) {
+                out.push(t.category.clone());
+            }
+        }
+        out
+    }
+    /// What the suite's tasks are called in `suite check` (`conversations`, `tickets`).
+    fn task_noun(&self) -> &str {
+        "conversations"
+    }
     /// A fresh environment in its seed state.
     fn new_environment(&self) -> Box<dyn Environment>;
     /// Grades one conversation. Pure: same evidence, same verdict.

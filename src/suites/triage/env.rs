@@ -10,7 +10,7 @@ use crate::suite::args::{Args, check_args};
 use crate::suite::presentation::Presentation;
 use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
 use crate::suites::triage::data::{Queue, Shipment};
-use crate::suites::triage::{TRIAGE_TOOLS, TriageSuite, find_order};
+use crate::suites::triage::{TRIAGE_CATEGORIES, TRIAGE_TOOLS, TriageSuite, find_order};
 use crate::trace::{FailureMode, Verdict};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -129,6 +129,14 @@ impl Domain for TriageSuite {
 
     fn tasks(&self) -> &[Task] {
         &self.tasks
+    }
+
+    fn categories(&self) -> Vec<String> {
+        TRIAGE_CATEGORIES.iter().map(|c| c.to_string()).collect()
+    }
+
+    fn task_noun(&self) -> &str {
+        "tickets"
     }
 
     fn new_environment(&self) -> Box<dyn Environment> {
