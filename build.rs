@@ -5,21 +5,40 @@
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// Files and folders that make up the grading source, relative to the crate root: the shared
-/// grading machinery, the value types the graders compare, and each suite's grader with the typed
-/// expectations and data it reads.
-const GRADING_SOURCE: [&str; 10] = [
-    "src/grade",
-    "src/suite/date.rs",
-    "src/suite/money.rs",
-    "src/suites/store/grade.rs",
-    "src/suites/store/expect.rs",
-    "src/suites/store/data.rs",
-    "src/suites/triage/grade.rs",
-    "src/suites/triage/data.rs",
-    "src/suites/triage/policy.rs",
-    "src/suites/router/grade.rs",
-];
+/// The shared grading source, relative to the crate root: the grading machinery and the value types
+/// the graders compare.
+const SHARED_GRADING_SOURCE: [&str; 3] = ["src/grade", "src/suite/date.rs", "src/suite/money.rs"];
+
+/// The folder holding one folder per suite.
+const SUITES: &str = "src/suites";
+
+/// The files of a suite's folder that make up its grading source, where present: its grader and
+/// the typed data, expectations and policy rules the grader reads. A new suite's folder is found
+/// and hashed by these names, with no list to edit.
+const SUITE_GRADING_FILES: [&str; 4] = ["grade.rs", "data.rs", "expect.rs", "policy.rs"];
+
+/// Every path of the grading source, relative to the crate root: the shared part, then each suite
+/// folder's grading files, folders in name order.
+fn grading_source(root: &Path) -> Vec<String> {
+    let mut suites: Vec<PathBuf> = std::fs::read_dir(root.join(SUITES))
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    suites.retain(|p| p.is_dir());
+    suites.sort();
+    let mut out: Vec<String> = SHARED_GRADING_SOURCE
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    for dir in suites {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        for file in SUITE_GRADING_FILES {
+            if dir.join(file).is_file() {
+                out.push(format!("{SUITES}/{name}/{file}"));
+            }
+        }
+    }
+    out
+}
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     if path.is_dir() {
@@ -37,8 +56,11 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
+    let source = grading_source(&root);
+    // The suites folder itself: a suite added or removed changes the list.
+    println!("cargo:rerun-if-changed={SUITES}");
     let mut files = Vec::new();
-    for p in GRADING_SOURCE {
+    for p in &source {
         println!("cargo:rerun-if-changed={p}");
         collect(&root.join(p), &mut files);
     }
@@ -66,7 +88,7 @@ fn main() {
     println!("cargo:rustc-env=PASSK_GRADING_SOURCE_DIGEST={digest}");
     println!(
         "cargo:rustc-env=PASSK_GRADING_SOURCE_FILES={}",
-        GRADING_SOURCE.join(", ")
+        source.join(", ")
     );
     println!("cargo:rerun-if-changed=build.rs");
     git_commit(&root);

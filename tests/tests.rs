@@ -10,6 +10,7 @@ mod hosts;
 mod messy;
 mod plan;
 mod reference;
+mod registry;
 mod regrade;
 mod report;
 mod run;

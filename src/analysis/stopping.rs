@@ -36,7 +36,7 @@ impl Pairing {
             .iter()
             .find(|s| **s != SuiteChoice::Router)?;
         Some(Pairing {
-            suite: suite.name(),
+            suite: suite.name().to_string(),
             small: settings.models.first()?.clone(),
             large: settings.models.get(1)?.clone(),
             call_cap: *settings.call_caps.first()?,

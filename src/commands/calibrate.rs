@@ -260,17 +260,13 @@ fn factorial_tasks(suites: &AllSuites) -> Vec<String> {
 
 /// Plays every pass in turn.
 fn play_passes(bench: &Bench<'_>, factorial_tasks: &[String]) -> anyhow::Result<Played> {
-    let all = vec![SuiteChoice::Store, SuiteChoice::Router, SuiteChoice::Triage];
+    let all = SuiteChoice::all().to_vec();
     let oracles = [ORACLE_SMALL, ORACLE_LARGE];
     let oracle = bench.play(Pass {
         toolless: true,
         ..Pass::new("oracle", &oracles, all)
     })?;
-    let flawed = bench.play(Pass::new(
-        "flawed",
-        &[FLAWED],
-        vec![SuiteChoice::Store, SuiteChoice::Triage],
-    ))?;
+    let flawed = bench.play(Pass::new("flawed", &[FLAWED], SuiteChoice::conversations()))?;
     let faults = bench.play(Pass {
         timeout: FAULT_TIMEOUT,
         ..Pass::new(

@@ -32,9 +32,9 @@ pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
 /// Loads every suite with its graders (a syntax error, an empty file, a task without expectations,
 /// an unknown label all fail here); returns each failure's message.
 fn graders_that_do_not_load(root: &std::path::Path) -> Vec<String> {
-    let conversation_suites = passk::suites::CONVERSATION_SUITES
-        .iter()
-        .filter_map(|(_, load)| load(root).err());
+    let conversation_suites = passk::suites::SuiteChoice::conversations()
+        .into_iter()
+        .filter_map(|s| s.loader()?(root).err());
     conversation_suites
         .chain(passk::suites::router::load_router(root).err())
         .map(|e| e.to_string())

@@ -4,71 +4,22 @@
 use crate::cli::SuiteCheckArgs;
 use crate::exit_code;
 use anyhow::Context;
-use passk::suite::check::CheckReport;
-use passk::suite::check::check_suite;
-use passk::suite::{Domain, ToolVariant};
-use passk::suites::router::load::ROUTER_LABELS;
-use passk::suites::store::load::{STORE_CATEGORIES, counts_by_category};
-use passk::suites::triage::TRIAGE_CATEGORIES;
-use passk::suites::{AllSuites, router::load_router, store::load_store, triage::load_triage};
+use passk::suite::check::{CheckReport, check_suite};
+use passk::suites::AllSuites;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
-    let root = &args.data.root;
-    let store = load_store(root).context("loading the store suite")?;
-    let router = load_router(root).context("loading the router suite")?;
-    let triage = load_triage(root).context("loading the triage suite")?;
-
+    let suites = AllSuites::load(&args.data.root).context("loading the suites")?;
     let mut out = String::new();
-    let by_cat = counts_by_category(store.tasks());
-    let cats: Vec<String> = STORE_CATEGORIES
-        .iter()
-        .map(|(c, _)| format!("{c} {}", by_cat.get(*c).copied().unwrap_or(0)))
-        .collect();
-    writeln!(
-        out,
-        "store: {} tools, {} parameters, {} conversations ({})",
-        store.tools(ToolVariant::Bare).len(),
-        store.parameter_count(),
-        store.tasks().len(),
-        cats.join(", ")
-    )?;
-    let labels: Vec<String> = ROUTER_LABELS
-        .iter()
-        .map(|l| {
-            format!(
-                "{l} {}",
-                router.messages.iter().filter(|m| m.label == *l).count()
-            )
-        })
-        .collect();
-    writeln!(
-        out,
-        "router: {} messages ({})",
-        router.messages.len(),
-        labels.join(", ")
-    )?;
-
-    let by_cat = counts_by_category(triage.tasks());
-    let cats: Vec<String> = TRIAGE_CATEGORIES
-        .iter()
-        .map(|c| format!("{c} {}", by_cat.get(*c).copied().unwrap_or(0)))
-        .collect();
-    writeln!(
-        out,
-        "triage: {} tools, {} parameters, {} tickets ({})",
-        triage.tools(ToolVariant::Bare).len(),
-        triage.parameter_count(),
-        triage.tasks().len(),
-        cats.join(", ")
-    )?;
-
+    for line in suites.counts_lines() {
+        writeln!(out, "{line}")?;
+    }
     let mut surprises = false;
-    for suite in &AllSuites::load(root)?.domains {
+    for (i, suite) in suites.domains.iter().enumerate() {
         let report = check_suite(suite.as_ref());
-        write_report(&mut out, suite.name(), &report)?;
+        write_report(&mut out, (i > 0).then(|| suite.name()), &report)?;
         surprises |= report.has_surprises();
     }
     write_stdout(&out)?;
@@ -79,14 +30,14 @@ pub fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
     Ok(exit_code::SUCCESS)
 }
 
-/// Writes one suite's gold and near-miss replays; the store's lines keep their historical form,
-/// other suites' lines are prefixed with the suite's name.
-fn write_report(out: &mut String, suite: &str, report: &CheckReport) -> anyhow::Result<()> {
-    let prefix = if suite == "store" {
-        String::new()
-    } else {
-        format!("{suite} ")
-    };
+/// Writes one suite's gold and near-miss replays, the lines prefixed with `prefix` (the suite's
+/// name; none for the first registered suite, whose lines keep their historical form).
+fn write_report(
+    out: &mut String,
+    prefix: Option<&str>,
+    report: &CheckReport,
+) -> anyhow::Result<()> {
+    let prefix = prefix.map(|p| format!("{p} ")).unwrap_or_default();
     writeln!(
         out,
         "{prefix}gold: {}/{} passing",

@@ -2,7 +2,7 @@
 //! forms, amounts of money as numbers, and negation-aware stock claims ("not in stock" never counts
 //! as "in stock"). Pure functions of strings.
 
-use crate::suite::date::{Date, MONTHS};
+use crate::suite::date::Date;
 use crate::suite::money::Money;
 use serde::{Deserialize, Serialize};
 
@@ -259,29 +259,6 @@ pub fn describe(fact: &Fact) -> String {
     }
 }
 
-/// Whether a reply states something about an order: a status, a date or an amount.
-pub fn states_order_fact(text: &str) -> bool {
-    let t = normalize(text);
-    const WORDS: [&str; 9] = [
-        "processing",
-        "shipped",
-        "delivered",
-        "cancelled",
-        "canceled",
-        "arrive",
-        "arriving",
-        "on its way",
-        "total",
-    ];
-    WORDS.iter().any(|w| contains_phrase(&t, w))
-        || MONTHS.iter().any(|m| contains_phrase(&t, m))
-        || t.as_bytes()
-            .windows(5)
-            .any(|w| w[..4].iter().all(u8::is_ascii_digit) && w[4] == b'-')
-        || t.contains('$')
-        || amounts(&t).iter().any(|m| m.0 % 100 != 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,12 +338,5 @@ mod tests {
             &Fact::Any(vec!["Tea Towel".into()]),
             "two linen tea towels"
         ));
-    }
-
-    #[test]
-    fn order_facts() {
-        assert!(states_order_fact("Order 5105 has shipped"));
-        assert!(states_order_fact("it arrives on October 18"));
-        assert!(!states_order_fact("Which order do you mean?"));
     }
 }

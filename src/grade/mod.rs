@@ -1,7 +1,8 @@
 //! Pure graders: (expectations, end state, replies, tool events) -> [`Verdict`]. This module holds
 //! the parts any suite can reuse (the trajectory check against the gold sequence, the unknown-verb
-//! and loop-overrun flags, the failure-mode precedence); `store` grades the store's conversations,
-//! `triage` the triage tickets, `facts` matches answer facts, and `freeze` fingerprints the graders and this source.
+//! and loop-overrun flags, the failure-mode precedence); `facts` matches answer facts, and `freeze`
+//! fingerprints the graders and the grading source. Each suite's grader lives in its folder,
+//! `src/suites/<suite>/grade.rs`.
 
 pub mod facts;
 pub mod freeze;

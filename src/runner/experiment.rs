@@ -153,10 +153,8 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
     let grader_digest =
         crate::grade::freeze::verify(root).map_err(|e| RunError::GraderLock(e.to_string()))?;
     let mut domains: Vec<Box<dyn Domain>> = Vec::new();
-    for suite in &settings.suites {
-        if let Some(domain) = crate::suites::load_domain(&suite.name(), root) {
-            domains.push(domain?);
-        }
+    for load in settings.suites.iter().filter_map(|s| s.loader()) {
+        domains.push(load(root)?);
     }
     let router = if settings.suites.contains(&SuiteChoice::Router) || settings.any_router_in_front()
     {

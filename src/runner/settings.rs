@@ -11,39 +11,7 @@ use std::time::Duration;
 /// Default models: two sizes of one family.
 pub const DEFAULT_MODELS: [&str; 2] = ["qwen2.5-coder:3b", "qwen2.5-coder:7b"];
 
-/// Which suites a run plays.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum SuiteChoice {
-    /// The store agent's conversations.
-    Store,
-    /// Standalone router messages.
-    Router,
-    /// The ticket-triage agent's tickets (seed 000).
-    Triage,
-}
-
-impl SuiteChoice {
-    /// The suite's name, as on the command line and in `suites::CONVERSATION_SUITES`.
-    pub fn name(self) -> String {
-        use clap::ValueEnum as _;
-        self.to_possible_value()
-            .map(|v| v.get_name().to_owned())
-            .unwrap_or_default()
-    }
-}
+pub use crate::suites::SuiteChoice;
 
 /// Every setting of a run, resolved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -591,7 +559,10 @@ impl RunSettings {
             if !self.suites.iter().any(|s| *s != SuiteChoice::Router) {
                 return bad(
                     "stop-when-decided",
-                    "needs a conversation suite (store or triage)".into(),
+                    format!(
+                        "needs a conversation suite ({})",
+                        SuiteChoice::conversation_names()
+                    ),
                 );
             }
         }
@@ -620,15 +591,7 @@ impl RunSettings {
         let json = serde_json::to_vec(&trial_settings(&all)).unwrap_or_default();
         let digest = Sha256::digest(&json);
         let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-        let suites: Vec<&str> = self
-            .suites
-            .iter()
-            .map(|s| match s {
-                SuiteChoice::Store => "store",
-                SuiteChoice::Router => "router",
-                SuiteChoice::Triage => "triage",
-            })
-            .collect();
+        let suites: Vec<&str> = self.suites.iter().map(|s| s.name()).collect();
         let docs: Vec<&str> = self.tool_docs.0.iter().map(|v| v.as_str()).collect();
         let docs = docs.join("+");
         let mode = if self.toolless {

@@ -1,10 +1,35 @@
 //! The suite's self-check: replays every gold trajectory through the real environment and grader
 //! (each must pass, with a correct trajectory, every call accepted and no control flag raised) and
-//! every near-miss (each must fail with exactly its expected failure mode).
+//! every near-miss (each must fail with exactly its expected failure mode); and the suite's counts
+//! line.
 
 use crate::suite::replay::replay;
-use crate::suite::{Domain, NearMiss, Task};
+use crate::suite::{Domain, NearMiss, Task, ToolVariant};
 use crate::trace::{FailureMode, Verdict};
+
+/// A suite's counts, as `suite check` prints them: tools, parameters, tasks and tasks per category
+/// (`store: 8 tools, 13 parameters, 24 conversations (lookup 6, ...)`).
+pub fn counts_line(domain: &dyn Domain) -> String {
+    let docs = domain.presentation().docs(ToolVariant::Bare);
+    let parameters: usize = docs.tools.iter().map(|t| t.parameters.len()).sum();
+    let tasks = domain.tasks();
+    let categories: Vec<String> = domain
+        .categories()
+        .iter()
+        .map(|c| {
+            let n = tasks.iter().filter(|t| t.category == *c).count();
+            format!("{c} {n}")
+        })
+        .collect();
+    format!(
+        "{}: {} tools, {parameters} parameters, {} {} ({})",
+        domain.name(),
+        docs.tools.len(),
+        tasks.len(),
+        domain.task_noun(),
+        categories.join(", ")
+    )
+}
 
 /// The gold replay of one task.
 #[derive(Debug, Clone, PartialEq)]

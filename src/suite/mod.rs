@@ -7,6 +7,7 @@
 //! and triage suites implement [`Domain`]; the router suite is a separate, simpler shape
 //! ([`RouterSuite`](crate::suites::router::RouterSuite)).
 
+pub mod args;
 pub mod check;
 pub mod date;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod money;
 pub mod presentation;
 pub mod replay;
 pub mod task;
+pub mod tool_docs;
 
 pub use error::SuiteError;
 pub use task::{NearMiss, Task, Trajectory, TrajectoryCall, TrajectoryTurn};
@@ -123,6 +125,21 @@ pub trait Domain: Send + Sync {
     }
     /// The tasks in suite order.
     fn tasks(&self) -> &[Task];
+    /// The task categories in the order `suite check` counts them (default: as the tasks first
+    /// name them).
+    fn categories(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for t in self.tasks() {
+            if !out.contains(&t.category) {
+                out.push(t.category.clone());
+            }
+        }
+        out
+    }
+    /// What the suite's tasks are called in `suite check` (`conversations`, `tickets`).
+    fn task_noun(&self) -> &str {
+        "conversations"
+    }
     /// A fresh environment in its seed state.
     fn new_environment(&self) -> Box<dyn Environment>;
     /// Grades one conversation. Pure: same evidence, same verdict.

@@ -5,8 +5,8 @@
 //! ([`DocsRules`]). Every error names the file and the key at fault.
 
 use crate::suite::load::{invalid, read_json, read_text};
+use crate::suite::tool_docs::{ParamDoc, ToolDoc, ToolDocs};
 use crate::suite::{SuiteDigests, SuiteError, ToolVariant};
-use crate::suites::store::data::{ParamDoc, ToolDoc, ToolDocs};
 use serde_json::Value;
 use std::path::Path;
 

@@ -1,14 +1,17 @@
 //! The suites, one folder each: `store` (the customer-support store agent), `triage` (seed 000's
 //! ticket triage) and `router` (the intent-router leaf node). Each folder holds the suite's data
 //! types and loading, its environment and tools, its gold policy and its grader; the machinery they
-//! share lives in [`crate::suite`] (the [`Domain`] trait, presentation, loading helpers) and
-//! [`crate::grade`] (findings, answer facts, freezing).
+//! share lives in [`crate::suite`] (the [`Domain`] trait, presentation, tool docs, argument rules,
+//! loading helpers) and [`crate::grade`] (findings, answer facts, freezing).
 //!
-//! Adding a conversation suite is one new folder plus one line in [`CONVERSATION_SUITES`].
+//! Adding a conversation suite is one new folder plus one line in the `register!` list below: that
+//! line declares the folder's module and enters it in [`SUITES`], from which `--suite`
+//! ([`SuiteChoice`]), the default run id, `suite check`, `calibrate`, `freeze`, `serve-stub` and
+//! `regrade` all read. `build.rs` finds the suite's grading source in its folder by file name.
 
-pub mod router;
-pub mod store;
-pub mod triage;
+pub mod choice;
+
+pub use choice::SuiteChoice;
 
 use crate::suite::{Domain, SuiteError, Task};
 use router::RouterSuite;
@@ -17,18 +20,45 @@ use std::path::Path;
 /// Reads one conversation suite from the project root.
 pub type Loader = fn(&Path) -> Result<Box<dyn Domain>, SuiteError>;
 
-/// Every conversation suite, by name, in registration order: the one place a suite is registered.
-pub const CONVERSATION_SUITES: [(&str, Loader); 2] = [
-    ("store", |root| Ok(Box::new(store::load_store(root)?))),
-    ("triage", |root| Ok(Box::new(triage::load_triage(root)?))),
-];
+/// How a registered suite is played.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// Conversations the agent loop plays, read by this loader.
+    Conversation(Loader),
+    /// Standalone router messages, one model call each ([`RouterSuite`]).
+    Router,
+}
 
-/// Loads the conversation suite called `name`; `None` when no suite has that name.
-pub fn load_domain(name: &str, root: &Path) -> Option<Result<Box<dyn Domain>, SuiteError>> {
-    CONVERSATION_SUITES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, load)| load(root))
+/// One registered suite.
+#[derive(Debug, Clone, Copy)]
+pub struct Registered {
+    /// Its name: the `--suite` value, the folder, and the suite's name in records.
+    pub name: &'static str,
+    /// What `--help` says it is.
+    pub about: &'static str,
+    /// How it is played.
+    pub kind: Kind,
+}
+
+/// Declares each suite's folder as a module and lists it in [`SUITES`], one line per suite.
+macro_rules! register {
+    ($($name:ident: $kind:expr, $about:literal;)*) => {
+        $(pub mod $name;)*
+
+        /// Every suite, in registration order (the order of `--help`, of `suite check`'s lines and
+        /// of a run's conversation tasks): the one place a suite is registered.
+        pub const SUITES: &[Registered] = &[$(Registered {
+            name: stringify!($name),
+            about: $about,
+            kind: $kind,
+        }),*];
+    };
+}
+
+register! {
+    store: Kind::Conversation(store::load), "The store agent's conversations";
+    router: Kind::Router, "Standalone router messages";
+    triage: Kind::Conversation(triage::load), "The ticket-triage agent's tickets (seed 000)";
 }
 
 /// Every suite under a project root, loaded once: the conversation suites and the router.
@@ -42,9 +72,10 @@ pub struct AllSuites {
 impl AllSuites {
     /// Loads every registered suite under `root`.
     pub fn load(root: &Path) -> Result<AllSuites, SuiteError> {
-        let domains = CONVERSATION_SUITES
+        let domains = SuiteChoice::conversations()
             .iter()
-            .map(|(_, load)| load(root))
+            .filter_map(|s| s.loader())
+            .map(|load| load(root))
             .collect::<Result<_, _>>()?;
         Ok(AllSuites {
             domains,
@@ -72,6 +103,21 @@ impl AllSuites {
             .iter()
             .rev()
             .flat_map(|d| d.example_values())
+            .collect()
+    }
+
+    /// `suite check`'s counts line of every suite, in registration order.
+    pub fn counts_lines(&self) -> Vec<String> {
+        SUITES
+            .iter()
+            .filter_map(|s| match s.kind {
+                Kind::Router => Some(self.router.counts_line()),
+                Kind::Conversation(_) => self
+                    .domains
+                    .iter()
+                    .find(|d| d.name() == s.name)
+                    .map(|d| crate::suite::check::counts_line(d.as_ref())),
+            })
             .collect()
     }
 }

@@ -32,3 +32,22 @@ pub struct RouterSuite {
     /// SHA-256 of the router's task files.
     pub digest: String,
 }
+
+impl RouterSuite {
+    /// `suite check`'s counts line: messages, and messages per label in report order
+    /// (`router: 48 messages (order_status 8, ...)`).
+    pub fn counts_line(&self) -> String {
+        let labels: Vec<String> = load::ROUTER_LABELS
+            .iter()
+            .map(|l| {
+                let n = self.messages.iter().filter(|m| m.label == *l).count();
+                format!("{l} {n}")
+            })
+            .collect();
+        format!(
+            "router: {} messages ({})",
+            self.messages.len(),
+            labels.join(", ")
+        )
+    }
+}

@@ -1,6 +1,7 @@
-//! Typed contents of `tasks/store/`: the store's seed state (`store.json`) and the tool
-//! documentation files (`tools/<variant>.json`). Dates and prices deserialize into checked types, so
-//! a bad value is reported by serde_json with its line and column.
+//! Typed contents of `tasks/store/store.json`: the store's seed state. Dates and prices
+//! deserialize into checked types, so a bad value is reported by serde_json with its line and
+//! column. The tool documentation files (`tools/<variant>.json`) are shared
+//! [`ToolDocs`](crate::suite::tool_docs::ToolDocs).
 
 use crate::suite::date::Date;
 use crate::suite::money::Money;
@@ -132,70 +133,6 @@ pub struct StoreData {
     pub products: Vec<Product>,
     /// Orders.
     pub orders: Vec<Order>,
-}
-
-/// Documentation of one tool parameter in a variant file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ParamDoc {
-    /// Parameter name (must match the tool's code).
-    pub name: String,
-    /// What the model is told about it (absent: no description).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// An example value quoted in the description; never a value of the store data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub example: Option<String>,
-}
-
-/// Documentation of one tool in a variant file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolDoc {
-    /// Tool name (must be one of the store's tools).
-    pub name: String,
-    /// What the model is told the tool does.
-    pub description: String,
-    /// Parameters in order; every one is a required string.
-    pub parameters: Vec<ParamDoc>,
-}
-
-/// A tool documentation variant file (`tasks/store/tools/<variant>.json`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolDocs {
-    /// The tools, in the order they are offered.
-    pub tools: Vec<ToolDoc>,
-}
-
-impl ToolDocs {
-    /// The tools in Ollama's `tools` shape.
-    pub fn to_ollama(&self) -> Vec<serde_json::Value> {
-        self.tools
-            .iter()
-            .map(|t| {
-                let mut props = serde_json::Map::new();
-                for p in &t.parameters {
-                    let mut prop = serde_json::Map::new();
-                    prop.insert("type".into(), "string".into());
-                    if let Some(d) = &p.description {
-                        prop.insert("description".into(), d.clone().into());
-                    }
-                    props.insert(p.name.clone(), prop.into());
-                }
-                let required: Vec<serde_json::Value> =
-                    t.parameters.iter().map(|p| p.name.clone().into()).collect();
-                serde_json::json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": {"type": "object", "properties": props, "required": required},
-                    }
-                })
-            })
-            .collect()
-    }
 }
 
 #[cfg(test)]

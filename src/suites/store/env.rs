@@ -7,7 +7,7 @@ use crate::suite::presentation::Presentation;
 use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
 use crate::suites::store::data::StoreData;
 use crate::suites::store::tools::{self, ToolSpec};
-use crate::suites::store::{StoreState, StoreSuite};
+use crate::suites::store::{STORE_CATEGORIES, StoreState, StoreSuite};
 use crate::trace::{FailureMode, Verdict};
 use serde_json::Value;
 
@@ -63,6 +63,10 @@ impl Domain for StoreSuite {
 
     fn tasks(&self) -> &[Task] {
         &self.tasks
+    }
+
+    fn categories(&self) -> Vec<String> {
+        STORE_CATEGORIES.iter().map(|(c, _)| c.to_string()).collect()
     }
 
     fn new_environment(&self) -> Box<dyn Environment> {

@@ -3,8 +3,9 @@
 //! answer facts and forbidden phrases, and sets the control flags (unknown verb, under-tool, loop
 //! overrun) and the trajectory check against the gold sequence.
 
-use crate::grade::facts::{contains_phrase, describe, fact_holds, normalize, states_order_fact};
+use crate::grade::facts::{amounts, contains_phrase, describe, fact_holds, normalize};
 use crate::grade::{Findings, arg_text, loop_overrun, trajectory_correct, unknown_verb};
+use crate::suite::date::MONTHS;
 use crate::suite::{Evidence, Task};
 use crate::suites::store::expect::{Baseline, ReturnExpect, StoreExpectation, TicketRule};
 use crate::trace::{ControlFlags, FailureMode, Verdict};
@@ -255,4 +256,39 @@ fn under_tool(baseline: &Baseline, ev: &Evidence<'_>) -> bool {
         }
     }
     false
+}
+
+/// Whether a reply states something about an order: a status, a date or an amount.
+fn states_order_fact(text: &str) -> bool {
+    let t = normalize(text);
+    const WORDS: [&str; 9] = [
+        "processing",
+        "shipped",
+        "delivered",
+        "cancelled",
+        "canceled",
+        "arrive",
+        "arriving",
+        "on its way",
+        "total",
+    ];
+    WORDS.iter().any(|w| contains_phrase(&t, w))
+        || MONTHS.iter().any(|m| contains_phrase(&t, m))
+        || t.as_bytes()
+            .windows(5)
+            .any(|w| w[..4].iter().all(u8::is_ascii_digit) && w[4] == b'-')
+        || t.contains('$')
+        || amounts(&t).iter().any(|m| m.0 % 100 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_facts() {
+        assert!(states_order_fact("Order 5105 has shipped"));
+        assert!(states_order_fact("it arrives on October 18"));
+        assert!(!states_order_fact("Which order do you mean?"));
+    }
 }

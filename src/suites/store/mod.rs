@@ -19,3 +19,11 @@ pub mod tools;
 pub use env::StoreEnv;
 pub use load::{STORE_CATEGORIES, STORE_TOOLS, StoreSuite, counts_by_category, load_store, paths};
 pub use state::StoreState;
+
+/// Loads the store suite as a [`Domain`](crate::suite::Domain): its entry in
+/// [`SUITES`](crate::suites::SUITES).
+pub fn load(
+    root: &std::path::Path,
+) -> Result<Box<dyn crate::suite::Domain>, crate::suite::SuiteError> {
+    Ok(Box::new(load_store(root)?))
+}

@@ -2,15 +2,15 @@
 //! triage suite's data ([`TriageSuite`]) to it and to the triage grader.
 //!
 //! The environment knows every ticket and order and records the actions taken, in order: routes
-//! chosen, orders looked up, replies drafted, tickets halted. Calls go through the same argument
-//! rules as the store's tools (`suites::store::tools::check_args`). A halted ticket takes no further action.
+//! chosen, orders looked up, replies drafted, tickets halted. Calls go through the shared argument
+//! rules ([`check_args`]). A halted ticket takes no further action.
 //! Deterministic: the same calls in the same order give the same results and the same end state.
 
+use crate::suite::args::{Args, check_args};
 use crate::suite::presentation::Presentation;
 use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
-use crate::suites::store::tools::{Args, check_args};
 use crate::suites::triage::data::{Queue, Shipment};
-use crate::suites::triage::{TRIAGE_TOOLS, TriageSuite, find_order};
+use crate::suites::triage::{TRIAGE_CATEGORIES, TRIAGE_TOOLS, TriageSuite, find_order};
 use crate::trace::{FailureMode, Verdict};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -129,6 +129,14 @@ impl Domain for TriageSuite {
 
     fn tasks(&self) -> &[Task] {
         &self.tasks
+    }
+
+    fn categories(&self) -> Vec<String> {
+        TRIAGE_CATEGORIES.iter().map(|c| c.to_string()).collect()
+    }
+
+    fn task_noun(&self) -> &str {
+        "tickets"
     }
 
     fn new_environment(&self) -> Box<dyn Environment> {

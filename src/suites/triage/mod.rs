@@ -19,3 +19,11 @@ pub use load::{
     PRIORITIES, TRIAGE_CATEGORIES, TRIAGE_TOOLS, TriageSuite, category, find_order, load_triage,
     paths,
 };
+
+/// Loads the triage suite as a [`Domain`](crate::suite::Domain): its entry in
+/// [`SUITES`](crate::suites::SUITES).
+pub fn load(
+    root: &std::path::Path,
+) -> Result<Box<dyn crate::suite::Domain>, crate::suite::SuiteError> {
+    Ok(Box::new(load_triage(root)?))
+}

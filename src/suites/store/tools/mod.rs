@@ -1,6 +1,5 @@
-//! The dispatch table of the eight store tools and the argument rules every call goes through
-//! (experiment.md section 2): unknown tool, arguments not an object, a required argument missing or
-//! empty, numbers turned into strings, any other non-string rejected, extra keys ignored. Each tool
+//! The dispatch table of the eight store tools: an unknown tool is rejected, and every call goes
+//! through the shared argument rules ([`crate::suite::args`], experiment.md section 2). Each tool
 //! lives in its own file and receives only checked string arguments.
 
 mod cancel_order;
@@ -18,20 +17,9 @@ mod cases;
 mod defects;
 
 use crate::suite::ToolOutcome;
+use crate::suite::args::{Args, check_args};
 use crate::suites::store::state::StoreState;
 use serde_json::Value;
-use std::collections::BTreeMap;
-
-/// Checked arguments of one call: every declared parameter, trimmed and non-empty.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Args(BTreeMap<String, String>);
-
-impl Args {
-    /// The value of a parameter ("" when it was not declared).
-    pub fn get(&self, name: &str) -> &str {
-        self.0.get(name).map(String::as_str).unwrap_or("")
-    }
-}
 
 /// What a tool body returns: the JSON result, or the error text for the model.
 pub type ToolResult = Result<Value, String>;
@@ -93,53 +81,6 @@ pub fn dispatch(
     match (spec.run)(state, &checked) {
         Ok(v) => ToolOutcome::Ok(v.to_string()),
         Err(e) => ToolOutcome::Rejected(e),
-    }
-}
-
-/// Applies the argument rules for `params` to `args`.
-pub fn check_args(params: &[&str], args: &Value) -> Result<Args, String> {
-    let Value::Object(map) = args else {
-        return Err("arguments must be a JSON object of named parameters".to_string());
-    };
-    let mut out = BTreeMap::new();
-    for &name in params {
-        let text = match map.get(name) {
-            None | Some(Value::Null) => return Err(format!("missing required argument '{name}'")),
-            Some(Value::String(s)) => s.trim().to_string(),
-            Some(Value::Number(n)) => number_text(n),
-            Some(_) => return Err(format!("argument '{name}' must be a string")),
-        };
-        if text.is_empty() {
-            return Err(format!("argument '{name}' is empty"));
-        }
-        out.insert(name.to_string(), text);
-    }
-    // Extra keys are ignored by the tools, but kept as text so a table that forgets to require a
-    // parameter (the defect tests) behaves like a tool that swallows a missing field.
-    for (k, v) in map {
-        if !out.contains_key(k) {
-            let text = match v {
-                Value::String(s) => s.trim().to_string(),
-                Value::Number(n) => number_text(n),
-                _ => continue,
-            };
-            out.insert(k.clone(), text);
-        }
-    }
-    Ok(Args(out))
-}
-
-/// A number as the string a model meant: `5105` and `5105.0` both give "5105".
-fn number_text(n: &serde_json::Number) -> String {
-    if let Some(i) = n.as_i64() {
-        return i.to_string();
-    }
-    if let Some(u) = n.as_u64() {
-        return u.to_string();
-    }
-    match n.as_f64() {
-        Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
-        _ => n.to_string(),
     }
 }
 
