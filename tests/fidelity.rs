@@ -93,6 +93,7 @@ async fn names_are_matched_as_ollama_matches_them() {
         "myns/tiny:1b",
         "oracle:latest",
         "thinking:latest",
+        "messy-pythonic:latest",
     ] {
         assert!(names.contains(&listed), "{listed} in {names:?}");
     }
@@ -562,6 +563,23 @@ fn doctor_and_pull_match_untagged_and_namespaced_names() {
             && stdout.contains("myns/tiny:1b: pulled, listed as myns/tiny:1b ("),
         "{stdout}"
     );
+}
+
+#[test]
+fn doctor_on_a_fresh_stub_sees_the_digest_of_every_model_it_serves() {
+    // A messy shape is served by convention, `qwen2.5-coder:3b` by the default: neither was listed
+    // by name, shown or pulled before doctor asks.
+    let stub = Stub::start(vec![], |c| c.default = Some(Behaviour::Oracle.into()));
+    let (code, stdout, stderr) = output(passk().args([
+        "doctor",
+        "--host",
+        &stub.host(),
+        "--models",
+        "messy-pythonic,qwen2.5-coder:3b,oracle",
+    ]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("digest unknown"), "{stdout}");
+    assert_eq!(stdout.matches("is pulled (").count(), 3, "{stdout}");
 }
 
 #[test]
