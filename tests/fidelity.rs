@@ -474,6 +474,33 @@ fn truncation_and_thinking_are_recorded_from_real_answers() {
 }
 
 #[test]
+fn thinking_goes_back_in_the_history_with_its_message() {
+    // Ollama's tool-calling docs send a thinking model's `thinking` back with the assistant message;
+    // the transcript is the history each next request carried.
+    let stub = Stub::start(vec![], |_| {});
+    for flags in ["", "--stream"] {
+        let (code, stderr, run) = run_first_task(&stub, "thinking", flags);
+        assert_eq!(code, 0, "{stderr}");
+        let run = run.expect("run");
+        let conversation = &run.conversations[0];
+        let sent: Vec<&str> = conversation
+            .transcript
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .map(|m| m["thinking"].as_str().unwrap_or_default())
+            .collect();
+        let thought: Vec<&str> = conversation
+            .calls
+            .iter()
+            .filter_map(|c| c.thinking.as_deref())
+            .collect();
+        assert!(sent.len() > 1, "{flags}: {sent:?}");
+        assert!(sent.iter().all(|t| !t.is_empty()), "{flags}: {sent:?}");
+        assert_eq!(sent, thought, "{flags}");
+    }
+}
+
+#[test]
 fn context_overflow_is_right_under_both_prompt_counts() {
     for mode in [PromptCount::All, PromptCount::NewOnly] {
         let stub = Stub::start(vec![], |c| c.prompt_count = mode);
