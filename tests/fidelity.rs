@@ -350,6 +350,16 @@ fn run_first_task(
     model: &str,
     extra: &str,
 ) -> (i32, String, Option<passk::analysis::Run>) {
+    run_first_task_trials(stub, model, 1, extra)
+}
+
+/// The same with `trials` trials of the task.
+fn run_first_task_trials(
+    stub: &Stub,
+    model: &str,
+    trials: u32,
+    extra: &str,
+) -> (i32, String, Option<passk::analysis::Run>) {
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let task = store().tasks()[0].id.clone();
@@ -363,7 +373,7 @@ fn run_first_task(
         "--suite",
         "store",
         "--trials",
-        "1",
+        &trials.to_string(),
         "--tasks",
         &task,
     ]
@@ -500,48 +510,71 @@ fn thinking_goes_back_in_the_history_with_its_message() {
     }
 }
 
+/// Per conversation, in trial order: each call's `prompt_eval_count` and `context_overflow`.
+fn counts_and_flags(run: Option<&passk::analysis::Run>) -> Vec<(Vec<u64>, Vec<bool>)> {
+    let mut conversations: Vec<_> = run.iter().flat_map(|r| &r.conversations).collect();
+    conversations.sort_by_key(|c| c.trial);
+    conversations
+        .iter()
+        .map(|c| {
+            let counts = c.calls.iter().filter_map(|k| k.timings.prompt_eval_count);
+            let flags = c.calls.iter().map(|k| k.context_overflow);
+            (counts.collect(), flags.collect())
+        })
+        .collect()
+}
+
 #[test]
 fn context_overflow_is_right_under_both_prompt_counts() {
     for mode in [PromptCount::All, PromptCount::NewOnly] {
         let stub = Stub::start(vec![], |c| c.prompt_count = mode);
-        let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-ctx 16384");
+        let (code, stderr, run) = run_first_task_trials(&stub, "oracle", 2, "--num-ctx 16384");
         assert_eq!(code, 0, "{stderr}");
-        let calls = calls_of(run.as_ref());
-        assert!(calls.len() > 2, "{mode:?}");
-        assert!(
-            calls.iter().all(|c| !c.context_overflow),
-            "{mode:?}: no overflow with room to spare"
-        );
-        if mode == PromptCount::NewOnly {
-            let prompts: Vec<u64> = calls
-                .iter()
-                .filter_map(|c| c.timings.prompt_eval_count)
-                .collect();
+        let conversations = counts_and_flags(run.as_ref());
+        assert_eq!(conversations.len(), 2, "{mode:?}");
+        for (counts, flags) in &conversations {
+            assert!(counts.len() > 2, "{mode:?}");
             assert!(
-                prompts.windows(2).any(|w| w[1] < w[0]),
-                "only new tokens counted: {prompts:?}"
+                flags.iter().all(|f| !f),
+                "{mode:?}: no overflow with room to spare: {counts:?}"
             );
         }
-        let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-ctx 64");
+        if mode == PromptCount::NewOnly {
+            let (first, second) = (&conversations[0].0, &conversations[1].0);
+            assert!(
+                first.windows(2).any(|w| w[1] < w[0]),
+                "only new tokens counted: {first:?}"
+            );
+            assert!(
+                second[0] < first[0],
+                "the second trial opens on the cached prefix: {second:?} after {first:?}"
+            );
+        }
+        // Too small for the opening itself: Ollama cuts every prompt, which a conversation's first
+        // count cannot show; every later call of each conversation overflows.
+        let (code, stderr, run) = run_first_task_trials(&stub, "oracle", 2, "--num-ctx 64");
         assert_eq!(code, 0, "{stderr}");
-        let calls = calls_of(run.as_ref());
-        assert!(
-            calls.iter().all(|c| c.context_overflow),
-            "{mode:?}: every prompt fills 64 tokens"
-        );
+        for (counts, flags) in counts_and_flags(run.as_ref()) {
+            assert!(
+                counts.iter().all(|&c| c < 64),
+                "{mode:?}: fitted: {counts:?}"
+            );
+            assert!(
+                !flags[0] && flags[1..].iter().all(|&f| f),
+                "{mode:?}: {flags:?}"
+            );
+        }
     }
 }
 
 #[test]
 fn context_overflow_flags_the_same_calls_under_both_prompt_counts() {
-    // The conversation's full prompt counts with room to spare, then a num_ctx between two of them.
+    // The conversation's full prompt counts with room to spare, then a num_ctx between two of them:
+    // Ollama drops the oldest messages from then on, and both trials of either count must show it.
     let all = Stub::start(vec![], |c| c.prompt_count = PromptCount::All);
     let (code, stderr, run) = run_first_task(&all, "oracle", "--num-ctx 16384");
     assert_eq!(code, 0, "{stderr}");
-    let full: Vec<u64> = calls_of(run.as_ref())
-        .iter()
-        .filter_map(|c| c.timings.prompt_eval_count)
-        .collect();
+    let full = counts_and_flags(run.as_ref()).remove(0).0;
     let k = (0..full.len() - 1)
         .max_by_key(|&i| full[i + 1].saturating_sub(full[i]))
         .expect("two calls");
@@ -550,16 +583,18 @@ fn context_overflow_flags_the_same_calls_under_both_prompt_counts() {
     let expected: Vec<bool> = full.iter().map(|&p| p >= num_ctx).collect();
     for mode in [PromptCount::All, PromptCount::NewOnly] {
         let stub = Stub::start(vec![], |c| c.prompt_count = mode);
-        let (code, stderr, run) = run_first_task(&stub, "oracle", &format!("--num-ctx {num_ctx}"));
+        let extra = format!("--num-ctx {num_ctx}");
+        let (code, stderr, run) = run_first_task_trials(&stub, "oracle", 2, &extra);
         assert_eq!(code, 0, "{stderr}");
-        let flags: Vec<bool> = calls_of(run.as_ref())
-            .iter()
-            .map(|c| c.context_overflow)
-            .collect();
-        assert_eq!(
-            flags, expected,
-            "{mode:?}, num_ctx {num_ctx}, full counts {full:?}"
-        );
+        let conversations = counts_and_flags(run.as_ref());
+        assert_eq!(conversations.len(), 2);
+        for (trial, (counts, flags)) in conversations.iter().enumerate() {
+            assert_eq!(
+                flags, &expected,
+                "{mode:?}, trial {trial}, num_ctx {num_ctx}: counts {counts:?}, full {full:?}"
+            );
+            assert!(counts.iter().all(|&c| c < num_ctx), "fitted: {counts:?}");
+        }
     }
 }
 

@@ -16,6 +16,7 @@ mod judge;
 pub mod messy;
 pub mod mistakes;
 mod output;
+mod prompt;
 pub mod script;
 mod slots;
 
@@ -363,7 +364,7 @@ struct State {
     injected: Mutex<BTreeMap<FaultKind, u64>>,
     loaded: Mutex<BTreeMap<String, catalog::Loaded>>,
     pulled: Mutex<BTreeSet<String>>,
-    prompts: Mutex<HashMap<String, String>>,
+    prompts: Mutex<HashMap<String, Vec<u8>>>,
     slots: slots::Slots,
     started: SystemTime,
 }
