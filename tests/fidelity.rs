@@ -221,6 +221,74 @@ async fn lenient_fields_are_accepted_and_strict_ones_refused() {
 }
 
 #[tokio::test]
+async fn refusals_come_in_ollamas_order() {
+    // ChatHandler: the decoder, top_logprobs, the 404, the unload, thinking, tools, and only then
+    // the option types (modelOptions, in scheduleRunner).
+    let h = stub(StubConfig {
+        default: None,
+        ..oracle_config()
+    })
+    .await;
+    let tools =
+        json!([{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]);
+    let hi = json!([{"role": "user", "content": "hi"}]);
+    let bad = json!({"temperature": "hot"});
+    let chat = |model: &str, extra: Value| {
+        let mut body = json!({"model": model, "stream": false, "messages": hi, "options": bad});
+        body.as_object_mut()
+            .expect("object")
+            .extend(extra.as_object().expect("object").clone());
+        body.to_string()
+    };
+    for (body, status, text) in [
+        (chat("nobody", json!({})), 404, "model 'nobody' not found".to_string()),
+        (
+            chat("no-tools", json!({"tools": tools})),
+            400,
+            "registry.ollama.ai/library/no-tools:latest does not support tools".to_string(),
+        ),
+        (
+            chat("oracle", json!({"think": true})),
+            400,
+            "\"oracle\" does not support thinking".to_string(),
+        ),
+        (
+            chat("oracle", json!({"messages": [], "keep_alive": 0})),
+            200,
+            String::new(),
+        ),
+        (
+            chat("oracle", json!({})),
+            500,
+            "option \"temperature\" must be of type float32".to_string(),
+        ),
+        (
+            chat("nobody", json!({"top_logprobs": 5.0})),
+            400,
+            "json: cannot unmarshal number 5.0 into Go struct field ChatRequest.top_logprobs of type int"
+                .to_string(),
+        ),
+    ] {
+        let (got, answer) = post(&h, "/api/chat", &body).await;
+        assert_eq!(got, status, "{body}: {answer}");
+        if status == 200 {
+            assert_eq!(answer["done_reason"], json!("unload"), "{answer}");
+        } else {
+            assert_eq!(answer["error"].as_str(), Some(text.as_str()), "{body}");
+        }
+    }
+    // The shape that writes its own reasoning is a thinking model, as any model Ollama sends
+    // `thinking` for.
+    let c = client(&h);
+    let show = c.show("messy-think-mention").await.expect("show");
+    assert!(show.capabilities.iter().any(|c| c == "thinking"));
+    let mut req = opening("messy-think-mention");
+    assert!(message(&c, &req).await.thinking.is_some());
+    req.think = Some(false);
+    assert!(message(&c, &req).await.thinking.is_none(), "think: false");
+}
+
+#[tokio::test]
 async fn num_predict_cuts_and_format_shapes_the_reply() {
     let h = stub(oracle_config()).await;
     let c = client(&h);
@@ -338,6 +406,8 @@ fn head_requests_and_expect_continue_are_answered() {
         let answered = head_only.starts_with("HTTP/1.1 200") && head_only.ends_with("\r\n\r\n");
         assert!(answered, "a head and no body: {head_only}");
     }
+    // The length GET's body would have, as Go's server sets it: "Ollama is running".
+    assert!(out.0.contains("Content-Length: 17\r\n"), "{}", out.0);
     let continued = out.2.starts_with("HTTP/1.1 100 Continue\r\n\r\n")
         && out.2.contains("HTTP/1.1 200")
         && out.2.contains("capabilities");

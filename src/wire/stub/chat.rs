@@ -88,6 +88,9 @@ fn admit(state: &State, body: &[u8]) -> Result<(Judged, ModelSpec), Response> {
     if let Some(refusal) = capability_refusal(&spec, req, judged.think) {
         return Err(refusal);
     }
+    if let Some(r) = &judged.options_refusal {
+        return Err(error(r.status, r.message.clone()));
+    }
     if let Some(why) = bad_format(req.format.as_ref()) {
         // Ollama finds it while generating: an error line in a stream, a 500 otherwise.
         return Err(if req.stream {

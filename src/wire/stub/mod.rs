@@ -94,13 +94,13 @@ pub struct ModelSpec {
 }
 
 impl ModelSpec {
-    /// A model with this behaviour, the default capabilities and no faults.
+    /// A model with this behaviour, its default capabilities and no faults.
     pub fn new(behaviour: Behaviour) -> ModelSpec {
         ModelSpec {
+            capabilities: default_capabilities(&behaviour),
             behaviour,
             faults: FaultRates::default(),
             fault_script: Vec::new(),
-            capabilities: DEFAULT_CAPABILITIES.map(String::from).to_vec(),
         }
     }
 
@@ -133,6 +133,16 @@ impl ModelSpec {
             _ => self.faults,
         }
     }
+}
+
+/// [`DEFAULT_CAPABILITIES`], and `thinking` for a behaviour that sends a `thinking` field (a real
+/// Ollama sends one only for a model with that capability).
+pub fn default_capabilities(behaviour: &Behaviour) -> Vec<String> {
+    let mut caps = DEFAULT_CAPABILITIES.map(String::from).to_vec();
+    if matches!(behaviour, Behaviour::Messy(MessyShape::ThinkMention)) {
+        caps.push("thinking".to_string());
+    }
+    caps
 }
 
 impl From<Behaviour> for ModelSpec {
