@@ -93,6 +93,7 @@ async fn names_are_matched_as_ollama_matches_them() {
         "myns/tiny:1b",
         "oracle:latest",
         "thinking:latest",
+        "messy-pythonic:latest",
     ] {
         assert!(names.contains(&listed), "{listed} in {names:?}");
     }
@@ -220,6 +221,74 @@ async fn lenient_fields_are_accepted_and_strict_ones_refused() {
 }
 
 #[tokio::test]
+async fn refusals_come_in_ollamas_order() {
+    // ChatHandler: the decoder, top_logprobs, the 404, the unload, thinking, tools, and only then
+    // the option types (modelOptions, in scheduleRunner).
+    let h = stub(StubConfig {
+        default: None,
+        ..oracle_config()
+    })
+    .await;
+    let tools =
+        json!([{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]);
+    let hi = json!([{"role": "user", "content": "hi"}]);
+    let bad = json!({"temperature": "hot"});
+    let chat = |model: &str, extra: Value| {
+        let mut body = json!({"model": model, "stream": false, "messages": hi, "options": bad});
+        body.as_object_mut()
+            .expect("object")
+            .extend(extra.as_object().expect("object").clone());
+        body.to_string()
+    };
+    for (body, status, text) in [
+        (chat("nobody", json!({})), 404, "model 'nobody' not found".to_string()),
+        (
+            chat("no-tools", json!({"tools": tools})),
+            400,
+            "registry.ollama.ai/library/no-tools:latest does not support tools".to_string(),
+        ),
+        (
+            chat("oracle", json!({"think": true})),
+            400,
+            "\"oracle\" does not support thinking".to_string(),
+        ),
+        (
+            chat("oracle", json!({"messages": [], "keep_alive": 0})),
+            200,
+            String::new(),
+        ),
+        (
+            chat("oracle", json!({})),
+            500,
+            "option \"temperature\" must be of type float32".to_string(),
+        ),
+        (
+            chat("nobody", json!({"top_logprobs": 5.0})),
+            400,
+            "json: cannot unmarshal number 5.0 into Go struct field ChatRequest.top_logprobs of type int"
+                .to_string(),
+        ),
+    ] {
+        let (got, answer) = post(&h, "/api/chat", &body).await;
+        assert_eq!(got, status, "{body}: {answer}");
+        if status == 200 {
+            assert_eq!(answer["done_reason"], json!("unload"), "{answer}");
+        } else {
+            assert_eq!(answer["error"].as_str(), Some(text.as_str()), "{body}");
+        }
+    }
+    // The shape that writes its own reasoning is a thinking model, as any model Ollama sends
+    // `thinking` for.
+    let c = client(&h);
+    let show = c.show("messy-think-mention").await.expect("show");
+    assert!(show.capabilities.iter().any(|c| c == "thinking"));
+    let mut req = opening("messy-think-mention");
+    assert!(message(&c, &req).await.thinking.is_some());
+    req.think = Some(false);
+    assert!(message(&c, &req).await.thinking.is_none(), "think: false");
+}
+
+#[tokio::test]
 async fn num_predict_cuts_and_format_shapes_the_reply() {
     let h = stub(oracle_config()).await;
     let c = client(&h);
@@ -337,6 +406,8 @@ fn head_requests_and_expect_continue_are_answered() {
         let answered = head_only.starts_with("HTTP/1.1 200") && head_only.ends_with("\r\n\r\n");
         assert!(answered, "a head and no body: {head_only}");
     }
+    // The length GET's body would have, as Go's server sets it: "Ollama is running".
+    assert!(out.0.contains("Content-Length: 17\r\n"), "{}", out.0);
     let continued = out.2.starts_with("HTTP/1.1 100 Continue\r\n\r\n")
         && out.2.contains("HTTP/1.1 200")
         && out.2.contains("capabilities");
@@ -347,6 +418,16 @@ fn head_requests_and_expect_continue_are_answered() {
 fn run_first_task(
     stub: &Stub,
     model: &str,
+    extra: &str,
+) -> (i32, String, Option<passk::analysis::Run>) {
+    run_first_task_trials(stub, model, 1, extra)
+}
+
+/// The same with `trials` trials of the task.
+fn run_first_task_trials(
+    stub: &Stub,
+    model: &str,
+    trials: u32,
     extra: &str,
 ) -> (i32, String, Option<passk::analysis::Run>) {
     let tmp = util::tempdir();
@@ -362,7 +443,7 @@ fn run_first_task(
         "--suite",
         "store",
         "--trials",
-        "1",
+        &trials.to_string(),
         "--tasks",
         &task,
     ]
@@ -473,47 +554,97 @@ fn truncation_and_thinking_are_recorded_from_real_answers() {
 }
 
 #[test]
+fn thinking_goes_back_in_the_history_with_its_message() {
+    // Ollama's tool-calling docs send a thinking model's `thinking` back with the assistant message;
+    // the transcript is the history each next request carried.
+    let stub = Stub::start(vec![], |_| {});
+    for flags in ["", "--stream"] {
+        let (code, stderr, run) = run_first_task(&stub, "thinking", flags);
+        assert_eq!(code, 0, "{stderr}");
+        let run = run.expect("run");
+        let conversation = &run.conversations[0];
+        let sent: Vec<&str> = conversation
+            .transcript
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .map(|m| m["thinking"].as_str().unwrap_or_default())
+            .collect();
+        let thought: Vec<&str> = conversation
+            .calls
+            .iter()
+            .filter_map(|c| c.thinking.as_deref())
+            .collect();
+        assert!(sent.len() > 1, "{flags}: {sent:?}");
+        assert!(sent.iter().all(|t| !t.is_empty()), "{flags}: {sent:?}");
+        assert_eq!(sent, thought, "{flags}");
+    }
+}
+
+/// Per conversation, in trial order: each call's `prompt_eval_count` and `context_overflow`.
+fn counts_and_flags(run: Option<&passk::analysis::Run>) -> Vec<(Vec<u64>, Vec<bool>)> {
+    let mut conversations: Vec<_> = run.iter().flat_map(|r| &r.conversations).collect();
+    conversations.sort_by_key(|c| c.trial);
+    conversations
+        .iter()
+        .map(|c| {
+            let counts = c.calls.iter().filter_map(|k| k.timings.prompt_eval_count);
+            let flags = c.calls.iter().map(|k| k.context_overflow);
+            (counts.collect(), flags.collect())
+        })
+        .collect()
+}
+
+#[test]
 fn context_overflow_is_right_under_both_prompt_counts() {
     for mode in [PromptCount::All, PromptCount::NewOnly] {
         let stub = Stub::start(vec![], |c| c.prompt_count = mode);
-        let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-ctx 16384");
+        let (code, stderr, run) = run_first_task_trials(&stub, "oracle", 2, "--num-ctx 16384");
         assert_eq!(code, 0, "{stderr}");
-        let calls = calls_of(run.as_ref());
-        assert!(calls.len() > 2, "{mode:?}");
-        assert!(
-            calls.iter().all(|c| !c.context_overflow),
-            "{mode:?}: no overflow with room to spare"
-        );
-        if mode == PromptCount::NewOnly {
-            let prompts: Vec<u64> = calls
-                .iter()
-                .filter_map(|c| c.timings.prompt_eval_count)
-                .collect();
+        let conversations = counts_and_flags(run.as_ref());
+        assert_eq!(conversations.len(), 2, "{mode:?}");
+        for (counts, flags) in &conversations {
+            assert!(counts.len() > 2, "{mode:?}");
             assert!(
-                prompts.windows(2).any(|w| w[1] < w[0]),
-                "only new tokens counted: {prompts:?}"
+                flags.iter().all(|f| !f),
+                "{mode:?}: no overflow with room to spare: {counts:?}"
             );
         }
-        let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-ctx 64");
+        if mode == PromptCount::NewOnly {
+            let (first, second) = (&conversations[0].0, &conversations[1].0);
+            assert!(
+                first.windows(2).any(|w| w[1] < w[0]),
+                "only new tokens counted: {first:?}"
+            );
+            assert!(
+                second[0] < first[0],
+                "the second trial opens on the cached prefix: {second:?} after {first:?}"
+            );
+        }
+        // Too small for the opening itself: Ollama cuts every prompt, which a conversation's first
+        // count cannot show; every later call of each conversation overflows.
+        let (code, stderr, run) = run_first_task_trials(&stub, "oracle", 2, "--num-ctx 64");
         assert_eq!(code, 0, "{stderr}");
-        let calls = calls_of(run.as_ref());
-        assert!(
-            calls.iter().all(|c| c.context_overflow),
-            "{mode:?}: every prompt fills 64 tokens"
-        );
+        for (counts, flags) in counts_and_flags(run.as_ref()) {
+            assert!(
+                counts.iter().all(|&c| c < 64),
+                "{mode:?}: fitted: {counts:?}"
+            );
+            assert!(
+                !flags[0] && flags[1..].iter().all(|&f| f),
+                "{mode:?}: {flags:?}"
+            );
+        }
     }
 }
 
 #[test]
 fn context_overflow_flags_the_same_calls_under_both_prompt_counts() {
-    // The conversation's full prompt counts with room to spare, then a num_ctx between two of them.
+    // The conversation's full prompt counts with room to spare, then a num_ctx between two of them:
+    // Ollama drops the oldest messages from then on, and both trials of either count must show it.
     let all = Stub::start(vec![], |c| c.prompt_count = PromptCount::All);
     let (code, stderr, run) = run_first_task(&all, "oracle", "--num-ctx 16384");
     assert_eq!(code, 0, "{stderr}");
-    let full: Vec<u64> = calls_of(run.as_ref())
-        .iter()
-        .filter_map(|c| c.timings.prompt_eval_count)
-        .collect();
+    let full = counts_and_flags(run.as_ref()).remove(0).0;
     let k = (0..full.len() - 1)
         .max_by_key(|&i| full[i + 1].saturating_sub(full[i]))
         .expect("two calls");
@@ -522,16 +653,18 @@ fn context_overflow_flags_the_same_calls_under_both_prompt_counts() {
     let expected: Vec<bool> = full.iter().map(|&p| p >= num_ctx).collect();
     for mode in [PromptCount::All, PromptCount::NewOnly] {
         let stub = Stub::start(vec![], |c| c.prompt_count = mode);
-        let (code, stderr, run) = run_first_task(&stub, "oracle", &format!("--num-ctx {num_ctx}"));
+        let extra = format!("--num-ctx {num_ctx}");
+        let (code, stderr, run) = run_first_task_trials(&stub, "oracle", 2, &extra);
         assert_eq!(code, 0, "{stderr}");
-        let flags: Vec<bool> = calls_of(run.as_ref())
-            .iter()
-            .map(|c| c.context_overflow)
-            .collect();
-        assert_eq!(
-            flags, expected,
-            "{mode:?}, num_ctx {num_ctx}, full counts {full:?}"
-        );
+        let conversations = counts_and_flags(run.as_ref());
+        assert_eq!(conversations.len(), 2);
+        for (trial, (counts, flags)) in conversations.iter().enumerate() {
+            assert_eq!(
+                flags, &expected,
+                "{mode:?}, trial {trial}, num_ctx {num_ctx}: counts {counts:?}, full {full:?}"
+            );
+            assert!(counts.iter().all(|&c| c < num_ctx), "fitted: {counts:?}");
+        }
     }
 }
 
@@ -562,6 +695,23 @@ fn doctor_and_pull_match_untagged_and_namespaced_names() {
             && stdout.contains("myns/tiny:1b: pulled, listed as myns/tiny:1b ("),
         "{stdout}"
     );
+}
+
+#[test]
+fn doctor_on_a_fresh_stub_sees_the_digest_of_every_model_it_serves() {
+    // A messy shape is served by convention, `qwen2.5-coder:3b` by the default: neither was listed
+    // by name, shown or pulled before doctor asks.
+    let stub = Stub::start(vec![], |c| c.default = Some(Behaviour::Oracle.into()));
+    let (code, stdout, stderr) = output(passk().args([
+        "doctor",
+        "--host",
+        &stub.host(),
+        "--models",
+        "messy-pythonic,qwen2.5-coder:3b,oracle",
+    ]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("digest unknown"), "{stdout}");
+    assert_eq!(stdout.matches("is pulled (").count(), 3, "{stdout}");
 }
 
 #[test]

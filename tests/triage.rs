@@ -240,7 +240,7 @@ async fn play_all(book: ScriptBook, model: &str, behaviour: Behaviour) -> Vec<Co
         telemetry: &telemetry,
         grader_digest: "test",
         router_in_front: None,
-        prompt_counts_only_new: false,
+        prompt_counts: &passk::runner::context::PromptCounts::default(),
     };
     let mut out = Vec::new();
     for t in s.tasks() {

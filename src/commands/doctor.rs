@@ -4,6 +4,7 @@ use crate::cli::DoctorArgs;
 use crate::exit_code;
 use passk::runner::settings::DEFAULT_MODELS;
 use passk::runner::telemetry::Telemetry;
+use passk::wire::api::{LocalModel, TagsResponse};
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::host::parse_host;
 use passk::wire::name::same_model;
@@ -107,7 +108,7 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
             return out;
         }
     }
-    let tags = client.tags().await.ok();
+    let mut tags = None;
     let (nvml, free_vram) = nvml_check();
     for model in models {
         // `/api/show` answers for every pulled model; `/api/tags` adds its digest and size.
@@ -121,12 +122,10 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
                 continue;
             }
         };
-        let entry = tags.as_ref().and_then(|t| {
-            t.models
-                .iter()
-                .find(|m| same_model(&m.name, model) || same_model(&m.model, model))
-        });
-        let digest = entry.map_or("digest unknown", |e| e.digest.as_str());
+        let entry = listed(client, &mut tags, model).await;
+        let digest = entry
+            .as_ref()
+            .map_or("digest unknown", |e| e.digest.as_str());
         out.push(Check::pass(format!("{model} is pulled ({digest})")));
         if show.capabilities.iter().any(|c| c == "tools") {
             out.push(Check::pass(format!("{model} supports tools")));
@@ -158,6 +157,26 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
     }
     out.push(nvml);
     out
+}
+
+/// `model`'s `/api/tags` entry. The list is read after the model's `/api/show`, and read again
+/// when it misses the model: a name the list did not have before the show may be listed now.
+async fn listed(
+    client: &Client,
+    tags: &mut Option<TagsResponse>,
+    model: &str,
+) -> Option<LocalModel> {
+    let find = |t: &TagsResponse| {
+        t.models
+            .iter()
+            .find(|m| same_model(&m.name, model) || same_model(&m.model, model))
+            .cloned()
+    };
+    if let Some(found) = tags.as_ref().and_then(find) {
+        return Some(found);
+    }
+    *tags = client.tags().await.ok();
+    tags.as_ref().and_then(find)
 }
 
 fn gib(bytes: u64) -> f64 {

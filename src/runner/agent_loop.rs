@@ -7,6 +7,7 @@
 //! A call that fails for good on the wire ends the conversation as a transport or protocol failure:
 //! it is never graded, so it can never be blamed on the model.
 
+use crate::runner::context::{ContextUse, PromptCounts, history_bytes};
 use crate::runner::record::{
     CallRecord, ConversationRecord, Mode, Node, NotExecuted, Outcome, RouterRecord, SCHEMA_VERSION,
     Status, UNEXECUTED_KEPT, UnexecutedCall,
@@ -23,37 +24,6 @@ use crate::wire::outcome::CallOutcome;
 use crate::wire::tool_call::{self, ExtractedCall, Extraction};
 use serde_json::Value;
 use std::time::Instant;
-
-/// What a conversation's calls have filled of the context, to flag `context_overflow`.
-#[derive(Debug, Default)]
-struct ContextUse {
-    /// The server counts only prompt tokens past its cache (Ollama 0.30.0).
-    only_new: bool,
-    /// The previous call's `prompt_eval_count`.
-    last_prompt: Option<u64>,
-    /// Only-new counts: tokens in the context after the previous call (prompt and output).
-    used: Option<u64>,
-}
-
-impl ContextUse {
-    /// Flags the call when its prompt reached `num_ctx`, or (full counts) shrank below the
-    /// previous one, which means Ollama dropped messages. With only-new counts the prompt is the
-    /// previous context plus the new tokens (a lower bound on a conversation's first call).
-    fn observe(&mut self, record: &mut CallRecord, num_ctx: u64) {
-        let Some(prompt) = record.timings.prompt_eval_count else {
-            return;
-        };
-        if self.only_new {
-            let used = self.used.unwrap_or(0) + prompt;
-            record.context_overflow = used >= num_ctx;
-            self.used = Some(used + record.timings.eval_count.unwrap_or(0));
-        } else {
-            record.context_overflow =
-                prompt >= num_ctx || self.last_prompt.is_some_and(|p| prompt < p);
-        }
-        self.last_prompt = Some(prompt);
-    }
-}
 
 /// Prefix of a rejected tool result as the model sees it.
 pub const ERROR_PREFIX: &str = "error: ";
@@ -76,9 +46,8 @@ pub struct Player<'a> {
     pub grader_digest: &'a str,
     /// The router, when it runs in front of the agent.
     pub router_in_front: Option<&'a RouterSuite>,
-    /// The server counts only the prompt tokens past its cache (Ollama 0.30.0; see
-    /// [`crate::runner::preflight::prompt_counts_only_new`]).
-    pub prompt_counts_only_new: bool,
+    /// How the server counts prompt tokens, and the conversation openings the run has seen.
+    pub prompt_counts: &'a PromptCounts,
 }
 
 /// Outcome of one model call: its record and, when ok, the response.
@@ -225,14 +194,8 @@ impl Player<'_> {
         tool_docs: ToolVariant,
     ) -> ConversationRecord {
         let started = Instant::now();
-        let mut t = Trial::new(
-            domain,
-            tool_docs,
-            trial,
-            call_cap,
-            mode,
-            self.prompt_counts_only_new,
-        );
+        let opening = format!("{}\n{}\n{tool_docs:?}\n{mode:?}", self.model, domain.name());
+        let mut t = Trial::new(domain, tool_docs, trial, call_cap, mode, opening);
         for (turn, text) in task.customer.iter().enumerate() {
             if !self.play_turn(&mut t, turn as u32, text).await {
                 break;
@@ -289,7 +252,9 @@ impl Player<'_> {
         }
         let message = called.response.and_then(|r| r.message).unwrap_or_default();
         let record = &mut called.record;
-        t.context.observe(record, self.settings.num_ctx);
+        let sent = history_bytes(&request.messages, request.tools.as_deref());
+        t.context
+            .observe(record, self.settings.num_ctx, self.prompt_counts, sent);
         let extraction = if t.toolless {
             Extraction::default()
         } else {
@@ -420,7 +385,7 @@ impl<'d> Trial<'d> {
         trial: u32,
         call_cap: u32,
         mode: Mode,
-        prompt_counts_only_new: bool,
+        opening: String,
     ) -> Trial<'d> {
         let tools = domain.tools(tool_docs).to_vec();
         let tool_names = tools
@@ -446,10 +411,7 @@ impl<'d> Trial<'d> {
             replies: Vec::new(),
             status: Status::Ok,
             aborted: None,
-            context: ContextUse {
-                only_new: prompt_counts_only_new,
-                ..ContextUse::default()
-            },
+            context: ContextUse::new(opening),
         }
     }
 

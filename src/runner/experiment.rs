@@ -4,6 +4,7 @@
 //! calibrate` both come through here; only the backend differs.
 
 use crate::analysis::sequence::RoundState;
+use crate::runner::context::PromptCounts;
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::hosts::{self, Host, Preflighted};
 use crate::runner::journal::{Journal, JournalError, ResumePolicy};
@@ -278,7 +279,7 @@ async fn open_session<'a>(
             exp,
             suites,
             hosts: checked.hosts,
-            prompt_counts_only_new: preflight::prompt_counts_only_new(&version),
+            prompt_counts: PromptCounts::new(preflight::prompt_counts_only_new(&version)),
         },
         journal,
         manifest,

@@ -10,6 +10,7 @@
 //! pool; the run stops (exit 9) only when no server is left.
 
 use crate::runner::agent_loop::Player;
+use crate::runner::context::PromptCounts;
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::experiment::{Experiment, RunError, RunSummary, SERVER_LOST_AFTER, Suites};
 use crate::runner::hosts::Host;
@@ -31,8 +32,8 @@ pub struct Stage<'a> {
     pub suites: Suites,
     /// Its servers, in the order given.
     pub hosts: Vec<Host>,
-    /// The servers count only the prompt tokens past their cache (Ollama 0.30.0).
-    pub prompt_counts_only_new: bool,
+    /// How the servers count prompt tokens, and the conversation openings seen.
+    pub prompt_counts: PromptCounts,
 }
 
 /// Which servers are still in the pool, and the transport failures in a row of each.
@@ -304,7 +305,7 @@ async fn play_trial(
             } => suites.router.as_ref(),
             _ => None,
         },
-        prompt_counts_only_new: stage.prompt_counts_only_new,
+        prompt_counts: &stage.prompt_counts,
     };
     match spec {
         TrialSpec::Conversation {

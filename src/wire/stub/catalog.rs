@@ -4,6 +4,7 @@
 //! `llama3.2:latest`.
 
 use super::http::{Part, Response};
+use super::messy::MessyShape;
 use super::{State, error, not_found, to_json};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
@@ -25,7 +26,7 @@ pub const STUB_CONTEXT_LENGTH: u64 = 32768;
 const MODEL_SIZE: u64 = 2_000_000_000;
 
 /// Model names served by convention (see `StubConfig::spec_for`).
-pub(crate) const CONVENTION_NAMES: [&str; 8] = [
+const CONVENTION_NAMES: [&str; 8] = [
     "oracle",
     "text-calls",
     "schema-paste",
@@ -81,7 +82,16 @@ pub(crate) fn details(model: &str) -> ModelDetails {
     }
 }
 
-/// Every model the stub will serve or has served, listed as Ollama lists names.
+/// Every name the stub serves by convention: [`CONVENTION_NAMES`] and `messy-<shape>` for each
+/// messy shape.
+fn convention_names() -> impl Iterator<Item = String> {
+    let messy = MessyShape::ALL.map(|s| format!("messy-{}", s.name()));
+    CONVENTION_NAMES.map(String::from).into_iter().chain(messy)
+}
+
+/// Every model the stub will serve or has served, listed as Ollama lists names: the configured
+/// names, the convention names, and any name served by the default once it was shown, pulled or
+/// loaded (as a real Ollama lists a model once it is pulled).
 pub(crate) fn tags(state: &State) -> TagsResponse {
     let now = Instant::now();
     let mut names: BTreeMap<String, String> = BTreeMap::new();
@@ -92,7 +102,7 @@ pub(crate) fn tags(state: &State) -> TagsResponse {
             .or_insert_with(|| parsed.shortest());
     };
     state.config.models.keys().for_each(|n| add(n));
-    CONVENTION_NAMES.iter().for_each(|n| add(n));
+    convention_names().for_each(|n| add(&n));
     let pulled = state.pulled.lock().unwrap_or_else(PoisonError::into_inner);
     pulled.iter().for_each(|n| add(n));
     let loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);

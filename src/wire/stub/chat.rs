@@ -7,9 +7,10 @@ use super::faults::{self, FaultKind};
 use super::http::{Part, Response};
 use super::judge::{self, Judged};
 use super::output::{Generated, generate};
+use super::prompt::prompt_count;
 use super::script;
 use super::slots::{MAX_QUEUE_ERROR, Slot};
-use super::{ModelSpec, PromptCount, State, error, not_found};
+use super::{ModelSpec, State, error, not_found};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
     ChatMessage, ChatRequest, ChatResponse, Timings, ToolCall, ToolCallFunction,
@@ -86,6 +87,9 @@ fn admit(state: &State, body: &[u8]) -> Result<(Judged, ModelSpec), Response> {
     }
     if let Some(refusal) = capability_refusal(&spec, req, judged.think) {
         return Err(refusal);
+    }
+    if let Some(r) = &judged.options_refusal {
+        return Err(error(r.status, r.message.clone()));
     }
     if let Some(why) = bad_format(req.format.as_ref()) {
         // Ollama finds it while generating: an error line in a stream, a 500 otherwise.
@@ -214,69 +218,6 @@ fn done_without_reply(model: &str, reason: &str) -> Response {
             ..Timings::default()
         },
     })
-}
-
-/// The prompt the stub "tokenises": the tools first (as a template puts them in the system
-/// prompt), then each message's role and text.
-fn prompt_text(req: &ChatRequest) -> String {
-    let mut p = req
-        .tools
-        .as_ref()
-        .map_or(String::new(), |t| Value::Array(t.clone()).to_string());
-    for m in &req.messages {
-        p.push_str(&m.role);
-        p.push_str(&m.content);
-        if let Some(t) = &m.thinking {
-            p.push_str(t);
-        }
-        for c in &m.tool_calls {
-            p.push_str(&c.function.name);
-            p.push_str(&c.function.arguments.to_string());
-        }
-    }
-    p
-}
-
-/// `prompt_eval_count`: the whole prompt (current Ollama) or only the tokens past the prefix cached
-/// from this model's previous request and its output (0.30.0); a prompt longer than `num_ctx` is
-/// truncated to it, as Ollama does, which also empties the cache.
-fn prompt_count(state: &State, req: &ChatRequest, out: &Generated) -> u64 {
-    let prompt = prompt_text(req);
-    let num_ctx = req
-        .options
-        .num_ctx
-        .unwrap_or(super::STUB_CONTEXT_LENGTH)
-        .max(1);
-    let full = tokens(prompt.len());
-    let key = ModelName::parse(&req.model).key();
-    // The cache holds the prompt and the output, as the next request's history renders it.
-    let mut cached = prompt.clone();
-    cached.push_str("assistant");
-    cached.push_str(&out.content);
-    cached.push_str(&out.thinking);
-    for (name, args) in &out.calls {
-        cached.push_str(name);
-        cached.push_str(&args.to_string());
-    }
-    let mut cache = state
-        .prompts
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let previous = cache.insert(key, cached);
-    if full >= num_ctx {
-        return num_ctx;
-    }
-    match state.config.prompt_count {
-        PromptCount::All => full,
-        PromptCount::NewOnly => {
-            let shared = previous.map_or(0, |p| common_prefix(&p, &prompt));
-            tokens(prompt.len() - shared)
-        }
-    }
-}
-
-fn common_prefix(a: &str, b: &str) -> usize {
-    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
 }
 
 fn tool_calls(seed: u64, model: &str, n: u64, calls: &[(String, Value)]) -> Vec<ToolCall> {

@@ -5,7 +5,7 @@ use super::faults::{FaultKind, FaultRates};
 use super::messy::MessyShape;
 use super::mistakes::MistakePlan;
 use super::script::{Behaviour, ScriptBook, TextStyle};
-use super::{DEFAULT_CAPABILITIES, ModelSpec, PromptCount, StubConfig, StubError};
+use super::{ModelSpec, PromptCount, StubConfig, StubError, default_capabilities};
 use crate::suite::Task;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -145,13 +145,13 @@ impl StubFile {
                 )));
             }
             Ok(ModelSpec {
-                behaviour,
                 faults: e.faults,
                 fault_script: e.fault_script.clone(),
                 capabilities: e
                     .capabilities
                     .clone()
-                    .unwrap_or_else(|| DEFAULT_CAPABILITIES.map(String::from).to_vec()),
+                    .unwrap_or_else(|| default_capabilities(&behaviour)),
+                behaviour,
             })
         };
         let mut models = BTreeMap::new();

@@ -120,9 +120,11 @@ pub(crate) async fn serve_connection(
                 content_type,
                 body,
             } => {
-                let body = if head_only { &[][..] } else { &body[..] };
+                // HEAD: the length GET's body would have (as Go's server sets it), no body.
                 let mut out = head(status, content_type, Some(body.len()), keep_alive);
-                out.extend_from_slice(body);
+                if !head_only {
+                    out.extend_from_slice(&body);
+                }
                 write_all(&mut wr, &out).await
             }
             Response::Cut {

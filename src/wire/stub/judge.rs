@@ -16,6 +16,9 @@ pub(crate) struct Judged {
     pub keep_alive: Option<KeepAlive>,
     /// Whether thinking was asked for (`None`: not said; a level string counts as on).
     pub think: Option<bool>,
+    /// An option of the wrong type: Ollama finds it only once the model was found and can serve
+    /// the request (`modelOptions`, in `scheduleRunner`), so it is answered after those checks.
+    pub options_refusal: Option<Refusal>,
 }
 
 /// Options Ollama holds as integers; a JSON number with a fraction part is read as its integer.
@@ -79,10 +82,7 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
         )
         .into());
     };
-    let top_logprobs = obj.get("top_logprobs").and_then(Value::as_f64);
-    if top_logprobs.is_some_and(|n| !(0.0..=20.0).contains(&n)) {
-        return Err("top_logprobs must be between 0 and 20".to_string().into());
-    }
+    top_logprobs(obj.get("top_logprobs"))?;
     let keep_alive = match obj.remove("keep_alive") {
         None | Some(Value::Null) => None,
         Some(v) => Some(keep_alive(&v).map_err(Refusal::from)?),
@@ -108,9 +108,14 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
             obj.remove(key);
         }
     }
-    if let Some(options) = obj.get_mut("options") {
-        typed_options(options)?;
-    }
+    let options_refusal = match obj.get_mut("options").map(typed_options) {
+        Some(Err(r)) if r.status == 500 => {
+            obj.remove("options");
+            Some(r)
+        }
+        Some(Err(decoder)) => return Err(decoder),
+        _ => None,
+    };
     if let Some(Value::Array(messages)) = obj.get_mut("messages") {
         for m in messages.iter_mut() {
             message(m)?;
@@ -121,7 +126,33 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
         req,
         keep_alive,
         think,
+        options_refusal,
     })
+}
+
+/// `top_logprobs` is a Go `int`: a number with a fraction or exponent, or another type, is the
+/// decoder's 400; then `ChatHandler` holds it between 0 and 20.
+fn top_logprobs(v: Option<&Value>) -> Result<(), Refusal> {
+    let n = match v {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Number(n)) => n,
+        Some(other) => return Err(not_an_int(json_kind(other))),
+    };
+    let Some(n) = n.as_i64() else {
+        return Err(not_an_int(&format!("number {n}")));
+    };
+    if !(0..=20).contains(&n) {
+        return Err("top_logprobs must be between 0 and 20".to_string().into());
+    }
+    Ok(())
+}
+
+/// Go's `UnmarshalTypeError` text for `top_logprobs`.
+fn not_an_int(what: &str) -> Refusal {
+    format!(
+        "json: cannot unmarshal {what} into Go struct field ChatRequest.top_logprobs of type int"
+    )
+    .into()
 }
 
 fn json_kind(v: &Value) -> &'static str {
@@ -227,18 +258,30 @@ mod tests {
         assert!(judge(null_args).is_ok());
         let typed = chat_request(br#"{"model":"m","options":{"temperature":"hot"}}"#);
         assert_eq!(
-            typed.err(),
+            typed.ok().and_then(|j| j.options_refusal),
             Some(Refusal {
                 status: 500,
                 message: "option \"temperature\" must be of type float32".to_string()
             })
         );
-        assert!(judge(r#"{"model":"m","options":{"stop":["a",1]}}"#).is_err());
+        let stop = chat_request(br#"{"model":"m","options":{"stop":["a",1]}}"#);
+        assert!(stop.is_ok_and(|j| j.options_refusal.is_some()));
+        assert!(judge(r#"{"model":"m","options":[1]}"#).is_err());
         assert_eq!(
             judge(r#"{"model":"m","top_logprobs":21}"#).err().as_deref(),
             Some("top_logprobs must be between 0 and 20")
         );
         assert!(judge(r#"{"model":"m","options":{"num_ctx":null,"stop":["a"]}}"#).is_ok());
+        assert_eq!(
+            judge(r#"{"model":"m","top_logprobs":5.0}"#)
+                .err()
+                .as_deref(),
+            Some(
+                "json: cannot unmarshal number 5.0 into Go struct field ChatRequest.top_logprobs of type int"
+            )
+        );
+        assert!(judge(r#"{"model":"m","top_logprobs":"5"}"#).is_err());
+        assert!(judge(r#"{"model":"m","top_logprobs":5}"#).is_ok());
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod judge;
 pub mod messy;
 pub mod mistakes;
 mod output;
+mod prompt;
 pub mod script;
 mod slots;
 
@@ -93,13 +94,13 @@ pub struct ModelSpec {
 }
 
 impl ModelSpec {
-    /// A model with this behaviour, the default capabilities and no faults.
+    /// A model with this behaviour, its default capabilities and no faults.
     pub fn new(behaviour: Behaviour) -> ModelSpec {
         ModelSpec {
+            capabilities: default_capabilities(&behaviour),
             behaviour,
             faults: FaultRates::default(),
             fault_script: Vec::new(),
-            capabilities: DEFAULT_CAPABILITIES.map(String::from).to_vec(),
         }
     }
 
@@ -132,6 +133,16 @@ impl ModelSpec {
             _ => self.faults,
         }
     }
+}
+
+/// [`DEFAULT_CAPABILITIES`], and `thinking` for a behaviour that sends a `thinking` field (a real
+/// Ollama sends one only for a model with that capability).
+pub fn default_capabilities(behaviour: &Behaviour) -> Vec<String> {
+    let mut caps = DEFAULT_CAPABILITIES.map(String::from).to_vec();
+    if matches!(behaviour, Behaviour::Messy(MessyShape::ThinkMention)) {
+        caps.push("thinking".to_string());
+    }
+    caps
 }
 
 impl From<Behaviour> for ModelSpec {
@@ -363,7 +374,7 @@ struct State {
     injected: Mutex<BTreeMap<FaultKind, u64>>,
     loaded: Mutex<BTreeMap<String, catalog::Loaded>>,
     pulled: Mutex<BTreeSet<String>>,
-    prompts: Mutex<HashMap<String, String>>,
+    prompts: Mutex<HashMap<String, Vec<u8>>>,
     slots: slots::Slots,
     started: SystemTime,
 }

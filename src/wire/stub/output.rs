@@ -23,11 +23,12 @@ pub(crate) fn generate(
     req: &ChatRequest,
     length_fault: bool,
 ) -> Generated {
-    // A scripted reply that carries its own reasoning (a messy shape) sends it as it is.
+    // A scripted reply that carries its own reasoning (a messy shape) sends it as it is, when the
+    // model thinks at all: Ollama sends `thinking` only then.
     let thinking = match &reply.thinking {
+        _ if !thinks => String::new(),
         Some(own) => own.clone(),
-        None if thinks => thinking_for(&reply),
-        None => String::new(),
+        None => thinking_for(&reply),
     };
     let mut content = reply.content;
     if reply.calls.is_empty()
