@@ -241,6 +241,7 @@ async fn play_all(book: ScriptBook, model: &str, behaviour: Behaviour) -> Vec<Co
         grader_digest: "test",
         router_in_front: None,
         prompt_counts_only_new: false,
+        watch: None,
     };
     let mut out = Vec::new();
     for t in s.tasks() {

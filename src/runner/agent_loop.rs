@@ -18,7 +18,7 @@ use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome, ToolVariant
 use crate::suites::router::{RouterMessage, RouterSuite};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, ChatResponse};
-use crate::wire::client::Client;
+use crate::wire::client::{AttemptWatch, Client};
 use crate::wire::outcome::CallOutcome;
 use crate::wire::tool_call::{self, ExtractedCall, Extraction};
 use serde_json::Value;
@@ -79,6 +79,8 @@ pub struct Player<'a> {
     /// The server counts only the prompt tokens past its cache (Ollama 0.30.0; see
     /// [`crate::runner::preflight::prompt_counts_only_new`]).
     pub prompt_counts_only_new: bool,
+    /// Hears of each failed attempt of a model call as it fails (the progress display's retries).
+    pub watch: Option<AttemptWatch<'a>>,
 }
 
 /// Outcome of one model call: its record and, when ok, the response.
@@ -90,12 +92,8 @@ struct Called {
 impl Player<'_> {
     async fn call(&self, request: &ChatRequest, node: Node, turn: u32, step: u32) -> Called {
         let mark = self.telemetry.begin();
-        let (result, ttft_s) = if request.stream {
-            let streamed = self.client.chat_stream(request).await;
-            (streamed.result, streamed.first_token_s)
-        } else {
-            (self.client.chat(request).await, None)
-        };
+        let streamed = self.client.chat_watched(request, self.watch).await;
+        let (result, ttft_s) = (streamed.result, streamed.first_token_s);
         let mut record = CallRecord::new(node, turn, step);
         record.seed = request.options.seed;
         record.started_unix_ms = Some(result.started_unix_ms);

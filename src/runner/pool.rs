@@ -18,6 +18,7 @@ use crate::runner::plan::TrialSpec;
 use crate::runner::preflight;
 use crate::runner::record::{Manifest, Outcome, Record};
 use crate::runner::record_file::key_and_outcome;
+use crate::wire::outcome::Attempt;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use std::collections::VecDeque;
@@ -291,6 +292,15 @@ async fn play_trial(
 ) -> Option<Record> {
     let s = &stage.exp.settings;
     let suites = &stage.suites;
+    let watch = |attempt: &Attempt, retrying: bool| {
+        sink.emit(RunEvent::AttemptFailed {
+            host: server.url.clone(),
+            model: spec.model().to_string(),
+            outcome: attempt.outcome,
+            retrying,
+            error: attempt.error.clone().unwrap_or_default(),
+        })
+    };
     let player = Player {
         client: &server.client,
         model: spec.model(),
@@ -305,6 +315,7 @@ async fn play_trial(
             _ => None,
         },
         prompt_counts_only_new: stage.prompt_counts_only_new,
+        watch: Some(&watch),
     };
     match spec {
         TrialSpec::Conversation {
