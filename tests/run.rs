@@ -250,6 +250,56 @@ fn dead_sockets_are_never_graded() {
 }
 
 #[test]
+fn the_manifest_marks_a_binary_built_from_a_dirty_tree() {
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(util::root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        Some(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    if git(&["rev-parse", "HEAD"]).is_none() {
+        println!("skipped: not a git checkout");
+        return;
+    }
+    let stub = Stub::oracles(&["m"]);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let run = run_ok(&stub, &out, "m", "--trials 1 --suite router");
+    let mark = run
+        .manifest
+        .git_commit
+        .expect("built from a checkout: the commit is recorded");
+    let dirty = mark.strip_suffix("-dirty");
+    let commit = dirty.unwrap_or(&mark);
+    assert!(
+        commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit()),
+        "{mark}: a commit, maybe -dirty"
+    );
+    // The binary was rebuilt for this test after any change to what it is built from, so a change
+    // there now means the build saw it.
+    let changed = git(&[
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        "src",
+        "benches",
+        "Cargo.toml",
+        "Cargo.lock",
+    ])
+    .unwrap_or_default();
+    if !changed.is_empty() {
+        assert!(
+            dirty.is_some(),
+            "{mark}: the build tree had changes:\n{changed}"
+        );
+    }
+}
+
+#[test]
 fn each_retry_is_said_as_it_happens_before_its_trial_ends() {
     let flaky = ModelSpec::new(Behaviour::Oracle).with_faults(FaultRates {
         http503: 0.2,
