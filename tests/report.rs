@@ -481,4 +481,14 @@ fn compare_shows_the_difference_over_shared_tasks() {
     assert!(!md.contains("DIFFERENT GRADERS"), "{md}");
     assert!(md.contains("## `store`: `m:small`"), "{md}");
     assert!(md.contains("| success_rate"), "{md}");
+    // `compare --help` names every file compare writes into --out.
+    let (_, help, _) = output(passk().args(["compare", "--help"]));
+    let out_line = help
+        .lines()
+        .find(|l| l.contains("--out <DIR>"))
+        .expect("--out's help");
+    for f in std::fs::read_dir(&out).expect("cmp") {
+        let name = f.expect("entry").file_name().to_string_lossy().into_owned();
+        assert!(out_line.contains(&name), "{name} not in: {out_line}");
+    }
 }
