@@ -403,7 +403,7 @@ pub struct CompareArgs {
     /// the noise band, and differences inside it are marked "not measurable"
     #[arg(long, value_name = "RUN_A2")]
     pub noise: Option<PathBuf>,
-    /// Directory for compare.md and compare.json [default: RUN_B/compare-<RUN_A name>]
+    /// Directory for compare.md, compare.json and compare.html [default: RUN_B/compare-<RUN_A name>]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Bootstrap resamples

@@ -83,6 +83,11 @@ fn report_page_shows_a_failing_trial_in_a_real_browser() {
     let result = selftest(&browser, &out.join(REPORT_DIR).join(REPORT_HTML));
     assert_eq!(result["errors"], 0, "console errors: {result}");
     assert_eq!(
+        result["duplicate_ids"],
+        serde_json::json!([]),
+        "every id in the drawn page is unique: {result}"
+    );
+    assert_eq!(
         result["cells"].as_u64(),
         Some((tasks.len() * models.len()) as u64),
         "one cell per task and model: {result}"

@@ -19,6 +19,17 @@ fn calibrate_passes_and_writes_five_reported_runs() {
     // Oracle, flawed, faulty and thinking models, and the oracles' factorial pass; the model
     // without tools is refused.
     assert_eq!(dirs.len(), 5, "{stdout}");
+    // Why this machine has no GPU telemetry is said once for the whole process, not once a run.
+    let manifests = dirs
+        .iter()
+        .map(|d| util::load(std::path::Path::new(d)).manifest);
+    let without_gpu = manifests.filter(|m| m.gpu.unavailable.is_some()).count();
+    let said = stderr.matches("no GPU telemetry: ").count();
+    assert_eq!(
+        said,
+        usize::from(without_gpu > 0),
+        "{without_gpu} runs without: {stderr}"
+    );
     for d in dirs {
         let dir = std::path::Path::new(d);
         assert!(

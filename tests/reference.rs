@@ -597,6 +597,85 @@ fn import_command_writes_a_run_that_reads_back_identically() {
 }
 
 #[test]
+fn report_html_builds_from_an_imported_run_without_transcripts() {
+    let Some(root) = reference_dir() else {
+        println!("skipped: ../shared/reference not found");
+        return;
+    };
+    let tmp = util::tempdir();
+    let out = tmp.path().join("imported");
+    let import = util::passk()
+        .arg("import")
+        .arg("--reference")
+        .arg(root.join("results-run2"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("import");
+    assert!(
+        import.status.success(),
+        "{}",
+        String::from_utf8_lossy(&import.stderr)
+    );
+    let run = analysis::load_run(&out).expect("load the imported run");
+    assert!(
+        run.conversations.iter().all(|c| c.transcript.is_empty()),
+        "no transcripts"
+    );
+    let (code, _, stderr) = util::output(
+        util::passk()
+            .arg("report")
+            .arg(&out)
+            .args(["--resamples", "50"]),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let page = out
+        .join(passk::report::REPORT_DIR)
+        .join(passk::report::html::REPORT_HTML);
+    let html = std::fs::read_to_string(&page).expect("report.html");
+    // One detail line per trial; a conversation's falls back to its tool events and replies.
+    let details = html
+        .split(r#"id="details">"#)
+        .nth(1)
+        .and_then(|d| d.split("</script>").next())
+        .expect("details");
+    let lines: Vec<serde_json::Value> = details
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), run.conversations.len() + run.router.len());
+    let conversations: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l.get("router").is_none()).collect();
+    assert_eq!(conversations.len(), run.conversations.len());
+    assert!(
+        conversations
+            .iter()
+            .all(|l| l["imported"] == true && l["replies"].is_array())
+    );
+    assert!(
+        conversations
+            .iter()
+            .any(|l| l["events"].as_array().is_some_and(|e| !e.is_empty()))
+    );
+    let caption = html.contains("tool docs not recorded");
+    assert!(caption, "an imported run says what it does not have");
+    if let Some(browser) = passk::report::html::selftest::find_chromium() {
+        let profile = util::tempdir();
+        let result = passk::report::html::selftest::run_selftest(
+            &browser,
+            &page,
+            profile.path(),
+            std::time::Duration::from_secs(90),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(result["errors"], 0, "{result}");
+        assert_eq!(result["opened_outcome"], "model_fail", "{result}");
+        assert!(result["transcript_messages"].as_u64() > Some(0), "{result}");
+    }
+}
+
+#[test]
 fn cost_command_prints_seed_004_worked_example() {
     // Seed 004's published figures: $0.0300 vs $0.0231 (-23%) per attempt, $0.0333 vs $0.0385
     // (+16%) per success, 4.62x; with caching at 10%: $0.0157 vs $0.0115 (-27%), 2.92x; leaf -75%.

@@ -309,6 +309,62 @@ fn a_run_without_gpu_telemetry_gets_no_gpu_chart_and_loses_a_stale_one() {
     }
 }
 
+/// The values of every `id="…"` in `markup`.
+fn ids(markup: &str) -> Vec<&str> {
+    markup
+        .split(" id=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect()
+}
+
+/// The text between `<script … id="{id}">` and its `</script>`.
+fn script<'h>(html: &'h str, id: &str) -> &'h str {
+    let open = format!(r#"id="{id}">"#);
+    let start = html.find(&open).unwrap_or_else(|| panic!("no #{id}")) + open.len();
+    let len = html[start..].find("</script>").expect("closed");
+    &html[start..start + len]
+}
+
+#[test]
+fn every_id_in_report_html_is_unique_and_each_chart_clips_to_its_own_plot() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("run");
+    write_run(&dir, "g1", &records("g1"));
+    let (code, _, stderr) = report(&dir, &[]);
+    assert_eq!(code, 0, "stderr: {stderr}");
+    let html = std::fs::read_to_string(dir.join(REPORT_DIR).join(REPORT_HTML)).expect("html");
+    let data: serde_json::Value = serde_json::from_str(script(&html, "data")).expect("data");
+    let charts = data["charts"].as_array().expect("charts");
+    assert!(charts.len() > 2, "several clipped charts inlined");
+    let mut all: Vec<String> = ids(&html.replace(script(&html, "data"), ""))
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let mut clipped = 0;
+    for chart in charts {
+        let svg = chart[1].as_str().expect("svg");
+        let own = ids(svg);
+        for reference in svg.split("url(#").skip(1) {
+            let target = reference.split(')').next().expect("closed");
+            assert!(
+                own.contains(&target),
+                "{}: url(#{target}) is not its own",
+                chart[0]
+            );
+            clipped += 1;
+        }
+        all.extend(own.into_iter().map(String::from));
+    }
+    assert!(clipped > 2, "the fixture has clipped charts");
+    let mut seen = std::collections::BTreeSet::new();
+    let repeated: Vec<&String> = all.iter().filter(|id| !seen.insert(*id)).collect();
+    assert!(
+        repeated.is_empty(),
+        "ids repeated in report.html: {repeated:?}"
+    );
+}
+
 #[test]
 fn same_records_give_byte_identical_files_in_any_order() {
     let tmp = tempdir();
@@ -425,4 +481,14 @@ fn compare_shows_the_difference_over_shared_tasks() {
     assert!(!md.contains("DIFFERENT GRADERS"), "{md}");
     assert!(md.contains("## `store`: `m:small`"), "{md}");
     assert!(md.contains("| success_rate"), "{md}");
+    // `compare --help` names every file compare writes into --out.
+    let (_, help, _) = output(passk().args(["compare", "--help"]));
+    let out_line = help
+        .lines()
+        .find(|l| l.contains("--out <DIR>"))
+        .expect("--out's help");
+    for f in std::fs::read_dir(&out).expect("cmp") {
+        let name = f.expect("entry").file_name().to_string_lossy().into_owned();
+        assert!(out_line.contains(&name), "{name} not in: {out_line}");
+    }
 }

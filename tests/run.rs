@@ -249,6 +249,99 @@ fn dead_sockets_are_never_graded() {
     );
 }
 
+#[test]
+fn the_manifest_marks_a_binary_built_from_a_dirty_tree() {
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(util::root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        Some(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    if git(&["rev-parse", "HEAD"]).is_none() {
+        println!("skipped: not a git checkout");
+        return;
+    }
+    let stub = Stub::oracles(&["m"]);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let run = run_ok(&stub, &out, "m", "--trials 1 --suite router");
+    let mark = run
+        .manifest
+        .git_commit
+        .expect("built from a checkout: the commit is recorded");
+    let dirty = mark.strip_suffix("-dirty");
+    let commit = dirty.unwrap_or(&mark);
+    assert!(
+        commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit()),
+        "{mark}: a commit, maybe -dirty"
+    );
+    // The binary was rebuilt for this test after any change to what it is built from, so a change
+    // there now means the build saw it.
+    let changed = git(&[
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        "src",
+        "benches",
+        "Cargo.toml",
+        "Cargo.lock",
+    ])
+    .unwrap_or_default();
+    if !changed.is_empty() {
+        assert!(
+            dirty.is_some(),
+            "{mark}: the build tree had changes:\n{changed}"
+        );
+    }
+}
+
+#[test]
+fn each_retry_is_said_as_it_happens_before_its_trial_ends() {
+    let flaky = ModelSpec::new(Behaviour::Oracle).with_faults(FaultRates {
+        http503: 0.2,
+        ..FaultRates::default()
+    });
+    let stub = Stub::start(vec![("flaky", flaky)], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(
+        &stub,
+        &out,
+        "flaky",
+        "--trials 2 --suite store --tasks L1,L2,M1 --retries 8",
+    );
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    let run = load(&out);
+    // Retries of the trials' calls (the warm-up's are its own business, not a trial's).
+    let retries: usize = run
+        .conversations
+        .iter()
+        .flat_map(|c| &c.calls)
+        .map(|c| c.attempts.len().saturating_sub(1))
+        .sum();
+    assert!(retries > 0, "a 20% rate of 503s over these calls: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let said: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("flaky on http://") && lines[i].ends_with("; retrying"))
+        .collect();
+    assert_eq!(said.len(), retries, "one line per retry: {stderr}");
+    assert!(
+        lines[said[0]].contains("attempt failed (transport: "),
+        "{stderr}"
+    );
+    // The first retry is said before the line of the trial it belongs to.
+    let first_retried = lines
+        .iter()
+        .position(|l| l.contains(" trial ") && l.contains("retr"))
+        .expect("a trial line with its retries");
+    assert!(said[0] < first_retried, "{stderr}");
+}
+
 /// Keys of a run's records; panics on an unparsable line, and on a torn last line when `strict`
 /// (right after a kill the last line may legitimately be torn: the next run cuts it off).
 fn keys_of(dir: &Path, strict: bool) -> Vec<TrialKey> {
@@ -639,6 +732,10 @@ fn a_server_that_goes_away_stops_the_run() {
         keys_of(&out, true).len() < 2 * util::store_conversations(),
         "stopped before the plan was done"
     );
+    // The trials finished before the server left keep their summary on screen, above the error.
+    let table = stderr.find("Tasks passing every trial").expect(&stderr);
+    let error = stderr.rfind("error: ").expect(&stderr);
+    assert!(table < error, "{stderr}");
 }
 
 #[test]

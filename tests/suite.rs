@@ -25,8 +25,11 @@ fn suite_check_reports_counts_and_replays() {
     assert_eq!(code, 0, "{out}{err}");
     let suite = load_store(&root()).expect("store");
     let per_category = |c: &str| suite.tasks().iter().filter(|t| t.category == c).count();
+    let table = &passk::suites::store::tools::TOOLS;
     let store_line = format!(
-        "store: 8 tools, 13 parameters, {} conversations (lookup {}, multi-hop {}, write {}, multi-turn {})",
+        "store: {} tools, {} parameters, {} conversations (lookup {}, multi-hop {}, write {}, multi-turn {})",
+        table.len(),
+        table.iter().map(|t| t.params.len()).sum::<usize>(),
         suite.tasks().len(),
         per_category("lookup"),
         per_category("multi-hop"),
@@ -112,6 +115,46 @@ fn adding_a_conversation_as_the_docs_say_keeps_every_check_green() {
     let n = before + 1;
     assert!(out.contains(&format!("{n} conversations (lookup")), "{out}");
     assert!(out.contains(&format!("gold: {n}/{n} passing")), "{out}");
+    assert!(!out.contains("SURPRISE"), "{out}");
+    let (code, _, err) = output(passk().args(["verify", "--root"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn adding_a_ticket_as_the_docs_say_keeps_every_check_green() {
+    let dir = tempdir();
+    copy_data(dir.path());
+    let tickets_path = dir.path().join("tasks/triage/tickets.json");
+    let exp_path = dir.path().join("graders/triage/expectations.json");
+    let read = |p: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json")
+    };
+    let (mut tickets, mut expectations) = (read(&tickets_path), read(&exp_path));
+    let list = tickets.as_array_mut().expect("a list of tickets");
+    let before = list.len();
+    // Another low-priority billing question: the docs rule, as for the first ticket.
+    let mut added = list[0].clone();
+    let first = added["id"].as_str().expect("id").to_string();
+    added["id"] = json!("TK-199");
+    added["text"] = json!("Where can I read how the annual plan is billed?");
+    list.push(added);
+    expectations["tickets"]["TK-199"] = expectations["tickets"][&first].clone();
+    let write = |p: &Path, v: &Value| {
+        std::fs::write(p, serde_json::to_string_pretty(v).expect("json")).expect("write")
+    };
+    write(&tickets_path, &tickets);
+    write(&exp_path, &expectations);
+
+    let (code, out, err) = output(passk().args(["freeze", "--root"]).arg(dir.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = output(passk().args(["suite", "check", "--root"]).arg(dir.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    let n = before + 1;
+    assert!(out.contains(&format!("{n} tickets (rule")), "{out}");
+    assert!(
+        out.contains(&format!("triage gold: {n}/{n} passing")),
+        "{out}"
+    );
     assert!(!out.contains("SURPRISE"), "{out}");
     let (code, _, err) = output(passk().args(["verify", "--root"]).arg(dir.path()));
     assert_eq!(code, 0, "{err}");
@@ -296,18 +339,25 @@ fn router_suite_loads_with_gold_labels() {
 #[test]
 fn tools_are_ollama_shaped_and_examples_stay_out_of_the_data() {
     let suite = load_store(&root()).expect("store");
+    // The tools offered are the dispatch table's, each with its required parameters in order.
+    let table: Vec<(&str, Vec<&str>)> = passk::suites::store::tools::TOOLS
+        .iter()
+        .map(|t| (t.name, t.params.to_vec()))
+        .collect();
     for variant in [ToolVariant::Bare, ToolVariant::Documented] {
         let tools = suite.tools(variant);
-        assert_eq!(tools.len(), 8);
-        let params: usize = tools
+        let offered: Vec<(&str, Vec<&str>)> = tools
             .iter()
             .map(|t| {
-                t["function"]["parameters"]["required"]
+                let required = t["function"]["parameters"]["required"]
                     .as_array()
-                    .map_or(0, Vec::len)
+                    .map_or(Vec::new(), |r| {
+                        r.iter().filter_map(|p| p.as_str()).collect()
+                    });
+                (t["function"]["name"].as_str().unwrap_or(""), required)
             })
-            .sum();
-        assert_eq!(params, 13);
+            .collect();
+        assert_eq!(offered, table, "{variant:?}");
         for t in tools {
             assert_eq!(t["type"], "function");
             assert_eq!(t["function"]["parameters"]["type"], "object");
@@ -326,13 +376,15 @@ fn tools_are_ollama_shaped_and_examples_stay_out_of_the_data() {
             .filter(|(_, p)| p.get("description").is_some())
             .count()
     };
+    // Every parameter of the table, documented; one alone in the bare variant.
+    let params: usize = table.iter().map(|(_, p)| p.len()).sum();
     assert_eq!(described(ToolVariant::Bare), 1);
-    assert_eq!(described(ToolVariant::Documented), 13);
+    assert_eq!(described(ToolVariant::Documented), params);
     let data = std::fs::read_to_string(root().join("tasks/store/store.json"))
         .expect("store.json")
         .to_lowercase();
     let examples = suite.example_values();
-    assert_eq!(examples.len(), 13);
+    assert_eq!(examples.len(), params);
     for (param, value) in examples {
         assert!(
             !data.contains(&value.to_lowercase()),

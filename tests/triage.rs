@@ -241,6 +241,7 @@ async fn play_all(book: ScriptBook, model: &str, behaviour: Behaviour) -> Vec<Co
         grader_digest: "test",
         router_in_front: None,
         prompt_counts: &passk::runner::context::PromptCounts::default(),
+        watch: None,
     };
     let mut out = Vec::new();
     for t in s.tasks() {
@@ -287,46 +288,64 @@ fn near_miss_book(name_starts: &str) -> ScriptBook {
     book
 }
 
-const RULE: usize = 14;
-const LOOKUP: usize = 10;
-const ALL: usize = 24;
+/// Tickets of the suite: (rule-resolvable, needing a lookup, all), counted from its data so that
+/// adding a ticket keeps these tests green.
+struct Sizes {
+    rule: usize,
+    lookup: usize,
+    all: usize,
+}
+
+fn sizes() -> Sizes {
+    let s = suite();
+    let count = |category: &str| s.tasks().iter().filter(|t| t.category == category).count();
+    Sizes {
+        rule: count("rule"),
+        lookup: count("lookup"),
+        all: s.tasks().len(),
+    }
+}
 
 #[tokio::test]
 async fn the_oracle_raises_no_control_flag() {
+    let n = sizes();
     let recs = play_all(gold_book(), "oracle", Behaviour::Oracle).await;
     assert!(recs.iter().all(|r| r.verdict.passed));
     let f = rates(&recs);
-    assert_eq!(f.unknown_verb, Some(Rate::new(0, ALL)));
-    assert_eq!(f.loop_overrun, Some(Rate::new(0, ALL)));
-    assert_eq!(f.over_model, Some(Rate::new(0, RULE)));
-    assert_eq!(f.under_tool, Some(Rate::new(0, LOOKUP)));
+    assert_eq!(f.unknown_verb, Some(Rate::new(0, n.all)));
+    assert_eq!(f.loop_overrun, Some(Rate::new(0, n.all)));
+    assert_eq!(f.over_model, Some(Rate::new(0, n.rule)));
+    assert_eq!(f.under_tool, Some(Rate::new(0, n.lookup)));
 }
 
 #[tokio::test]
 async fn never_answering_is_a_loop_overrun_everywhere() {
+    let n = sizes();
     let recs = play_all(gold_book(), "never", Behaviour::NeverAnswer).await;
     let f = rates(&recs);
-    assert_eq!(f.loop_overrun, Some(Rate::new(ALL, ALL)));
+    assert_eq!(f.loop_overrun, Some(Rate::new(n.all, n.all)));
     assert!(
         recs.iter()
             .all(|r| r.verdict.failure_mode == Some(FailureMode::LoopCap))
     );
-    assert_eq!(f.unknown_verb, Some(Rate::new(0, ALL)));
+    assert_eq!(f.unknown_verb, Some(Rate::new(0, n.all)));
 }
 
 #[tokio::test]
 async fn an_invented_tool_is_an_unknown_verb_everywhere() {
+    let n = sizes();
     let recs = play_all(gold_book(), "inventor", Behaviour::InventedTool).await;
     let f = rates(&recs);
-    assert_eq!(f.unknown_verb, Some(Rate::new(ALL, ALL)));
+    assert_eq!(f.unknown_verb, Some(Rate::new(n.all, n.all)));
     // It recovers and finishes the gold plan, one model call late.
     assert!(recs.iter().all(|r| r.verdict.passed));
-    assert_eq!(f.over_model, Some(Rate::new(RULE, RULE)));
-    assert_eq!(f.under_tool, Some(Rate::new(0, LOOKUP)));
+    assert_eq!(f.over_model, Some(Rate::new(n.rule, n.rule)));
+    assert_eq!(f.under_tool, Some(Rate::new(0, n.lookup)));
 }
 
 #[tokio::test]
 async fn skipping_the_lookup_is_under_tool_on_every_lookup_ticket() {
+    let n = sizes();
     let recs = play_all(
         near_miss_book("skips the lookup"),
         "skipper",
@@ -334,8 +353,8 @@ async fn skipping_the_lookup_is_under_tool_on_every_lookup_ticket() {
     )
     .await;
     let f = rates(&recs);
-    assert_eq!(f.under_tool, Some(Rate::new(LOOKUP, LOOKUP)));
-    assert_eq!(f.over_model, Some(Rate::new(0, RULE)));
+    assert_eq!(f.under_tool, Some(Rate::new(n.lookup, n.lookup)));
+    assert_eq!(f.over_model, Some(Rate::new(0, n.rule)));
     let lookups = recs.iter().filter(|r| r.category == "lookup");
     assert!(
         lookups
@@ -346,6 +365,7 @@ async fn skipping_the_lookup_is_under_tool_on_every_lookup_ticket() {
 
 #[tokio::test]
 async fn drafting_on_a_rule_ticket_is_over_model_on_every_rule_ticket() {
+    let n = sizes();
     let recs = play_all(
         near_miss_book("drafts a reply on a route-only"),
         "drafter",
@@ -353,9 +373,9 @@ async fn drafting_on_a_rule_ticket_is_over_model_on_every_rule_ticket() {
     )
     .await;
     let f = rates(&recs);
-    assert_eq!(f.over_model, Some(Rate::new(RULE, RULE)));
-    assert_eq!(f.under_tool, Some(Rate::new(0, LOOKUP)));
-    assert_eq!(f.loop_overrun, Some(Rate::new(RULE, ALL)));
+    assert_eq!(f.over_model, Some(Rate::new(n.rule, n.rule)));
+    assert_eq!(f.under_tool, Some(Rate::new(0, n.lookup)));
+    assert_eq!(f.loop_overrun, Some(Rate::new(n.rule, n.all)));
 }
 
 #[test]

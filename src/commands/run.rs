@@ -249,13 +249,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
             } else {
                 super::report::table(&summary.dir, REPORT_RESAMPLES)
             };
-            // Left on screen when the bars are gone, as hyperfine leaves its result.
-            match table {
-                Ok(table) if !table.is_empty() => {
-                    passk::errln!("\n{}", table.trim_end());
-                }
-                Ok(_) => {}
-                Err(e) => passk::errln!("warning: no summary of the run: {e:#}"),
+            if let Err(e) = table.map(|t| leave_table(&t)) {
+                passk::errln!("warning: no summary of the run: {e:#}");
             }
             passk::outln!("{}", summary.dir.display());
             Ok(if summary.interrupted {
@@ -265,9 +260,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
             })
         }
         Err(e) => {
+            // The trials finished before the error are on disk: their summary stays too (none
+            // when the run stopped before its first record).
+            if let Ok(table) = super::report::table(&exp.run_dir, REPORT_RESAMPLES) {
+                leave_table(&table);
+            }
             passk::errln!("error: {e}");
             Ok(exit_code_of(&e))
         }
+    }
+}
+
+/// Leaves the end-of-run table on stderr once the bars are gone, as hyperfine leaves its result.
+fn leave_table(table: &str) {
+    if !table.is_empty() {
+        passk::errln!("\n{}", table.trim_end());
     }
 }
 

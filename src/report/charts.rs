@@ -8,7 +8,7 @@
 
 use super::chart_files;
 use super::document::{Report, group_models, opt, primary_group, tokens};
-use super::markdown::{NOT_AVAILABLE, ci_ratio, percent, ratio, thousands};
+use super::markdown::{NOT_AVAILABLE, ci_ratio, counted, percent, ratio};
 use super::svg::{
     self, Bar, BarChart, BarSeries, DistributionChart, Heatmap, HeatmapPanel, Labels, LineChart,
     Marks, Reference, Sample, Series, StackedBars, StackedRow, XBand,
@@ -92,7 +92,7 @@ pub fn linked(r: &Report) -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// Every chart with data, as (file, title, data), each captioned.
+/// Every chart with data, as (file, title, data), each captioned and with ids of its own.
 fn drawings(r: &Report) -> Vec<(&'static str, &'static str, Drawing)> {
     let drawings = [
         (chart_files::PASS_K, "pass^k by k", Drawing::Line(pass_k(r))),
@@ -162,14 +162,18 @@ fn drawings(r: &Report) -> Vec<(&'static str, &'static str, Drawing)> {
         .chain(sequence)
         .filter(|(_, _, d)| d.has_data())
         .map(|(file, title, mut d)| {
-            d.labels().caption.get_or_insert_with(|| caption.clone());
+            let labels = d.labels();
+            labels.caption.get_or_insert_with(|| caption.clone());
+            // report.html inlines every chart into one document, where ids must be unique.
+            labels.id = Some(file.trim_end_matches(".svg").to_string());
             (file, title, d)
         })
         .collect()
 }
 
-/// The one line under every chart: run id, suite, trials per task, tool docs and the conversations
-/// graded in the charted configuration (all models), as the manifest and summary record them.
+/// The one line under every chart: run id, suite, trials per task, tool docs ([`tool_docs`]) and
+/// the conversations graded in the charted configuration (all models), as the manifest and summary
+/// record them.
 pub fn caption(r: &Report) -> String {
     let (_, g, models) = primary(r);
     let mut parts = vec![format!("run {}", r.manifest.run_id)];
@@ -180,20 +184,36 @@ pub fn caption(r: &Report) -> String {
     ks.sort_unstable();
     ks.dedup();
     if !ks.is_empty() {
+        let asked = r.manifest.settings.get("trials").and_then(|v| v.as_u64());
+        let short = asked.filter(|&t| ks.iter().any(|&k| (k as u64) < t));
         let ks: Vec<String> = ks.iter().map(usize::to_string).collect();
-        parts.push(format!("k = {}", ks.join("/")));
+        match short {
+            Some(t) => parts.push(format!("k = {} graded of {t}", ks.join("/"))),
+            None => parts.push(format!("k = {}", ks.join("/"))),
+        }
     }
-    if let Some(docs) = r
-        .manifest
-        .settings
-        .get("tool_docs")
-        .and_then(|v| v.as_str())
-    {
-        parts.push(format!("tool docs {docs}"));
-    }
+    parts.push(format!("tool docs {}", tool_docs(r, g)));
     let graded: usize = models.iter().map(|(_, s)| s.outcomes.graded).sum();
     parts.push(format!("n = {}", counted(graded, "conversation")));
     parts.join(" · ")
+}
+
+/// The tool docs of the charted configuration: the group's own variant where the run varied it (a
+/// factorial), else the manifest's one level, else `not recorded` (an imported run).
+fn tool_docs(r: &Report, g: Option<&GroupSummary>) -> String {
+    if let Some(v) = g.and_then(|g| g.tool_docs) {
+        return v.as_str().to_string();
+    }
+    match crate::runner::levels::declared::<crate::suite::ToolVariant>(
+        &r.manifest.settings,
+        "tool_docs",
+    ) {
+        Some(levels) => {
+            let names: Vec<&str> = levels.0.iter().map(|v| v.as_str()).collect();
+            names.join(" × ")
+        }
+        None => "not recorded".to_string(),
+    }
 }
 
 /// The primary group's key and its models in report order (empty when the run has no group).
@@ -208,12 +228,6 @@ fn primary<'s>(
         Some((key, g)) => (key.clone(), Some(g), group_models(r.summary, g)),
         None => (String::new(), None, Vec::new()),
     }
-}
-
-/// `12 calls`, `1 call`: a count with its noun, thousands separated.
-fn counted(n: usize, noun: &str) -> String {
-    let s = if n == 1 { "" } else { "s" };
-    format!("{} {noun}{s}", thousands(n as i64))
 }
 
 /// An x range for whole numbers 1..=`last` with half a step of room either side, so that error bars
@@ -283,13 +297,11 @@ pub fn frontier_chart(
         .iter()
         .filter_map(|m| points.iter().find(|p| p.0 == *m).map(|p| (p.1, p.2)))
         .collect();
-    // The frontier first, so that each model's own dot is drawn over it.
-    let mut series = vec![Series::new("frontier", line)];
-    series.extend(
-        points
-            .iter()
-            .map(|(m, x, y)| Series::new(*m, vec![(*x, *y)])),
-    );
+    // The models in report order keep their palette colours; the frontier is a grey guide under them.
+    let series = points
+        .iter()
+        .map(|(m, x, y)| Series::new(*m, vec![(*x, *y)]))
+        .collect();
     let labels = Labels::new(titled(title, &key), "success rate", y).with_subtitle(format!(
         "cheapest-per-success frontier: {}",
         front.join(", ")
@@ -297,6 +309,8 @@ pub fn frontier_chart(
     LineChart {
         x_range: Some((0.0, 1.0)),
         y_from_zero: true,
+        marks: Marks::Points,
+        guide: Some(Series::new("frontier", line)),
         ..LineChart::new(labels, series)
     }
 }
@@ -721,6 +735,48 @@ mod tests {
                 "{ticks:?}: {svg}"
             );
         }
+    }
+
+    #[test]
+    fn the_frontier_takes_no_model_colour() {
+        let (m, mut recs) = run();
+        // `b` passes less often but spends a tenth of `a`'s tokens: both lie on the frontier.
+        for c in recs.iter_mut().filter(|c| c.model == "b") {
+            for call in &mut c.calls {
+                call.timings.prompt_eval_count = call.timings.prompt_eval_count.map(|t| t / 10);
+            }
+        }
+        let s = summary(&m, &recs);
+        let r = Report::new(&m, &s, &recs, &[], vec![]);
+        let chart = frontier_chart(&r, "t", "y", |m| m.tokens.blended_per_success);
+        let names =
+            |c: &LineChart| -> Vec<String> { c.series.iter().map(|s| s.name.clone()).collect() };
+        assert_eq!(
+            names(&chart),
+            names(&pass_k(&r)),
+            "same models, same order, same colours"
+        );
+        let svg = svg::line_chart(&chart);
+        for (i, model) in ["a", "b"].iter().enumerate() {
+            let dot = format!(r#"r="3" fill="{}"/>"#, svg::PALETTE[i]);
+            assert_eq!(svg.matches(&dot).count(), 1, "{model}'s point: {svg}");
+        }
+        let dashed = svg
+            .lines()
+            .filter(|l| l.contains(r#"stroke-dasharray="6 4""#))
+            .collect::<Vec<_>>();
+        assert_eq!(
+            dashed.len(),
+            2,
+            "the frontier's line and its legend swatch: {svg}"
+        );
+        assert!(
+            dashed
+                .iter()
+                .all(|l| !svg::PALETTE.iter().any(|p| l.contains(p))),
+            "{svg}"
+        );
+        assert!(svg.contains(">frontier</text>"), "{svg}");
     }
 
     #[test]

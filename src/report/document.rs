@@ -9,8 +9,8 @@
 
 use super::CHARTS_DIR;
 use super::markdown::{
-    MarkdownTable, NOT_AVAILABLE, ci_percent, ci_ratio, escape_cell, fixed, number, percent,
-    percent_with_n, ratio, seconds,
+    MarkdownTable, NOT_AVAILABLE, ci_percent, ci_ratio, counted, escape_cell, fixed, number,
+    percent, percent_with_n, ratio, seconds,
 };
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::{GroupSummary, ModelSummary, Rate, Summary};
@@ -535,8 +535,8 @@ fn analysis_rows(t: &mut MarkdownTable, s: &Summary) {
     t.row([
         "bootstrap".to_string(),
         format!(
-            "{} resamples over tasks, seed {}",
-            number(s.settings.resamples as f64, 0),
+            "{} over tasks, seed {}",
+            counted(s.settings.resamples, "resample"),
             s.settings.seed
         ),
     ]);
@@ -655,7 +655,11 @@ fn headline(out: &mut String, s: &Summary, g: &GroupSummary, models: &[(&str, &M
         |m| format!("{}{}", own_pass_hat_k(m), excluded(m)),
     );
     t.row("Tasks passing every trial", |m| {
-        format!("{} of {} tasks", m.tasks_passing_every_trial, m.tasks)
+        format!(
+            "{} of {}",
+            m.tasks_passing_every_trial,
+            counted(m.tasks, "task")
+        )
     });
     headline_costs(&mut t, s, models);
     out.push_str(&t.render());
@@ -840,13 +844,13 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
     let _ = writeln!(
         out,
         "How many times cheaper per token `{}` must be than `{}` to cost the same per successful \
-         task (tokens per successful task, small / large; {notes}). Paired bootstrap over {} \
-         tasks, {} resamples (seed {}): both models passed in {}; `{}` never passed in {} (an \
+         task (tokens per successful task, small / large; {notes}). Paired bootstrap over {}, \
+         {} (seed {}): both models passed in {}; `{}` never passed in {} (an \
          infinite ratio, kept in the interval); neither passed in {} (no ratio, left out).\n",
         c.small,
         c.large,
-        ci.tasks,
-        number(ci.resamples as f64, 0),
+        counted(ci.tasks, "task"),
+        counted(ci.resamples, "resample"),
         ci.seed,
         number(ci.resamples_with_defined_break_even as f64, 0),
         c.small,
@@ -1255,11 +1259,7 @@ fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     let mut t = ModelTable::new(s, "", models);
     let g = |m: &ModelSummary| m.gpu.clone();
     let of_calls = |n: usize, x: &crate::analysis::gpu::GpuSummary| {
-        format!(
-            "{} of {} calls",
-            number(n as f64, 0),
-            number(x.calls as f64, 0)
-        )
+        format!("{} of {}", number(n as f64, 0), counted(x.calls, "call"))
     };
     t.row("Calls with GPU samples", |m| {
         g(m).map_or("no GPU telemetry".into(), |x| {
@@ -1467,14 +1467,16 @@ fn router_count_text(model: &str, r: &crate::analysis::router::RouterSummary) ->
     if r.messages > 0 && recorded.is_multiple_of(r.messages) {
         let runs = recorded / r.messages;
         format!(
-            "`{model}`: {} messages x {runs} runs = {} calls ({note})",
-            r.messages,
-            r.messages * runs
+            "`{model}`: {} x {} = {} ({note})",
+            counted(r.messages, "message"),
+            counted(runs, "run"),
+            counted(r.messages * runs, "call")
         )
     } else {
         format!(
-            "`{model}`: {} calls over {} messages ({note})",
-            recorded, r.messages
+            "`{model}`: {} over {} ({note})",
+            counted(recorded, "call"),
+            counted(r.messages, "message")
         )
     }
 }
@@ -1622,14 +1624,14 @@ fn router_break_even(out: &mut String, c: &crate::analysis::RouterComparison) {
     let _ = writeln!(
         out,
         "Router break-even: `{}` must be at least **{}** cheaper per token than `{}` to cost the \
-         same per correct call (95% CI {}, paired bootstrap over {} messages).\n",
+         same per correct call (95% CI {}, paired bootstrap over {}).\n",
         c.small,
         opt(c.break_even, ratio),
         c.large,
         c.ci95
             .break_even
             .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
-        c.ci95.messages
+        counted(c.ci95.messages, "message")
     );
 }
 
@@ -1864,6 +1866,14 @@ mod tests {
         assert!(text.contains("100 messages x 3 runs = 300 calls"), "{text}");
         r.outcomes.total = 299;
         assert!(router_count_text("m", &r).contains("299 calls over 100 messages"));
+        // One of each is said in the singular.
+        r.messages = 1;
+        r.outcomes.total = 1;
+        let one = router_count_text("m", &r);
+        assert!(one.contains("1 message x 1 run = 1 call ("), "{one}");
+        r.messages = 2;
+        let one = router_count_text("m", &r);
+        assert!(one.contains("1 call over 2 messages"), "{one}");
     }
 
     #[test]

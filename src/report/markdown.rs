@@ -210,6 +210,12 @@ pub fn ratio(value: f64) -> String {
     format!("{}x", fixed(value, 2))
 }
 
+/// `12 calls`, `1 call`: a count with its noun (plural with `s`), thousands separated.
+pub fn counted(n: usize, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{s}", thousands(n as i64))
+}
+
 /// An integer with thousands separators: `13185` -> `13,185`.
 pub fn thousands(value: i64) -> String {
     let digits = value.unsigned_abs().to_string();

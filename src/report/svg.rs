@@ -47,6 +47,9 @@ pub struct Labels {
     pub y: String,
     /// Optional one-line caption under the chart (run id, suite, k, tool docs, n).
     pub caption: Option<String>,
+    /// A name for the chart's internal ids (its clip path is `plot-area-<id>`), unique among the
+    /// charts one page inlines; `None`: plain `plot-area`, enough for a standalone file.
+    pub id: Option<String>,
 }
 
 impl Labels {
@@ -58,6 +61,7 @@ impl Labels {
             x: x.into(),
             y: y.into(),
             caption: None,
+            id: None,
         }
     }
 
@@ -165,6 +169,10 @@ pub struct LineChart {
     pub bands: Vec<XBand>,
     /// Horizontal reference lines.
     pub references: Vec<Reference>,
+    /// A dashed grey line drawn behind the series and named last in the legend (e.g. the
+    /// cheapest-per-success frontier); it takes no palette colour, so the series keep theirs. Drawn
+    /// only through two or more finite points.
+    pub guide: Option<Series>,
 }
 
 impl LineChart {
@@ -185,9 +193,23 @@ impl LineChart {
     fn finite_points(&self) -> Vec<(f64, f64)> {
         self.series
             .iter()
+            .chain(self.drawn_guide())
             .flat_map(|s| s.points.iter().copied())
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect()
+    }
+}
+
+impl LineChart {
+    /// The guide, when it has a line to draw.
+    fn drawn_guide(&self) -> Option<&Series> {
+        self.guide.as_ref().filter(|g| {
+            g.points
+                .iter()
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .count()
+                > 1
+        })
     }
 }
 
@@ -380,6 +402,20 @@ impl Heatmap {
     }
 }
 
+/// `id` with every character but ASCII letters, digits, `-` and `_` replaced by `-`, so it is a valid
+/// XML id fragment and needs no escaping in `url(#…)`.
+fn id_safe(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
 /// Makes text safe for SVG/XML: escapes markup characters and drops control characters XML forbids.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -408,7 +444,14 @@ pub fn line_chart(chart: &LineChart) -> String {
         return no_data(&chart.labels, HEIGHT);
     }
     let (x_axis, y_axis) = line_axes(chart, &finite);
-    let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+    let kind = match chart.marks {
+        Marks::Points => Swatch::Dot,
+        _ => Swatch::Line,
+    };
+    let mut entries = legend_entries(chart.series.iter().map(|s| s.name.as_str()), kind);
+    let guide = chart.drawn_guide();
+    entries.extend(guide.map(|g| (g.name.as_str(), MUTED, Swatch::Dashed)));
+    let names: Vec<&str> = entries.iter().map(|e| e.0).collect();
 
     let mut c = Canvas::new(HEIGHT, &chart.labels);
     let area = c.plot_area(&y_axis, legend_width(&names), 0.0);
@@ -418,7 +461,13 @@ pub fn line_chart(chart: &LineChart) -> String {
     c.clip(&area);
     shaded_bands(&mut c, &chart.bands, &area, &sx);
     c.x_axis_numeric(&area, &sx, &x_axis, &chart.labels.x);
-    c.push(r#"<g clip-path="url(#plot-area)">"#.into());
+    c.open_clipped();
+    if let Some(g) = guide {
+        let d = path_data(&g.points, &sx, &sy);
+        c.push(format!(
+            r#"<path d="{d}" fill="none" stroke="{MUTED}" stroke-width="1.5" stroke-dasharray="6 4"/>"#
+        ));
+    }
     let mut point_labels = Vec::new();
     for (i, s) in chart.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -433,26 +482,79 @@ pub fn line_chart(chart: &LineChart) -> String {
         let nudge = (i as f64 - (chart.series.len() as f64 - 1.0) / 2.0) * 5.0;
         painter.error_bars(&mut c, &s.intervals, nudge);
         painter.points(&mut c, &s.points);
-        // Point labels above the point for even series, below for odd ones, so two series apart;
-        // drawn after the clipped group, so that a label at the edge stays whole.
-        let dy = if i % 2 == 0 { -8.0 } else { 16.0 };
         for (&(x, y), label) in s.points.iter().zip(&s.point_labels) {
             if x.is_finite() && y.is_finite() && !label.is_empty() {
-                point_labels.push((sx.at(x), sy.at(y) + dy, color, label.as_str()));
+                point_labels.push(PointLabel {
+                    x: sx.at(x),
+                    y: sy.at(y),
+                    color,
+                    text: label.as_str(),
+                    below: i % 2 == 1,
+                });
             }
         }
     }
     c.push("</g>".into());
-    for (x, y, color, label) in point_labels {
-        c.text(x, y, "middle", 9.0, color, label);
+    // Drawn after the clipped group, so that a label at the edge stays whole.
+    // A white halo keeps a label readable where it crosses another series' line.
+    for (x, y, color, label) in place_point_labels(&point_labels) {
+        c.push(format!(
+            r##"<text x="{}" y="{}" text-anchor="middle" font-size="{}" fill="{color}" stroke="#FFFFFF" stroke-width="3" paint-order="stroke">{}</text>"##,
+            n(x),
+            n(y),
+            fixed(POINT_LABEL_SIZE, 0),
+            escape(label)
+        ));
     }
     c.references(&area, &sy, &chart.references);
-    let kind = match chart.marks {
-        Marks::Points => Swatch::Dot,
-        _ => Swatch::Line,
-    };
-    c.legend(&area, &names, kind);
+    c.legend_of(&area, &entries);
     c.finish()
+}
+
+/// Font size of the small texts by a line chart's points.
+const POINT_LABEL_SIZE: f64 = 9.0;
+
+/// A small text by a point of a line chart, before it is placed.
+struct PointLabel<'a> {
+    /// The point, in pixels.
+    x: f64,
+    y: f64,
+    color: &'a str,
+    text: &'a str,
+    /// Whether it goes below its point first (odd series), else above, so two series keep apart.
+    below: bool,
+}
+
+/// Where each point label is written: on its preferred side of the point, else the nearest free
+/// place on either side (in steps of one text line), so that labels of series whose points lie
+/// close never overlap. Returns `(x, baseline y, colour, text)`.
+fn place_point_labels<'a>(labels: &[PointLabel<'a>]) -> Vec<(f64, f64, &'a str, &'a str)> {
+    const LINE: f64 = POINT_LABEL_SIZE + 2.0;
+    let above = |step: usize| -8.0 - step as f64 * LINE;
+    let below = |step: usize| 7.0 + POINT_LABEL_SIZE + step as f64 * LINE;
+    let overlaps = |x: f64, y: f64, text: &str, others: &[(f64, f64, &str, &str)]| {
+        let w = text_width(text, POINT_LABEL_SIZE) / 2.0 + 1.0;
+        others.iter().any(|&(ox, oy, _, o)| {
+            let ow = text_width(o, POINT_LABEL_SIZE) / 2.0 + 1.0;
+            (x - ox).abs() < w + ow && (y - oy).abs() < LINE
+        })
+    };
+    let mut placed: Vec<(f64, f64, &str, &str)> = Vec::new();
+    for l in labels {
+        let mut offsets = (0..20).flat_map(|step| {
+            if l.below {
+                [below(step), above(step)]
+            } else {
+                [above(step), below(step)]
+            }
+        });
+        let first = if l.below { below(0) } else { above(0) };
+        let dy = offsets
+            .find(|dy| !overlaps(l.x, l.y + dy, l.text, &placed))
+            .unwrap_or(first);
+        placed.push((l.x, l.y + dy, l.color, l.text));
+    }
+    placed
 }
 
 /// A line chart's axes: x over the finite points, y over them, the reference lines and the ends
@@ -633,7 +735,7 @@ pub fn bar_chart(chart: &BarChart) -> String {
         c.text_full(cx, area.bottom + 16.0, "middle", 12.0, TEXT, cat, max_chars);
     }
     c.x_title(&area, &chart.labels.x, 40.0);
-    c.push(r#"<g clip-path="url(#plot-area)">"#.into());
+    c.open_clipped();
     let mut labels = Vec::new();
     for (i, s) in chart.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -682,7 +784,8 @@ pub fn bar_chart(chart: &BarChart) -> String {
     }
     c.push("</g>".into());
     for (x, y, text) in labels {
-        c.text(x, y.max(area.top - 6.0), "middle", 10.0, TEXT, &text);
+        let size = bar_label_size(&text, bar_w);
+        c.text(x, y.max(area.top - 6.0), "middle", size, TEXT, &text);
     }
     c.push(format!(
         r#"<line x1="{}" y1="{b}" x2="{}" y2="{b}" stroke="{AXIS}"/>"#,
@@ -693,6 +796,17 @@ pub fn bar_chart(chart: &BarChart) -> String {
     c.references(&area, &sy, &chart.references);
     c.legend(&area, &names, Swatch::Box);
     c.finish()
+}
+
+/// Font size of a bar's value label: 10 px, smaller (down to 6 px) where that would be wider than
+/// the bar, so that the labels of neighbouring bars do not run into each other.
+fn bar_label_size(text: &str, bar_w: f64) -> f64 {
+    let at_10 = text_width(text, 10.0);
+    if at_10 <= bar_w * 0.95 {
+        10.0
+    } else {
+        (10.0 * bar_w * 0.95 / at_10).floor().max(6.0)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -869,7 +983,7 @@ pub fn distribution(chart: &DistributionChart) -> String {
     let band = (area.right - area.left) / samples.len() as f64;
     let box_w = (band * 0.5).min(60.0);
     let max_chars = (band / CHAR_W).floor() as usize;
-    c.push(r#"<g clip-path="url(#plot-area)">"#.into());
+    c.open_clipped();
     let mut notes = Vec::new();
     for (i, (values, sample)) in samples.iter().zip(&chart.samples).enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -1429,8 +1543,20 @@ struct Area {
 #[derive(Clone, Copy)]
 enum Swatch {
     Line,
+    Dashed,
     Dot,
     Box,
+}
+
+/// Legend entries `(name, colour, swatch)` for `names` in palette order.
+fn legend_entries<'a>(
+    names: impl Iterator<Item = &'a str>,
+    swatch: Swatch,
+) -> Vec<(&'a str, &'static str, Swatch)> {
+    names
+        .enumerate()
+        .map(|(i, name)| (name, PALETTE[i % PALETTE.len()], swatch))
+        .collect()
 }
 
 /// The SVG document being written.
@@ -1438,6 +1564,8 @@ struct Canvas {
     out: String,
     height: f64,
     labels_top: f64,
+    /// The id of the plot's clip path.
+    clip_id: String,
 }
 
 impl Canvas {
@@ -1463,6 +1591,10 @@ impl Canvas {
             out,
             height,
             labels_top: top_margin(labels),
+            clip_id: match &labels.id {
+                Some(id) => format!("plot-area-{}", id_safe(id)),
+                None => "plot-area".into(),
+            },
         };
         c.push(format!(
             r#"<text x="16" y="26" font-size="16" font-weight="bold" fill="{TEXT}">{}</text>"#,
@@ -1482,6 +1614,11 @@ impl Canvas {
             ));
         }
         c
+    }
+
+    /// Opens the group clipped to the plot rectangle (closed by the caller with `</g>`).
+    fn open_clipped(&mut self) {
+        self.push(format!(r#"<g clip-path="url(#{})">"#, self.clip_id));
     }
 
     fn push(&mut self, element: String) {
@@ -1542,10 +1679,11 @@ impl Canvas {
         }
     }
 
-    /// The clip path of the plot rectangle (id `plot-area`).
+    /// The clip path of the plot rectangle (id [`Canvas::clip_id`]).
     fn clip(&mut self, a: &Area) {
         self.push(format!(
-            r#"<defs><clipPath id="plot-area"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath></defs>"#,
+            r#"<defs><clipPath id="{}"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath></defs>"#,
+            self.clip_id,
             n(a.left - 4.0),
             n(a.top - 4.0),
             n(a.right - a.left + 8.0),
@@ -1637,16 +1775,27 @@ impl Canvas {
 
     /// The legend, right of the plot, one entry per name in palette order.
     fn legend(&mut self, a: &Area, names: &[&str], swatch: Swatch) {
-        if legend_width(names) == 0.0 {
+        self.legend_of(a, &legend_entries(names.iter().copied(), swatch));
+    }
+
+    /// A legend of `(name, colour, swatch)` entries, top to bottom right of the plot.
+    fn legend_of(&mut self, a: &Area, entries: &[(&str, &str, Swatch)]) {
+        let names: Vec<&str> = entries.iter().map(|e| e.0).collect();
+        if legend_width(&names) == 0.0 {
             return;
         }
         let x = a.right + 16.0;
         let mut y = a.top + 8.0;
-        for (i, name) in names.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
+        for &(name, color, swatch) in entries {
             match swatch {
                 Swatch::Line => self.push(format!(
                     r#"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2"/>"#,
+                    n(x),
+                    n(x + 18.0),
+                    y = n(y)
+                )),
+                Swatch::Dashed => self.push(format!(
+                    r#"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="1.5" stroke-dasharray="6 4"/>"#,
                     n(x),
                     n(x + 18.0),
                     y = n(y)
@@ -1688,6 +1837,94 @@ fn no_data(labels: &Labels, height: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn value_labels_of_crowded_bars_shrink_to_their_bar() {
+        let series = (0..4)
+            .map(|i| BarSeries {
+                name: format!("m{i}"),
+                bars: (0..4).map(|_| Bar::new(1.0).with_label("100.0%")).collect(),
+            })
+            .collect();
+        let chart = BarChart {
+            labels: Labels::new("t", "x", "y"),
+            categories: (0..4).map(|j| format!("c{j}")).collect(),
+            series,
+            y_range: None,
+            references: Vec::new(),
+        };
+        let svg = bar_chart(&chart);
+        let xs: Vec<f64> = svg
+            .lines()
+            .filter(|l| l.ends_with(">100.0%</text>"))
+            .map(|l| {
+                l.split(" x=\"")
+                    .nth(1)
+                    .and_then(|v| v.split('"').next())
+                    .expect("x")
+            })
+            .map(|x| x.parse().expect("x"))
+            .collect();
+        assert_eq!(xs.len(), 16, "{svg}");
+        let size: f64 = svg
+            .lines()
+            .find(|l| l.ends_with(">100.0%</text>"))
+            .and_then(|l| {
+                l.split(r#"font-size=""#)
+                    .nth(1)?
+                    .split('"')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .expect("size");
+        assert!(size < 10.0, "shrunk: {svg}");
+        let width = text_width("100.0%", size);
+        for pair in xs.windows(2).filter(|p| p[1] > p[0]) {
+            assert!(
+                pair[1] - pair[0] >= width,
+                "labels at {pair:?} overlap: {svg}"
+            );
+        }
+    }
+
+    #[test]
+    fn point_labels_of_close_series_never_overlap() {
+        // Three series with almost the same means: their labels compete for the same places.
+        let series = (0..3)
+            .map(|i| {
+                let points = (1..=5)
+                    .map(|x| (x as f64, 100.0 * x as f64 + i as f64))
+                    .collect();
+                let labels = (1..=5).map(|x| format!("n={}", 20 - x - i)).collect();
+                Series::new(format!("m{i}"), points).with_point_labels(labels)
+            })
+            .collect();
+        let svg = line_chart(&LineChart::new(Labels::new("t", "x", "y"), series));
+        let boxes: Vec<(f64, f64, f64)> = svg
+            .lines()
+            .filter(|l| l.starts_with("<text") && l.contains(r#"font-size="9""#))
+            .map(|l| {
+                let attr = |name: &str| -> f64 {
+                    let v = l.split(&format!(" {name}=\"")).nth(1).expect(name);
+                    v.split('"').next().expect(name).parse().expect(name)
+                };
+                let text = l
+                    .split('>')
+                    .nth(1)
+                    .and_then(|t| t.split('<').next())
+                    .expect("text");
+                (attr("x"), attr("y"), text_width(text, 9.0))
+            })
+            .collect();
+        assert_eq!(boxes.len(), 15, "{svg}");
+        for (i, a) in boxes.iter().enumerate() {
+            for b in &boxes[i + 1..] {
+                let apart = (a.0 - b.0).abs() >= (a.2 + b.2) / 2.0 || (a.1 - b.1).abs() >= 9.0;
+                assert!(apart, "labels at {a:?} and {b:?} overlap: {svg}");
+            }
+        }
+    }
 
     #[test]
     fn a_lone_point_of_a_lines_only_chart_gets_a_dot() {

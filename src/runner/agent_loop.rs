@@ -19,7 +19,7 @@ use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome, ToolVariant
 use crate::suites::router::{RouterMessage, RouterSuite};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, ChatResponse};
-use crate::wire::client::Client;
+use crate::wire::client::{AttemptWatch, Client};
 use crate::wire::outcome::CallOutcome;
 use crate::wire::tool_call::{self, ExtractedCall, Extraction};
 use serde_json::Value;
@@ -48,6 +48,8 @@ pub struct Player<'a> {
     pub router_in_front: Option<&'a RouterSuite>,
     /// How the server counts prompt tokens, and the conversation openings the run has seen.
     pub prompt_counts: &'a PromptCounts,
+    /// Hears of each failed attempt of a model call as it fails (the progress display's retries).
+    pub watch: Option<AttemptWatch<'a>>,
 }
 
 /// Outcome of one model call: its record and, when ok, the response.
@@ -59,12 +61,8 @@ struct Called {
 impl Player<'_> {
     async fn call(&self, request: &ChatRequest, node: Node, turn: u32, step: u32) -> Called {
         let mark = self.telemetry.begin();
-        let (result, ttft_s) = if request.stream {
-            let streamed = self.client.chat_stream(request).await;
-            (streamed.result, streamed.first_token_s)
-        } else {
-            (self.client.chat(request).await, None)
-        };
+        let streamed = self.client.chat_watched(request, self.watch).await;
+        let (result, ttft_s) = (streamed.result, streamed.first_token_s);
         let mut record = CallRecord::new(node, turn, step);
         record.seed = request.options.seed;
         record.started_unix_ms = Some(result.started_unix_ms);

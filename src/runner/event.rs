@@ -2,6 +2,7 @@
 //! lines, or a test buffer); the runner knows nothing else about the terminal.
 
 use crate::runner::record::{Outcome, TrialKey};
+use crate::wire::outcome::CallOutcome;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +41,19 @@ pub enum RunEvent {
     ModelStarted {
         /// Model tag.
         model: String,
+    },
+    /// An attempt of a model call failed, as it happened (before its trial ends).
+    AttemptFailed {
+        /// The server's base URL.
+        host: String,
+        /// Model tag.
+        model: String,
+        /// How the attempt failed.
+        outcome: CallOutcome,
+        /// Another attempt follows (a retry); else the call gives up.
+        retrying: bool,
+        /// The attempt's error text.
+        error: String,
     },
     /// One trial was written to the journal.
     TrialFinished {

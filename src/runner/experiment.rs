@@ -348,7 +348,7 @@ async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Prefligh
 }
 
 /// Says once why a server has no GPU telemetry (once per process for this machine: calibrate
-/// plays three runs on it).
+/// plays five runs on it).
 fn say_missing_telemetry(hosts: &[Host], sink: &dyn EventSink) {
     static SAID: AtomicBool = AtomicBool::new(false);
     for h in hosts {

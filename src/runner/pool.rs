@@ -19,6 +19,7 @@ use crate::runner::plan::TrialSpec;
 use crate::runner::preflight;
 use crate::runner::record::{Manifest, Outcome, Record};
 use crate::runner::record_file::key_and_outcome;
+use crate::wire::outcome::Attempt;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use std::collections::VecDeque;
@@ -292,6 +293,15 @@ async fn play_trial(
 ) -> Option<Record> {
     let s = &stage.exp.settings;
     let suites = &stage.suites;
+    let watch = |attempt: &Attempt, retrying: bool| {
+        sink.emit(RunEvent::AttemptFailed {
+            host: server.url.clone(),
+            model: spec.model().to_string(),
+            outcome: attempt.outcome,
+            retrying,
+            error: attempt.error.clone().unwrap_or_default(),
+        })
+    };
     let player = Player {
         client: &server.client,
         model: spec.model(),
@@ -306,6 +316,7 @@ async fn play_trial(
             _ => None,
         },
         prompt_counts: &stage.prompt_counts,
+        watch: Some(&watch),
     };
     match spec {
         TrialSpec::Conversation {

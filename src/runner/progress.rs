@@ -1,11 +1,12 @@
 //! Turns run events into indicatif bars on stderr (one per model plus an overall bar with ETA, live
-//! pass counts, retries, wire failures, calls per second and the trials in flight; with several
+//! pass counts, retries as they happen, wire failures, calls per second and the trials in flight; with several
 //! servers, one line per server with its trials in flight, done and sent back), or into plain log
 //! lines when stderr is not a terminal, when `TERM=dumb` is set, or with `--no-progress`.
 //! `NO_COLOR` keeps the bars and drops their colour.
 
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::record::{Outcome, TrialKey};
+use crate::wire::outcome::CallOutcome;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -65,14 +66,21 @@ impl ServerTally {
     }
 }
 
-/// What the bars say, counted from finished trials only: passes over graded conversations (the
-/// router's standalone messages apart), retries, wire failures, and whether the server answered;
-/// and, per server, the trials in flight.
+/// A model's finished trials: its conversations and its standalone router messages.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct ModelCounts {
+    conversations: Counts,
+    router: Counts,
+}
+
+/// What the bars say: passes over finished, graded conversations (the router's standalone
+/// messages apart), wire failures of finished trials, and whether the server answered; retries
+/// as each failed attempt happens; and, per server, the trials in flight.
 #[derive(Debug, Default)]
 struct Tally {
     conversations: Counts,
     router: Counts,
-    by_model: BTreeMap<String, Counts>,
+    by_model: BTreeMap<String, ModelCounts>,
     transport: u64,
     protocol: u64,
     retries: u64,
@@ -98,31 +106,28 @@ impl Tally {
         &mut self.servers[i]
     }
 
-    fn add(
-        &mut self,
-        key: &TrialKey,
-        outcome: Outcome,
-        calls: u32,
-        retries: u32,
-        unreachable: bool,
-    ) {
+    /// A finished trial (its retries were counted as they happened, see [`Tally::attempt_failed`]).
+    fn add(&mut self, key: &TrialKey, outcome: Outcome, calls: u32, unreachable: bool) {
+        let model = self.by_model.entry(key.model.clone()).or_default();
         if key.suite == ROUTER_SUITE {
             self.router.add(outcome);
+            model.router.add(outcome);
         } else {
             self.conversations.add(outcome);
-            self.by_model
-                .entry(key.model.clone())
-                .or_default()
-                .add(outcome);
+            model.conversations.add(outcome);
         }
         match outcome {
             Outcome::TransportFail => self.transport += 1,
             Outcome::ProtocolFail => self.protocol += 1,
             Outcome::Pass | Outcome::ModelFail => {}
         }
-        self.retries += u64::from(retries);
         self.calls += u64::from(calls);
         self.server_unreachable = unreachable;
+    }
+
+    /// A failed attempt of a model call, as it happens: a retry when another attempt follows.
+    fn attempt_failed(&mut self, retrying: bool) {
+        self.retries += u64::from(retrying);
     }
 
     /// The overall bar's message.
@@ -148,10 +153,11 @@ impl Tally {
                 self.router.passes, self.router.graded
             ));
         }
-        if self.retries > 0 {
+        // With the server gone, its retries and transport failures say nothing of the model.
+        if self.retries > 0 && !self.server_unreachable {
             parts.push(counted(self.retries, "retry", "retries"));
         }
-        if self.transport > 0 {
+        if self.transport > 0 && !self.server_unreachable {
             parts.push(counted(
                 self.transport,
                 "transport failure",
@@ -172,10 +178,19 @@ impl Tally {
         parts.join(" · ")
     }
 
-    /// A model bar's message.
+    /// A model bar's message, over the same trials as the bar's position: its conversations and,
+    /// apart, its router messages.
     fn model_message(&self, model: &str) -> String {
-        let c = self.by_model.get(model).copied().unwrap_or_default();
-        format!("pass {}/{}", c.passes, c.graded)
+        let m = self.by_model.get(model).copied().unwrap_or_default();
+        let c = m.conversations;
+        let mut text = format!("pass {}/{}", c.passes, c.graded);
+        if m.router.graded > 0 {
+            text.push_str(&format!(
+                " · router {}/{}",
+                m.router.passes, m.router.graded
+            ));
+        }
+        text
     }
 }
 
@@ -404,7 +419,7 @@ impl EventSink for Progress {
                 // Counted under the tally's lock, drawn after it is released (see `server_event`).
                 let (overall, model, several_servers) = {
                     let Ok(mut t) = self.tally.lock() else { return };
-                    t.add(&key, outcome, calls, retries, server_unreachable);
+                    t.add(&key, outcome, calls, server_unreachable);
                     let server = t.server(&host);
                     server.in_flight = server.in_flight.saturating_sub(1);
                     server.done += 1;
@@ -425,6 +440,32 @@ impl EventSink for Progress {
                         line.push_str(&format!(" on {host}"));
                     }
                     crate::errln!("{}: {line}", self.label);
+                }
+            }
+            RunEvent::AttemptFailed {
+                host,
+                model,
+                outcome,
+                retrying,
+                error,
+            } => {
+                let message = {
+                    let Ok(mut t) = self.tally.lock() else { return };
+                    t.attempt_failed(retrying);
+                    t.message(self.started.elapsed().as_secs_f64())
+                };
+                self.overall.set_message(message);
+                if self.bars.is_none() && self.trial_lines {
+                    let then = if retrying { "retrying" } else { "giving up" };
+                    let kind = match outcome {
+                        CallOutcome::Transport => "transport",
+                        CallOutcome::Protocol => "protocol",
+                        CallOutcome::Ok => "ok",
+                    };
+                    crate::errln!(
+                        "{}: {model} on {host}: attempt failed ({kind}: {error}); {then}",
+                        self.label
+                    );
                 }
             }
             RunEvent::Warning(w) => self.line(&format!("warning: {w}")),
@@ -454,29 +495,57 @@ mod tests {
     #[test]
     fn passes_count_graded_conversations_only_and_the_router_apart() {
         let mut t = Tally::default();
-        t.add(&key("store", "a"), Outcome::Pass, 3, 0, false);
-        t.add(&key("store", "a"), Outcome::TransportFail, 1, 2, false);
-        t.add(&key("router", "a"), Outcome::Pass, 1, 0, false);
-        t.add(&key("router", "a"), Outcome::ModelFail, 1, 0, false);
+        t.add(&key("store", "a"), Outcome::Pass, 3, false);
+        t.attempt_failed(true);
+        t.attempt_failed(true);
+        t.attempt_failed(false);
+        t.add(&key("store", "a"), Outcome::TransportFail, 1, false);
+        t.add(&key("router", "a"), Outcome::Pass, 1, false);
+        t.add(&key("router", "a"), Outcome::ModelFail, 1, false);
         let m = t.message(1.0);
         assert!(m.starts_with("pass 1/1 conversations · router 1/2"), "{m}");
         assert!(m.contains("2 retries · 1 transport failure"), "{m}");
-        assert_eq!(t.model_message("a"), "pass 1/1");
+        // The model bar's position counts all four trials; its message names them all too.
+        assert_eq!(t.model_message("a"), "pass 1/1 · router 1/2");
+    }
+
+    #[test]
+    fn retries_show_as_they_happen_before_the_trial_ends() {
+        let mut t = Tally::default();
+        t.attempt_failed(true);
+        assert!(t.message(1.0).contains("1 retry ·"), "{}", t.message(1.0));
+        t.attempt_failed(true);
+        assert!(t.message(1.0).contains("2 retries"), "{}", t.message(1.0));
+        assert_eq!(t.conversations, Counts::default(), "no trial has finished");
     }
 
     #[test]
     fn an_unreachable_server_is_said_not_counted_as_the_models() {
         let mut t = Tally::default();
-        t.add(&key("store", "a"), Outcome::TransportFail, 1, 3, true);
-        assert!(t.message(1.0).starts_with("SERVER UNREACHABLE"));
+        t.attempt_failed(true);
+        t.add(&key("store", "a"), Outcome::TransportFail, 1, true);
+        let m = t.message(1.0);
+        assert!(
+            m.starts_with("SERVER UNREACHABLE · pass 0/0 conversations"),
+            "{m}"
+        );
+        assert!(
+            !m.contains("failure") && !m.contains("retr"),
+            "no failure count: {m}"
+        );
         assert_eq!(t.model_message("a"), "pass 0/0");
         let line = trial_line(&key("store", "a"), Outcome::TransportFail, 1, 3, true);
         assert!(
             line.ends_with("transport failure (server unreachable) (1 call, 3 retries)"),
             "{line}"
         );
-        t.add(&key("store", "a"), Outcome::Pass, 2, 0, false);
-        assert!(!t.message(1.0).contains("UNREACHABLE"));
+        t.add(&key("store", "a"), Outcome::Pass, 2, false);
+        let m = t.message(1.0);
+        assert!(!m.contains("UNREACHABLE"), "{m}");
+        assert!(
+            m.contains("1 retry · 1 transport failure"),
+            "counted again: {m}"
+        );
     }
 
     #[test]

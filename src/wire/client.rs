@@ -95,6 +95,9 @@ pub struct Client {
     config: ClientConfig,
 }
 
+/// Hears of a failed attempt of a chat call as it fails: the attempt, and whether it is retried.
+pub type AttemptWatch<'a> = &'a (dyn Fn(&Attempt, bool) + Sync);
+
 /// One failed attempt before it becomes an [`Attempt`].
 struct AttemptError {
     failure: Failure,
@@ -164,26 +167,38 @@ impl Client {
 
     /// One chat call (`req.stream` picks the streamed path), with retries. Never an `Err`.
     pub async fn chat(&self, req: &ChatRequest) -> ChatResult {
-        if req.stream {
-            return self.chat_stream(req).await.result;
-        }
-        self.chat_with(req, false).await.result
+        self.chat_watched(req, None).await.result
     }
 
     /// One streamed chat call with retries; also reports the time to the first token.
     pub async fn chat_stream(&self, req: &ChatRequest) -> StreamedChat {
         if req.stream {
-            self.chat_with(req, true).await
+            self.chat_with(req, true, None).await
         } else {
             let streamed = ChatRequest {
                 stream: true,
                 ..req.clone()
             };
-            self.chat_with(&streamed, true).await
+            self.chat_with(&streamed, true, None).await
         }
     }
 
-    async fn chat_with(&self, req: &ChatRequest, stream: bool) -> StreamedChat {
+    /// One chat call, streamed when `req.stream`, with retries; `watch` hears of each failed
+    /// attempt as it fails, with whether another attempt follows.
+    pub async fn chat_watched(
+        &self,
+        req: &ChatRequest,
+        watch: Option<AttemptWatch<'_>>,
+    ) -> StreamedChat {
+        self.chat_with(req, req.stream, watch).await
+    }
+
+    async fn chat_with(
+        &self,
+        req: &ChatRequest,
+        stream: bool,
+        watch: Option<AttemptWatch<'_>>,
+    ) -> StreamedChat {
         let mut attempts = Vec::new();
         let mut n = 0u32;
         loop {
@@ -224,7 +239,11 @@ impl Client {
                         error: Some(e.message),
                         elapsed_ms,
                     });
-                    if !e.failure.retryable() || n >= self.config.retries {
+                    let last = !e.failure.retryable() || n >= self.config.retries;
+                    if let (Some(watch), Some(attempt)) = (watch, attempts.last()) {
+                        watch(attempt, !last);
+                    }
+                    if last {
                         return StreamedChat {
                             result: ChatResult {
                                 response: None,

@@ -475,6 +475,12 @@ function selftest() {
     result.pairs = document.querySelectorAll("section.pair").length;
     result.trials_open = document.querySelectorAll("section.pair details.trial[open] .trial-body").length;
   }
+  var seen = {};
+  result.duplicate_ids = [];
+  Array.prototype.forEach.call(document.querySelectorAll("[id]"), function (e) {
+    if (seen[e.id] && result.duplicate_ids.indexOf(e.id) < 0) result.duplicate_ids.push(e.id);
+    seen[e.id] = 1;
+  });
   result.errors = ERRORS.length;
   box.setAttribute("data-result", JSON.stringify(result));
   box.textContent = "selftest " + JSON.stringify(result) + (ERRORS.length ? " errors: " + ERRORS.join(" | ") : "");

@@ -53,10 +53,12 @@ fn caption(r: &Report) -> String {
     if let Some(k) = s.get("trials").and_then(Value::as_u64) {
         parts.push(format!("k = {k}"));
     }
-    if let Some(docs) = crate::runner::levels::declared::<crate::suite::ToolVariant>(s, "tool_docs")
-    {
-        let names: Vec<&str> = docs.0.iter().map(|v| v.as_str()).collect();
-        parts.push(format!("tool docs {}", names.join(" × ")));
+    match crate::runner::levels::declared::<crate::suite::ToolVariant>(s, "tool_docs") {
+        Some(docs) => {
+            let names: Vec<&str> = docs.0.iter().map(|v| v.as_str()).collect();
+            parts.push(format!("tool docs {}", names.join(" × ")));
+        }
+        None => parts.push("tool docs not recorded".into()),
     }
     parts.push(format!("{} conversations", r.conversations.len()));
     parts.join(" · ")

@@ -128,9 +128,18 @@ mod tests {
     }
 
     #[test]
-    fn there_are_eight_tools_and_thirteen_parameters() {
-        assert_eq!(TOOLS.len(), 8);
-        assert_eq!(TOOLS.iter().map(|t| t.params.len()).sum::<usize>(), 13);
+    fn the_table_names_each_tool_and_parameter_once() {
+        let mut names = tool_names();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TOOLS.len());
+        for t in &TOOLS {
+            let mut params = t.params.to_vec();
+            params.sort_unstable();
+            params.dedup();
+            assert_eq!(params.len(), t.params.len(), "{}", t.name);
+            assert!(t.params.iter().all(|p| !p.is_empty()), "{}", t.name);
+        }
     }
 
     #[test]
