@@ -417,7 +417,7 @@ pub struct PlanArgs {
     /// Pilot run directory (a passk run or an imported one); omit it with --rates
     #[arg(value_name = "PILOT_RUN", required_unless_present = "rates")]
     pub pilot: Option<PathBuf>,
-    /// Stated success rates of the two models instead of a pilot (every task alike: optimistic)
+    /// Stated success rates of the two models instead of a pilot (every task alike and independent; ignoring spread between tasks can err either way)
     #[arg(
         long,
         value_name = "SMALL,LARGE",
@@ -428,7 +428,7 @@ pub struct PlanArgs {
     /// Tasks of the experiment when --rates is given
     #[arg(long, value_name = "N", default_value_t = 24)]
     pub task_count: usize,
-    /// The two models to compare, small first [default: the pilot's first two]
+    /// The two models to compare, small first [default: the two smallest by parameter size, as the report pairs them]
     #[arg(long, value_name = "SMALL,LARGE", value_delimiter = ',')]
     pub models: Option<Vec<String>>,
     /// The pilot's suite

@@ -1,37 +1,55 @@
 //! `passk run --stop-when-decided` end to end against the stub over loopback: a clear gap stops
-//! early as a difference, identical models stop as equivalent, and a killed run resumed continues
-//! the same sequence to the same decision.
+//! early as a difference (naming the better model whatever the order of `--models`), identical
+//! models stop as equivalent, the k cap ends an undecided run, a round waits for its wire
+//! failures to be played again, and a killed run resumed continues the same sequence to the same
+//! decision.
 
 use crate::util::{self, Stub, load, output, passk, run_args};
 use passk::analysis::sequence::{Decision, RoundState};
+use passk::runner::record::Outcome;
 use passk::runner::rounds;
-use passk::wire::stub::{Behaviour, MistakePlan, ModelSpec};
+use passk::wire::stub::{Behaviour, FaultKind, MistakePlan, ModelSpec};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 const CAP: u32 = 10;
 
-/// A stub with a model that fails about half of its (task, trial) pairs, and an oracle.
-fn flawed_and_oracle(load: Duration) -> Stub {
+/// A model that fails about half of its (task, trial) pairs.
+fn flawed() -> ModelSpec {
     use passk::suite::Domain as _;
     let store = passk::suites::store::load_store(&util::root()).expect("store suite");
     let plan = MistakePlan::new(store.tasks(), CAP, 5, 0.5);
-    let flawed: ModelSpec = Behaviour::Flawed(plan.into()).into();
-    Stub::start(
-        vec![("flawed", flawed), ("oracle", Behaviour::Oracle.into())],
-        |c| c.load = load,
-    )
+    Behaviour::Flawed(plan.into()).into()
+}
+
+/// A stub with a flawed model and an oracle under these names.
+fn flawed_and_oracle_as(flawed_name: &str, oracle: (&str, ModelSpec), load: Duration) -> Stub {
+    Stub::start(vec![(flawed_name, flawed()), oracle], |c| c.load = load)
+}
+
+/// A stub with `flawed`, a model that fails about half of its (task, trial) pairs, and `oracle`.
+fn flawed_and_oracle(load: Duration) -> Stub {
+    flawed_and_oracle_as("flawed", ("oracle", Behaviour::Oracle.into()), load)
 }
 
 /// The states in `rounds.jsonl`, checked against the states recomputed from the records.
 fn recorded_states(dir: &Path) -> Vec<RoundState> {
     let run = load(dir);
-    let settings: passk::runner::settings::RunSettings =
-        serde_json::from_value(run.manifest.settings.clone()).expect("settings");
-    let states = passk::analysis::stopping::states(&settings, &run.conversations).expect("rule");
+    let states = passk::analysis::stopping::of_run(&run.manifest, &run.conversations)
+        .expect("rule")
+        .rounds;
     assert_eq!(rounds::read(dir).expect("rounds.jsonl"), states);
     states
+}
+
+/// `passk report` on `dir`: its `report.md` and `summary.json`.
+fn report(dir: &Path) -> (String, serde_json::Value) {
+    let (code, _, stderr) = output(passk().args(["report", &dir.display().to_string()]));
+    assert_eq!(code, 0, "{stderr}");
+    let read = |name: &str| std::fs::read_to_string(dir.join("report").join(name)).expect(name);
+    let summary = serde_json::from_str(&read("summary.json")).expect("summary.json");
+    (read("report.md"), summary)
 }
 
 #[test]
@@ -64,12 +82,101 @@ fn a_clear_gap_stops_early_as_a_difference() {
             .iter()
             .all(|c| c.trial < states.len() as u32)
     );
-    // The report says the run stopped, and shows the sequence instead of fixed-k intervals.
-    let (code, _, stderr) = output(passk().args(["report", &out.display().to_string()]));
-    assert_eq!(code, 0, "{stderr}");
-    let md = std::fs::read_to_string(out.join("report").join("report.md")).expect("report.md");
+    assert!(
+        stderr.contains("oracle succeeds more often than flawed"),
+        "{stderr}"
+    );
+    // The report says the run stopped and why, plots the sequence, and marks every fixed-k
+    // bootstrap interval as not valid after optional stopping.
+    let (md, summary) = report(&out);
     assert!(md.contains("Stopped early"), "{md}");
+    assert!(
+        md.contains("oracle succeeds more often than flawed"),
+        "{md}"
+    );
     assert!(md.contains("not valid after optional stopping"), "{md}");
+    let chart = out
+        .join("report")
+        .join("charts")
+        .join("confidence_sequence.svg");
+    let svg = std::fs::read_to_string(&chart).expect("confidence_sequence.svg");
+    assert!(
+        svg.contains("<svg") && svg.contains("sequence low"),
+        "{svg}"
+    );
+    assert!(md.contains("(charts/confidence_sequence.svg)"), "{md}");
+    let intervals = md.matches("95% CI").count() + md.matches("95% interval").count();
+    let marked = md.matches("95% CI†").count() + md.matches("95% interval†").count();
+    assert!(intervals > 0);
+    assert_eq!(intervals, marked, "every fixed-k interval is marked: {md}");
+    assert!(
+        md.contains("valid after optional stopping, 95% CI†"),
+        "the gap shows the sequence's interval: {md}"
+    );
+    // summary.json carries the stopping state.
+    let stopping = &summary["stopping"];
+    assert_eq!(stopping["standing"], "stopped_early", "{stopping}");
+    assert_eq!(stopping["pairing"]["large"], "oracle");
+    assert_eq!(
+        stopping["rounds"].as_array().map(Vec::len),
+        Some(states.len())
+    );
+    assert_eq!(
+        stopping["rounds"][states.len() - 1]["decision"],
+        "large_better"
+    );
+}
+
+#[test]
+fn models_given_large_first_are_paired_by_size_and_named_in_the_decision() {
+    let stub = flawed_and_oracle_as(
+        "flawed:3b",
+        ("oracle:7b", Behaviour::Oracle.into()),
+        Duration::ZERO,
+    );
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let extra = format!("--suite store --trials {CAP} --stop-when-decided");
+    let (code, _, stderr) =
+        output(passk().args(run_args(&stub, &out, "oracle:7b,flawed:3b", &extra)));
+    assert_eq!(code, 0, "{stderr}");
+    let last = *recorded_states(&out).last().expect("a round");
+    assert_eq!(last.decision, Decision::LargeBetter, "{last:?}");
+    assert!(last.mean > 0.0, "large (7b) minus small (3b): {last:?}");
+    let says = "oracle:7b succeeds more often than flawed:3b";
+    assert!(stderr.contains(says), "{stderr}");
+    let (md, summary) = report(&out);
+    assert!(md.contains(says), "{md}");
+    assert!(!md.contains("flawed:3b succeeds more often"), "{md}");
+    // The rule pairs the models as every break-even of the report does.
+    assert_eq!(summary["pairing"]["small"], "flawed:3b");
+    assert_eq!(summary["stopping"]["pairing"]["small"], "flawed:3b");
+    assert_eq!(summary["stopping"]["pairing"]["large"], "oracle:7b");
+}
+
+#[test]
+fn the_k_cap_ends_an_undecided_run() {
+    let stub = Stub::oracles(&["oracle-a", "oracle-b"]);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    // Two rounds of equal results are far from settling a 5 pp margin.
+    let extra = "--suite store --trials 2 --stop-when-decided";
+    let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "oracle-a,oracle-b", extra)));
+    assert_eq!(code, 0, "{stderr}");
+    let states = recorded_states(&out);
+    assert_eq!(states.len(), 2, "{states:?}");
+    assert!(states.iter().all(|s| !s.decision.stops()), "{states:?}");
+    assert!(!stderr.contains("stopped after round"), "{stderr}");
+    assert_eq!(
+        load(&out).conversations.len(),
+        2 * 2 * util::store_conversations()
+    );
+    let (md, summary) = report(&out);
+    assert!(
+        md.contains("Reached the k cap (2 rounds) undecided."),
+        "{md}"
+    );
+    assert_eq!(summary["stopping"]["standing"], "cap_undecided");
 }
 
 #[test]
@@ -87,6 +194,76 @@ fn identical_models_stop_as_equivalent() {
     assert_eq!(last.mean, 0.0);
     assert!(last.low > -0.2 && last.high < 0.2, "{last:?}");
     assert!(states.len() < CAP as usize, "{states:?}");
+
+    // With the k cap at the round that decided, the run decides at the last round allowed.
+    let at_cap = tmp.path().join("at-cap");
+    let rounds = states.len();
+    let extra = format!("--suite store --trials {rounds} --stop-when-decided --margin 20");
+    let (code, _, stderr) =
+        output(passk().args(run_args(&stub, &at_cap, "oracle-a,oracle-b", &extra)));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(recorded_states(&at_cap), states);
+    let (md, summary) = report(&at_cap);
+    let line = format!("Decided at the last round allowed ({rounds} of {rounds})");
+    assert!(md.contains(&line), "{md}");
+    assert!(!md.contains("Stopped early"), "{md}");
+    assert_eq!(summary["stopping"]["standing"], "decided_at_cap");
+}
+
+#[test]
+fn a_wire_failure_is_played_again_before_its_round_reaches_the_sequence() {
+    // The warm-up and the first trial's first call fail once; nothing is retried on the wire.
+    let mut oracle: ModelSpec = Behaviour::Oracle.into();
+    oracle.fault_script = vec![FaultKind::Http500, FaultKind::Http500];
+    let stub = flawed_and_oracle_as("flawed", ("oracle", oracle), Duration::ZERO);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let extra = format!("--suite store --trials {CAP} --stop-when-decided --retries 0");
+    let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "flawed,oracle", &extra)));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("playing them again"), "{stderr}");
+    // The failed record stays on disk, superseded by the graded one played after it.
+    let run = load(&out);
+    assert_eq!(run.superseded, 1, "{stderr}");
+    assert!(run.conversations.iter().all(|c| c.outcome.is_graded()));
+    // Every round the sequence took holds every task, the one that failed included.
+    let states = recorded_states(&out);
+    assert!(!states.is_empty());
+    for s in &states {
+        assert_eq!(s.tasks, util::store_conversations(), "{s:?}");
+    }
+}
+
+#[test]
+fn a_round_whose_failures_stay_ungraded_stops_the_run_waiting() {
+    let mut down: ModelSpec = Behaviour::Oracle.into();
+    down.faults.http500 = 1.0;
+    let stub = flawed_and_oracle_as("flawed", ("oracle", down), Duration::ZERO);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let extra = format!("--suite store --trials {CAP} --stop-when-decided --retries 0");
+    let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "flawed,oracle", &extra)));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("run: stopped: round 1 waits"), "{stderr}");
+    assert!(recorded_states(&out).is_empty());
+    let run = load(&out);
+    assert!(
+        run.conversations.iter().all(|c| c.trial == 0),
+        "no round after the one that waits"
+    );
+    let failed = run
+        .conversations
+        .iter()
+        .filter(|c| c.outcome == Outcome::TransportFail)
+        .count();
+    assert_eq!(
+        failed,
+        util::store_conversations(),
+        "each trial's latest record"
+    );
+    let (md, summary) = report(&out);
+    assert!(md.contains("round 1 waits on"), "{md}");
+    assert_eq!(summary["stopping"]["standing"], "waiting");
 }
 
 #[test]

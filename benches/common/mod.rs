@@ -2,7 +2,7 @@
 //! draw from, the reference experiment's run 2.
 
 use passk::analysis::plan::Pilot;
-use passk::runner::record::ConversationRecord;
+use passk::runner::record::{ConversationRecord, Manifest};
 use std::path::PathBuf;
 
 /// `name` from the environment as a count, else `default`.
@@ -13,11 +13,13 @@ pub fn env_or(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// The reference experiment's run 2 as a store pilot, with its records, or `None` (said on stdout)
-/// where the reference records are absent, as on a user's clone.
-pub fn reference_pilot() -> Option<(Pilot, Vec<ConversationRecord>)> {
+/// A run of the reference experiment (`results` for run 1, `results-run2` for run 2), imported:
+/// its manifest and conversation records, or `None` (said on stdout) where the reference records
+/// are absent, as on a user's clone.
+pub fn reference_run(folder: &str) -> Option<(Manifest, Vec<ConversationRecord>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/reference/cheaper-per-token/experiment/results-run2");
+        .join("../shared/reference/cheaper-per-token/experiment")
+        .join(folder);
     if !dir.is_dir() {
         println!(
             "skipped: {} is absent (the reference records are not part of a clone)",
@@ -25,15 +27,23 @@ pub fn reference_pilot() -> Option<(Pilot, Vec<ConversationRecord>)> {
         );
         return None;
     }
-    let (manifest, conversations, _) = passk::import::reference(&dir).expect("import run 2");
-    let pilot = Pilot::from_records(
-        "reference run 2",
-        &manifest,
-        &conversations,
-        "store",
-        None,
-        None,
-    )
-    .expect("pilot");
+    let (manifest, conversations, _) = passk::import::reference(&dir).expect("import");
+    Some((manifest, conversations))
+}
+
+/// The store pilot `passk plan` takes from these records.
+pub fn store_pilot(
+    source: &str,
+    manifest: &Manifest,
+    conversations: &[ConversationRecord],
+) -> Pilot {
+    Pilot::from_records(source, manifest, conversations, "store", None, None).expect("pilot")
+}
+
+/// The reference experiment's run 2 as a store pilot, with its records.
+#[allow(dead_code)]
+pub fn reference_pilot() -> Option<(Pilot, Vec<ConversationRecord>)> {
+    let (manifest, conversations) = reference_run("results-run2")?;
+    let pilot = store_pilot("reference run 2", &manifest, &conversations);
     Some((pilot, conversations))
 }

@@ -94,7 +94,9 @@ pub enum PlanError {
 
 impl Pilot {
     /// The pilot of a run: the agent's graded conversations of `suite`, for `models` (default the
-    /// run's first two), under `call_cap` (required only when the run swept several caps).
+    /// pair the report compares: the two smallest by parameter size when the manifest knows every
+    /// size, else the first two in manifest order), under `call_cap` (required only when the run
+    /// swept several caps).
     pub fn from_run(
         run: &Run,
         suite: &str,
@@ -173,8 +175,10 @@ impl Pilot {
         })
     }
 
-    /// A pilot from rates the user states: `tasks` tasks, every one at the same rate per model.
-    /// Without spread between tasks this is the most optimistic case; a pilot run is better.
+    /// A pilot from rates the user states: `tasks` tasks, every one at the same rate per model,
+    /// the tasks independent of each other. Ignoring spread between tasks can be off either way:
+    /// too hopeful when tasks differ in the gap, too gloomy when both models find the same tasks
+    /// hard (the paired difference then varies less); a pilot run is better.
     pub fn from_rates(small: f64, large: f64, tasks: usize) -> Result<Pilot, PlanError> {
         for r in [small, large] {
             if !(0.0..=1.0).contains(&r) {
@@ -327,14 +331,11 @@ fn choose_models(
         }
         return Ok((a.to_string(), b.to_string()));
     }
-    let ordered: Vec<&str> = manifest
-        .models
-        .iter()
-        .map(|m| m.name.as_str())
-        .filter(|m| present(m))
-        .collect();
-    match ordered.as_slice() {
-        [a, b, ..] => Ok((a.to_string(), b.to_string())),
+    let with_agent: std::collections::BTreeSet<String> =
+        convs.iter().map(|c| c.model.clone()).collect();
+    let (ordered, pair) = crate::analysis::summary::order_models(manifest, &with_agent);
+    match pair {
+        Some(p) => Ok((p.small, p.large)),
         _ => Err(PlanError::Models(format!(
             "it has {} with agent conversations; name two with --models",
             ordered.len()
@@ -735,6 +736,23 @@ mod tests {
     }
 
     #[test]
+    fn stated_rates_can_be_too_gloomy_when_both_models_share_hard_tasks() {
+        // Mean rates 0.4 vs 0.7 either way; in the pilot both models find the same half of the
+        // tasks hard, so each task's difference is 0.3 and the paired interval is narrower than
+        // with every task at the mean rates: stated rates are not the most hopeful case.
+        let shared = pilot(&[0.1, 0.7].repeat(12), &[0.4, 1.0].repeat(12));
+        let stated = Pilot::from_rates(0.4, 0.7, 24).unwrap();
+        let opts = PlanOptions {
+            ks: vec![1],
+            ..quick()
+        };
+        let q = Question::Difference { stated: None };
+        let a = plan(&shared, q, &opts).unwrap().rows[0].power;
+        let b = plan(&stated, q, &opts).unwrap().rows[0].power;
+        assert!(a > b + 0.1, "shared difficulty {a} vs stated rates {b}");
+    }
+
+    #[test]
     fn a_stated_difference_moves_the_larger_models_rates() {
         let p = pilot(&[0.2, 0.5, 0.8, 1.0], &[0.2, 0.5, 0.8, 1.0]);
         let moved = p.with_difference(0.1).unwrap();
@@ -799,6 +817,15 @@ mod tests {
         // python3 -c "import random; print(random.Random(0).random())"
         let mut r = PyRandom::new(0);
         assert_eq!(uniform(&mut r), 0.8444218515250481);
+    }
+
+    #[test]
+    fn the_pilot_pairs_the_models_by_parameter_size_as_the_report_does() {
+        use crate::analysis::fixtures::ladder_run;
+        // Listed 1B, 14B, 3B: the pair is the two smallest, 1B then 3B.
+        let (manifest, convs) = ladder_run();
+        let p = Pilot::from_records("t", &manifest, &convs, "store", None, None).expect("pilot");
+        assert_eq!((p.small.as_str(), p.large.as_str()), ("m:1b", "m:3b"));
     }
 
     #[test]

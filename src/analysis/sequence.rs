@@ -34,16 +34,6 @@ impl Decision {
     pub fn stops(self) -> bool {
         self != Decision::Continue
     }
-
-    /// How the decision reads in a report.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Decision::Continue => "not decided",
-            Decision::LargeBetter => "the large model succeeds more often (interval above 0)",
-            Decision::SmallBetter => "the small model succeeds more often (interval below 0)",
-            Decision::Equivalent => "equivalent within the margin (interval inside ±margin)",
-        }
-    }
 }
 
 /// One round's state, as recorded.

@@ -63,6 +63,11 @@ pub struct Summary {
     /// conversations at once on one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
+    /// The stopping rule's state, for a run played with `--stop-when-decided`: its pair, every
+    /// round's confidence sequence and where the run stands. Its bootstrap intervals are then
+    /// not valid after optional stopping; the sequence's are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<crate::analysis::stopping::Stopping>,
     /// Models partly offloaded to the CPU (flag them on every table).
     pub partly_on_cpu: Vec<String>,
     /// Warnings carried over from the manifest.
@@ -1057,6 +1062,7 @@ pub fn summarize(
         router: router_out,
         router_comparison,
         placement,
+        stopping: crate::analysis::stopping::of_run(manifest, conversations),
         partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),
         warnings: manifest.warnings.clone(),
     }

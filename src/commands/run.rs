@@ -236,13 +236,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
                     ""
                 }
             );
-            if let Some(d) = &summary.decided {
+            if let Some((d, says)) = &summary.decided {
                 passk::errln!(
-                    "run: stopped after round {} of {}: {}",
+                    "run: stopped after round {} of {}: {says}",
                     d.round + 1,
                     exp.settings.trials,
-                    d.decision.describe()
                 );
+            }
+            if let Some(waiting) = &summary.waiting {
+                passk::errln!("run: stopped: {waiting}");
             }
             let table = if args.report && !summary.interrupted {
                 super::report::write(&summary.dir, REPORT_RESAMPLES).map(|(_, table)| table)

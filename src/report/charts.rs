@@ -264,18 +264,19 @@ pub fn pass_k(r: &Report) -> LineChart {
         .flat_map(|(_, s)| s.pass_hat_k.keys())
         .max()
         .map_or(1, |k| *k);
+    let mut labels = Labels::new(
+        titled("pass^k", &key),
+        "k (trials that must all succeed)",
+        "pass^k",
+    );
+    if let Some(note) = super::stopping::chart_note(r.summary) {
+        labels = labels.with_subtitle(note);
+    }
     LineChart {
         x_range: Some(whole_range(max_k)),
         y_range: Some((0.0, 1.0)),
         integer_x: true,
-        ..LineChart::new(
-            Labels::new(
-                titled("pass^k", &key),
-                "k (trials that must all succeed)",
-                "pass^k",
-            ),
-            series,
-        )
+        ..LineChart::new(labels, series)
     }
 }
 
@@ -346,12 +347,16 @@ pub fn success_by_category(r: &Report) -> BarChart {
                 .collect(),
         })
         .collect();
+    let mut labels = Labels::new(
+        titled("Success rate by category", &key),
+        "category",
+        "success rate",
+    );
+    if let Some(note) = super::stopping::chart_note(r.summary) {
+        labels = labels.with_subtitle(note);
+    }
     BarChart {
-        labels: Labels::new(
-            titled("Success rate by category", &key),
-            "category",
-            "success rate",
-        ),
+        labels,
         categories,
         series,
         y_range: Some((0.0, 1.0)),
@@ -389,7 +394,7 @@ pub fn tokens_per_success(r: &Report) -> BarChart {
     );
     if let Some(c) = g.and_then(|g| g.comparison.as_ref()) {
         labels = labels.with_subtitle(format!(
-            "break-even small / large {} (95% CI {}); cached {} ({})",
+            "break-even small / large {} (95% CI {}); cached {} ({}){}",
             opt(c.break_even, ratio),
             c.ci95
                 .break_even
@@ -398,6 +403,11 @@ pub fn tokens_per_success(r: &Report) -> BarChart {
             c.ci95
                 .break_even_cached
                 .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
+            if r.summary.stopping.is_some() {
+                "; intervals fixed-k, not valid after optional stopping"
+            } else {
+                ""
+            },
         ));
     }
     BarChart {

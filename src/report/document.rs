@@ -563,6 +563,7 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
         out.push_str("No conversations.\n\n");
         return;
     }
+    out.push_str(&super::stopping::mark_note(s));
     headline(out, s, g, &models);
     by_category(out, s, &models);
     pass_hat_k_tables(out, s, &models);
@@ -635,7 +636,8 @@ fn headline(out: &mut String, s: &Summary, g: &GroupSummary, models: &[(&str, &M
         )
     });
     if g.comparison.is_some() {
-        let mut row = vec!["  95% CI, bootstrap over tasks".to_string()];
+        let mark = super::stopping::mark(s);
+        let mut row = vec![format!("  95% CI{mark}, bootstrap over tasks")];
         row.extend(models.iter().map(|(name, _)| {
             success_ci(g, name).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
         }));
@@ -739,9 +741,11 @@ fn by_category(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) 
         return;
     }
     out.push_str("### By category\n\n");
-    out.push_str(
-        "Success rate (passes / graded conversations), with its 95% interval in brackets: \
-         bootstrap over the category's tasks.\n\n",
+    let _ = writeln!(
+        out,
+        "Success rate (passes / graded conversations), with its 95% interval{} in brackets: \
+         bootstrap over the category's tasks.\n",
+        super::stopping::mark(s)
     );
     let mut t = ModelTable::new(s, "category", models);
     for c in cats {
@@ -785,9 +789,11 @@ fn pass_hat_k_tables(out: &mut String, s: &Summary, models: &[(&str, &ModelSumma
         return;
     }
     out.push_str("### pass^k\n\n");
-    out.push_str(
+    let _ = writeln!(
+        out,
         "Chance that k trials of a task all succeed (unbiased estimator, averaged over tasks), with \
-         its 95% interval in brackets: bootstrap over the model's tasks.\n\n",
+         its 95% interval{} in brackets: bootstrap over the model's tasks.\n",
+        super::stopping::mark(s)
     );
     let mut t = ModelTable::new(s, "k", models);
     for k in 1..=kmax {
@@ -857,7 +863,8 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
         number(ci.resamples_with_infinite_break_even as f64, 0),
         number(ci.resamples_without_break_even as f64, 0)
     );
-    let mut t = MarkdownTable::new(["break-even", "ratio", "95% CI"]);
+    let mark = super::stopping::mark(s);
+    let mut t = MarkdownTable::new(["break-even".into(), "ratio".into(), format!("95% CI{mark}")]);
     t.numeric_after_first();
     let ci_text = |i: Option<Interval>| i.map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high));
     t.row([
@@ -893,9 +900,12 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
     }
     out.push_str(&t.render());
     out.push('\n');
+    let sequence = super::stopping::sequence_for(s, g).map_or(String::new(), |i| {
+        format!("; confidence sequence {i}, valid after optional stopping")
+    });
     let _ = writeln!(
         out,
-        "Success-rate gap (large minus small): {}, 95% CI {} ({notes}).\n",
+        "Success-rate gap (large minus small): {}{sequence}, 95% CI{mark} {} ({notes}).\n",
         opt(c.success_rate_difference, points),
         ci.success_rate_difference
             .as_ref()
@@ -915,22 +925,26 @@ fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
         .filter_map(|(m, x)| Some((m.as_str(), x.success_rate?, x.tokens.blended_per_success?)))
         .collect();
     let front = crate::analysis::cost::frontier(&costs);
+    let mark = super::stopping::mark(s);
     let _ = writeln!(
         out,
         "### Model ladder: every model against `{reference}`\n\n\
          Success gap = `{reference}` minus the model; break-even = the model's tokens per \
          successful task / `{reference}`'s (how many times cheaper per token it must be); each with \
-         its paired bootstrap 95% interval over the tasks both ran. Frontier: no other model has \
-         at least the same success for fewer tokens per success.\n"
+         its paired bootstrap 95% interval{mark} over the tasks both ran. Frontier: no other model \
+         has at least the same success for fewer tokens per success.\n"
     );
-    let mut t = MarkdownTable::new([
-        "model",
-        "success (n)",
-        "success gap [95% CI]",
-        "break-even [95% CI]",
-        "tokens per success",
-        "frontier",
-    ]);
+    let mut t = MarkdownTable::new(
+        [
+            "model",
+            "success (n)",
+            &format!("success gap [95% CI{mark}]"),
+            &format!("break-even [95% CI{mark}]"),
+            "tokens per success",
+            "frontier",
+        ]
+        .map(String::from),
+    );
     t.numeric_after_first();
     for (name, m) in group_models(s, g) {
         let on = if front.contains(&name) { "yes" } else { "" };
@@ -1389,14 +1403,17 @@ fn tools_add(out: &mut String, s: &Summary) {
     );
     for (key, models) in &s.tools_add {
         let _ = writeln!(out, "`{key}`\n");
-        let mut t = MarkdownTable::new([
-            "model",
-            "tasks",
-            "agent success",
-            "toolless success",
-            "tools add",
-            "95% CI",
-        ]);
+        let mut t = MarkdownTable::new(
+            [
+                "model",
+                "tasks",
+                "agent success",
+                "toolless success",
+                "tools add",
+                &format!("95% CI{}", super::stopping::mark(s)),
+            ]
+            .map(String::from),
+        );
         t.numeric_after_first();
         for (model, a) in models {
             t.row([
@@ -1511,7 +1528,7 @@ fn router(out: &mut String, s: &Summary) {
     header.extend(models.iter().map(|(m, _)| model_header(s, m)));
     let mut t = MarkdownTable::new(header);
     t.numeric_after_first();
-    let rows = router_rows(&ci_of);
+    let rows = router_rows(&ci_of, super::stopping::mark(s));
     for (label, f) in &rows {
         let mut cells = vec![label.clone()];
         cells.extend(models.iter().map(|(m, r)| f(m, r)));
@@ -1520,7 +1537,7 @@ fn router(out: &mut String, s: &Summary) {
     out.push_str(&t.render());
     out.push('\n');
     if let Some(c) = rc {
-        router_break_even(out, c);
+        router_break_even(out, c, super::stopping::mark(s));
     }
 }
 
@@ -1531,7 +1548,7 @@ type RouterRow<'r> = (
 );
 
 /// The router table's rows; `ci_of` gives a model's accuracy interval where one was computed.
-fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>) -> Vec<RouterRow<'r>> {
+fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>, mark: &str) -> Vec<RouterRow<'r>> {
     vec![
         (
             "Accuracy".into(),
@@ -1545,7 +1562,7 @@ fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>) -> Vec<RouterRow
             }),
         ),
         (
-            "  95% CI, bootstrap over messages".into(),
+            format!("  95% CI{mark}, bootstrap over messages"),
             Box::new(|m, _| ci_of(m).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))),
         ),
         (
@@ -1620,11 +1637,11 @@ fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>) -> Vec<RouterRow
 }
 
 /// The sentence under the router table: the break-even price ratio of the pair and its interval.
-fn router_break_even(out: &mut String, c: &crate::analysis::RouterComparison) {
+fn router_break_even(out: &mut String, c: &crate::analysis::RouterComparison, mark: &str) {
     let _ = writeln!(
         out,
         "Router break-even: `{}` must be at least **{}** cheaper per token than `{}` to cost the \
-         same per correct call (95% CI {}, paired bootstrap over {}).\n",
+         same per correct call (95% CI{mark} {}, paired bootstrap over {}).\n",
         c.small,
         opt(c.break_even, ratio),
         c.large,
@@ -1690,8 +1707,9 @@ pub fn terminal_table(s: &Summary) -> String {
         if let Some(c) = &g.comparison {
             let _ = writeln!(
                 out,
-                "Break-even {} (95% CI {}); success gap {}",
+                "Break-even {} (95% CI{} {}); success gap {}",
                 opt(c.break_even, ratio),
+                super::stopping::mark(s),
                 c.ci95
                     .break_even
                     .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),

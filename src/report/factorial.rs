@@ -19,8 +19,12 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
              over the router levels; router = on − off, averaged over the tool docs variants; \
              docs × router = (documented − bare with the router on) − (documented − bare with it \
              off). Graded conversations only; each effect is over the tasks all its cells share, \
-             with a paired task-bootstrap 95% CI ({} resamples, seed {}).\n",
-            f.suite, f.call_cap, s.settings.resamples, s.settings.seed
+             with a paired task-bootstrap 95% CI{} ({} resamples, seed {}).\n",
+            f.suite,
+            f.call_cap,
+            super::stopping::mark(s),
+            s.settings.resamples,
+            s.settings.seed
         );
         let models: Vec<(&str, &ModelEffects)> = s
             .models
@@ -31,7 +35,7 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
         out.push('\n');
         out.push_str(&effects(&models));
         out.push('\n');
-        between_models(out, f);
+        between_models(out, f, super::stopping::mark(s));
     }
 }
 
@@ -95,7 +99,7 @@ fn effect_text(e: Option<&Effect>) -> String {
     }
 }
 
-fn between_models(out: &mut String, f: &Factorial) {
+fn between_models(out: &mut String, f: &Factorial, mark: &str) {
     for pair in &f.between_models {
         for (factor, e) in [("documentation", &pair.docs), ("the router", &pair.router)] {
             if let Some(e) = e {
@@ -105,7 +109,7 @@ fn between_models(out: &mut String, f: &Factorial) {
                     .map_or_else(|| NOT_AVAILABLE.to_string(), ci_points);
                 let _ = writeln!(
                     out,
-                    "- Model × {}: {factor} helps `{}` by {} more than `{}` (95% CI {ci}; {} tasks).",
+                    "- Model × {}: {factor} helps `{}` by {} more than `{}` (95% CI{mark} {ci}; {} tasks).",
                     if factor == "documentation" {
                         "docs"
                     } else {

@@ -5,9 +5,10 @@
 
 use crate::analysis::sequence::RoundState;
 use crate::runner::context::PromptCounts;
+use crate::analysis::stopping::Stopping;
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::hosts::{self, Host, Preflighted};
-use crate::runner::journal::{Journal, JournalError, ResumePolicy};
+use crate::runner::journal::{Journal, JournalError, MAX_WIRE_TRIES, ResumePolicy};
 use crate::runner::plan::{PlanInput, TrialSpec, plan};
 use crate::runner::pool::{self, Pool, Stage, Writer};
 use crate::runner::preflight::{self, PreflightError};
@@ -112,8 +113,11 @@ pub struct RunSummary {
     pub interrupted: bool,
     /// Outcomes of the records written now.
     pub outcomes: BTreeMap<Outcome, usize>,
-    /// With `--stop-when-decided`: the round whose confidence sequence decided.
-    pub decided: Option<RoundState>,
+    /// With `--stop-when-decided`: the round whose confidence sequence decided, and what it
+    /// says (naming the models).
+    pub decided: Option<(RoundState, String)>,
+    /// With `--stop-when-decided`: why the run stopped on a round that waits on ungraded trials.
+    pub waiting: Option<String>,
 }
 
 /// The suites an experiment plays, loaded once.
@@ -639,7 +643,9 @@ async fn play_plan(
 
 /// Plays the plan round by round (every task once per model); after each complete round the
 /// confidence sequence is recomputed from the records, and the run stops once it decides. A
-/// resumed run first replays the rounds on disk, so it continues the same sequence.
+/// round's trials that end on a wire failure are played again before the sequence takes it, and
+/// the run stops when they stay ungraded. A resumed run first replays the rounds on disk, so it
+/// continues the same sequence.
 async fn play_rounds(
     session: &mut Session<'_>,
     todo: &[TrialSpec],
@@ -647,53 +653,121 @@ async fn play_rounds(
     sink: &dyn EventSink,
     cancel: &AtomicBool,
 ) -> Result<(), RunError> {
-    summary.decided = update_sequence(session, sink)?;
+    let mut state = update_sequence(session, sink)?;
     let mut rest = todo;
-    while summary.decided.is_none() && !summary.interrupted && !rest.is_empty() {
+    while !summary.interrupted && !rest.is_empty() {
         let round = rest[0].key().trial;
+        let held = |st: &Stopping| {
+            st.decided().is_some() || st.waiting.as_ref().is_some_and(|w| w.round < round)
+        };
+        if state.as_ref().is_some_and(held) {
+            break;
+        }
         let end = rest
             .iter()
             .position(|t| t.key().trial != round)
             .unwrap_or(rest.len());
         play_plan(session, &rest[..end], summary, sink, cancel).await?;
+        state = update_sequence(session, sink)?;
+        state = complete_round(session, &rest[..end], state, summary, sink, cancel).await?;
         rest = &rest[end..];
-        if !summary.interrupted {
-            summary.decided = update_sequence(session, sink)?;
-        }
     }
+    summary.decided = state
+        .as_ref()
+        .and_then(|st| Some((*st.decided()?, st.says.clone())));
+    summary.waiting = state.and_then(|st| {
+        let w = st.waiting?;
+        Some(format!(
+            "round {} waits on {} trial(s) that ended on a wire failure; the confidence sequence \
+             needs every pair of a round graded (resume the run, with --retry-failed once they are \
+             out of wire tries)",
+            w.round + 1,
+            w.ungraded.len()
+        ))
+    });
     Ok(())
 }
 
+/// Plays again, up to [`MAX_WIRE_TRIES`] times in all, the trials of a just-played round that
+/// ended ungraded, so that the sequence can take the round; returns the sequence's state after.
+async fn complete_round(
+    session: &mut Session<'_>,
+    round: &[TrialSpec],
+    mut state: Option<Stopping>,
+    summary: &mut RunSummary,
+    sink: &dyn EventSink,
+    cancel: &AtomicBool,
+) -> Result<Option<Stopping>, RunError> {
+    for _ in 1..MAX_WIRE_TRIES {
+        let Some((st, w)) = state
+            .as_ref()
+            .and_then(|st| Some((st, st.waiting.as_ref()?)))
+        else {
+            break;
+        };
+        let again: Vec<TrialSpec> = round
+            .iter()
+            .filter(|t| {
+                let k = t.key();
+                k.trial == w.round
+                    && st.pairing.compares(&k)
+                    && w.ungraded
+                        .iter()
+                        .any(|(m, task)| *m == k.model && *task == k.task)
+            })
+            .cloned()
+            .collect();
+        if again.is_empty() || summary.interrupted {
+            break;
+        }
+        for t in &again {
+            session.journal.play_again(&t.key());
+        }
+        sink.emit(RunEvent::Info(format!(
+            "round {}: {} trial(s) ended on a wire failure; playing them again, since the \
+             confidence sequence needs every pair of the round graded",
+            w.round + 1,
+            again.len()
+        )));
+        play_plan(session, &again, summary, sink, cancel).await?;
+        state = update_sequence(session, sink)?;
+    }
+    Ok(state)
+}
+
 /// Recomputes the sequence from the run's records, appends the rounds `rounds.jsonl` lacks, and
-/// says the last round's state; returns the state of the round that decided, if one did.
+/// says the last round's state; returns the rule's state (`None` for a run without it).
 fn update_sequence(
     session: &Session<'_>,
     sink: &dyn EventSink,
-) -> Result<Option<RoundState>, RunError> {
+) -> Result<Option<Stopping>, RunError> {
     let dir = session.journal.dir();
     let run = crate::analysis::load_run_keeping(dir, crate::analysis::Keep::Statistics)
         .map_err(|e| RunError::Sequence(e.to_string()))?;
-    let states = crate::analysis::stopping::states(&session.stage.exp.settings, &run.conversations)
-        .unwrap_or_default();
-    crate::runner::rounds::record(dir, &states).map_err(|e| {
+    let state = crate::analysis::stopping::state(
+        &session.stage.exp.settings,
+        &session.manifest,
+        &run.conversations,
+    );
+    let states = state.as_ref().map_or(&[][..], |st| &st.rounds);
+    crate::runner::rounds::record(dir, states).map_err(|e| {
         RunError::Sequence(format!(
             "{}: {e}",
             dir.join(crate::runner::rounds::ROUNDS_FILE).display()
         ))
     })?;
-    let Some(last) = states.last() else {
-        return Ok(None);
-    };
-    sink.emit(RunEvent::Info(format!(
-        "round {}: difference {:+.1} pp, confidence sequence [{:+.1}, {:+.1}] pp over {} tasks: {}",
-        last.round + 1,
-        100.0 * last.mean,
-        100.0 * last.low,
-        100.0 * last.high,
-        last.tasks,
-        last.decision.describe()
-    )));
-    Ok(last.decision.stops().then_some(*last))
+    if let Some((st, last)) = state.as_ref().and_then(|st| Some((st, st.last()?))) {
+        sink.emit(RunEvent::Info(format!(
+            "round {}: difference {:+.1} pp, confidence sequence [{:+.1}, {:+.1}] pp over {} tasks: {}",
+            last.round + 1,
+            100.0 * last.mean,
+            100.0 * last.low,
+            100.0 * last.high,
+            last.tasks,
+            st.says
+        )));
+    }
+    Ok(state)
 }
 
 /// Warms up a model on every server in the pool before its first trial (all at once) and records

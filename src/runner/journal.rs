@@ -224,6 +224,12 @@ impl Journal {
         Ok(true)
     }
 
+    /// Lets a trial on disk be appended again, so that one whose record ended on a wire failure
+    /// can be played again in this session (the later record supersedes it).
+    pub fn play_again(&mut self, key: &TrialKey) {
+        self.done.remove(key);
+    }
+
     /// Rewrites the manifest (atomically), e.g. to add warnings raised during the run.
     pub fn update_manifest(&self, manifest: &Manifest) -> Result<(), JournalError> {
         write_manifest(&self.dir, manifest)
