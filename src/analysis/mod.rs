@@ -12,6 +12,7 @@
 pub mod behaviour;
 pub mod bootstrap;
 pub mod calibration;
+pub mod calibration_ladder;
 pub mod compare;
 pub mod cost;
 pub mod cost_model;
