@@ -29,6 +29,8 @@ pub mod placement;
 pub mod plan;
 pub mod quality;
 pub mod regrade;
+#[doc(hidden)]
+pub mod replicates;
 pub mod router;
 pub mod sequence;
 pub mod settings_diff;
