@@ -4,7 +4,7 @@
 use crate::util::{self, output, passk};
 
 #[test]
-fn calibrate_passes_and_writes_five_reported_runs() {
+fn calibrate_passes_and_writes_six_reported_runs() {
     let tmp = util::tempdir();
     let (code, stdout, stderr) = output(passk().args([
         "calibrate",
@@ -16,9 +16,9 @@ fn calibrate_passes_and_writes_five_reported_runs() {
     ]));
     assert_eq!(code, 0, "{stderr}");
     let dirs: Vec<&str> = stdout.lines().collect();
-    // Oracle, flawed, faulty and thinking models, and the oracles' factorial pass; the model
-    // without tools is refused.
-    assert_eq!(dirs.len(), 5, "{stdout}");
+    // Oracle, flawed, faulty and thinking models, the oracles' factorial pass and the model
+    // ladder; the model without tools is refused.
+    assert_eq!(dirs.len(), 6, "{stdout}");
     // Why this machine has no GPU telemetry is said once for the whole process, not once a run.
     let manifests = dirs
         .iter()
@@ -47,6 +47,15 @@ fn calibrate_passes_and_writes_five_reported_runs() {
             && stderr.contains("0 [0, 0]"),
         "{stderr}"
     );
+    for check in [
+        "[ ok ] ladder: reference model (the largest)",
+        "[ ok ] ladder: models against the reference",
+        "[ ok ] ladder ladder-flawed:1b: success gap to the reference",
+        "[ ok ] ladder ladder-oracle:3b: gap and break-even intervals (an oracle's)",
+        "[ ok ] ladder: cheapest-per-success frontier",
+    ] {
+        assert!(stderr.contains(check), "{check}: {stderr}");
+    }
 }
 
 #[test]

@@ -21,6 +21,9 @@ const DIFFERENT_GRADERS: i32 = 8;
 
 const SMALL: &str = "m:small";
 const LARGE: &str = "m:large";
+/// A third model, for the ladder: in the manifest of every run, with records only where a test
+/// adds them.
+const MID: &str = "m:mid";
 const TASKS: [&str; 4] = ["T1", "T2", "T3", "T4"];
 
 /// Pass pattern per task (three trials each).
@@ -123,6 +126,16 @@ fn records(digest: &str) -> Vec<ConversationRecord> {
 }
 
 fn write_run(dir: &Path, digest: &str, records: &[ConversationRecord]) {
+    write_run_with(dir, digest, records, &|_| {});
+}
+
+/// [`write_run`] with the manifest changed by `tweak` first.
+fn write_run_with(
+    dir: &Path,
+    digest: &str,
+    records: &[ConversationRecord],
+    tweak: &dyn Fn(&mut Manifest),
+) {
     std::fs::create_dir_all(dir).expect("mkdir");
     let info = |name: &str, size: &str| ModelInfo {
         name: name.into(),
@@ -144,9 +157,11 @@ fn write_run(dir: &Path, digest: &str, records: &[ConversationRecord]) {
         ollama_version: Some("0.0.0".into()),
         backend: "stub".into(),
         // Listed large first: the report orders them by parameter size.
-        models: vec![info(LARGE, "7B"), info(SMALL, "1.5B")],
+        models: vec![info(LARGE, "7B"), info(MID, "3B"), info(SMALL, "1.5B")],
         ..Manifest::default()
     };
+    let mut manifest = manifest;
+    tweak(&mut manifest);
     std::fs::write(
         dir.join(MANIFEST_FILE),
         serde_json::to_string_pretty(&manifest).expect("manifest json"),
@@ -491,4 +506,146 @@ fn compare_shows_the_difference_over_shared_tasks() {
         let name = f.expect("entry").file_name().to_string_lossy().into_owned();
         assert!(out_line.contains(&name), "{name} not in: {out_line}");
     }
+}
+
+/// The records of [`records`] plus `MID`, which never passes: a break-even against it is infinite
+/// in every resample.
+fn ladder_records() -> Vec<ConversationRecord> {
+    let mut out = records("g");
+    for task in 0..TASKS.len() {
+        for trial in 0..3 {
+            out.push(conversation("g", MID, task, trial, Outcome::ModelFail));
+        }
+    }
+    out
+}
+
+fn summary_of(dir: &Path) -> Summary {
+    let text = std::fs::read_to_string(dir.join(REPORT_DIR).join(SUMMARY_JSON)).expect("read");
+    serde_json::from_str(&text).expect("summary.json parses back")
+}
+
+#[test]
+fn the_ladder_compares_every_model_with_the_reference_and_refuses_an_unknown_one() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("ladder");
+    write_run(&dir, "g", &ladder_records());
+    let (code, _, stderr) = report(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let s = summary_of(&dir);
+    assert_eq!(s.models, [SMALL, MID, LARGE], "ordered by parameter size");
+    assert_eq!(s.reference_model.as_deref(), Some(LARGE), "the largest");
+    let g = &s.groups["store"];
+    assert_eq!(g.ladder.keys().collect::<Vec<_>>(), [MID, SMALL]);
+    let mid = &g.ladder[MID].ci95;
+    assert_eq!(
+        (mid.resamples_with_infinite_break_even, mid.resamples),
+        (200, 200),
+        "`m:mid` never passes"
+    );
+    let md = std::fs::read_to_string(dir.join(REPORT_DIR).join(REPORT_MD)).expect("md");
+    assert!(
+        md.contains("### Model ladder: every model against `m:large`"),
+        "{md}"
+    );
+    let row = |name: &str| {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| `{name}`")))
+            .unwrap_or_else(|| panic!("no ladder row for {name}: {md}"))
+            .to_string()
+    };
+    assert!(row(LARGE).contains("(reference)"), "{}", row(LARGE));
+    assert!(
+        row(MID).contains("∞ [∞–∞]"),
+        "point and interval: {}",
+        row(MID)
+    );
+    assert!(row(MID).contains("200 of 200"), "{}", row(MID));
+    assert!(row(SMALL).contains("0 of 200"), "{}", row(SMALL));
+
+    let (code, _, stderr) = report(&dir, &["--reference-model", MID]);
+    assert_eq!(code, 0, "{stderr}");
+    let s = summary_of(&dir);
+    assert_eq!(s.reference_model.as_deref(), Some(MID));
+    let keys: Vec<&String> = s.groups["store"].ladder.keys().collect();
+    assert_eq!(keys, [LARGE, SMALL]);
+
+    let (code, stdout, stderr) = report(&dir, &["--reference-model", "m:nosuch"]);
+    assert_eq!(code, 2, "a usage error: {stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("m:nosuch"), "{stderr}");
+    assert!(
+        stderr.contains("m:small, m:mid, m:large"),
+        "names the models: {stderr}"
+    );
+    assert_eq!(
+        summary_of(&dir).reference_model.as_deref(),
+        Some(MID),
+        "the refused report wrote nothing"
+    );
+}
+
+#[test]
+fn compare_says_what_differs_and_counts_the_conversations_it_compares() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    write_run(&a, "g", &records("g"));
+    // B: documented tool docs, and the small model never ran T4.
+    let subset: Vec<ConversationRecord> = records("g")
+        .into_iter()
+        .filter(|c| !(c.model == SMALL && c.task == "T4"))
+        .collect();
+    write_run_with(&b, "g", &subset, &|m| {
+        m.settings["tool_docs"] = json!("documented");
+    });
+    let out = tmp.path().join("cmp");
+    let (code, _, stderr) = output(
+        passk()
+            .arg("compare")
+            .arg(&a)
+            .arg(&b)
+            .arg("--out")
+            .arg(&out)
+            .args(["--resamples", "200"]),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let md = std::fs::read_to_string(out.join("compare.md")).expect("compare.md");
+    let flat = md.split_whitespace().collect::<Vec<_>>().join(" ");
+    let differs = md
+        .split("## What differs between A and B")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap_or_else(|| panic!("no What differs section: {md}"));
+    let differs = differs.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        differs.contains(r#"| `settings.tool_docs` | "bare" | "documented" |"#),
+        "{differs}"
+    );
+    assert!(!differs.contains("settings.trials"), "unchanged: {differs}");
+    let c: RunComparison =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).expect("json"))
+            .expect("compare.json parses back");
+    let names: Vec<&str> = c
+        .setting_differences
+        .iter()
+        .map(|d| d.setting.as_str())
+        .collect();
+    assert_eq!(names, ["settings.tool_docs"]);
+    // T1 (4 records, one transport), T2, T3 are shared: 10 conversations of A, 3 of A's left out.
+    let m = &c.groups["store"][SMALL];
+    assert_eq!((m.shared_tasks, m.tasks_only_in_a), (3, 1));
+    assert_eq!(m.conversations_a, "n = 9 of 10; 1 transport");
+    assert_eq!(
+        (m.conversations_left_out_a, m.conversations_left_out_b),
+        (3, 0)
+    );
+    assert!(
+        flat.contains(
+            "| conversations on the shared tasks | n = 9 of 10; 1 transport; 3 left out | n = 9 of 10; 1 transport |"
+        ),
+        "{md}"
+    );
+    let large = &c.groups["store"][LARGE];
+    assert_eq!(large.conversations_a, "n = 12");
+    assert_eq!(large.conversations_left_out_a, 0);
 }

@@ -54,13 +54,19 @@ mod bound {
 /// The central 95% percentile interval of `values`, as the reference takes it: sort, then the
 /// values at positions `int(0.025 N)` and `int(0.975 N) - 1` (Python's `-1` meaning the last).
 pub fn ci95(values: &mut [f64]) -> Option<Interval> {
+    percentile_interval(values, 0.025, 0.975)
+}
+
+/// The central interval between quantiles `lower` and `upper` of `values`, positioned as
+/// [`ci95`]: sort, then the values at `int(lower N)` and `int(upper N) - 1`.
+pub fn percentile_interval(values: &mut [f64], lower: f64, upper: f64) -> Option<Interval> {
     if values.is_empty() {
         return None;
     }
     values.sort_by(f64::total_cmp);
     let n = values.len();
-    let lo = ((0.025 * n as f64) as usize).min(n - 1);
-    let hi = ((0.975 * n as f64) as usize)
+    let lo = ((lower * n as f64) as usize).min(n - 1);
+    let hi = ((upper * n as f64) as usize)
         .checked_sub(1)
         .unwrap_or(n - 1);
     Some(Interval {

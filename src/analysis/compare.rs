@@ -5,10 +5,13 @@
 //! difference is measurable.
 
 use super::bootstrap::{IdTotals, Interval, difference_bootstrap};
-use super::paired_metrics::{difference_intervals, excludes_zero, task_sums};
+use super::paired_metrics::{
+    DifferenceDraws, difference_intervals, excludes_zero, task_sums, verdict_level,
+};
 use super::settings_diff::{NOISE_MAY_DIFFER, SettingDifference, setting_differences};
 use super::{AnalysisOptions, GroupSummary, ModelSummary, RecordsError, Run, Summary, summarize};
-use crate::runner::record::ConversationRecord;
+use crate::runner::record::{ConversationRecord, Mode};
+use crate::suite::ToolVariant;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,21 +27,51 @@ pub struct MetricPair {
     /// Paired task-bootstrap 95% interval of B − A over the shared tasks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub difference_ci95: Option<Interval>,
+    /// The paired interval of B − A at the level "measurable" reads (`verdict_level`: Bonferroni
+    /// over the metrics compared).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict_ci: Option<Interval>,
+    /// Two-sided level of `verdict_ci`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict_level: Option<f64>,
+    /// Resamples in which one run never passed and the other did, so that a per-success
+    /// difference was ±∞ (kept in the intervals).
+    #[serde(default)]
+    pub infinite_resamples: usize,
     /// Run-to-run difference of this metric between two runs of A's configuration (|A' − A|),
     /// when a noise run was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_band: Option<f64>,
-    /// The interval of B − A excludes 0 and, with a noise run, |B − A| exceeds the noise band
-    /// (`None` when a value or the interval is missing).
+    /// `verdict_ci` excludes 0 and, with a noise run, |B − A| exceeds the noise band (`None` when
+    /// a value or the interval is missing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measurable: Option<bool>,
 }
 
 impl MetricPair {
-    /// Sets the interval of B − A and the verdict of the interval rule.
-    fn with_interval(mut self, ci: Option<Interval>) -> MetricPair {
-        self.difference_ci95 = ci;
-        self.measurable = ci
+    /// A metric with no value, interval or verdict yet.
+    fn empty() -> MetricPair {
+        MetricPair {
+            metric: String::new(),
+            a: None,
+            b: None,
+            difference_ci95: None,
+            verdict_ci: None,
+            verdict_level: None,
+            infinite_resamples: 0,
+            noise_band: None,
+            measurable: None,
+        }
+    }
+
+    /// Sets the intervals of B − A and the verdict of the interval rule, judged at `level`.
+    fn with_interval(mut self, draws: Option<DifferenceDraws>, level: f64) -> MetricPair {
+        self.difference_ci95 = draws.and_then(|d| d.ci95);
+        self.verdict_ci = draws.and_then(|d| d.verdict_ci);
+        self.verdict_level = Some(level);
+        self.infinite_resamples = draws.map_or(0, |d| d.infinite);
+        self.measurable = self
+            .verdict_ci
             .filter(|_| self.a.is_some() && self.b.is_some())
             .map(|i| excludes_zero(&i));
         self
@@ -70,6 +103,19 @@ pub struct ModelComparison {
     /// Tasks only run B graded (left out).
     #[serde(default)]
     pub tasks_only_in_b: usize,
+    /// Run A's conversations on the shared tasks, with their exclusions (`n = 9 of 10; 1
+    /// transport`): the denominator of every metric below.
+    #[serde(default)]
+    pub conversations_a: String,
+    /// Run B's conversations on the shared tasks, with their exclusions.
+    #[serde(default)]
+    pub conversations_b: String,
+    /// Run A's conversations of this configuration and model left out (their task only A ran).
+    #[serde(default)]
+    pub conversations_left_out_a: usize,
+    /// Run B's conversations left out (their task only B ran).
+    #[serde(default)]
+    pub conversations_left_out_b: usize,
     /// Success rate of B minus A, on the shared tasks.
     pub success_rate_difference: Option<f64>,
     /// Paired bootstrap 95% CI of that difference (same task resample for both runs).
@@ -146,9 +192,7 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
             metric,
             a: f(a),
             b: f(b),
-            difference_ci95: None,
-            noise_band: None,
-            measurable: None,
+            ..MetricPair::empty()
         })
         .collect();
     if k > 0 {
@@ -158,9 +202,7 @@ fn metrics(a: &ModelSummary, b: &ModelSummary) -> Vec<MetricPair> {
                 metric: format!("pass^{k}"),
                 a: a.pass_hat_k.get(&k).copied(),
                 b: b.pass_hat_k.get(&k).copied(),
-                difference_ci95: None,
-                noise_band: None,
-                measurable: None,
+                ..MetricPair::empty()
             },
         );
     }
@@ -193,14 +235,38 @@ fn task_totals(
     out
 }
 
-/// Identity of a task within a configuration and model, as a record carries it.
-type TaskKey = (String, u8, u32, String, String);
+/// Identity of a task within a configuration (suite, mode, call cap, tool docs, router) and
+/// model, as a record carries it.
+type TaskKey = (
+    String,
+    u8,
+    u32,
+    Option<ToolVariant>,
+    Option<bool>,
+    String,
+    String,
+);
 
-fn task_key(c: &ConversationRecord) -> TaskKey {
+/// Which factors a run's agent records vary, so that its configurations name them (as the
+/// summary's group keys do): (tool docs, router in front).
+fn varied(records: &[ConversationRecord]) -> (bool, bool) {
+    let agent = || records.iter().filter(|c| c.mode == Mode::Agent);
+    let docs: BTreeSet<Option<ToolVariant>> = agent().map(|c| c.tool_docs).collect();
+    let routers: BTreeSet<bool> = agent().map(|c| c.router_in_front).collect();
+    (docs.len() > 1, routers.len() > 1)
+}
+
+/// A record's task key; tool docs and router count only where the run varied them (a run of bare
+/// docs compared with one of documented docs compares the same tasks; the cells of a factorial
+/// run are configurations of their own).
+fn task_key(c: &ConversationRecord, (docs, router): (bool, bool)) -> TaskKey {
+    let factorial = c.mode == Mode::Agent;
     (
         c.suite.clone(),
         c.mode as u8,
         c.call_cap,
+        c.tool_docs.filter(|_| docs && factorial),
+        (router && factorial).then_some(c.router_in_front),
         c.model.clone(),
         c.task.clone(),
     )
@@ -212,23 +278,24 @@ fn shared_tasks_only(
     a: &[ConversationRecord],
     b: &[ConversationRecord],
 ) -> (Vec<ConversationRecord>, Vec<ConversationRecord>) {
-    let graded = |r: &[ConversationRecord]| -> BTreeSet<TaskKey> {
+    let (va, vb) = (varied(a), varied(b));
+    let graded = |r: &[ConversationRecord], v| -> BTreeSet<TaskKey> {
         r.iter()
             .filter(|c| c.outcome.is_graded())
-            .map(task_key)
+            .map(|c| task_key(c, v))
             .collect()
     };
-    let (ga, gb) = (graded(a), graded(b));
-    let keep = |r: &[ConversationRecord]| -> Vec<ConversationRecord> {
+    let (ga, gb) = (graded(a, va), graded(b, vb));
+    let keep = |r: &[ConversationRecord], v| -> Vec<ConversationRecord> {
         r.iter()
             .filter(|c| {
-                let k = task_key(c);
+                let k = task_key(c, v);
                 ga.contains(&k) && gb.contains(&k)
             })
             .cloned()
             .collect()
     };
-    (keep(a), keep(b))
+    (keep(a, va), keep(b, vb))
 }
 
 /// Two runs' summaries over the tasks both graded, with those records.
@@ -264,13 +331,14 @@ fn paired_metrics(
     let k = ma.trials_per_task.min(mb.trials_per_task);
     let sa = task_sums(of_group(&p.records_a, ga, model), opts.output_weight);
     let sb = task_sums(of_group(&p.records_b, gb, model), opts.output_weight);
-    let mut cis = difference_intervals(&names, &sa, &sb, k, opts.resamples, opts.seed);
+    let mut draws = difference_intervals(&names, &sa, &sb, k, opts.resamples, opts.seed);
+    let level = verdict_level(names.len());
     Some(
         pairs
             .into_iter()
             .map(|m| {
-                let ci = cis.remove(&m.metric).flatten();
-                m.with_interval(ci)
+                let d = draws.remove(&m.metric);
+                m.with_interval(d, level)
             })
             .collect(),
     )
@@ -356,10 +424,9 @@ pub fn compare_with_noise(
                     p.with_noise(n)
                 })
                 .collect();
-            models.insert(
-                model.clone(),
-                model_comparison(a, b, ga, gb, model, metrics, opts),
-            );
+            let mut m = model_comparison(a, b, ga, gb, model, metrics, opts);
+            m.count_conversations(&pair, (ga, gb), key, model);
+            models.insert(model.clone(), m);
         }
         groups.insert(key.clone(), models);
     }
@@ -403,6 +470,33 @@ fn model_comparison(
         success_rate_difference: (na > 0.0 && nb > 0.0).then(|| pb / nb - pa / na),
         success_rate_difference_ci95: difference_bootstrap(&ta, &tb, opts.resamples, opts.seed),
         metrics,
+        conversations_a: String::new(),
+        conversations_b: String::new(),
+        conversations_left_out_a: 0,
+        conversations_left_out_b: 0,
+    }
+}
+
+impl ModelComparison {
+    /// Sets the conversations the metrics cover (those on the shared tasks, from the paired
+    /// summaries) and how many of each full run's conversations were left out.
+    fn count_conversations(
+        &mut self,
+        p: &Paired,
+        (full_a, full_b): (&GroupSummary, &GroupSummary),
+        key: &str,
+        model: &str,
+    ) {
+        let total = |g: &GroupSummary| g.models.get(model).map_or(0, |m| m.outcomes.total);
+        let sa = p.a.groups.get(key).and_then(|g| g.models.get(model));
+        let sb = p.b.groups.get(key).and_then(|g| g.models.get(model));
+        let note =
+            |m: Option<&ModelSummary>| m.map_or("n = 0".into(), |m| m.denominator_note.clone());
+        let count = |m: Option<&ModelSummary>| m.map_or(0, |m| m.outcomes.total);
+        self.conversations_a = note(sa);
+        self.conversations_b = note(sb);
+        self.conversations_left_out_a = total(full_a).saturating_sub(count(sa));
+        self.conversations_left_out_b = total(full_b).saturating_sub(count(sb));
     }
 }
 
@@ -594,5 +688,83 @@ mod tests {
             assert_eq!((p.a, p.b), (Some(1.0), Some(1.0)), "{name}");
             assert_eq!(p.measurable, Some(false), "{name}");
         }
+    }
+
+    #[test]
+    fn replicates_of_one_configuration_are_not_measurable_on_at_least_95_percent_of_metrics() {
+        // Simulated replicates (fixed seed) differ by chance only: every "measurable" is a false
+        // positive. The target is at least 95% "not measurable", with and without a noise run;
+        // the Bonferroni rule keeps well clear of it (the bench measures it on more comparisons).
+        let opts = AnalysisOptions {
+            resamples: 500,
+            ..AnalysisOptions::default()
+        };
+        let runs = crate::analysis::replicates::comparisons(12, 5, &opts);
+        let share =
+            |pick: fn(&crate::analysis::replicates::ReplicateComparison) -> &RunComparison,
+             rule: fn(&MetricPair) -> Option<bool>| {
+                let (y, n) = runs
+                    .iter()
+                    .map(|r| crate::analysis::replicates::verdicts(pick(r), rule))
+                    .fold((0, 0), |(y, n), (a, b)| (y + a, n + b));
+                assert_eq!(n, runs.len() * 13, "every metric judged");
+                1.0 - y as f64 / n as f64
+            };
+        let plain = share(|r| &r.plain, |p| p.measurable);
+        let noise = share(|r| &r.with_noise, |p| p.measurable);
+        assert!(plain >= 0.97, "not measurable without a noise run: {plain}");
+        assert!(noise >= plain, "a noise run only removes verdicts: {noise}");
+        // The 95% interval alone, judged on the same replicates, is the rule that missed.
+        let at_95 = share(
+            |r| &r.plain,
+            |p| Some(excludes_zero(p.difference_ci95.as_ref()?)),
+        );
+        assert!(
+            at_95 < plain,
+            "the 95% interval calls more: {at_95} vs {plain}"
+        );
+    }
+
+    #[test]
+    fn a_factorial_cell_shares_only_the_tasks_both_runs_graded_in_that_cell() {
+        use crate::analysis::fixtures::factorial_records;
+        use crate::suite::ToolVariant::{Bare, Documented};
+        let opts = AnalysisOptions {
+            resamples: 50,
+            ..AnalysisOptions::default()
+        };
+        let with = |records: Vec<ConversationRecord>| Run {
+            conversations: records,
+            ..run("g", &[])
+        };
+        // A: T1 fails under bare docs and was never played documented. B: T1 only documented.
+        let a = factorial_records(&["m"], |_, docs, _, task| !(docs == Bare && task == 1))
+            .into_iter()
+            .filter(|c| !c.router_in_front && (c.task != "T1" || c.tool_docs != Some(Documented)))
+            .collect();
+        let b = factorial_records(&["m"], |_, _, _, _| true)
+            .into_iter()
+            .filter(|c| !c.router_in_front && (c.task != "T1" || c.tool_docs != Some(Bare)))
+            .collect();
+        let c = compare(&with(a), &with(b), &opts, false).unwrap();
+        let (key, models) = c
+            .groups
+            .iter()
+            .find(|(k, _)| k.contains("docs=bare"))
+            .expect("the bare cell");
+        let m = &models["m"];
+        assert_eq!((m.shared_tasks, m.tasks_only_in_a), (3, 1), "{key}");
+        let rate = m
+            .metrics
+            .iter()
+            .find(|p| p.metric == "success_rate")
+            .unwrap();
+        assert_eq!(
+            (rate.a, rate.b),
+            (Some(1.0), Some(1.0)),
+            "T1 is not shared in {key}"
+        );
+        assert_eq!(m.conversations_a, "n = 6");
+        assert_eq!(m.conversations_left_out_a, 2);
     }
 }

@@ -7,6 +7,7 @@
 
 use super::AnalysisOptions;
 use super::bootstrap::{Interval, ci95, for_each_resample};
+use super::taxonomy::OutcomeCounts;
 use crate::runner::record::{ConversationRecord, Mode};
 use crate::suite::ToolVariant;
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,10 @@ pub struct Effect {
 pub struct ModelEffects {
     /// Success rate per cell, keyed `docs=<variant>/router=<off|on>`.
     pub cells: BTreeMap<String, f64>,
+    /// How each cell's conversations ended: the rate's passes and graded denominator, and the
+    /// transport and protocol exclusions.
+    #[serde(default)]
+    pub cell_outcomes: BTreeMap<String, OutcomeCounts>,
     /// Documented − bare, averaged over the router levels played.
     pub docs: Option<Effect>,
     /// Router on − off, averaged over the tool docs variants played.
@@ -100,11 +105,16 @@ fn factorial(
         .collect();
     let call_cap = agent.iter().map(|c| c.call_cap).max()?;
     let mut tallies: BTreeMap<Cell, Tally> = BTreeMap::new();
+    let mut outcomes: BTreeMap<Cell, OutcomeCounts> = BTreeMap::new();
     for c in agent.iter().filter(|c| c.call_cap == call_cap) {
-        let (Some(docs), true) = (c.tool_docs, c.outcome.is_graded()) else {
+        let Some(docs) = c.tool_docs else {
             continue;
         };
         let cell = (c.model.clone(), docs, c.router_in_front);
+        outcomes.entry(cell.clone()).or_default().add(c.outcome);
+        if !c.outcome.is_graded() {
+            continue;
+        }
         let t = tallies.entry(cell).or_default().entry(c.task.clone());
         let (trials, passes) = t.or_default();
         *trials += 1.0;
@@ -135,8 +145,16 @@ fn factorial(
                     Some((cell_name(d, r), passes / trials))
                 })
                 .collect();
+            let cell_outcomes = design
+                .cells()
+                .filter_map(|(d, r)| {
+                    let o = outcomes.get(&(m.to_string(), d, r))?;
+                    Some((cell_name(d, r), o.clone()))
+                })
+                .collect();
             let effects = ModelEffects {
                 cells,
+                cell_outcomes,
                 docs: design.docs_terms(m, 1.0).map(&effect),
                 router: design.router_terms(m, 1.0).map(&effect),
                 docs_x_router: design.interaction_terms(m).map(&effect),
@@ -292,8 +310,6 @@ fn contrast(terms: &[Term], tallies: &BTreeMap<Cell, Tally>, opts: &AnalysisOpti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixtures::{call, conversation};
-
     fn opts() -> AnalysisOptions {
         AnalysisOptions {
             resamples: 200,
@@ -303,24 +319,7 @@ mod tests {
 
     /// Two models, four tasks, two trials, every cell: `pass(model, docs, router, task)` decides.
     fn records(pass: impl Fn(&str, ToolVariant, bool, usize) -> bool) -> Vec<ConversationRecord> {
-        let mut out = Vec::new();
-        for model in ["small", "large"] {
-            for docs in [ToolVariant::Bare, ToolVariant::Documented] {
-                for router in [false, true] {
-                    for task in 0..4 {
-                        for trial in 0..2 {
-                            let id = format!("T{task}");
-                            let passed = pass(model, docs, router, task);
-                            let mut c = conversation(model, &id, trial, passed, vec![call(1, 1)]);
-                            c.tool_docs = Some(docs);
-                            c.router_in_front = router;
-                            out.push(c);
-                        }
-                    }
-                }
-            }
-        }
-        out
+        crate::analysis::fixtures::factorial_records(&["small", "large"], pass)
     }
 
     fn run(records: &[ConversationRecord]) -> Factorial {

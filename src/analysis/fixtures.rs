@@ -111,3 +111,30 @@ pub fn ladder_run() -> (Manifest, Vec<ConversationRecord>) {
     }
     (manifest, recs)
 }
+
+/// Every cell of tool docs (bare, documented) x router in front (off, on) for each of `models`,
+/// four tasks `T0`..`T3`, two trials each: `pass(model, docs, router, task)` decides the verdict.
+pub fn factorial_records(
+    models: &[&str],
+    pass: impl Fn(&str, crate::suite::ToolVariant, bool, usize) -> bool,
+) -> Vec<ConversationRecord> {
+    use crate::suite::ToolVariant;
+    let mut out = Vec::new();
+    for model in models {
+        for docs in [ToolVariant::Bare, ToolVariant::Documented] {
+            for router in [false, true] {
+                for task in 0..4 {
+                    for trial in 0..2 {
+                        let id = format!("T{task}");
+                        let passed = pass(model, docs, router, task);
+                        let mut c = conversation(model, &id, trial, passed, vec![call(1, 1)]);
+                        c.tool_docs = Some(docs);
+                        c.router_in_front = router;
+                        out.push(c);
+                    }
+                }
+            }
+        }
+    }
+    out
+}

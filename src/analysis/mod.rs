@@ -12,6 +12,7 @@
 pub mod behaviour;
 pub mod bootstrap;
 pub mod calibration;
+pub mod calibration_ladder;
 pub mod compare;
 pub mod cost;
 pub mod cost_model;
@@ -28,6 +29,8 @@ pub mod placement;
 pub mod plan;
 pub mod quality;
 pub mod regrade;
+#[doc(hidden)]
+pub mod replicates;
 pub mod router;
 pub mod sequence;
 pub mod settings_diff;

@@ -1,10 +1,13 @@
 //! Paired task bootstrap of the difference B − A of each compared metric (`passk compare`): the
 //! same resample of the shared tasks is applied to both runs, each resampled task bringing all its
-//! graded trials, and every metric is recomputed on each side. A difference is "measurable" when
-//! its 95% interval excludes zero (and, with a noise run, when it also exceeds the run-to-run band;
-//! see `compare`). The false-positive rate of that rule is measured by `benches/measurable_rule.rs`.
+//! graded trials, and every metric is recomputed on each side. A per-success metric of a side that
+//! never passed in a resample is infinite there, so the difference is ±∞: such resamples stay in
+//! the interval and are counted. A difference is "measurable" when its interval at the
+//! Bonferroni level (1 − 0.05 / the number of metrics compared) excludes zero (and, with a noise
+//! run, when it also exceeds the run-to-run band; see `compare`). The false-positive rate of that
+//! rule is measured by `benches/measurable_rule.rs` and asserted by a test on `replicates`.
 
-use super::bootstrap::{Interval, ci95, for_each_resample};
+use super::bootstrap::{Interval, ci95, for_each_resample, percentile_interval};
 use super::cost::{CACHE_DISCOUNT, blended_calls, cached_calls};
 use super::latency::percentile;
 use super::passk::pass_hat_k_task;
@@ -99,12 +102,21 @@ fn ratio(num: f64, den: f64) -> Option<f64> {
     (den > 0.0).then(|| num / den)
 }
 
+/// A cost per success: infinite when something was spent and nothing passed.
+fn per_success(cost: f64, passes: f64) -> Option<f64> {
+    if passes > 0.0 {
+        Some(cost / passes)
+    } else {
+        (cost > 0.0).then_some(f64::INFINITY)
+    }
+}
+
 /// The metric named `metric` (as in `compare::metrics`) over pooled tasks.
 fn metric(name: &str, p: &Pooled) -> Option<f64> {
     let s = &p.sums;
     let time = || {
         (!s.conversation_latency.is_empty())
-            .then(|| ratio(s.conversation_latency.iter().sum(), s.passes))
+            .then(|| per_success(s.conversation_latency.iter().sum(), s.passes))
             .flatten()
     };
     match name {
@@ -113,8 +125,8 @@ fn metric(name: &str, p: &Pooled) -> Option<f64> {
         "rejected_calls_per_conversation" => ratio(s.rejected, s.trials),
         "identify_first_rate" => ratio(s.identify_hits, s.identify_of),
         "blended_tokens_per_conversation" => ratio(s.blended, s.trials),
-        "blended_tokens_per_success" => ratio(s.blended, s.passes),
-        "cached_blended_tokens_per_success" => ratio(s.cached, s.passes),
+        "blended_tokens_per_success" => per_success(s.blended, s.passes),
+        "cached_blended_tokens_per_success" => per_success(s.cached, s.passes),
         "latency_per_call_s" => ratio(s.call_latency, s.calls_with_latency),
         "conversation_latency_p50_s" => percentile(&s.conversation_latency, 50.0),
         "conversation_latency_p95_s" => percentile(&s.conversation_latency, 95.0),
@@ -137,8 +149,28 @@ pub fn task_sums<'a>(
     out
 }
 
-/// For each metric name, the 95% interval of B − A over paired resamples of the tasks both have
-/// (`None` where the metric is undefined on one side in every resample). `k` is the pass^k compared.
+/// The paired resamples of one metric's difference B − A.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DifferenceDraws {
+    /// Central 95% interval of the differences.
+    pub ci95: Option<Interval>,
+    /// Central interval at the level the measurable rule uses (see [`verdict_level`]).
+    pub verdict_ci: Option<Interval>,
+    /// Resamples in which one side never passed and the other did: a per-success difference of
+    /// ±∞, kept in both intervals.
+    pub infinite: usize,
+}
+
+/// The two-sided level of the interval behind "measurable" when `metrics` differences are judged
+/// together: Bonferroni, 1 − 0.05 / `metrics`, so that replicates of one configuration call any
+/// of them measurable in at most about 5% of comparisons.
+pub fn verdict_level(metrics: usize) -> f64 {
+    1.0 - 0.05 / metrics.max(1) as f64
+}
+
+/// For each metric name, the paired resamples of B − A over the tasks both have (intervals `None`
+/// where the metric is undefined on a side in every resample, or on both where neither passed).
+/// `k` is the pass^k compared; the verdict intervals are at [`verdict_level`] of `names.len()`.
 pub fn difference_intervals(
     names: &[String],
     a: &BTreeMap<String, TaskSums>,
@@ -146,22 +178,29 @@ pub fn difference_intervals(
     k: usize,
     resamples: usize,
     seed: u64,
-) -> BTreeMap<String, Option<Interval>> {
+) -> BTreeMap<String, DifferenceDraws> {
     let ids: Vec<&String> = a.keys().filter(|t| b.contains_key(*t)).collect();
     let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     for_each_resample(ids.len(), resamples, seed, |sample| {
         let pa = pool(sample.iter().map(|&i| &a[ids[i]]), k);
         let pb = pool(sample.iter().map(|&i| &b[ids[i]]), k);
         for (name, d) in names.iter().zip(diffs.iter_mut()) {
-            if let (Some(x), Some(y)) = (metric(name, &pa), metric(name, &pb)) {
+            if let (Some(x), Some(y)) = (metric(name, &pa), metric(name, &pb))
+                && !(x.is_infinite() && y.is_infinite())
+            {
                 d.push(y - x);
             }
         }
     });
+    let tail = (1.0 - verdict_level(names.len())) / 2.0;
     names
         .iter()
         .cloned()
-        .zip(diffs.iter_mut().map(|d| ci95(d)))
+        .zip(diffs.iter_mut().map(|d| DifferenceDraws {
+            infinite: d.iter().filter(|x| x.is_infinite()).count(),
+            ci95: ci95(d),
+            verdict_ci: percentile_interval(d, tail, 1.0 - tail),
+        }))
         .collect()
 }
 
@@ -173,7 +212,7 @@ pub fn excludes_zero(i: &Interval) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixtures::{call, conversation};
+    use crate::analysis::fixtures::{conversation, timed_call};
 
     fn sums(passes: &[&[bool]]) -> BTreeMap<String, TaskSums> {
         let recs: Vec<ConversationRecord> = passes
@@ -181,7 +220,8 @@ mod tests {
             .enumerate()
             .flat_map(|(t, trials)| {
                 trials.iter().enumerate().map(move |(i, p)| {
-                    conversation("m", &format!("T{t}"), i as u32, *p, vec![call(10, 1)])
+                    let calls = vec![timed_call(10, 1, 0.5)];
+                    conversation("m", &format!("T{t}"), i as u32, *p, calls)
                 })
             })
             .collect();
@@ -201,13 +241,40 @@ mod tests {
         ]);
         let high = sums(&[&[true, true], &[true, true], &[true, true], &[true, true]]);
         let d = difference_intervals(&names, &low, &high, 2, 500, 0);
-        assert!(excludes_zero(&d["success_rate"].unwrap()));
-        assert!(excludes_zero(&d["pass^2"].unwrap()));
+        assert!(excludes_zero(&d["success_rate"].verdict_ci.unwrap()));
+        assert!(excludes_zero(&d["pass^2"].verdict_ci.unwrap()));
         // Same tokens on both sides: a point interval at 0.
-        let t = d["blended_tokens_per_conversation"].unwrap();
+        let t = d["blended_tokens_per_conversation"].verdict_ci.unwrap();
         assert_eq!((t.low, t.high), (0.0, 0.0));
         assert!(!excludes_zero(&t));
         let same = difference_intervals(&names, &low, &low, 2, 500, 0);
-        assert!(!excludes_zero(&same["success_rate"].unwrap()));
+        assert!(!excludes_zero(&same["success_rate"].verdict_ci.unwrap()));
+    }
+
+    #[test]
+    fn resamples_where_a_side_never_passes_stay_in_the_interval_as_infinite() {
+        let names: Vec<String> = ["blended_tokens_per_success", "time_per_success_s"]
+            .map(String::from)
+            .to_vec();
+        // A passes one task of three; B passes every task: a resample without A's passing task
+        // has an infinite cost per success on A's side, a difference of −∞.
+        let a = sums(&[&[true, true], &[false, false], &[false, false]]);
+        let b = sums(&[&[true, true], &[true, true], &[true, true]]);
+        let resamples = 400;
+        let d = difference_intervals(&names, &a, &b, 2, resamples, 3);
+        for name in &names {
+            let x = d[name];
+            // P(no draw of the passing task) = (2/3)^3 ≈ 30%: far more than the lower 2.5%.
+            assert!(x.infinite > resamples / 5, "{name}: {x:?}");
+            assert!(x.infinite < resamples / 2, "{name}: {x:?}");
+            let ci = x.ci95.unwrap();
+            assert_eq!(ci.low, f64::NEG_INFINITY, "{name}: kept, not dropped");
+            assert!(ci.high.is_finite(), "{name}");
+        }
+        // Neither side ever passes: no difference, nothing infinite.
+        let none = sums(&[&[false], &[false]]);
+        let d = difference_intervals(&names, &none, &none, 1, 50, 0);
+        assert_eq!(d[&names[0]].ci95, None);
+        assert_eq!(d[&names[0]].infinite, 0);
     }
 }

@@ -1,6 +1,7 @@
 //! Where and how a run's trials were played (metrics.md, "Servers and concurrency"): one row per
 //! server and model (conversations, success, calls, time per call) and the timing of calls split
-//! by the concurrency in force (`--parallel`). Tokens, success and pass^k do not depend on where or
+//! by the concurrency in force (`--parallel`). The agent's calls and router calls (in front of the
+//! agent, or standalone) are counted and timed apart, as everywhere else. Tokens, success and pass^k do not depend on where or
 //! how many at once a trial ran; latency does, so it is never pooled across concurrency levels here.
 
 use super::latency::{mean, ollama_split, percentile};
@@ -21,8 +22,10 @@ pub struct PlayedTrial<'a> {
     pub conversation: bool,
     /// Graded, and whether it passed (`None`: ended on the wire, never graded).
     pub passed: Option<bool>,
-    /// Every model call of the trial.
+    /// The agent's model calls of the trial (none for a standalone router call).
     pub calls: Vec<&'a CallRecord>,
+    /// Its router calls: in front of the agent, or the standalone router call.
+    pub router_calls: Vec<&'a CallRecord>,
 }
 
 /// One server and model.
@@ -40,12 +43,18 @@ pub struct ServerRow {
     pub passes: usize,
     /// `passes / graded`; `None` when nothing was graded.
     pub success_rate: Option<f64>,
-    /// Model calls made there (conversations and standalone router calls).
+    /// The agent's model calls made there (router calls apart).
     pub calls: usize,
     /// Mean latency of those calls, seconds.
     pub time_per_call_s: Option<f64>,
-    /// Mean model time (Ollama's prompt_eval + eval durations), seconds.
+    /// Mean model time of those calls (Ollama's prompt_eval + eval durations), seconds.
     pub model_s_per_call: Option<f64>,
+    /// Router calls made there (in front of the agent and standalone).
+    #[serde(default)]
+    pub router_calls: usize,
+    /// Mean latency of the router calls, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_time_per_call_s: Option<f64>,
 }
 
 /// The calls of one model at one concurrency level.
@@ -55,6 +64,9 @@ pub struct ConcurrencyRow {
     pub parallel: u32,
     /// Model tag.
     pub model: String,
+    /// Router calls (`true`) or the agent's calls: never pooled.
+    #[serde(default)]
+    pub router: bool,
     /// Calls with a latency.
     pub calls: usize,
     /// Latency per call: mean, median and 95th percentile, seconds.
@@ -76,7 +88,8 @@ pub struct ConcurrencyRow {
 pub struct Placement {
     /// One row per server and model, servers in the order first seen, models in report order.
     pub servers: Vec<ServerRow>,
-    /// One row per concurrency level and model, levels ascending.
+    /// One row per concurrency level, model and kind of call (agent, then router), levels
+    /// ascending.
     pub by_concurrency: Vec<ConcurrencyRow>,
     /// The highest concurrency any trial ran at.
     pub max_parallel: u32,
@@ -102,17 +115,21 @@ pub fn placement(trials: &[PlayedTrial<'_>], models: &[String]) -> Placement {
         }
     }
     let mut by_server: BTreeMap<(usize, usize, &str), Vec<&PlayedTrial>> = BTreeMap::new();
-    let mut by_level: BTreeMap<(u32, usize, &str), Vec<&CallRecord>> = BTreeMap::new();
+    let mut by_level: BTreeMap<(u32, usize, &str, bool), Vec<&CallRecord>> = BTreeMap::new();
     for t in trials {
         let h = hosts.iter().position(|h| *h == t.host).unwrap_or(0);
         by_server
             .entry((h, rank(t.model), t.model))
             .or_default()
             .push(t);
-        by_level
-            .entry((t.parallel, rank(t.model), t.model))
-            .or_default()
-            .extend(t.calls.iter().copied());
+        for (router, calls) in [(false, &t.calls), (true, &t.router_calls)] {
+            if !calls.is_empty() {
+                by_level
+                    .entry((t.parallel, rank(t.model), t.model, router))
+                    .or_default()
+                    .extend(calls.iter().copied());
+            }
+        }
     }
     Placement {
         servers: by_server
@@ -121,7 +138,10 @@ pub fn placement(trials: &[PlayedTrial<'_>], models: &[String]) -> Placement {
             .collect(),
         by_concurrency: by_level
             .into_iter()
-            .map(|((parallel, _, model), calls)| concurrency_row(parallel, model, &calls))
+            .map(|((parallel, _, model, router), calls)| ConcurrencyRow {
+                router,
+                ..concurrency_row(parallel, model, &calls)
+            })
             .collect(),
         max_parallel: trials.iter().map(|t| t.parallel).max().unwrap_or(1),
     }
@@ -138,6 +158,11 @@ fn server_row(host: &str, model: &str, trials: &[&PlayedTrial<'_>]) -> ServerRow
         .iter()
         .flat_map(|t| t.calls.iter().copied())
         .collect();
+    let router: Vec<f64> = trials
+        .iter()
+        .flat_map(|t| t.router_calls.iter().filter_map(|c| c.latency_s()))
+        .collect();
+    let router_calls = trials.iter().map(|t| t.router_calls.len()).sum();
     let latencies: Vec<f64> = calls.iter().filter_map(|c| c.latency_s()).collect();
     ServerRow {
         host: host.to_string(),
@@ -149,6 +174,8 @@ fn server_row(host: &str, model: &str, trials: &[&PlayedTrial<'_>]) -> ServerRow
         calls: calls.len(),
         time_per_call_s: mean(&latencies),
         model_s_per_call: ollama_split(calls.iter().copied()).map(|s| s.model_s_per_call),
+        router_calls,
+        router_time_per_call_s: mean(&router),
     }
 }
 
@@ -158,6 +185,7 @@ fn concurrency_row(parallel: u32, model: &str, calls: &[&CallRecord]) -> Concurr
     ConcurrencyRow {
         parallel,
         model: model.to_string(),
+        router: false,
         calls: latencies.len(),
         latency_mean_s: mean(&latencies),
         latency_p50_s: percentile(&latencies, 50.0),
@@ -187,6 +215,7 @@ mod tests {
             conversation: true,
             passed,
             calls: calls.iter().collect(),
+            router_calls: vec![],
         }
     }
 
@@ -242,5 +271,41 @@ mod tests {
         let calls = [timed_call(10, 1, 1.0)];
         let trials = [trial("http://a", 1, "m", Some(true), &calls)];
         assert!(!placement(&trials, &["m".into()]).is_notable());
+    }
+
+    #[test]
+    fn router_calls_are_never_pooled_with_the_agents() {
+        let agent = [timed_call(10, 1, 2.0), timed_call(10, 1, 4.0)];
+        let front = [timed_call(5, 1, 0.5)];
+        let standalone = timed_call(5, 1, 1.5);
+        let trials = [
+            PlayedTrial {
+                router_calls: front.iter().collect(),
+                ..trial("http://a", 2, "m", Some(true), &agent)
+            },
+            PlayedTrial {
+                host: "http://a",
+                parallel: 2,
+                model: "m",
+                conversation: false,
+                passed: Some(true),
+                calls: vec![],
+                router_calls: vec![&standalone],
+            },
+        ];
+        let p = placement(&trials, &["m".into()]);
+        let s = &p.servers[0];
+        assert_eq!(
+            (s.calls, s.time_per_call_s),
+            (2, Some(3.0)),
+            "agent calls only"
+        );
+        assert_eq!((s.router_calls, s.router_time_per_call_s), (2, Some(1.0)));
+        let rows: Vec<(bool, usize, Option<f64>)> = p
+            .by_concurrency
+            .iter()
+            .map(|r| (r.router, r.calls, r.latency_mean_s))
+            .collect();
+        assert_eq!(rows, [(false, 2, Some(3.0)), (true, 2, Some(1.0))]);
     }
 }

@@ -985,7 +985,8 @@ fn played_trials<'a>(
         model: &c.model,
         conversation: true,
         passed: c.outcome.is_graded().then_some(c.verdict.passed),
-        calls: c.calls.iter().collect(),
+        calls: c.orchestrator_calls().collect(),
+        router_calls: c.router_calls().collect(),
     });
     let router = routs.iter().map(|r| PlayedTrial {
         host: r.host.as_deref().unwrap_or(fallback),
@@ -993,7 +994,8 @@ fn played_trials<'a>(
         model: &r.model,
         conversation: false,
         passed: r.outcome.is_graded().then_some(r.correct),
-        calls: vec![&r.call],
+        calls: vec![],
+        router_calls: vec![&r.call],
     });
     conversations.chain(router).collect()
 }

@@ -14,8 +14,20 @@ pub struct ToolsAdd {
     pub tasks: usize,
     /// Agent success rate over those tasks' graded trials.
     pub agent_success: Option<f64>,
+    /// The agent's passes and graded trials on those tasks (the rate's numerator and denominator).
+    #[serde(default)]
+    pub agent_passes: usize,
+    /// The agent's graded trials on those tasks.
+    #[serde(default)]
+    pub agent_graded: usize,
     /// Toolless success rate over the same tasks' graded trials.
     pub toolless_success: Option<f64>,
+    /// The baseline's passes on those tasks.
+    #[serde(default)]
+    pub toolless_passes: usize,
+    /// The baseline's graded trials on those tasks.
+    #[serde(default)]
+    pub toolless_graded: usize,
     /// Agent minus toolless success rate.
     pub difference: Option<f64>,
     /// Paired task bootstrap 95% interval of the difference (the same resample for both sides).
@@ -36,14 +48,20 @@ pub fn tools_add(
             passes += t.passes;
             trials += t.trials;
         }
-        (trials > 0.0).then(|| passes / trials)
+        (passes as usize, trials as usize)
     };
-    let agent_success = shared(agent, toolless);
-    let toolless_success = shared(toolless, agent);
+    let rate =
+        |(passes, trials): (usize, usize)| (trials > 0).then(|| passes as f64 / trials as f64);
+    let (a, t) = (shared(agent, toolless), shared(toolless, agent));
+    let (agent_success, toolless_success) = (rate(a), rate(t));
     ToolsAdd {
         tasks: agent.keys().filter(|k| toolless.contains_key(*k)).count(),
         agent_success,
+        agent_passes: a.0,
+        agent_graded: a.1,
         toolless_success,
+        toolless_passes: t.0,
+        toolless_graded: t.1,
         difference: agent_success.zip(toolless_success).map(|(a, t)| a - t),
         ci95: difference_bootstrap(toolless, agent, resamples, seed),
     }

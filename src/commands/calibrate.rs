@@ -4,7 +4,8 @@
 //! faults must land in the transport and protocol buckets and never in the model's; a thinking
 //! model must pass with its reasoning recorded, and a model without tools must be refused before
 //! any trace; oracles crossed over tool docs and router in front must show every factor effect
-//! and interaction exactly 0. Any mismatch
+//! and interaction exactly 0; a ladder of sized oracles and a flawed model must put every model
+//! against the largest with the gaps and break-evens the stub implies. Any mismatch
 //! means the harness or the graders are broken, and the command exits `CALIBRATION_FAILED`.
 
 use crate::cli::CalibrateArgs;
@@ -14,6 +15,7 @@ use passk::analysis::calibration::{
     Check, factorial_checks, fault_checks, flawed_checks, no_tools_check, oracle_checks,
     thinking_checks,
 };
+use passk::analysis::calibration_ladder::{Rung, ladder_checks};
 use passk::analysis::load_run;
 use passk::runner::event::EventSink;
 use passk::runner::experiment::{self, Experiment};
@@ -39,6 +41,12 @@ const FLAWED: &str = "flawed";
 const FAULTY: &str = "faulty";
 const THINKING: &str = "oracle-thinking";
 const NO_TOOLS: &str = "no-tools";
+
+/// The ladder pass's models, smallest first: the stub reads each size from the tag. The largest
+/// is the default reference.
+const LADDER_FLAWED: &str = "ladder-flawed:1b";
+const LADDER_ORACLE_MID: &str = "ladder-oracle:3b";
+const LADDER_ORACLE_LARGE: &str = "ladder-oracle:14b";
 
 /// Store tasks the factorial pass plays (each in 4 cells, on 2 models): enough for a bootstrap,
 /// few enough to keep calibration quick.
@@ -143,18 +151,20 @@ struct Played {
     faults: PathBuf,
     thinking: PathBuf,
     factorial: PathBuf,
+    ladder: PathBuf,
     /// Why the model without tools was refused (`None`: it was not).
     refused: Option<String>,
 }
 
 impl Played {
-    fn dirs(&self) -> [&PathBuf; 5] {
+    fn dirs(&self) -> [&PathBuf; 6] {
         [
             &self.oracle,
             &self.flawed,
             &self.faults,
             &self.thinking,
             &self.factorial,
+            &self.ladder,
         ]
     }
 }
@@ -224,10 +234,14 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
 /// The stub's models: two oracles, the flawed model with its mistake plan, the faulty one, a
 /// thinking one and one without tools.
 fn stub_config(book: ScriptBook, plan: MistakePlan) -> StubConfig {
+    let plan = Arc::new(plan);
     let mut config = StubConfig::with_script(book)
         .model(ORACLE_SMALL, Behaviour::Oracle)
         .model(ORACLE_LARGE, Behaviour::Oracle)
-        .model(FLAWED, Behaviour::Flawed(Arc::new(plan)))
+        .model(FLAWED, Behaviour::Flawed(Arc::clone(&plan)))
+        .model(LADDER_FLAWED, Behaviour::Flawed(plan))
+        .model(LADDER_ORACLE_MID, Behaviour::Oracle)
+        .model(LADDER_ORACLE_LARGE, Behaviour::Oracle)
         .model(
             FAULTY,
             ModelSpec::new(Behaviour::Oracle).with_faults(fault_rates()),
@@ -289,14 +303,43 @@ fn play_passes(bench: &Bench<'_>, factorial_tasks: &[String]) -> anyhow::Result<
         },
         ..Pass::new("factorial", &oracles, vec![SuiteChoice::Store])
     })?;
+    let ladder = play_ladder(bench, factorial_tasks)?;
     Ok(Played {
         oracle,
         flawed,
         faults,
         thinking,
         factorial,
+        ladder,
         refused,
     })
+}
+
+/// The ladder pass: three sized models (the flawed one and two oracles) on the factorial's store
+/// tasks.
+fn play_ladder(bench: &Bench<'_>, tasks: &[String]) -> anyhow::Result<PathBuf> {
+    let models = [LADDER_FLAWED, LADDER_ORACLE_MID, LADDER_ORACLE_LARGE];
+    bench.play(Pass {
+        tweak: &|s| s.tasks = tasks.to_vec(),
+        ..Pass::new("ladder", &models, vec![SuiteChoice::Store])
+    })
+}
+
+/// The ladder's checks: the flawed model's trials are the plan's on the tasks the pass played.
+fn ladder_pass_checks(run: &passk::analysis::Run, expected: &[ExpectedTrial]) -> Vec<Check> {
+    let played: std::collections::BTreeSet<&str> =
+        run.conversations.iter().map(|c| c.task.as_str()).collect();
+    let plan: Vec<ExpectedTrial> = expected
+        .iter()
+        .filter(|e| played.contains(e.task.as_str()))
+        .cloned()
+        .collect();
+    let rungs = [
+        (LADDER_FLAWED, Rung::Flawed(&plan)),
+        (LADDER_ORACLE_MID, Rung::Oracle),
+        (LADDER_ORACLE_LARGE, Rung::Oracle),
+    ];
+    ladder_checks(run, LADDER_ORACLE_LARGE, &rungs)
 }
 
 /// Every check, over the runs loaded from [`Played::dirs`] in that order.
@@ -307,7 +350,7 @@ fn all_checks(
     expected: &[ExpectedTrial],
     injected: &BTreeMap<FaultKind, u64>,
 ) -> Vec<Check> {
-    let [oracle, flawed, faults, thinking, factorial] = runs else {
+    let [oracle, flawed, faults, thinking, factorial, ladder] = runs else {
         unreachable!("one run per pass");
     };
     let mut checks = oracle_checks(oracle);
@@ -326,6 +369,7 @@ fn all_checks(
     checks.push(no_tools_check(NO_TOOLS, played.refused.as_deref()));
     checks.extend(oracle_checks(factorial));
     checks.extend(factorial_checks(factorial));
+    checks.extend(ladder_pass_checks(ladder, expected));
     checks
 }
 

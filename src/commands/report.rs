@@ -33,7 +33,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     ) {
         Ok(x) => x,
         Err(e) if is_broken_pipe(&e) => return Ok(crate::exit_code::SUCCESS),
-        Err(e) => return Err(e),
+        Err(e) => match e.downcast::<UnknownReferenceModel>() {
+            Ok(u) => return Ok(super::usage_error(&u.to_string())),
+            Err(e) => return Err(e),
+        },
     };
     let to_stdout = [
         &args.export.export_markdown,
@@ -82,6 +85,29 @@ pub fn options(manifest: &Manifest, resamples: usize) -> AnalysisOptions {
     }
 }
 
+/// `--reference-model` names a model without records in the run: refused (a usage error) rather
+/// than silently replaced by the default.
+#[derive(Debug, thiserror::Error)]
+#[error("--reference-model {asked}: the run has no records of that model; its models: {models}")]
+struct UnknownReferenceModel {
+    asked: String,
+    models: String,
+}
+
+/// Refuses a reference model the summary has no records of.
+fn check_reference_model(
+    asked: Option<&str>,
+    summary: &passk::analysis::Summary,
+) -> Result<(), UnknownReferenceModel> {
+    match asked {
+        Some(a) if !summary.models.iter().any(|m| m == a) => Err(UnknownReferenceModel {
+            asked: a.to_string(),
+            models: summary.models.join(", "),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Loads, summarizes and writes every file; `stdout` receives the exports sent to `-`. Returns the
 /// path of `report.md` and the terminal table.
 fn generate(
@@ -97,6 +123,7 @@ fn generate(
         ..options(&run.manifest, resamples)
     };
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
+    check_reference_model(reference_model, &summary)?;
     let report = Report::new(
         &run.manifest,
         &summary,

@@ -3,7 +3,9 @@
 //! and B, B − A, and the success-rate difference over the shared tasks with its paired bootstrap
 //! 95% interval. When the runs were graded by different graders, that is said first, loudly.
 
-use super::document::{ci_points, group_order, opt, points, short_digest, tokens};
+use super::document::{
+    ci_points, group_order, infinite_resamples, opt, points, short_digest, tokens,
+};
 use super::markdown::{MarkdownTable, NOT_AVAILABLE, ci_ratio, number, percent, ratio, seconds};
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::compare::{MetricPair, ModelComparison};
@@ -102,6 +104,9 @@ fn difference_interval(k: Kind, ci: Option<&Interval>) -> String {
         return ci_points(i);
     }
     let bound = |x: f64| {
+        if x.is_infinite() {
+            return if x > 0.0 { "+∞" } else { "-∞" }.to_string();
+        }
         let t = signed_amount(k, x);
         t.strip_suffix(" s").map_or(t.clone(), str::to_string)
     };
@@ -112,11 +117,12 @@ fn difference_interval(k: Kind, ci: Option<&Interval>) -> String {
 /// One configuration and model: the metrics table, the tasks compared and the success difference.
 fn model_section(out: &mut String, c: &RunComparison, key: &str, model: &str, m: &ModelComparison) {
     let _ = writeln!(out, "## `{key}`: `{model}`\n");
-    let notes = |s: &Summary| {
-        s.groups
-            .get(key)
-            .and_then(|g| g.models.get(model))
-            .map_or(NOT_AVAILABLE.to_string(), |x| x.denominator_note.clone())
+    let graded = |note: &str, left_out: usize| {
+        if left_out == 0 {
+            note.to_string()
+        } else {
+            format!("{note}; {} left out", number(left_out as f64, 0))
+        }
     };
     let with_noise = c.noise_run.is_some();
     let mut header = vec!["metric", "A", "B", "B − A", "95% CI"];
@@ -127,13 +133,13 @@ fn model_section(out: &mut String, c: &RunComparison, key: &str, model: &str, m:
     let mut t = MarkdownTable::new(header);
     t.numeric_after_first();
     t.row([
-        "conversations graded".to_string(),
-        notes(&c.summary_a),
-        notes(&c.summary_b),
+        "conversations on the shared tasks".to_string(),
+        graded(&m.conversations_a, m.conversations_left_out_a),
+        graded(&m.conversations_b, m.conversations_left_out_b),
         String::new(),
     ]);
     for p in &m.metrics {
-        t.row(metric_cells(p, with_noise));
+        t.row(metric_cells(p, with_noise, c.resamples));
     }
     out.push_str(&t.render());
     out.push('\n');
@@ -153,15 +159,25 @@ fn model_section(out: &mut String, c: &RunComparison, key: &str, model: &str, m:
     );
 }
 
-/// One metric's row: A, B, the difference and its interval, the noise band, the verdict.
-fn metric_cells(p: &MetricPair, with_noise: bool) -> Vec<String> {
+/// One metric's row: A, B, the difference and its interval (with the count of its infinite
+/// resamples out of `resamples`, when any), the noise band, the verdict.
+fn metric_cells(p: &MetricPair, with_noise: bool, resamples: usize) -> Vec<String> {
     let k = kind(&p.metric);
+    let mut interval = difference_interval(k, p.difference_ci95.as_ref());
+    if p.infinite_resamples > 0 {
+        let _ = write!(
+            interval,
+            " (±∞ in {} of {} resamples)",
+            number(p.infinite_resamples as f64, 0),
+            number(resamples as f64, 0)
+        );
+    }
     let mut cells = vec![
         p.metric.clone(),
         value(k, p.a),
         value(k, p.b),
         difference(k, p),
-        difference_interval(k, p.difference_ci95.as_ref()),
+        interval,
     ];
     if with_noise {
         cells.push(
@@ -198,6 +214,25 @@ fn settings_section(out: &mut String, c: &RunComparison) {
     }
     out.push_str(&t.render());
     out.push('\n');
+}
+
+/// The levels the measurable verdicts were judged at: `99.62% for 13 metrics`, each once.
+fn verdict_levels(c: &RunComparison) -> String {
+    let mut seen: Vec<(usize, f64)> = Vec::new();
+    for m in c.groups.values().flat_map(BTreeMap::values) {
+        if let Some(level) = m.metrics.first().and_then(|p| p.verdict_level)
+            && !seen.iter().any(|(n, _)| *n == m.metrics.len())
+        {
+            seen.push((m.metrics.len(), level));
+        }
+    }
+    if seen.is_empty() {
+        return "1 − 0.05 / metrics".into();
+    }
+    seen.iter()
+        .map(|(n, l)| format!("{}% for {n} metrics", number(l * 100.0, 2)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn run_line(label: &str, dir: &str, s: &Summary) -> String {
@@ -239,8 +274,13 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
         out,
         "Differences are B − A, over the tasks both runs graded (tasks only one run graded are left \
          out, and counted), each with a paired bootstrap 95% interval ({} resamples, the same task \
-         resample applied to both runs). A difference is measurable when its interval excludes 0.\n",
-        number(c.resamples as f64, 0)
+         resample applied to both runs; a resample in which one run never passed gives a \
+         per-success difference of ±∞, kept in the interval and counted). Token figures are the \
+         agent's calls, router apart; time per success is over final attempts. A difference is \
+         measurable when its paired interval at the Bonferroni level over the metrics of its \
+         section ({}) excludes 0.\n",
+        number(c.resamples as f64, 0),
+        verdict_levels(c)
     );
     if let Some(noise) = &c.noise_run {
         let _ = writeln!(
@@ -305,6 +345,11 @@ fn break_evens(out: &mut String, key: &str, c: &RunComparison) {
             with_ci(b.break_even_pipeline, b.ci95.break_even_pipeline.as_ref()),
         ]);
     }
+    t.row([
+        "resamples with an infinite break-even (kept in the interval)".to_string(),
+        infinite_resamples(&a.ci95),
+        infinite_resamples(&b.ci95),
+    ]);
     out.push_str(&t.render());
     out.push('\n');
 }
@@ -371,9 +416,11 @@ pub fn terminal_table(c: &RunComparison) -> String {
         if let (Some(a), Some(b)) = (pair(&c.summary_a), pair(&c.summary_b)) {
             let _ = writeln!(
                 out,
-                "{key}: break-even A {} -> B {}",
+                "{key}: break-even A {} (infinite in {}) -> B {} (infinite in {})",
                 with_ci(a.break_even, a.ci95.break_even.as_ref()),
-                with_ci(b.break_even, b.ci95.break_even.as_ref())
+                infinite_resamples(&a.ci95),
+                with_ci(b.break_even, b.ci95.break_even.as_ref()),
+                infinite_resamples(&b.ci95)
             );
         }
     }

@@ -19,7 +19,7 @@ pub const BLENDED_OUTPUT_WEIGHT: u64 = 4;
 const MALFORMED_PREFIX: &str = "__malformed__:";
 
 /// The header row, in order.
-pub const COLUMNS: [&str; 32] = [
+pub const COLUMNS: [&str; 34] = [
     "suite",
     "task",
     "category",
@@ -52,6 +52,8 @@ pub const COLUMNS: [&str; 32] = [
     "context_overflow",
     "router_calls",
     "router_blended_tokens",
+    "router_retries",
+    "router_truncated_calls",
 ];
 
 /// Exporter of `conversations.csv` from a slice of conversation records.
@@ -151,6 +153,11 @@ fn row(r: &ConversationRecord) -> Vec<String> {
         calls.iter().any(|c| c.context_overflow).to_string(),
         r.router_calls().count().to_string(),
         router_tokens.to_string(),
+        r.router_calls()
+            .map(|c| c.retries())
+            .sum::<u32>()
+            .to_string(),
+        r.router_calls().filter(|c| c.truncated).count().to_string(),
     ]
 }
 
@@ -324,7 +331,26 @@ mod tests {
         });
         second.truncated = true;
         second.context_overflow = true;
-        failed.calls = vec![call(Node::Router, 30, 2, Some(0.1), 0), first, second];
+        // The router in front retried twice and was cut short: counted in its own columns only.
+        let mut router = call(Node::Router, 30, 2, Some(0.1), 0);
+        let lost = Attempt {
+            outcome: CallOutcome::Transport,
+            status: Some(500),
+            error: Some("reset".into()),
+            elapsed_ms: 1.0,
+        };
+        router.attempts = vec![
+            lost.clone(),
+            lost,
+            Attempt {
+                outcome: CallOutcome::Ok,
+                status: Some(200),
+                error: None,
+                elapsed_ms: 100.0,
+            },
+        ];
+        router.truncated = true;
+        failed.calls = vec![router, first, second];
         failed.router_in_front = true;
         failed.tool_events = vec![
             event("get_order", true, CallFormat::Native),
@@ -391,6 +417,8 @@ mod tests {
         assert_eq!(get("context_overflow"), "true");
         assert_eq!(get("router_calls"), "1");
         assert_eq!(get("router_blended_tokens"), "38");
+        assert_eq!(get("router_retries"), "2");
+        assert_eq!(get("router_truncated_calls"), "1");
 
         let p = &rows[1];
         assert_eq!(p[col("failure_mode")], "");

@@ -284,6 +284,21 @@ fn excluded(m: &ModelSummary) -> String {
     }
 }
 
+/// The quoted line of an imported run's `regrade.md` note: headed "RE-GRADED" only when the source
+/// changed some grades, and the note as a sentence.
+fn regrade_line(note: &str) -> String {
+    let heading = if note.contains(" records 0 grades changed") {
+        "REGRADE NOTE AT THE SOURCE"
+    } else {
+        "RE-GRADED AT THE SOURCE"
+    };
+    let mut chars = note.chars();
+    let sentence = chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    });
+    format!("> **{heading}.** {sentence}.\n\n")
+}
+
 /// A column header for a model, flagged when it ran partly on the CPU.
 fn model_header(summary: &Summary, model: &str) -> String {
     if summary.partly_on_cpu.iter().any(|m| m == model) {
@@ -385,7 +400,7 @@ fn title(out: &mut String, r: &Report) {
             s.imported_from.as_deref().unwrap_or("another harness")
         );
         if let Some(note) = &r.manifest.source_regrade {
-            let _ = writeln!(out, "> **RE-GRADED AT THE SOURCE.** In {note}.\n");
+            out.push_str(&regrade_line(note));
         }
     }
     let others: Vec<&String> = r
@@ -843,6 +858,21 @@ fn pair_note(g: &GroupSummary, c: &crate::analysis::Comparison) -> String {
     )
 }
 
+/// A break-even point: the ratio, or `∞` when the small model never passed and the large one did
+/// (no finite ratio, as in the resamples counted infinite).
+fn break_even_point(
+    g: &GroupSummary,
+    c: &crate::analysis::Comparison,
+    value: Option<f64>,
+) -> String {
+    let passes = |m: &str| g.models.get(m).map_or(0, |x| x.passes);
+    match value {
+        Some(v) => ratio(v),
+        None if passes(&c.small) == 0 && passes(&c.large) > 0 => "∞".into(),
+        None => NOT_AVAILABLE.into(),
+    }
+}
+
 fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analysis::Comparison) {
     let ci = &c.ci95;
     let notes = pair_note(g, c);
@@ -869,18 +899,18 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
     let ci_text = |i: Option<Interval>| i.map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high));
     t.row([
         "Plain".to_string(),
-        opt(c.break_even, ratio),
+        break_even_point(g, c, c.break_even),
         ci_text(ci.break_even),
     ]);
     t.row([
         format!("Re-sent prefix at {}", percent(s.settings.cache_discount)),
-        opt(c.break_even_cached, ratio),
+        break_even_point(g, c, c.break_even_cached),
         ci_text(ci.break_even_cached),
     ]);
     if c.break_even_pipeline.is_some() || ci.break_even_pipeline.is_some() {
         t.row([
             "Pipeline (router + orchestrator)".to_string(),
-            opt(c.break_even_pipeline, ratio),
+            break_even_point(g, c, c.break_even_pipeline),
             ci_text(ci.break_even_pipeline),
         ]);
     }
@@ -913,6 +943,15 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
     );
 }
 
+/// How many of a paired bootstrap's resamples gave an infinite break-even: `12 of 10,000`.
+pub fn infinite_resamples(ci: &crate::analysis::bootstrap::TaskBootstrap) -> String {
+    format!(
+        "{} of {}",
+        number(ci.resamples_with_infinite_break_even as f64, 0),
+        number(ci.resamples as f64, 0)
+    )
+}
+
 /// Every model against the reference model: success gap and break-even, each with its paired
 /// bootstrap interval, and whether the model is on the cheapest-per-success frontier.
 fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
@@ -931,26 +970,26 @@ fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
         "### Model ladder: every model against `{reference}`\n\n\
          Success gap = `{reference}` minus the model; break-even = the model's tokens per \
          successful task / `{reference}`'s (how many times cheaper per token it must be); each with \
-         its paired bootstrap 95% interval{mark} over the tasks both ran. Frontier: no other model \
-         has at least the same success for fewer tokens per success.\n"
+         its paired bootstrap 95% interval{mark} over the tasks both ran; resamples in which the model \
+         never passed and `{reference}` did give an infinite break-even, kept in the interval and \
+         counted (\"∞ resamples\"). Frontier: no other model has at least the same success for \
+         fewer tokens per success.\n"
     );
-    let mut t = MarkdownTable::new(
-        [
-            "model",
-            "success (n)",
-            &format!("success gap [95% CI{mark}]"),
-            &format!("break-even [95% CI{mark}]"),
-            "tokens per success",
-            "frontier",
-        ]
-        .map(String::from),
-    );
+    let mut t = MarkdownTable::new([
+        "model".to_string(),
+        "success (n)".to_string(),
+        format!("success gap [95% CI{mark}]"),
+        format!("break-even [95% CI{mark}]"),
+        "∞ resamples".to_string(),
+        "tokens per success".to_string(),
+        "frontier".to_string(),
+    ]);
     t.numeric_after_first();
     for (name, m) in group_models(s, g) {
         let on = if front.contains(&name) { "yes" } else { "" };
         let base = [percent_with_n(m.passes as u64, m.outcomes.graded as u64) + &excluded(m)];
         let pair = g.ladder.get(name).map_or_else(
-            || ["(reference)".to_string(), String::new()],
+            || ["(reference)".to_string(), String::new(), String::new()],
             |c| {
                 [
                     format!(
@@ -963,11 +1002,12 @@ fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
                     ),
                     format!(
                         "{} [{}]",
-                        opt(c.break_even, ratio),
+                        break_even_point(g, c, c.break_even),
                         c.ci95
                             .break_even
                             .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high))
                     ),
+                    infinite_resamples(&c.ci95),
                 ]
             },
         );
@@ -1401,26 +1441,35 @@ fn tools_add(out: &mut String, s: &Summary) {
          achieve: the answer checks; a task that requires an action fails as `action_required`. The \
          interval is the paired task bootstrap of the difference.\n\n",
     );
-    for (key, models) in &s.tools_add {
+    let mut keys: Vec<&String> = s.tools_add.keys().collect();
+    keys.sort_by_cached_key(|k| group_order(k));
+    for key in keys {
+        let models = &s.tools_add[key];
         let _ = writeln!(out, "`{key}`\n");
-        let mut t = MarkdownTable::new(
-            [
-                "model",
-                "tasks",
-                "agent success",
-                "toolless success",
-                "tools add",
-                &format!("95% CI{}", super::stopping::mark(s)),
-            ]
-            .map(String::from),
-        );
+        let mut t = MarkdownTable::new([
+            "model".to_string(),
+            "tasks".to_string(),
+            "agent success (passes/graded)".to_string(),
+            "toolless success (passes/graded)".to_string(),
+            "tools add".to_string(),
+            format!("95% CI{}", super::stopping::mark(s)),
+        ]);
         t.numeric_after_first();
-        for (model, a) in models {
+        let note = |group: &str, model: &str| {
+            s.groups
+                .get(group)
+                .and_then(|g| g.models.get(model))
+                .map_or_else(String::new, excluded)
+        };
+        let toolless_group = crate::analysis::tools_add::toolless_key(key);
+        for model in s.models.iter().filter(|m| models.contains_key(*m)) {
+            let a = &models[model];
             t.row([
                 model.clone(),
                 a.tasks.to_string(),
-                opt(a.agent_success, percent),
-                opt(a.toolless_success, percent),
+                percent_with_n(a.agent_passes as u64, a.agent_graded as u64) + &note(key, model),
+                percent_with_n(a.toolless_passes as u64, a.toolless_graded as u64)
+                    + &note(&toolless_group, model),
                 opt(a.difference, points),
                 a.ci95.as_ref().map_or(NOT_AVAILABLE.into(), ci_points),
             ]);
@@ -1868,6 +1917,19 @@ mod tests {
         assert!(
             chart.contains("cheapest-per-success frontier: m:3b"),
             "{chart}"
+        );
+    }
+
+    #[test]
+    fn a_regrade_note_reads_as_a_sentence_and_is_headed_by_what_it_says() {
+        assert_eq!(
+            regrade_line("the source folder's regrade.md records 9 grades changed: 6 pass"),
+            "> **RE-GRADED AT THE SOURCE.** The source folder's regrade.md records 9 grades \
+             changed: 6 pass.\n\n"
+        );
+        assert!(
+            regrade_line("the source folder's regrade.md records 0 grades changed: the published")
+                .starts_with("> **REGRADE NOTE AT THE SOURCE.** The source folder's")
         );
     }
 

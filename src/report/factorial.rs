@@ -4,7 +4,7 @@
 //! effects").
 
 use super::document::{ci_points, points};
-use super::markdown::{MarkdownTable, NOT_AVAILABLE, percent};
+use super::markdown::{MarkdownTable, NOT_AVAILABLE, number, percent, percent_with_n};
 use crate::analysis::Summary;
 use crate::analysis::factorial::{Effect, Factorial, ModelEffects, cell_name};
 use std::fmt::Write as _;
@@ -19,11 +19,12 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
              over the router levels; router = on − off, averaged over the tool docs variants; \
              docs × router = (documented − bare with the router on) − (documented − bare with it \
              off). Graded conversations only; each effect is over the tasks all its cells share, \
-             with a paired task-bootstrap 95% CI{} ({} resamples, seed {}).\n",
+             with a paired task-bootstrap 95% CI{} ({} resamples, seed {}). A cell reads \
+             success (passes/graded), with its transport and protocol exclusions when any.\n",
             f.suite,
             f.call_cap,
             super::stopping::mark(s),
-            s.settings.resamples,
+            number(s.settings.resamples as f64, 0),
             s.settings.seed
         );
         let models: Vec<(&str, &ModelEffects)> = s
@@ -53,15 +54,27 @@ fn cells(f: &Factorial, models: &[(&str, &ModelEffects)]) -> String {
         for &r in &f.router_in_front {
             let name = cell_name(d, r);
             let mut row = vec![name.clone()];
-            row.extend(models.iter().map(|(_, m)| {
-                m.cells
-                    .get(&name)
-                    .map_or_else(|| NOT_AVAILABLE.to_string(), |&x| percent(x))
-            }));
+            row.extend(models.iter().map(|(_, m)| cell_text(m, &name)));
             t.row(row);
         }
     }
     t.render()
+}
+
+/// A cell's success rate with its passes, graded conversations and exclusions:
+/// `93.8% (15/16) (n = 16 of 17; 1 transport)`.
+fn cell_text(m: &ModelEffects, name: &str) -> String {
+    let Some(o) = m.cell_outcomes.get(name) else {
+        return m
+            .cells
+            .get(name)
+            .map_or_else(|| NOT_AVAILABLE.to_string(), |&x| percent(x));
+    };
+    let mut text = percent_with_n(o.pass as u64, o.graded as u64);
+    if o.graded != o.total {
+        let _ = write!(text, " ({})", o.denominator_note());
+    }
+    text
 }
 
 /// Which effect of a model a row shows.
@@ -125,5 +138,60 @@ fn between_models(out: &mut String, f: &Factorial, mark: &str) {
     }
     if !f.between_models.is_empty() {
         out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::factorial_records;
+    use crate::analysis::{AnalysisOptions, summarize};
+    use crate::runner::record::{Manifest, ModelInfo};
+    use crate::suite::ToolVariant;
+
+    #[test]
+    fn a_nonzero_effect_and_its_model_contrast_are_written_out() {
+        // `m:3b` fails T0 and T1 under bare docs only; `m:7b` passes everything: documentation
+        // helps the 3B by +50 pp and the 7B by 0.
+        let recs = factorial_records(&["m:7b", "m:3b"], |model, docs, _, task| {
+            !(model == "m:3b" && docs == ToolVariant::Bare && task < 2)
+        });
+        let info = |name: &str, size: &str| ModelInfo {
+            name: name.into(),
+            parameter_size: Some(size.into()),
+            ..ModelInfo::default()
+        };
+        let manifest = Manifest {
+            models: vec![info("m:7b", "7B"), info("m:3b", "3B")],
+            ..Manifest::default()
+        };
+        let opts = AnalysisOptions {
+            resamples: 200,
+            ..AnalysisOptions::default()
+        };
+        let s = summarize(&manifest, &recs, &[], &opts);
+        let mut out = String::new();
+        factorial_sections(&mut out, &s);
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("(200 resamples, seed 0)"), "{flat}");
+        assert!(
+            flat.contains("| docs=bare/router=off | 50.0% (4/8) | 100.0% (8/8) |"),
+            "{flat}"
+        );
+        let docs_row = flat
+            .split("| documentation (documented − bare) |")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no documentation row: {flat}"));
+        assert!(
+            docs_row.trim_start().starts_with("+50.0 pp ["),
+            "{docs_row}"
+        );
+        assert!(
+            flat.contains(
+                "- Model × docs: documentation helps `m:3b` by +50.0 pp more than `m:7b` (95% CI"
+            ),
+            "{flat}"
+        );
+        assert!(flat.contains("; 4 tasks)."), "{flat}");
     }
 }

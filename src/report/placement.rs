@@ -32,16 +32,19 @@ fn servers_table(out: &mut String, p: &Placement) {
     out.push_str(
         "Per server. The queue hands each server whatever trial is next, so the tasks differ from \
          server to server: success here is a check that no server misbehaves, not a paired \
-         comparison.\n\n",
+         comparison. The agent's calls and router calls (in front and standalone) are counted and \
+         timed apart.\n\n",
     );
     let mut t = MarkdownTable::new([
         "server",
         "model",
         "conversations",
         "success (graded)",
-        "calls",
-        "time per call",
-        "model time per call",
+        "agent calls",
+        "time per agent call",
+        "model time per agent call",
+        "router calls",
+        "time per router call",
     ]);
     t.numeric_after_first().align(1, Align::Left);
     for r in &p.servers {
@@ -53,6 +56,8 @@ fn servers_table(out: &mut String, p: &Placement) {
             r.calls.to_string(),
             opt(r.time_per_call_s, seconds),
             opt(r.model_s_per_call, seconds),
+            r.router_calls.to_string(),
+            opt(r.router_time_per_call_s, seconds),
         ]);
     }
     out.push_str(&t.render());
@@ -63,11 +68,12 @@ fn concurrency_table(out: &mut String, p: &Placement) {
     out.push_str(
         "Call timing by concurrency (conversations played at once on the call's server). Overhead \
          is latency minus Ollama's model time: the wire, loading and, above 1, waiting for a \
-         slot.\n\n",
+         slot. The agent's calls and router calls are on rows of their own.\n\n",
     );
     let mut t = MarkdownTable::new([
         "concurrency",
         "model",
+        "calls of",
         "calls",
         "latency mean / p50 / p95",
         "model time",
@@ -87,6 +93,7 @@ fn concurrency_table(out: &mut String, p: &Placement) {
         t.row([
             r.parallel.to_string(),
             format!("`{}`", r.model),
+            if r.router { "router" } else { "agent" }.to_string(),
             r.calls.to_string(),
             latency,
             opt(r.model_s_per_call, seconds),
@@ -131,6 +138,7 @@ mod tests {
             conversation: true,
             passed: Some(true),
             calls: calls.iter().collect(),
+            router_calls: vec![],
         };
         let models = ["m".to_string()];
         let mut out = String::new();
@@ -139,7 +147,7 @@ mod tests {
         let out = flat(&out);
         assert!(out.contains("## Servers and concurrency"), "{out}");
         assert!(
-            out.contains("| `http://b` | `m` | 1 | 100.0% (1/1) | 1 | 2.00 s |"),
+            out.contains("| `http://b` | `m` | 1 | 100.0% (1/1) | 1 | 2.00 s | n/a | 0 |"),
             "{out}"
         );
         assert!(!out.contains("Latency under concurrency"), "{out}");
@@ -155,7 +163,7 @@ mod tests {
         let out = flat(&out);
         assert!(out.contains("up to 4 conversations at once"), "{out}");
         assert!(
-            out.contains("| 4 | `m` | 1 | 2.00 / 2.00 / 2.00 s |"),
+            out.contains("| 4 | `m` | agent | 1 | 2.00 / 2.00 / 2.00 s |"),
             "{out}"
         );
 

@@ -4,8 +4,8 @@
 //! calibrate` both come through here; only the backend differs.
 
 use crate::analysis::sequence::RoundState;
-use crate::runner::context::PromptCounts;
 use crate::analysis::stopping::Stopping;
+use crate::runner::context::PromptCounts;
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::hosts::{self, Host, Preflighted};
 use crate::runner::journal::{Journal, JournalError, MAX_WIRE_TRIES, ResumePolicy};
