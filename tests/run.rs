@@ -386,16 +386,29 @@ fn kill_at_random_points_and_resume_loses_and_duplicates_nothing() {
     let expected: BTreeSet<TrialKey> = keys(&reference).into_iter().collect();
 
     let out = tmp.path().join("killed");
-    // A fixed sequence of pseudo-random kill delays (a linear congruential generator).
+    // Each session is killed once it has written a pseudo-random number of new records (1 to 12)
+    // and then run a pseudo-random 0 to 19 ms more, so that the kill lands mid-call or mid-write
+    // however fast the machine is (a linear congruential generator: the same points every run).
     let mut x: u64 = 0x5eed;
-    let mut kills = 0;
-    for _ in 0..8 {
+    let mut next = || {
         x = x
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1_442_695_040_888_963_407);
-        let delay = Duration::from_millis(150 + (x >> 33) % 900);
+        x >> 33
+    };
+    let mut kills = 0;
+    for _ in 0..8 {
+        let (records, extra_ms) = (1 + next() as usize % 12, next() % 20);
+        let before = keys_of(&out, false).len();
         let mut child = util::spawn(&args(&out), Stdio::null(), Stdio::null());
-        std::thread::sleep(delay);
+        let started = std::time::Instant::now();
+        while child.try_wait().expect("wait").is_none()
+            && keys_of(&out, false).len() < before + records
+            && started.elapsed() < Duration::from_secs(30)
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(extra_ms));
         if child.try_wait().expect("wait").is_none() {
             child.kill().expect("SIGKILL");
             kills += 1;
@@ -426,7 +439,11 @@ fn ctrl_c_finishes_the_trial_in_flight_and_the_same_command_resumes() {
     let out = tmp.path().join("run");
     let args = run_args(&stub, &out, "oracle-a", "--trials 2");
     let child = util::spawn(&args, Stdio::null(), Stdio::piped());
-    std::thread::sleep(Duration::from_millis(700));
+    // Signal once the run is under way (a few records written), however fast the machine.
+    let started = std::time::Instant::now();
+    while keys_of(&out, false).len() < 3 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
