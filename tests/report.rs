@@ -480,15 +480,7 @@ fn compare_shows_the_difference_over_shared_tasks() {
         .collect();
     write_run(&b, "g", &better);
     let out = tmp.path().join("cmp");
-    let (code, stdout, stderr) = output(
-        passk()
-            .arg("compare")
-            .arg(&a)
-            .arg(&b)
-            .arg("--out")
-            .arg(&out)
-            .args(["--resamples", "200"]),
-    );
+    let (code, stdout, stderr) = compare_into(&a, &b, &out);
     assert_eq!(code, 0, "{stderr}");
     assert!(!stdout.contains("DIFFERENT GRADERS"));
     assert!(stdout.contains("+25.0 pp"), "{stdout}");
@@ -599,15 +591,7 @@ fn compare_says_what_differs_and_counts_the_conversations_it_compares() {
         m.settings["tool_docs"] = json!("documented");
     });
     let out = tmp.path().join("cmp");
-    let (code, _, stderr) = output(
-        passk()
-            .arg("compare")
-            .arg(&a)
-            .arg(&b)
-            .arg("--out")
-            .arg(&out)
-            .args(["--resamples", "200"]),
-    );
+    let (code, _, stderr) = compare_into(&a, &b, &out);
     assert_eq!(code, 0, "{stderr}");
     let md = std::fs::read_to_string(out.join("compare.md")).expect("compare.md");
     let flat = md.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -648,4 +632,17 @@ fn compare_says_what_differs_and_counts_the_conversations_it_compares() {
     let large = &c.groups["store"][LARGE];
     assert_eq!(large.conversations_a, "n = 12");
     assert_eq!(large.conversations_left_out_a, 0);
+}
+
+/// `passk compare A B --out OUT` with a quick bootstrap: (exit code, stdout, stderr).
+fn compare_into(a: &Path, b: &Path, out: &Path) -> (i32, String, String) {
+    output(
+        passk()
+            .arg("compare")
+            .arg(a)
+            .arg(b)
+            .arg("--out")
+            .arg(out)
+            .args(["--resamples", "200"]),
+    )
 }

@@ -102,22 +102,13 @@ fn adding_a_conversation_as_the_docs_say_keeps_every_check_green() {
     ]);
     conversations.push(added);
     expectations["conversations"]["L99"] = expectations["conversations"]["L1"].clone();
-    let write = |p: &Path, v: &Value| {
-        std::fs::write(p, serde_json::to_string_pretty(v).expect("json")).expect("write")
-    };
-    write(&conv_path, &json!(conversations));
-    write(&exp_path, &expectations);
+    write_json(&conv_path, &json!(conversations));
+    write_json(&exp_path, &expectations);
 
-    let (code, out, err) = output(passk().args(["freeze", "--root"]).arg(dir.path()));
-    assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = output(passk().args(["suite", "check", "--root"]).arg(dir.path()));
-    assert_eq!(code, 0, "{out}{err}");
+    let out = refreeze_and_check(dir.path());
     let n = before + 1;
     assert!(out.contains(&format!("{n} conversations (lookup")), "{out}");
     assert!(out.contains(&format!("gold: {n}/{n} passing")), "{out}");
-    assert!(!out.contains("SURPRISE"), "{out}");
-    let (code, _, err) = output(passk().args(["verify", "--root"]).arg(dir.path()));
-    assert_eq!(code, 0, "{err}");
 }
 
 #[test]
@@ -139,25 +130,16 @@ fn adding_a_ticket_as_the_docs_say_keeps_every_check_green() {
     added["text"] = json!("Where can I read how the annual plan is billed?");
     list.push(added);
     expectations["tickets"]["TK-199"] = expectations["tickets"][&first].clone();
-    let write = |p: &Path, v: &Value| {
-        std::fs::write(p, serde_json::to_string_pretty(v).expect("json")).expect("write")
-    };
-    write(&tickets_path, &tickets);
-    write(&exp_path, &expectations);
+    write_json(&tickets_path, &tickets);
+    write_json(&exp_path, &expectations);
 
-    let (code, out, err) = output(passk().args(["freeze", "--root"]).arg(dir.path()));
-    assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = output(passk().args(["suite", "check", "--root"]).arg(dir.path()));
-    assert_eq!(code, 0, "{out}{err}");
+    let out = refreeze_and_check(dir.path());
     let n = before + 1;
     assert!(out.contains(&format!("{n} tickets (rule")), "{out}");
     assert!(
         out.contains(&format!("triage gold: {n}/{n} passing")),
         "{out}"
     );
-    assert!(!out.contains("SURPRISE"), "{out}");
-    let (code, _, err) = output(passk().args(["verify", "--root"]).arg(dir.path()));
-    assert_eq!(code, 0, "{err}");
 }
 
 #[test]
@@ -625,4 +607,21 @@ proptest! {
         }
         prop_assert_eq!(a.snapshot(), b.snapshot());
     }
+}
+
+fn write_json(path: &Path, v: &Value) {
+    std::fs::write(path, serde_json::to_string_pretty(v).expect("json")).expect("write")
+}
+
+/// After an edit of the data in `root` as docs/suites.md says: re-freeze, check the suites (no
+/// surprise) and verify the lock; returns what `suite check` printed.
+fn refreeze_and_check(root: &Path) -> String {
+    let (code, out, err) = output(passk().args(["freeze", "--root"]).arg(root));
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = output(passk().args(["suite", "check", "--root"]).arg(root));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("SURPRISE"), "{out}");
+    let (code, _, err) = output(passk().args(["verify", "--root"]).arg(root));
+    assert_eq!(code, 0, "{err}");
+    out
 }
