@@ -212,6 +212,9 @@ fn check_model_names(models: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// A setting that cannot be used: its flag name and why.
+type Problem = (&'static str, String);
+
 /// The first value that appears twice.
 fn first_repeat<T: PartialEq>(items: &[T]) -> Option<&T> {
     items
@@ -424,7 +427,16 @@ impl RunSettings {
     /// `name` turns a setting's flag name (`timeout`, `num-ctx`) into how the user gave it:
     /// `--timeout`, or `exp.toml: key `timeout``.
     pub fn validate(&self, name: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
-        let bad = |key: &str, m: String| Err(SettingsError::Invalid(format!("{}: {m}", name(key))));
+        self.check_names_and_lists()
+            .and_then(|()| self.check_design())
+            .and_then(|()| self.check_numbers())
+            .and_then(|()| self.check_stop_rule())
+            .map_err(|(key, m)| SettingsError::Invalid(format!("{}: {m}", name(key))))
+    }
+
+    /// Models, tasks, servers and suites: each given, once, and parallelism in range.
+    fn check_names_and_lists(&self) -> Result<(), Problem> {
+        let bad = |key: &'static str, m: String| Err((key, m));
         if self.models.is_empty() {
             return bad("models", "at least one model is needed".into());
         }
@@ -447,6 +459,12 @@ impl RunSettings {
         if let Some(s) = first_repeat(&self.suites) {
             return bad("suite", format!("{s:?} is given twice").to_lowercase());
         }
+        Ok(())
+    }
+
+    /// Trials, call caps and factor levels: in range, each level once.
+    fn check_design(&self) -> Result<(), Problem> {
+        let bad = |key: &'static str, m: String| Err((key, m));
         if self.trials == 0 || self.trials > 99 {
             return bad(
                 "trials",
@@ -478,6 +496,12 @@ impl RunSettings {
         if self.base_seed > 9_000_000 {
             return bad("base-seed", "must be at most 9000000".into());
         }
+        Ok(())
+    }
+
+    /// Temperatures, token counts, retries, times and keep-alive: finite and in range, as Ollama accepts them.
+    fn check_numbers(&self) -> Result<(), Problem> {
+        let bad = |key: &'static str, m: String| Err((key, m));
         for (key, t) in [
             ("temperature", self.temperature),
             ("router-temperature", self.router_temperature),
@@ -538,6 +562,12 @@ impl RunSettings {
                 ),
             );
         }
+        Ok(())
+    }
+
+    /// The stopping rule: its margin and level, and two models on a conversation suite to compare.
+    fn check_stop_rule(&self) -> Result<(), Problem> {
+        let bad = |key: &'static str, m: String| Err((key, m));
         if let Some(stop) = &self.stop {
             if !(stop.margin_pp > 0.0 && stop.margin_pp < 100.0) {
                 let m = stop.margin_pp;
