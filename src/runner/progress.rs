@@ -351,41 +351,8 @@ impl EventSink for Progress {
             RunEvent::Planned {
                 per_model,
                 already_done,
-            } => {
-                let total: u64 = per_model.iter().map(|(_, n)| n).sum();
-                self.overall.set_length(total);
-                self.overall.set_prefix("all models");
-                if let (Some(mp), Ok(mut models)) = (&self.bars, self.models.lock()) {
-                    for (model, n) in &per_model {
-                        let bar = mp.add(ProgressBar::new(*n).with_style(style("model")));
-                        bar.set_prefix(model.clone());
-                        models.insert(model.clone(), bar);
-                    }
-                }
-                let resumed = if already_done > 0 {
-                    format!(" ({already_done} already on disk, resuming)")
-                } else {
-                    String::new()
-                };
-                self.line(&format!("{}: {total} trials to run{resumed}", self.label));
-            }
-            RunEvent::Servers { hosts, parallel } => {
-                if let Ok(mut t) = self.tally.lock() {
-                    t.parallel = parallel;
-                    hosts.iter().for_each(|h| {
-                        t.server(h);
-                    });
-                }
-                if hosts.len() > 1 || parallel > 1 {
-                    self.add_server_lines(&hosts);
-                    self.line(&format!(
-                        "{}: {} at a time on each of {}",
-                        self.label,
-                        counted(u64::from(parallel), "conversation", "conversations"),
-                        hosts.join(", ")
-                    ));
-                }
-            }
+            } => self.planned(&per_model, already_done),
+            RunEvent::Servers { hosts, parallel } => self.servers(&hosts, parallel),
             RunEvent::TrialStarted { host } => self.server_event(&host, |s| s.in_flight += 1),
             RunEvent::TrialRequeued { host } => {
                 self.server_event(&host, |s| {
@@ -415,61 +382,124 @@ impl EventSink for Progress {
                 retries,
                 server_unreachable,
                 host,
-            } => {
-                // Counted under the tally's lock, drawn after it is released (see `server_event`).
-                let (overall, model, several_servers) = {
-                    let Ok(mut t) = self.tally.lock() else { return };
-                    t.add(&key, outcome, calls, server_unreachable);
-                    let server = t.server(&host);
-                    server.in_flight = server.in_flight.saturating_sub(1);
-                    server.done += 1;
-                    let overall = t.message(self.started.elapsed().as_secs_f64());
-                    (overall, t.model_message(&key.model), t.servers.len() > 1)
-                };
-                self.overall.inc(1);
-                self.overall.set_message(overall);
-                if let Ok(models) = self.models.lock()
-                    && let Some(bar) = models.get(&key.model)
-                {
-                    bar.set_message(model);
-                    bar.inc(1);
-                }
-                if self.bars.is_none() && self.trial_lines {
-                    let mut line = trial_line(&key, outcome, calls, retries, server_unreachable);
-                    if several_servers {
-                        line.push_str(&format!(" on {host}"));
-                    }
-                    crate::errln!("{}: {line}", self.label);
-                }
-            }
+            } => self.trial_finished(&key, outcome, calls, retries, server_unreachable, &host),
             RunEvent::AttemptFailed {
                 host,
                 model,
                 outcome,
                 retrying,
                 error,
-            } => {
-                let message = {
-                    let Ok(mut t) = self.tally.lock() else { return };
-                    t.attempt_failed(retrying);
-                    t.message(self.started.elapsed().as_secs_f64())
-                };
-                self.overall.set_message(message);
-                if self.bars.is_none() && self.trial_lines {
-                    let then = if retrying { "retrying" } else { "giving up" };
-                    let kind = match outcome {
-                        CallOutcome::Transport => "transport",
-                        CallOutcome::Protocol => "protocol",
-                        CallOutcome::Ok => "ok",
-                    };
-                    crate::errln!(
-                        "{}: {model} on {host}: attempt failed ({kind}: {error}); {then}",
-                        self.label
-                    );
-                }
-            }
+            } => self.attempt_failed(&host, &model, outcome, retrying, &error),
             RunEvent::Warning(w) => self.line(&format!("warning: {w}")),
             RunEvent::Info(i) => self.line(&format!("{}: {i}", self.label)),
+        }
+    }
+}
+
+/// The steps of [`Progress`]'s display, one per kind of event.
+impl Progress {
+    /// The plan is known: size the bars, say how many trials are left.
+    fn planned(&self, per_model: &[(String, u64)], already_done: u64) {
+        let total: u64 = per_model.iter().map(|(_, n)| n).sum();
+        self.overall.set_length(total);
+        self.overall.set_prefix("all models");
+        if let (Some(mp), Ok(mut models)) = (&self.bars, self.models.lock()) {
+            for (model, n) in per_model {
+                let bar = mp.add(ProgressBar::new(*n).with_style(style("model")));
+                bar.set_prefix(model.clone());
+                models.insert(model.clone(), bar);
+            }
+        }
+        let resumed = if already_done > 0 {
+            format!(" ({already_done} already on disk, resuming)")
+        } else {
+            String::new()
+        };
+        self.line(&format!("{}: {total} trials to run{resumed}", self.label));
+    }
+
+    /// The servers of the session: their lines, and how many conversations each plays at once.
+    fn servers(&self, hosts: &[String], parallel: u32) {
+        if let Ok(mut t) = self.tally.lock() {
+            t.parallel = parallel;
+            hosts.iter().for_each(|h| {
+                t.server(h);
+            });
+        }
+        if hosts.len() > 1 || parallel > 1 {
+            self.add_server_lines(hosts);
+            self.line(&format!(
+                "{}: {} at a time on each of {}",
+                self.label,
+                counted(u64::from(parallel), "conversation", "conversations"),
+                hosts.join(", ")
+            ));
+        }
+    }
+
+    /// A trial was written: count it, move the bars, and say it when there are no bars.
+    fn trial_finished(
+        &self,
+        key: &TrialKey,
+        outcome: Outcome,
+        calls: u32,
+        retries: u32,
+        server_unreachable: bool,
+        host: &str,
+    ) {
+        // Counted under the tally's lock, drawn after it is released (see `server_event`).
+        let (overall, model, several_servers) = {
+            let Ok(mut t) = self.tally.lock() else { return };
+            t.add(key, outcome, calls, server_unreachable);
+            let server = t.server(host);
+            server.in_flight = server.in_flight.saturating_sub(1);
+            server.done += 1;
+            let overall = t.message(self.started.elapsed().as_secs_f64());
+            (overall, t.model_message(&key.model), t.servers.len() > 1)
+        };
+        self.overall.inc(1);
+        self.overall.set_message(overall);
+        if let Ok(models) = self.models.lock()
+            && let Some(bar) = models.get(&key.model)
+        {
+            bar.set_message(model);
+            bar.inc(1);
+        }
+        if self.bars.is_none() && self.trial_lines {
+            let mut line = trial_line(key, outcome, calls, retries, server_unreachable);
+            if several_servers {
+                line.push_str(&format!(" on {host}"));
+            }
+            crate::errln!("{}: {line}", self.label);
+        }
+    }
+
+    /// A model call's attempt failed: count it now, before its trial ends.
+    fn attempt_failed(
+        &self,
+        host: &str,
+        model: &str,
+        outcome: CallOutcome,
+        retrying: bool,
+        error: &str,
+    ) {
+        let message = {
+            let Ok(mut t) = self.tally.lock() else { return };
+            t.attempt_failed(retrying);
+            t.message(self.started.elapsed().as_secs_f64())
+        };
+        self.overall.set_message(message);
+        if self.bars.is_none() && self.trial_lines {
+            let then = if retrying { "retrying" } else { "giving up" };
+            let kind = match outcome {
+                CallOutcome::Transport => "transport",
+                CallOutcome::Protocol => "protocol",
+                CallOutcome::Ok => "ok",
+            };
+            crate::errln!(
+                "{}: {model} on {host}: attempt failed ({kind}: {error}); {then}",
+                self.label
+            );
         }
     }
 }
