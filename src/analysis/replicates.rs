@@ -9,7 +9,6 @@ use super::compare::{RunComparison, compare, compare_with_noise};
 use super::mt19937::PyRandom;
 use super::{AnalysisOptions, fixtures};
 use crate::runner::record::{CallRecord, ConversationRecord, Manifest, Node};
-use crate::trace::ToolEvent;
 use crate::wire::api::Timings;
 use serde_json::json;
 
@@ -94,15 +93,7 @@ fn conversation(
             c
         })
         .collect();
-    let event = |tool: &str, ok: bool| ToolEvent {
-        turn: 0,
-        step: 0,
-        tool: tool.into(),
-        args: json!({}),
-        ok,
-        error: None,
-        format: None,
-    };
+    let event = |tool: &str, ok: bool| fixtures::event(tool, json!({}), ok);
     let mut tool_events = Vec::new();
     if uniform(rng) < 0.8 {
         tool_events.push(event("find_customer", true));
