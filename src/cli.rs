@@ -43,6 +43,8 @@ pub enum Command {
     Regrade(RegradeArgs),
     /// Import the reference harness's JSONL records into a passk run directory.
     Import(ImportArgs),
+    /// Drop the duplicate records two writers left in a run directory, keeping each trial's first.
+    Repair(RepairArgs),
     /// The illustrative cost model: cost per attempt, per successful task, and break-even.
     Cost(CostArgs),
 }
@@ -480,6 +482,14 @@ pub struct RegradeArgs {
     /// Data location.
     #[command(flatten)]
     pub data: DataArgs,
+    /// Run directory
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+}
+
+/// `passk repair`
+#[derive(Debug, Args)]
+pub struct RepairArgs {
     /// Run directory
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,

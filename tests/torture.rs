@@ -80,6 +80,87 @@ fn a_second_run_on_the_same_directory_is_refused_and_names_the_holder() {
 }
 
 #[test]
+fn a_directory_whose_run_lock_was_deleted_still_has_one_writer() {
+    let stub = Stub::oracles(&["oracle-a"]);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
+    let held = passk::runner::lock::RunLock::acquire(&out).expect("lock");
+    // A cleanup script removes the lock file of a run under way.
+    std::fs::remove_file(out.join("run.lock")).expect("rm run.lock");
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 10, "the directory itself is still locked: {stderr}");
+    assert!(stderr.contains("in use"), "{stderr}");
+    assert!(lines(&out, "router.jsonl").is_empty(), "nothing written");
+    drop(held);
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_run_whose_run_lock_is_deleted_stops_before_its_next_record() {
+    let stub = slow_stub();
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 3 --suite router");
+    let first = util::spawn(&args, Stdio::null(), Stdio::piped());
+    wait_for_records(&out);
+    std::fs::remove_file(out.join("run.lock")).expect("rm run.lock");
+    let done = first.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(10), "{stderr}");
+    assert!(
+        stderr.contains("run.lock was deleted or replaced"),
+        "{stderr}"
+    );
+    let written = lines(&out, "router.jsonl");
+    assert!(written.len() < 3 * util::router_messages(), "stopped early");
+    // The same command resumes and finishes, each trial once.
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    let written = lines(&out, "router.jsonl");
+    let unique: BTreeSet<&String> = written.iter().collect();
+    assert_eq!(
+        (written.len(), unique.len()),
+        (3 * util::router_messages(), 3 * util::router_messages()),
+        "each trial once"
+    );
+}
+
+#[test]
+fn passk_repair_mends_the_duplicates_two_writers_left() {
+    let stub = Stub::oracles(&["oracle-a"]);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    // What an earlier version's second writer left: the same trials appended again.
+    let path = out.join("router.jsonl");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let first_two: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, format!("{text}{first_two}")).expect("write");
+    let report =
+        || output(passk().args(["report", &out.display().to_string(), "--resamples", "50"]));
+    let (code, _, stderr) = report();
+    assert_ne!(code, 0, "duplicates are refused: {stderr}");
+    let (code, stdout, stderr) = output(passk().arg("repair").arg(&out));
+    assert_eq!(code, 0, "{stderr}");
+    let n = util::router_messages();
+    assert!(
+        stdout.contains(&format!("router.jsonl:{}: dropped", n + 1))
+            && stdout.contains("a duplicate of line 1")
+            && stdout.contains("dropped 2 duplicate(s)"),
+        "{stdout}"
+    );
+    assert_eq!(lines(&out, "router.jsonl").len(), n);
+    assert_eq!(lines(&out, "router.jsonl.dropped").len(), 2, "nothing lost");
+    let (code, _, stderr) = report();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
 fn an_import_into_a_directory_in_use_is_refused() {
     let tmp = util::tempdir();
     let reference = tmp.path().join("reference");

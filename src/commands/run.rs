@@ -161,9 +161,9 @@ pub fn exit_code_of(err: &RunError) -> u8 {
         RunError::Journal(JournalError::Mixed { .. } | JournalError::Orphans { .. }) => {
             exit_code::MIXED_VERSIONS
         }
-        RunError::Journal(JournalError::Locked(LockError::Held { .. })) => {
-            exit_code::RUN_DIR_LOCKED
-        }
+        RunError::Journal(JournalError::Locked(
+            LockError::Held { .. } | LockError::Lost { .. },
+        )) => exit_code::RUN_DIR_LOCKED,
         RunError::Settings(_) => exit_code::USAGE,
         RunError::ServerLost { .. } => exit_code::SERVER_LOST,
         RunError::Preflight(_) => exit_code::PREFLIGHT_FAILED,

@@ -490,7 +490,7 @@ fn open_journal(
     let journal = Journal::open_with(&exp.run_dir, fresh, &exp.resume)?;
     if let Some(holder) = journal.lock_taken_over_from() {
         sink.emit(RunEvent::Warning(format!(
-            "took over the run directory's lock left by {holder}, which is no longer running"
+            "took over the run directory's lock left by {holder}, which no longer holds it"
         )));
     }
     if journal.dropped_torn() > 0 {
