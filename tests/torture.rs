@@ -365,6 +365,68 @@ fn records_that_would_mix_are_refused_by_run_and_report_alike() {
 }
 
 #[test]
+fn records_of_other_graders_versions_tasks_or_trials_are_refused_by_run_and_report_alike() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle", "--trials 2 --suite router");
+    assert_eq!(output(passk().args(&args)).0, 0);
+    let path = out.join("router.jsonl");
+    let text = std::fs::read_to_string(&path).expect("records");
+    let first: serde_json::Value =
+        serde_json::from_str(text.lines().next().expect("a line")).expect("json");
+    let report =
+        || output(passk().args(["report", &out.display().to_string(), "--resamples", "50"]));
+    let n = text.lines().count();
+    for (field, value, says) in [
+        (
+            "grader_digest",
+            serde_json::json!("f00d"),
+            "grader digest f00d is not the manifest's",
+        ),
+        ("schema_version", serde_json::json!(2), "schema_version 2:"),
+        (
+            "index",
+            serde_json::json!(999),
+            "router task 999 is not in this run's manifest",
+        ),
+        (
+            "trial",
+            serde_json::json!(2),
+            "trial 2 is past this run's k = 2",
+        ),
+    ] {
+        let mut edited = first.clone();
+        edited[field] = value;
+        std::fs::write(&path, format!("{text}{edited}\n")).expect("write");
+        for (code, _, stderr) in [output(passk().args(&args)), report()] {
+            assert_ne!(code, 0, "{field}: {stderr}");
+            assert!(
+                stderr.contains(&format!("router.jsonl:{}: {says}", n + 1)),
+                "{field}: {stderr}"
+            );
+        }
+    }
+    // A manifest of a format version this passk does not know: refused by both.
+    std::fs::write(&path, &text).expect("restore");
+    let manifest_path = out.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).expect("manifest"))
+            .expect("json");
+    manifest["schema_version"] = serde_json::json!(2);
+    std::fs::write(&manifest_path, manifest.to_string()).expect("write");
+    let (code, _, stderr) = report();
+    assert_ne!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("manifest.json:1: schema_version 2:"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("record schema version"), "{stderr}");
+}
+
+#[test]
 fn sigterm_and_sighup_stop_like_ctrl_c_and_the_same_command_resumes() {
     let stub = slow_stub();
     let tmp = util::tempdir();

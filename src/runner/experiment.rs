@@ -465,10 +465,20 @@ fn new_manifest(
                     .map(|t| t.id.clone())
             })
             .collect(),
+        suite_tasks: suites
+            .domains
+            .iter()
+            .map(|d| {
+                let ids = d.tasks().iter().map(|t| t.id.clone()).collect();
+                (d.name().to_string(), ids)
+            })
+            .collect(),
         host: crate::runner::telemetry::host_info(),
         ..Manifest::default()
     };
     if let Some(r) = &suites.router {
+        let indices = (0..r.messages.len()).map(|i| i.to_string()).collect();
+        manifest.suite_tasks.insert("router".into(), indices);
         manifest.suite_digests.insert(
             "router".into(),
             crate::suite::SuiteDigests {
