@@ -314,6 +314,72 @@ fn numbers_and_names_that_cannot_be_used_exit_2_naming_them() {
 }
 
 #[test]
+fn the_last_rounds_notes_exit_2_naming_the_flag_or_the_file_and_key() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let file = tmp.path().join("exp.toml");
+    let mut spaced = run_args(&stub, &out, "oracle", "");
+    spaced.extend(["--host".to_string(), "127.0.0 .1".to_string()]);
+    let (code, _, stderr) = output(passk().args(&spaced));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--host: ") && stderr.contains("127.0.0 .1"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "oracle", "--margin 3")));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--margin: needs --stop-when-decided"),
+        "{stderr}"
+    );
+    for (text, says) in [
+        ("hosts = []\n", "key `hosts`: at least one server"),
+        (
+            "gpu-metrics = [\"garbage\"]\n",
+            "key `gpu-metrics`: 'garbage'",
+        ),
+        // The stopping rule's keys are read and checked like their flags.
+        (
+            "stop-when-decided = true\nmargin = 0.0\n",
+            "key `margin`: must be above 0",
+        ),
+        (
+            "stop-when-decided = true\nalpha = 0.9\n",
+            "key `alpha`: must be above 0",
+        ),
+        (
+            "alpha = 0.1\n",
+            "key `alpha`: needs `stop-when-decided = true`",
+        ),
+        (
+            "out = \"elsewhere\"\n",
+            "key `out`: --out says how this invocation runs",
+        ),
+    ] {
+        std::fs::write(&file, text).expect("write");
+        let flags = format!("--config {}", file.display());
+        let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "oracle", &flags)));
+        assert_eq!(code, 2, "{text}: {stderr}");
+        let named = format!("{}: {says}", file.display());
+        assert!(stderr.contains(&named), "{text}: {stderr}");
+    }
+    assert!(!out.exists(), "nothing written");
+    let missing = tmp.path().join("no-such-pilot").display().to_string();
+    for args in [
+        vec!["plan", &missing],
+        vec!["plan", "--rates", "0.5,0.7", "--models", "m,m:latest"],
+        vec!["plan", "--rates", "0.5,0.7", "--difference", "0"],
+        vec!["report", &missing, "--resamples", "0"],
+        vec!["compare", &missing, &missing, "--resamples", "0"],
+    ] {
+        let (code, _, stderr) = output(passk().args(&args));
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn records_that_would_mix_are_refused_by_run_and_report_alike() {
     let stub = Stub::start(vec![], |_| {});
     let tmp = util::tempdir();
@@ -424,6 +490,32 @@ fn records_of_other_graders_versions_tasks_or_trials_are_refused_by_run_and_repo
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 4, "{stderr}");
     assert!(stderr.contains("record schema version"), "{stderr}");
+}
+
+#[test]
+fn signals_ignored_at_start_stay_ignored_as_under_nohup_or_a_background_job() {
+    let stub = slow_stub();
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
+    // What `nohup passk run ... &` does: SIGHUP and SIGINT ignored before passk starts.
+    let child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' HUP INT; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_passk"))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_for_records(&out);
+    signal(&child, "HUP");
+    signal(&child, "INT");
+    let done = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(0), "ran to the end: {stderr}");
+    assert!(!stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(lines(&out, "router.jsonl").len(), util::router_messages());
 }
 
 #[test]
