@@ -37,18 +37,16 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     let keep = judged
         .keep_alive
         .unwrap_or(KeepAlive::For(DEFAULT_KEEP_ALIVE));
-    let cold = load(state, req, keep);
     let key = ModelName::parse(&req.model).key();
     let cfg = &state.config;
-    let Ok((load_time, place)) = state
+    // Waiting in the one pending queue, then loading (a cold model) while the scheduler waits.
+    let scheduled = state
         .slots
-        .schedule(&key, entry, cold, cfg.cold_load, cfg.load)
-    else {
+        .schedule(entry, cfg.cold_load, cfg.load, || load(state, req, keep))
+        .await;
+    let Ok(load_time) = scheduled else {
         return error(503, MAX_QUEUE_ERROR);
     };
-    // Loading, or waiting in the pending queue for the load in progress.
-    tokio::time::sleep_until((entry + load_time).into()).await;
-    drop(place);
     if req.messages.is_empty() {
         // Ollama's preload: no generation, done_reason "load".
         return done_without_reply(&req.model, "load");

@@ -347,9 +347,9 @@ impl StubHandle {
         self.state.slots.peak(&ModelName::parse(model).key())
     }
 
-    /// Chat requests for `model` waiting in the pending queue for its load to end.
-    pub fn pending(&self, model: &str) -> usize {
-        self.state.slots.pending(&ModelName::parse(model).key())
+    /// Chat requests waiting in the scheduler's pending queue (one queue for every model).
+    pub fn pending(&self) -> usize {
+        self.state.slots.pending()
     }
 
     /// Stops accepting and closes every connection.
