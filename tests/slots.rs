@@ -8,7 +8,7 @@ use super::wire::{book, client, request, stub, task};
 use passk::wire::api::{ChatMessage, ChatRequest, Timings};
 use passk::wire::client::{ChatResult, Client, ClientConfig};
 use passk::wire::outcome::CallOutcome;
-use passk::wire::stub::{MAX_QUEUE_ERROR, StubConfig, StubHandle};
+use passk::wire::stub::{Behaviour, MAX_QUEUE_ERROR, StubConfig, StubHandle};
 use std::time::Duration;
 
 /// A stub whose model time (prefill and decode, about 0.3 s a call) dominates its overhead.
@@ -20,6 +20,9 @@ fn slow(num_parallel: usize, max_queue: usize) -> StubConfig {
         decode_tok_per_s: 100.0,
         ..StubConfig::with_script(book(&[task("1")]))
     }
+    .model("m", Behaviour::Oracle)
+    .model("a", Behaviour::Oracle)
+    .model("b", Behaviour::Oracle)
 }
 
 fn first_turn() -> ChatRequest {
