@@ -914,3 +914,31 @@ fn an_unknown_name_is_ollamas_404_and_doctor_suggests_the_nearest_pulled_one() {
     let default = passk::wire::stub::StubConfig::default();
     assert!(default.spec_for("qwen2.5-coder:3bb").is_none());
 }
+
+/// `passk run --think off` sends `think: false` on its warm-up too, as on every trial: a thinking
+/// model that thought there would spend the warm-up's 8 tokens on reasoning (`done_reason: length`).
+#[tokio::test]
+async fn the_warm_up_sends_the_runs_think() {
+    let h = stub(oracle_config()).await;
+    let c = client(&h);
+    let mut reasons = Vec::new();
+    for think in [None, Some(false)] {
+        let settings = RunSettings {
+            think,
+            ..RunSettings::default()
+        };
+        let mut info = preflight::check_model(&c, &h.base_url(), "thinking", true)
+            .await
+            .expect("model");
+        preflight::warm_up(&c, &settings, &mut info)
+            .await
+            .expect("warm-up");
+        let call = info.warmup.expect("warm-up call");
+        reasons.push(call.timings.done_reason);
+    }
+    assert_eq!(
+        reasons,
+        [Some("length".to_string()), Some("stop".to_string())],
+        "thinks by default, not with think off"
+    );
+}
