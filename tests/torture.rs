@@ -206,7 +206,9 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("took over the run directory's lock"),
+        stderr.contains("took over the run directory's lock")
+            && stderr.contains("which no longer holds it")
+            && !stderr.contains("no longer running"),
         "{stderr}"
     );
     assert_eq!(lines(&out, "router.jsonl").len(), util::router_messages());

@@ -267,4 +267,23 @@ mod tests {
             .and_then(|f| f.into_config(&[], ScriptBook::new()));
         assert!(closed.is_ok_and(|c| c.default.is_none()));
     }
+
+    #[test]
+    fn unknown_names_are_served_only_when_the_file_says_so() {
+        let default = |text: &str| {
+            StubFile::parse(text)
+                .and_then(|f| f.into_config(&[], ScriptBook::new()))
+                .map(|c| c.default.map(|s| s.behaviour))
+                .expect("config")
+        };
+        assert!(default("").is_none(), "Ollama's 404 by default");
+        assert!(matches!(
+            default("serve_unknown = true"),
+            Some(Behaviour::Oracle)
+        ));
+        let never = "[default]\nbehaviour = \"never_answer\"";
+        assert!(matches!(default(never), Some(Behaviour::NeverAnswer)));
+        let off = format!("serve_unknown = false\n{never}");
+        assert!(default(&off).is_none());
+    }
 }
