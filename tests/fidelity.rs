@@ -797,7 +797,9 @@ async fn a_schema_format_reply_honours_enum_required_and_nesting() {
 /// The smaller differences, each as Ollama's `server/routes.go` answers it.
 #[tokio::test]
 async fn version_root_cors_hosts_ps_and_show_answer_as_ollama_does() {
-    let h = stub(oracle_config()).await;
+    let mut config = oracle_config();
+    config.suites = [("store".to_string(), "abc".to_string())].into();
+    let h = stub(config).await;
     let http = reqwest::Client::new();
     let url = |p: &str| format!("{}{p}", h.base_url());
     // `VersionHandler`: `{"version": ...}` and nothing else.
@@ -811,6 +813,9 @@ async fn version_root_cors_hosts_ps_and_show_answer_as_ollama_does() {
         .unwrap();
     let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
     assert_eq!(keys, ["version"]);
+    // The suites a stub loaded are on its own route, for passk's stale-stub check.
+    let suites = client(&h).stub_suites().await.expect("the stub's suites");
+    assert_eq!(suites.get("store").map(String::as_str), Some("abc"));
     // `r.HandleMethodNotAllowed`: `/` serves GET and HEAD only.
     assert_eq!(http.post(url("/")).send().await.unwrap().status(), 405);
     // gin-contrib/cors as `GenerateRoutes` configures it: an allowed origin's preflight is 204.
