@@ -21,7 +21,7 @@ use passk::runner::experiment::{self, Experiment};
 use passk::runner::record::Record;
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::suite::Domain;
-use passk::wire::stub::{ScriptBook, StubConfig, StubServer};
+use passk::wire::stub::{Behaviour, ScriptBook, StubConfig, StubServer};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -74,7 +74,10 @@ fn generate(dir: &Path) -> Result<()> {
     let mut book = ScriptBook::from_suites(&tasks, Some(&router));
     book.set_example_values(&store.example_values());
     let rt = tokio::runtime::Runtime::new()?;
-    let stub = rt.block_on(StubServer::start(StubConfig::with_script(book)))?;
+    let config = StubConfig::with_script(book)
+        .model("oracle-small", Behaviour::Oracle)
+        .model("oracle-large", Behaviour::Oracle);
+    let stub = rt.block_on(StubServer::start(config))?;
     let exp = Experiment {
         settings: RunSettings {
             models: vec!["oracle-small".into(), "oracle-large".into()],

@@ -6,7 +6,7 @@
 use passk::wire::api::{ChatMessage, ChatRequest};
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::outcome::CallOutcome;
-use passk::wire::stub::{ScriptBook, StubConfig, StubServer};
+use passk::wire::stub::{Behaviour, ScriptBook, StubConfig, StubServer};
 use std::time::Instant;
 
 const CLIENTS: usize = 4;
@@ -23,7 +23,8 @@ async fn measure(num_parallel: usize, calls: usize) -> (f64, f64) {
         prefill_tok_per_s: 500.0,
         decode_tok_per_s: 50.0,
         ..StubConfig::with_script(book)
-    };
+    }
+    .model("router", Behaviour::Oracle);
     let stub = StubServer::start(config).await.expect("stub");
     let client = Client::new(ClientConfig {
         retries: 0,

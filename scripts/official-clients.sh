@@ -23,7 +23,15 @@ cleanup() {
 trap cleanup EXIT
 
 cargo build -q --bin passk
-./target/debug/passk serve-stub --root "$root" --port 0 >"$work/stub.log" 2>&1 &
+# The names the checks use besides the stub's convention names; any other name is Ollama's 404.
+cat >"$work/stub.toml" <<'TOML'
+[models."llama3.2"]
+behaviour = "oracle"
+
+[models."myns/tiny:1b"]
+behaviour = "oracle"
+TOML
+./target/debug/passk serve-stub --root "$root" --config "$work/stub.toml" --port 0 >"$work/stub.log" 2>&1 &
 stub_pid=$!
 port=""
 for _ in $(seq 100); do

@@ -14,6 +14,15 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// A count that must be at least 1 (a bootstrap over no resamples has no interval).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Subcommands are verbs.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -43,6 +52,8 @@ pub enum Command {
     Regrade(RegradeArgs),
     /// Import the reference harness's JSONL records into a passk run directory.
     Import(ImportArgs),
+    /// Drop the duplicate records two writers left in a run directory, keeping each trial's first.
+    Repair(RepairArgs),
     /// The illustrative cost model: cost per attempt, per successful task, and break-even.
     Cost(CostArgs),
 }
@@ -256,12 +267,13 @@ pub struct RunArgs {
     /// sequence for the success difference of the first two models decides, or at --trials
     #[arg(long)]
     pub stop_when_decided: bool,
-    /// With --stop-when-decided: the models are equivalent when the sequence lies within plus or
-    /// minus this many percentage points [default: 5]
-    #[arg(long, value_name = "PP", requires = "stop_when_decided")]
+    /// With --stop-when-decided (or the experiment file's): the models are equivalent when the
+    /// sequence lies within plus or minus this many percentage points [default: 5]
+    #[arg(long, value_name = "PP")]
     pub margin: Option<f64>,
-    /// With --stop-when-decided: error level of the confidence sequence [default: 0.05]
-    #[arg(long, value_name = "A", requires = "stop_when_decided")]
+    /// With --stop-when-decided (or the experiment file's): error level of the confidence sequence
+    /// [default: 0.05]
+    #[arg(long, value_name = "A")]
     pub alpha: Option<f64>,
     /// Conversations each server plays at once (Ollama serves them concurrently up to its
     /// OLLAMA_NUM_PARALLEL) [default: 1]
@@ -376,7 +388,7 @@ pub struct ReportArgs {
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
     /// Bootstrap resamples
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = at_least_one)]
     pub resamples: usize,
     /// With more than two models: the model every other is compared with in the model ladder
     /// (default: the largest by parameter size)
@@ -407,7 +419,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Bootstrap resamples
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = at_least_one)]
     pub resamples: usize,
 }
 
@@ -464,7 +476,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub simulations: usize,
     /// Bootstrap resamples per simulated experiment
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = at_least_one)]
     pub resamples: usize,
     /// Seed of the simulation
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -480,6 +492,14 @@ pub struct RegradeArgs {
     /// Data location.
     #[command(flatten)]
     pub data: DataArgs,
+    /// Run directory
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+}
+
+/// `passk repair`
+#[derive(Debug, Args)]
+pub struct RepairArgs {
     /// Run directory
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
@@ -542,5 +562,38 @@ mod tests {
     #[test]
     fn verify_cli() {
         Cli::command().debug_assert();
+    }
+
+    /// Every `passk run` flag is an experiment-file key by its long name, or one of the flags
+    /// docs/cli.md lists as not keys; a new flag fails here until it is one or the other.
+    #[test]
+    fn every_run_flag_is_an_experiment_file_key_or_listed_as_not_one() {
+        use passk::runner::settings::{ExperimentFile, FLAGS_NOT_KEYS};
+        let cli = Cli::command();
+        let run = cli.find_subcommand("run").expect("run");
+        let longs: Vec<&str> = run
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .filter(|l| *l != "help")
+            .collect();
+        assert!(longs.len() > 25, "{longs:?}");
+        for long in longs {
+            let text = format!("{long} = {{}}\n");
+            let got = ExperimentFile::parse("exp.toml", &text);
+            let message = got.err().map(|e| e.to_string()).unwrap_or_default();
+            if FLAGS_NOT_KEYS.contains(&long) {
+                assert!(
+                    message.contains(&format!("key `{long}`: --{long}")),
+                    "{long}: {message}"
+                );
+            } else {
+                // A known key given a wrong value (a table) is refused for its value, never as an
+                // unknown key.
+                assert!(
+                    !message.is_empty() && !message.contains("unknown field"),
+                    "--{long} is not an experiment-file key: {message}"
+                );
+            }
+        }
     }
 }

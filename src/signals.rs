@@ -5,6 +5,10 @@
 //! asked, the first signal sets the stop flag (the run finishes the conversation in flight, keeps
 //! every finished one and exits with 128 + the signal's number), and a second one exits at once.
 //! The handler does only what a signal handler may: atomics, `write(2)` and `_exit(2)`.
+//!
+//! A signal already ignored when passk starts keeps being ignored: `nohup` ignores SIGHUP, and a
+//! shell starts a background job (`passk run ... &`) with SIGINT ignored, and the user asked for
+//! exactly that.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -14,12 +18,22 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 const SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
-/// Installs the handlers; a signal that cannot be hooked keeps its default action.
+/// Installs the handlers; a signal that cannot be hooked keeps its default action, and one ignored
+/// from the start stays ignored.
 pub fn install() {
-    for sig in SIGNALS {
+    for sig in SIGNALS.into_iter().filter(|&s| !ignored_at_start(s)) {
         // SAFETY: the action only touches atomics and calls write(2) and _exit(2), all
         // async-signal-safe.
         let _ = unsafe { signal_hook_registry::register(sig, move || on_signal(sig)) };
+    }
+}
+
+/// Whether `sig` is ignored (inherited `SIG_IGN`, as under `nohup`).
+fn ignored_at_start(sig: i32) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
     }
 }
 

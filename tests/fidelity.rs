@@ -81,9 +81,11 @@ async fn post(h: &StubHandle, path: &str, body: &str) -> (u16, Value) {
 
 #[tokio::test]
 async fn names_are_matched_as_ollama_matches_them() {
-    let config = oracle_config()
+    let mut config = oracle_config()
         .model("llama3.2", Behaviour::Oracle)
         .model("myns/tiny:1b", Behaviour::Oracle);
+    // A stub configured to serve any name (a stub file's `serve_unknown = true`).
+    config.default = Some(Behaviour::Oracle.into());
     let h = stub(config).await;
     let c = client(&h);
     let tags = c.tags().await.expect("tags");
@@ -116,7 +118,8 @@ async fn names_are_matched_as_ollama_matches_them() {
     }
     let ps = c.ps().await.expect("ps");
     let loaded: Vec<&str> = ps.models.iter().map(|m| m.name.as_str()).collect();
-    assert_eq!(loaded, vec!["llama3.2:latest", "myns/tiny:1b"]);
+    // Longest time left first (`PsHandler`): the model warmed last.
+    assert_eq!(loaded, vec!["myns/tiny:1b", "llama3.2:latest"]);
     // A name served by the default has its digest on a fresh stub too.
     let info = preflight::check_model(&c, &h.base_url(), "fresh", true)
         .await
@@ -389,12 +392,13 @@ fn head_requests_and_expect_continue_are_answered() {
     let addr = h.addr();
     let out = rt.block_on(async {
         tokio::task::spawn_blocking(move || {
-            let head = raw(addr, "HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", None);
-            let tags = raw(addr, "HEAD /api/tags HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", None);
+            // A loopback server refuses a foreign Host (`allowedHostsMiddleware`): say localhost.
+            let head = raw(addr, "HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", None);
+            let tags = raw(addr, "HEAD /api/tags HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", None);
             let body = r#"{"model":"oracle"}"#;
             let expect = raw(
                 addr,
-                &format!("POST /api/show HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n", body.len()),
+                &format!("POST /api/show HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n", body.len()),
                 Some(body),
             );
             (head, tags, expect)
@@ -726,5 +730,220 @@ fn an_experiment_file_keep_alive_ollama_refuses_is_a_usage_error() {
     assert!(
         stderr.contains("time: invalid duration \"forever\""),
         "{stderr}"
+    );
+}
+
+/// gpt-oss speaks harmony, whose analysis channel Ollama always reads (`harmony/harmonyparser.go`;
+/// Ollama's thinking docs: gpt-oss ignores `think: false`), so it thinks although told not to.
+#[tokio::test]
+async fn gpt_oss_thinks_although_told_not_to() {
+    let thinking =
+        ModelSpec::new(Behaviour::Oracle).with_capabilities(&["completion", "tools", "thinking"]);
+    let h = stub(oracle_config().model("gpt-oss:20b", thinking)).await;
+    let mut req = opening("gpt-oss:20b");
+    req.think = Some(false);
+    let m = message(&client(&h), &req).await;
+    assert!(m.thinking.is_some_and(|t| !t.is_empty()));
+}
+
+/// Requests Ollama's decoder and `ChatHandler` judge otherwise than the stub did.
+#[tokio::test]
+async fn images_blank_models_and_negative_top_k_are_judged_as_ollama_judges_them() {
+    let h = stub(oracle_config()).await;
+    // `api.Message.Images` is `[]ImageData` (`api/types.go`): a string is the decoder's 400.
+    let images = r#"{"model":"oracle","stream":false,"messages":[{"role":"user","content":"hi","images":"abc"}]}"#;
+    let (status, body) = post(&h, "/api/chat", images).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().is_some_and(|e| e.contains("images")),
+        "{body}"
+    );
+    // `ChatHandler`: a name `model.ParseName` cannot read is `model is required` (`server/routes.go`).
+    let (status, body) = post(&h, "/api/chat", r#"{"model":"   ","messages":[]}"#).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("model is required"))
+    );
+    // `api.Options.TopK` is an `int` (`api/types.go`): -1 is accepted.
+    let top_k = r#"{"model":"oracle","stream":false,"messages":[],"options":{"top_k":-1}}"#;
+    let (status, body) = post(&h, "/api/chat", top_k).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// With a JSON-schema `format`, Ollama constrains the output to the schema (`server/routes.go`
+/// passes it to the runner as a grammar): enums, required keys and nesting hold.
+#[tokio::test]
+async fn a_schema_format_reply_honours_enum_required_and_nesting() {
+    let h = stub(oracle_config()).await;
+    let mut req = opening("oracle");
+    req.tools = None;
+    req.format = Some(json!({
+        "type": "object",
+        "properties": {
+            "intent": {"type": "string", "enum": ["refund", "order_status"]},
+            "detail": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id", "why"]}
+        },
+        "required": ["intent", "detail"]
+    }));
+    let m = message(&client(&h), &req).await;
+    let v: Value = serde_json::from_str(&m.content).expect("json reply");
+    assert_eq!(v["intent"], "refund");
+    assert!(
+        v["detail"]["id"].is_string() && v["detail"]["why"].is_string(),
+        "{v}"
+    );
+}
+
+/// The smaller differences, each as Ollama's `server/routes.go` answers it.
+#[tokio::test]
+async fn version_root_cors_hosts_ps_and_show_answer_as_ollama_does() {
+    let mut config = oracle_config();
+    config.suites = [("store".to_string(), "abc".to_string())].into();
+    let h = stub(config).await;
+    let http = reqwest::Client::new();
+    let url = |p: &str| format!("{}{p}", h.base_url());
+    // `VersionHandler`: `{"version": ...}` and nothing else.
+    let v: Value = http
+        .get(url("/api/version"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
+    assert_eq!(keys, ["version"]);
+    // The suites a stub loaded are on its own route, for passk's stale-stub check.
+    let suites = client(&h).stub_suites().await.expect("the stub's suites");
+    assert_eq!(suites.get("store").map(String::as_str), Some("abc"));
+    // `r.HandleMethodNotAllowed`: `/` serves GET and HEAD only.
+    assert_eq!(http.post(url("/")).send().await.unwrap().status(), 405);
+    // gin-contrib/cors as `GenerateRoutes` configures it: an allowed origin's preflight is 204.
+    let preflight = http
+        .request(reqwest::Method::OPTIONS, url("/api/chat"))
+        .header("Origin", "http://localhost:3000")
+        .header("Access-Control-Request-Method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), 204);
+    let allow = |name: &str| {
+        preflight
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        allow("access-control-allow-origin"),
+        "http://localhost:3000"
+    );
+    assert!(allow("access-control-allow-methods").contains("POST"));
+    assert!(allow("access-control-allow-headers").contains("Content-Type"));
+    let foreign = http
+        .get(url("/api/tags"))
+        .header("Origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 403);
+    // `allowedHostsMiddleware`: bound to loopback, a foreign Host is refused (DNS rebinding).
+    let rebound = http
+        .get(url("/api/tags"))
+        .header("Host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 403);
+    let local = http
+        .get(url("/api/tags"))
+        .header("Host", "ollama.local:11434")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(local.status(), 200);
+    // `PsHandler`: longest time left first.
+    let c = client(&h);
+    for (model, keep) in [("oracle", "1m"), ("thinking", "10m"), ("text-calls", "5m")] {
+        let mut req = opening(model);
+        req.messages.clear();
+        req.keep_alive = Some(keep.into());
+        assert!(c.chat(&req).await.response.is_some(), "{model}");
+    }
+    let ps = c.ps().await.expect("ps");
+    let names: Vec<&str> = ps.models.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["thinking:latest", "text-calls:latest", "oracle:latest"]
+    );
+    // `ShowHandler` names a missing model as `DisplayShortest` reads it.
+    let (status, body) = post(&h, "/api/show", r#"{"model":"qwen9"}"#).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (404, Some("model 'qwen9:latest' not found"))
+    );
+}
+
+/// The default stub serves only what it is told to (Ollama's 404 for any other name), and doctor
+/// names the pulled model nearest to a typo.
+#[test]
+fn an_unknown_name_is_ollamas_404_and_doctor_suggests_the_nearest_pulled_one() {
+    let stub = Stub::start(vec![("qwen2.5-coder:3b", Behaviour::Oracle.into())], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = util::run_args(
+        &stub,
+        &out,
+        "qwen2.5-coder:3bb",
+        "--trials 1 --suite router",
+    );
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 7, "{stderr}");
+    assert!(
+        stderr.contains("model 'qwen2.5-coder:3bb' not found"),
+        "{stderr}"
+    );
+    let (code, stdout, _) = output(passk().args([
+        "doctor",
+        "--host",
+        &stub.host(),
+        "--models",
+        "qwen2.5-coder:3bb",
+    ]));
+    assert_ne!(code, 0);
+    assert!(
+        stdout.contains("did you mean qwen2.5-coder:3b?"),
+        "{stdout}"
+    );
+    let default = passk::wire::stub::StubConfig::default();
+    assert!(default.spec_for("qwen2.5-coder:3bb").is_none());
+}
+
+/// `passk run --think off` sends `think: false` on its warm-up too, as on every trial: a thinking
+/// model that thought there would spend the warm-up's 8 tokens on reasoning (`done_reason: length`).
+#[tokio::test]
+async fn the_warm_up_sends_the_runs_think() {
+    let h = stub(oracle_config()).await;
+    let c = client(&h);
+    let mut reasons = Vec::new();
+    for think in [None, Some(false)] {
+        let settings = RunSettings {
+            think,
+            ..RunSettings::default()
+        };
+        let mut info = preflight::check_model(&c, &h.base_url(), "thinking", true)
+            .await
+            .expect("model");
+        preflight::warm_up(&c, &settings, &mut info)
+            .await
+            .expect("warm-up");
+        let call = info.warmup.expect("warm-up call");
+        reasons.push(call.timings.done_reason);
+    }
+    assert_eq!(
+        reasons,
+        [Some("length".to_string()), Some("stop".to_string())],
+        "thinks by default, not with think off"
     );
 }

@@ -152,7 +152,8 @@ fn write_run_with(
             .unwrap_or_default(),
         passk_version: "test".into(),
         grader_digest: digest.into(),
-        settings: json!({"trials": 3, "tool_docs": "bare", "temperature": 0.7, "num_ctx": 16384,
+        // k = 4: the small model's trial 3 of T1 ended on the wire, the others were not played.
+        settings: json!({"trials": 4, "tool_docs": "bare", "temperature": 0.7, "num_ctx": 16384,
             "num_predict": 1024, "call_caps": [10], "router_in_front": false, "toolless": false}),
         ollama_version: Some("0.0.0".into()),
         backend: "stub".into(),

@@ -8,7 +8,7 @@ use super::wire::{book, client, request, stub, task};
 use passk::wire::api::{ChatMessage, ChatRequest, Timings};
 use passk::wire::client::{ChatResult, Client, ClientConfig};
 use passk::wire::outcome::CallOutcome;
-use passk::wire::stub::{MAX_QUEUE_ERROR, StubConfig, StubHandle};
+use passk::wire::stub::{Behaviour, MAX_QUEUE_ERROR, StubConfig, StubHandle};
 use std::time::Duration;
 
 /// A stub whose model time (prefill and decode, about 0.3 s a call) dominates its overhead.
@@ -20,6 +20,9 @@ fn slow(num_parallel: usize, max_queue: usize) -> StubConfig {
         decode_tok_per_s: 100.0,
         ..StubConfig::with_script(book(&[task("1")]))
     }
+    .model("m", Behaviour::Oracle)
+    .model("a", Behaviour::Oracle)
+    .model("b", Behaviour::Oracle)
 }
 
 fn first_turn() -> ChatRequest {
@@ -126,7 +129,7 @@ async fn a_full_pending_queue_is_refused_with_ollamas_503_and_retried() {
         let (c, req) = (c.clone(), req.clone());
         async move { c.chat(&req).await }
     });
-    until(&h, |h| h.pending("m") == 1).await;
+    until(&h, |h| h.pending() == 1).await;
 
     let refused = c.chat(&req).await;
     assert_eq!(refused.outcome, CallOutcome::Transport);
@@ -153,7 +156,7 @@ async fn a_full_pending_queue_is_refused_with_ollamas_503_and_retried() {
     let load = timings(&loading.await.expect("joined")).load_duration;
     assert_eq!(load, Some(2_000_000_000));
     assert!(queued.load_duration > Some(StubConfig::default().load.as_nanos() as u64));
-    assert_eq!(h.pending("m"), 0);
+    assert_eq!(h.pending(), 0);
 }
 
 /// The banner `passk serve-stub` prints with these flags and environment (the process is killed).
@@ -231,7 +234,7 @@ async fn a_client_that_gives_up_leaves_the_queue() {
     // This one waits in the pending queue, then its client times out and closes the connection.
     let impatient = client(&h, 0, 300).chat(&req).await;
     assert_eq!(impatient.outcome, CallOutcome::Transport);
-    until(&h, |h| h.pending("m") == 0).await;
+    until(&h, |h| h.pending() == 0).await;
     // Its place is free again while the load goes on: the next request queues instead of a 503.
     let next = client(&h, 0, 30_000).chat(&req).await;
     assert_eq!(next.outcome, CallOutcome::Ok, "{:?}", next.attempts);
@@ -242,4 +245,77 @@ async fn a_client_that_gives_up_leaves_the_queue() {
         timings(&next)
     );
     assert_eq!(loading.await.expect("joined").outcome, CallOutcome::Ok);
+}
+
+/// The first turn's request for model `model`.
+fn first_turn_of(model: &str) -> ChatRequest {
+    ChatRequest {
+        model: model.to_string(),
+        ..first_turn()
+    }
+}
+
+/// Starts a chat call in the background.
+fn spawn_chat(c: &Client, req: ChatRequest) -> tokio::task::JoinHandle<ChatResult> {
+    let c = c.clone();
+    tokio::spawn(async move { c.chat(&req).await })
+}
+
+/// Ollama's scheduler has one pending queue for every model (`server/sched.go`: a single
+/// `pendingReqCh` of size `OLLAMA_MAX_QUEUE`, filled by `GetRunner`): with a queue of one, a
+/// second request for model a loading waits in it, and a request for another cold model b finds it
+/// full and gets the 503.
+#[tokio::test]
+async fn one_pending_queue_is_shared_by_every_model() {
+    let config = StubConfig {
+        cold_load: Duration::from_secs(3),
+        ..slow(1, 1)
+    };
+    let h = stub(config).await;
+    let c = client(&h, 0, 30_000);
+    let loading = spawn_chat(&c, first_turn_of("a"));
+    until(&h, |h| h.requests("a") == 1).await;
+    let queued = spawn_chat(&c, first_turn_of("a"));
+    until(&h, |h| h.pending() == 1).await;
+    let other = c.chat(&first_turn_of("b")).await;
+    assert_eq!(other.attempts[0].status, Some(503), "{:?}", other.attempts);
+    assert_eq!(other.attempts[0].error.as_deref(), Some(MAX_QUEUE_ERROR));
+    for done in [loading, queued] {
+        assert_eq!(done.await.expect("joined").outcome, CallOutcome::Ok);
+    }
+}
+
+/// `processPending` (`server/sched.go`) schedules one request at a time and waits for a cold
+/// model's load before the next: a second cold model loads only after the first, and its
+/// `load_duration` includes the wait.
+#[tokio::test]
+async fn models_load_one_at_a_time() {
+    let cold = Duration::from_secs(2);
+    let config = StubConfig {
+        cold_load: cold,
+        ..slow(1, 512)
+    };
+    let h = stub(config).await;
+    let c = client(&h, 0, 30_000);
+    let started = std::time::Instant::now();
+    let first = spawn_chat(&c, first_turn_of("a"));
+    until(&h, |h| h.requests("a") == 1).await;
+    let second = c.chat(&first_turn_of("b")).await;
+    let second_done = started.elapsed();
+    let first = first.await.expect("joined");
+    assert_eq!(
+        (first.outcome, second.outcome),
+        (CallOutcome::Ok, CallOutcome::Ok)
+    );
+    let cold_ns = cold.as_nanos() as u64;
+    assert_eq!(timings(&first).load_duration, Some(cold_ns));
+    let waited = timings(&second).load_duration.expect("load_duration");
+    assert!(
+        waited > cold_ns,
+        "b's load includes waiting for a's: {waited} ns"
+    );
+    assert!(
+        second_done >= 2 * cold,
+        "the two loads followed each other: {second_done:?}"
+    );
 }

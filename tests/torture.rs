@@ -80,6 +80,87 @@ fn a_second_run_on_the_same_directory_is_refused_and_names_the_holder() {
 }
 
 #[test]
+fn a_directory_whose_run_lock_was_deleted_still_has_one_writer() {
+    let stub = Stub::oracles(&["oracle-a"]);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
+    let held = passk::runner::lock::RunLock::acquire(&out).expect("lock");
+    // A cleanup script removes the lock file of a run under way.
+    std::fs::remove_file(out.join("run.lock")).expect("rm run.lock");
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 10, "the directory itself is still locked: {stderr}");
+    assert!(stderr.contains("in use"), "{stderr}");
+    assert!(lines(&out, "router.jsonl").is_empty(), "nothing written");
+    drop(held);
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_run_whose_run_lock_is_deleted_stops_before_its_next_record() {
+    let stub = slow_stub();
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 3 --suite router");
+    let first = util::spawn(&args, Stdio::null(), Stdio::piped());
+    wait_for_records(&out);
+    std::fs::remove_file(out.join("run.lock")).expect("rm run.lock");
+    let done = first.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(10), "{stderr}");
+    assert!(
+        stderr.contains("run.lock was deleted or replaced"),
+        "{stderr}"
+    );
+    let written = lines(&out, "router.jsonl");
+    assert!(written.len() < 3 * util::router_messages(), "stopped early");
+    // The same command resumes and finishes, each trial once.
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    let written = lines(&out, "router.jsonl");
+    let unique: BTreeSet<&String> = written.iter().collect();
+    assert_eq!(
+        (written.len(), unique.len()),
+        (3 * util::router_messages(), 3 * util::router_messages()),
+        "each trial once"
+    );
+}
+
+#[test]
+fn passk_repair_mends_the_duplicates_two_writers_left() {
+    let stub = Stub::oracles(&["oracle-a"]);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    // What an earlier version's second writer left: the same trials appended again.
+    let path = out.join("router.jsonl");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let first_two: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, format!("{text}{first_two}")).expect("write");
+    let report =
+        || output(passk().args(["report", &out.display().to_string(), "--resamples", "50"]));
+    let (code, _, stderr) = report();
+    assert_ne!(code, 0, "duplicates are refused: {stderr}");
+    let (code, stdout, stderr) = output(passk().arg("repair").arg(&out));
+    assert_eq!(code, 0, "{stderr}");
+    let n = util::router_messages();
+    assert!(
+        stdout.contains(&format!("router.jsonl:{}: dropped", n + 1))
+            && stdout.contains("a duplicate of line 1")
+            && stdout.contains("dropped 2 duplicate(s)"),
+        "{stdout}"
+    );
+    assert_eq!(lines(&out, "router.jsonl").len(), n);
+    assert_eq!(lines(&out, "router.jsonl.dropped").len(), 2, "nothing lost");
+    let (code, _, stderr) = report();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
 fn an_import_into_a_directory_in_use_is_refused() {
     let tmp = util::tempdir();
     let reference = tmp.path().join("reference");
@@ -125,7 +206,9 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
     let (code, _, stderr) = output(passk().args(&args));
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("took over the run directory's lock"),
+        stderr.contains("took over the run directory's lock")
+            && stderr.contains("which no longer holds it")
+            && !stderr.contains("no longer running"),
         "{stderr}"
     );
     assert_eq!(lines(&out, "router.jsonl").len(), util::router_messages());
@@ -233,6 +316,72 @@ fn numbers_and_names_that_cannot_be_used_exit_2_naming_them() {
 }
 
 #[test]
+fn the_last_rounds_notes_exit_2_naming_the_flag_or_the_file_and_key() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let file = tmp.path().join("exp.toml");
+    let mut spaced = run_args(&stub, &out, "oracle", "");
+    spaced.extend(["--host".to_string(), "127.0.0 .1".to_string()]);
+    let (code, _, stderr) = output(passk().args(&spaced));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--host: ") && stderr.contains("127.0.0 .1"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "oracle", "--margin 3")));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--margin: needs --stop-when-decided"),
+        "{stderr}"
+    );
+    for (text, says) in [
+        ("hosts = []\n", "key `hosts`: at least one server"),
+        (
+            "gpu-metrics = [\"garbage\"]\n",
+            "key `gpu-metrics`: 'garbage'",
+        ),
+        // The stopping rule's keys are read and checked like their flags.
+        (
+            "stop-when-decided = true\nmargin = 0.0\n",
+            "key `margin`: must be above 0",
+        ),
+        (
+            "stop-when-decided = true\nalpha = 0.9\n",
+            "key `alpha`: must be above 0",
+        ),
+        (
+            "alpha = 0.1\n",
+            "key `alpha`: needs `stop-when-decided = true`",
+        ),
+        (
+            "out = \"elsewhere\"\n",
+            "key `out`: --out says how this invocation runs",
+        ),
+    ] {
+        std::fs::write(&file, text).expect("write");
+        let flags = format!("--config {}", file.display());
+        let (code, _, stderr) = output(passk().args(run_args(&stub, &out, "oracle", &flags)));
+        assert_eq!(code, 2, "{text}: {stderr}");
+        let named = format!("{}: {says}", file.display());
+        assert!(stderr.contains(&named), "{text}: {stderr}");
+    }
+    assert!(!out.exists(), "nothing written");
+    let missing = tmp.path().join("no-such-pilot").display().to_string();
+    for args in [
+        vec!["plan", &missing],
+        vec!["plan", "--rates", "0.5,0.7", "--models", "m,m:latest"],
+        vec!["plan", "--rates", "0.5,0.7", "--difference", "0"],
+        vec!["report", &missing, "--resamples", "0"],
+        vec!["compare", &missing, &missing, "--resamples", "0"],
+    ] {
+        let (code, _, stderr) = output(passk().args(&args));
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn records_that_would_mix_are_refused_by_run_and_report_alike() {
     let stub = Stub::start(vec![], |_| {});
     let tmp = util::tempdir();
@@ -281,6 +430,94 @@ fn records_that_would_mix_are_refused_by_run_and_report_alike() {
     assert!(stderr.contains("no manifest.json"), "{stderr}");
     assert!(!out.join("manifest.json").exists());
     assert_eq!(lines(&out, "router.jsonl"), vec![first]);
+}
+
+#[test]
+fn records_of_other_graders_versions_tasks_or_trials_are_refused_by_run_and_report_alike() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle", "--trials 2 --suite router");
+    assert_eq!(output(passk().args(&args)).0, 0);
+    let path = out.join("router.jsonl");
+    let text = std::fs::read_to_string(&path).expect("records");
+    let first: serde_json::Value =
+        serde_json::from_str(text.lines().next().expect("a line")).expect("json");
+    let report =
+        || output(passk().args(["report", &out.display().to_string(), "--resamples", "50"]));
+    let n = text.lines().count();
+    for (field, value, says) in [
+        (
+            "grader_digest",
+            serde_json::json!("f00d"),
+            "grader digest f00d is not the manifest's",
+        ),
+        ("schema_version", serde_json::json!(2), "schema_version 2:"),
+        (
+            "index",
+            serde_json::json!(999),
+            "router task 999 is not in this run's manifest",
+        ),
+        (
+            "trial",
+            serde_json::json!(2),
+            "trial 2 is past this run's k = 2",
+        ),
+    ] {
+        let mut edited = first.clone();
+        edited[field] = value;
+        std::fs::write(&path, format!("{text}{edited}\n")).expect("write");
+        for (code, _, stderr) in [output(passk().args(&args)), report()] {
+            assert_ne!(code, 0, "{field}: {stderr}");
+            assert!(
+                stderr.contains(&format!("router.jsonl:{}: {says}", n + 1)),
+                "{field}: {stderr}"
+            );
+        }
+    }
+    // A manifest of a format version this passk does not know: refused by both.
+    std::fs::write(&path, &text).expect("restore");
+    let manifest_path = out.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).expect("manifest"))
+            .expect("json");
+    manifest["schema_version"] = serde_json::json!(2);
+    std::fs::write(&manifest_path, manifest.to_string()).expect("write");
+    let (code, _, stderr) = report();
+    assert_ne!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("manifest.json:1: schema_version 2:"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("record schema version"), "{stderr}");
+}
+
+#[test]
+fn signals_ignored_at_start_stay_ignored_as_under_nohup_or_a_background_job() {
+    let stub = slow_stub();
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let args = run_args(&stub, &out, "oracle-a", "--trials 1 --suite router");
+    // What `nohup passk run ... &` does: SIGHUP and SIGINT ignored before passk starts.
+    let child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' HUP INT; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_passk"))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_for_records(&out);
+    signal(&child, "HUP");
+    signal(&child, "INT");
+    let done = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(0), "ran to the end: {stderr}");
+    assert!(!stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(lines(&out, "router.jsonl").len(), util::router_messages());
 }
 
 #[test]

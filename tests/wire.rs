@@ -238,7 +238,10 @@ fn replies_of(t: &Trajectory) -> Vec<Option<String>> {
 #[tokio::test]
 async fn oracle_replays_the_gold_trajectory_with_timings() {
     let tasks = [task("1"), task("2")];
-    let h = stub(StubConfig::with_script(book(&tasks))).await;
+    let config = StubConfig::with_script(book(&tasks))
+        .model("oracle-model", Behaviour::Oracle)
+        .model("m", Behaviour::Oracle);
+    let h = stub(config).await;
     let c = client(&h, 0, 5_000);
     for t in &tasks {
         for notes in [false, true] {
@@ -277,7 +280,7 @@ async fn oracle_replays_the_gold_trajectory_with_timings() {
 #[tokio::test]
 async fn router_toolless_and_unknown_conversations() {
     let tasks = [task("1")];
-    let h = stub(StubConfig::with_script(book(&tasks))).await;
+    let h = stub(StubConfig::with_script(book(&tasks)).model("m", Behaviour::Oracle)).await;
     let c = client(&h, 0, 5_000);
     let ask = |msgs: Vec<ChatMessage>, tools: bool| {
         let mut r = request("m", msgs, 0);
@@ -657,7 +660,7 @@ async fn a_refused_connection_is_transport() {
 #[tokio::test]
 async fn streaming_gives_the_same_answer_and_first_token_time() {
     let tasks = [task("1")];
-    let h = stub(StubConfig::with_script(book(&tasks))).await;
+    let h = stub(StubConfig::with_script(book(&tasks)).model("m", Behaviour::Oracle)).await;
     let c = client(&h, 0, 5_000);
     let mut req = request(
         "m",
@@ -730,7 +733,7 @@ async fn info_endpoints_answer_like_ollama() {
 
 #[tokio::test]
 async fn pull_streams_progress_through_ollama_rs() {
-    let h = stub(StubConfig::default()).await;
+    let h = stub(StubConfig::default().model("qwen2.5-coder:3b", Behaviour::Oracle)).await;
     let c = client(&h, 0, 5_000);
     let mut lines = Vec::new();
     c.pull("qwen2.5-coder:3b", |p| lines.push(p.clone()))

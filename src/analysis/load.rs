@@ -5,7 +5,7 @@
 use super::RecordsError;
 use crate::runner::record::{
     CONVERSATIONS_FILE, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE, Record,
-    RouterRecord, TrialKey,
+    RouterRecord, SCHEMA_VERSION, TrialKey,
 };
 use crate::runner::record_file::{self, RecordFileError};
 use std::collections::HashMap;
@@ -90,6 +90,17 @@ pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, RecordsError> {
             line: e.line(),
             message: e.to_string(),
         })?;
+    if manifest.schema_version != SCHEMA_VERSION {
+        return Err(RecordsError::Parse {
+            path: mpath,
+            line: 1,
+            message: format!(
+                "schema_version {}: this passk reads run directories of format version \
+                 {SCHEMA_VERSION} only (written by another passk version?)",
+                manifest.schema_version
+            ),
+        });
+    }
     let mut run = Run {
         dir: dir.to_path_buf(),
         manifest,

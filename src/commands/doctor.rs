@@ -115,10 +115,13 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
         let show = match client.show(model).await {
             Ok(show) => show,
             Err(e) => {
-                out.push(Check::fail(
-                    format!("{model} is not available: {e}"),
-                    format!("passk pull {model}"),
-                ));
+                let fix = match closest_pulled(client, &mut tags, model).await {
+                    Some(near) => {
+                        format!("did you mean {near}? It is pulled; else passk pull {model}")
+                    }
+                    None => format!("passk pull {model}"),
+                };
+                out.push(Check::fail(format!("{model} is not available: {e}"), fix));
                 continue;
             }
         };
@@ -157,6 +160,45 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
     }
     out.push(nvml);
     out
+}
+
+/// The pulled name nearest to a `model` the server lacks (a typo), when one is near: at most a
+/// third of its characters (and at least one) away by edit distance, tag included.
+async fn closest_pulled(
+    client: &Client,
+    tags: &mut Option<TagsResponse>,
+    model: &str,
+) -> Option<String> {
+    if tags.is_none() {
+        *tags = client.tags().await.ok();
+    }
+    let wanted = passk::wire::name::ModelName::parse(model).shortest();
+    let limit = (wanted.chars().count() / 3).max(1);
+    tags.as_ref()?
+        .models
+        .iter()
+        .map(|m| (edit_distance(&wanted, &m.name), &m.name))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, name)| name.clone())
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// `model`'s `/api/tags` entry. The list is read after the model's `/api/show`, and read again

@@ -10,6 +10,7 @@ mod import;
 mod plan;
 mod pull;
 mod regrade;
+mod repair;
 mod report;
 mod run;
 mod serve_stub;
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Compare(a) => compare::run(a),
         Command::Regrade(a) => regrade::run(a),
         Command::Import(a) => import::run(a),
+        Command::Repair(a) => repair::run(a),
         Command::Cost(a) => cost::run(a),
     }
 }

@@ -4,7 +4,6 @@
 
 use crate::cli::PlanArgs;
 use crate::exit_code;
-use anyhow::Context;
 use passk::analysis::load_run;
 use passk::analysis::plan::{Pilot, PlanError, PlanOptions, Question, plan};
 use std::io::Write;
@@ -21,9 +20,19 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<u8> {
             ));
         }
     }
+    if let Some([small, large]) = args.models.as_deref()
+        && passk::wire::name::same_model(small, large)
+    {
+        return usage(&format!(
+            "--models names one model twice ({small} and {large}): a plan compares two models"
+        ));
+    }
     let pilot = match (&args.pilot, &args.rates) {
         (Some(dir), _) => {
-            let run = load_run(dir).with_context(|| format!("reading run {}", dir.display()))?;
+            let run = match load_run(dir) {
+                Ok(run) => run,
+                Err(e) => return usage(&format!("reading pilot run {}: {e}", dir.display())),
+            };
             let models = args
                 .models
                 .as_deref()
@@ -37,6 +46,12 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<u8> {
     };
     let question = match (args.difference, args.break_even_below) {
         (_, Some(ratio)) => Question::BreakEvenBelow { ratio },
+        (Some(0.0), None) => {
+            return usage(
+                "--difference 0 asks to detect no difference: give the smallest difference worth \
+                 detecting, in percentage points",
+            );
+        }
         (Some(pp), None) if pp.is_finite() && pp.abs() <= 100.0 => Question::Difference {
             stated: Some(pp / 100.0),
         },

@@ -39,6 +39,15 @@ pub fn resolve(args: &RunArgs) -> Result<(RunSettings, Option<String>), Settings
     let flag = |k: &str| format!("--{k}");
     flags_only.validate(&flag)?;
     apply_flags(args, &mut s);
+    if s.stop.is_none()
+        && let Some(name) = [("margin", args.margin), ("alpha", args.alpha)]
+            .into_iter()
+            .find_map(|(name, v)| v.map(|_| name))
+    {
+        return Err(SettingsError::Invalid(format!(
+            "--{name}: needs --stop-when-decided (or `stop-when-decided = true` in the experiment file)"
+        )));
+    }
     s.validate(&flag)?;
     Ok((s, file_text))
 }
@@ -100,10 +109,11 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
         s.think = Some(t.as_bool());
     }
     if args.stop_when_decided {
-        let mut stop = s.stop.unwrap_or_default();
+        s.stop = Some(s.stop.unwrap_or_default());
+    }
+    if let Some(stop) = &mut s.stop {
         stop.margin_pp = args.margin.unwrap_or(stop.margin_pp);
         stop.alpha = args.alpha.unwrap_or(stop.alpha);
-        s.stop = Some(stop);
     }
     if !args.host.host.is_empty() {
         s.hosts = args.host.host.clone();
@@ -126,17 +136,34 @@ fn with_hosts(
     mut settings: RunSettings,
     args: &RunArgs,
 ) -> Result<(RunSettings, Vec<String>), String> {
+    // Each error names where the value came from: the flag, the file's key, or OLLAMA_HOST.
+    let file_key = |key: &str| {
+        let file = args.config.as_ref().map(|p| p.display().to_string());
+        format!("{}: key `{key}`", file.unwrap_or_default())
+    };
+    let hosts_from = if !args.host.host.is_empty() {
+        "--host".to_string()
+    } else if !settings.hosts.is_empty() {
+        file_key("hosts")
+    } else {
+        "OLLAMA_HOST".to_string()
+    };
     let mut hosts = Vec::new();
     for given in args.host.hosts_or(&settings.hosts) {
-        let url = parse_host(&given).map_err(|e| format!("--host: {e}"))?;
+        let url = parse_host(&given).map_err(|e| format!("{hosts_from}: {e}"))?;
         if hosts.contains(&url) {
-            return Err(format!("--host: {url} is given twice"));
+            return Err(format!("{hosts_from}: {url} is given twice"));
         }
         hosts.push(url);
     }
+    let metrics_from = if !args.gpu_metrics.is_empty() {
+        "--gpu-metrics".to_string()
+    } else {
+        file_key("gpu-metrics")
+    };
     settings.hosts = hosts.clone();
     settings.gpu_metrics = passk::runner::hosts::pair_gpu_metrics(&settings.gpu_metrics, &hosts)
-        .map_err(|e| format!("--gpu-metrics: {e}"))?
+        .map_err(|e| format!("{metrics_from}: {e}"))?
         .into_iter()
         .map(|(host, exporter)| format!("{host}={}", exporter.text()))
         .collect();
@@ -161,9 +188,9 @@ pub fn exit_code_of(err: &RunError) -> u8 {
         RunError::Journal(JournalError::Mixed { .. } | JournalError::Orphans { .. }) => {
             exit_code::MIXED_VERSIONS
         }
-        RunError::Journal(JournalError::Locked(LockError::Held { .. })) => {
-            exit_code::RUN_DIR_LOCKED
-        }
+        RunError::Journal(JournalError::Locked(
+            LockError::Held { .. } | LockError::Lost { .. },
+        )) => exit_code::RUN_DIR_LOCKED,
         RunError::Settings(_) => exit_code::USAGE,
         RunError::ServerLost { .. } => exit_code::SERVER_LOST,
         RunError::Preflight(_) => exit_code::PREFLIGHT_FAILED,

@@ -465,10 +465,20 @@ fn new_manifest(
                     .map(|t| t.id.clone())
             })
             .collect(),
+        suite_tasks: suites
+            .domains
+            .iter()
+            .map(|d| {
+                let ids = d.tasks().iter().map(|t| t.id.clone()).collect();
+                (d.name().to_string(), ids)
+            })
+            .collect(),
         host: crate::runner::telemetry::host_info(),
         ..Manifest::default()
     };
     if let Some(r) = &suites.router {
+        let indices = (0..r.messages.len()).map(|i| i.to_string()).collect();
+        manifest.suite_tasks.insert("router".into(), indices);
         manifest.suite_digests.insert(
             "router".into(),
             crate::suite::SuiteDigests {
@@ -490,7 +500,7 @@ fn open_journal(
     let journal = Journal::open_with(&exp.run_dir, fresh, &exp.resume)?;
     if let Some(holder) = journal.lock_taken_over_from() {
         sink.emit(RunEvent::Warning(format!(
-            "took over the run directory's lock left by {holder}, which is no longer running"
+            "took over the run directory's lock left by {holder}, which no longer holds it"
         )));
     }
     if journal.dropped_torn() > 0 {

@@ -200,6 +200,7 @@ impl Journal {
     }
 
     /// Appends one record as a whole line and fsyncs it. A key already on disk is not written twice.
+    /// A lock that no longer guards the directory ([`RunLock::check`]) stops the write.
     pub fn append(&mut self, record: &Record) -> Result<bool, JournalError> {
         let key = match record {
             Record::Conversation(c) => c.key(),
@@ -208,6 +209,7 @@ impl Journal {
         if self.done.contains(&key) {
             return Ok(false);
         }
+        self.lock.check()?;
         let (file, name) = match record {
             Record::Conversation(_) => (&mut self.conversations, CONVERSATIONS_FILE),
             Record::Router(_) => (&mut self.router, ROUTER_FILE),
@@ -232,6 +234,7 @@ impl Journal {
 
     /// Rewrites the manifest (atomically), e.g. to add warnings raised during the run.
     pub fn update_manifest(&self, manifest: &Manifest) -> Result<(), JournalError> {
+        self.lock.check()?;
         write_manifest(&self.dir, manifest)
     }
 }
@@ -609,6 +612,26 @@ mod tests {
         assert!(matches!(err, JournalError::Locked(_)), "{err}");
         drop(first);
         Journal::open(dir.path(), &manifest()).expect("free again");
+    }
+
+    #[test]
+    fn a_writer_whose_lock_file_is_deleted_stops_and_no_second_writer_starts() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut first = Journal::open(dir.path(), &manifest()).expect("open");
+        first.append(&router(0)).expect("append");
+        std::fs::remove_file(dir.path().join(crate::runner::lock::LOCK_FILE)).expect("rm");
+        let err = Journal::open(dir.path(), &manifest()).expect_err("the directory is held");
+        assert!(
+            matches!(err, JournalError::Locked(LockError::Held { .. })),
+            "{err}"
+        );
+        let err = first.append(&router(1)).expect_err("lock gone");
+        assert!(
+            matches!(err, JournalError::Locked(LockError::Lost { .. })),
+            "{err}"
+        );
+        let text = std::fs::read_to_string(dir.path().join(ROUTER_FILE)).expect("read");
+        assert_eq!(text.lines().count(), 1, "nothing written after the loss");
     }
 
     #[test]

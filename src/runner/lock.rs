@@ -1,9 +1,13 @@
-//! One writer per run directory: `run.lock` holds the writer's PID, host and start time, and an
-//! OS advisory lock (`flock` on Unix, through `std::fs::File::try_lock`) on that file is held for as
-//! long as the run lasts. The OS drops the advisory lock when its process dies, however it dies, so
-//! a lock file whose lock nobody holds was left by a dead process and is taken over; the text in
-//! the file only names the holder in messages. The file is never deleted (deleting it would let two
-//! writers lock two different files); a clean release empties it.
+//! One writer per run directory. The writer holds an OS advisory lock (`flock` on Unix, through
+//! `std::fs::File::try_lock`) on the run directory itself for as long as the run lasts, so the
+//! exclusion holds even when `run.lock` is deleted under it; it also locks `run.lock` (which names
+//! it, by PID, host and start time, in messages), as writers before the directory lock did. The
+//! OS drops both locks when their process dies, however it dies, so a lock file whose lock nobody
+//! holds was left by a process that no longer holds it and is taken over. Before each record the
+//! writer checks ([`RunLock::check`]) that the directory and `run.lock` are still the ones it
+//! locked: a deleted or replaced lock file (a cleanup script, a half-copied directory, an older
+//! passk that locked a new file) stops it before it writes again. The file is never deleted by
+//! passk; a clean release empties it.
 
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -70,11 +74,27 @@ pub enum LockError {
         /// Underlying error.
         source: std::io::Error,
     },
+    /// The directory or its lock file is no longer the one this writer locked.
+    #[error(
+        "{path} {what} while this run held it; stopped before writing another record so that no \
+         second writer can duplicate trials: check that no other passk writes {dir}, then run the \
+         same command again to resume"
+    )]
+    Lost {
+        /// Run directory.
+        dir: PathBuf,
+        /// The path that changed.
+        path: PathBuf,
+        /// What happened to it.
+        what: &'static str,
+    },
 }
 
 /// A held run-directory lock; dropping it empties the lock file and releases the OS lock.
 #[derive(Debug)]
 pub struct RunLock {
+    dir: PathBuf,
+    dir_handle: File,
     file: File,
     path: PathBuf,
     stale: Option<String>,
@@ -84,6 +104,11 @@ impl RunLock {
     /// Locks `dir` (which must exist) for this process, or says who holds it.
     pub fn acquire(dir: &Path) -> Result<RunLock, LockError> {
         let path = dir.join(LOCK_FILE);
+        let dir_handle = File::open(dir).map_err(|source| LockError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        take(&dir_handle, dir, &path)?;
         let io = |source| LockError::Io {
             path: path.clone(),
             source,
@@ -95,18 +120,8 @@ impl RunLock {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let mut text = String::new();
-                let _ = file.read_to_string(&mut text);
-                return Err(LockError::Held {
-                    dir: dir.to_path_buf(),
-                    holder: describe(&text),
-                });
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
-        }
+        // An older passk locks only the file.
+        take(&file, dir, &path)?;
         let mut previous = String::new();
         file.read_to_string(&mut previous).map_err(io)?;
         let stale = (!previous.trim().is_empty()).then(|| describe(&previous));
@@ -116,7 +131,30 @@ impl RunLock {
         file.rewind().map_err(io)?;
         file.write_all(text.as_bytes()).map_err(io)?;
         file.sync_all().map_err(io)?;
-        Ok(RunLock { file, path, stale })
+        Ok(RunLock {
+            dir: dir.to_path_buf(),
+            dir_handle,
+            file,
+            path,
+            stale,
+        })
+    }
+
+    /// Whether this lock still guards its directory: the directory's path and `run.lock` still
+    /// name the directory and file it locked. A writer calls it before each record.
+    pub fn check(&self) -> Result<(), LockError> {
+        let lost = |path: &Path, what| LockError::Lost {
+            dir: self.dir.clone(),
+            path: path.to_path_buf(),
+            what,
+        };
+        if !same_file(&self.dir_handle, &self.dir) {
+            return Err(lost(&self.dir, "was moved or replaced"));
+        }
+        if !same_file(&self.file, &self.path) {
+            return Err(lost(&self.path, "was deleted or replaced"));
+        }
+        Ok(())
     }
 
     /// The holder named by a lock file left behind by a process that died holding it, when this
@@ -137,6 +175,45 @@ impl Drop for RunLock {
         let _ = self.file.set_len(0);
         let _ = self.file.sync_all();
         let _ = self.file.unlock();
+        let _ = self.dir_handle.unlock();
+    }
+}
+
+/// Takes the advisory lock on `handle` (the directory or its lock file), or says who holds it.
+fn take(handle: &File, dir: &Path, lock_file: &Path) -> Result<(), LockError> {
+    match handle.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = match std::fs::read_to_string(lock_file) {
+                Ok(text) => describe(&text),
+                Err(_) => "another process (its run.lock was deleted)".into(),
+            };
+            Err(LockError::Held {
+                dir: dir.to_path_buf(),
+                holder,
+            })
+        }
+        Err(std::fs::TryLockError::Error(source)) => Err(LockError::Io {
+            path: lock_file.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Whether `path` still names the file or directory `handle` has open.
+fn same_file(handle: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (handle.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = handle;
+        path.exists()
     }
 }
 
@@ -171,6 +248,30 @@ mod tests {
             again.taken_over_from().is_none(),
             "a clean release is not stale"
         );
+    }
+
+    #[test]
+    fn the_directory_stays_locked_when_its_lock_file_is_deleted() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let first = RunLock::acquire(dir.path()).expect("first");
+        first.check().expect("intact");
+        std::fs::remove_file(dir.path().join(LOCK_FILE)).expect("rm");
+        let err = RunLock::acquire(dir.path()).expect_err("still held");
+        assert!(matches!(err, LockError::Held { .. }), "{err}");
+        let lost = first.check().expect_err("its file is gone");
+        assert!(
+            matches!(lost, LockError::Lost { .. }) && lost.to_string().contains("run.lock"),
+            "{lost}"
+        );
+    }
+
+    #[test]
+    fn a_replaced_lock_file_is_noticed() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let first = RunLock::acquire(dir.path()).expect("first");
+        std::fs::remove_file(dir.path().join(LOCK_FILE)).expect("rm");
+        std::fs::write(dir.path().join(LOCK_FILE), "{}").expect("recreate");
+        assert!(matches!(first.check(), Err(LockError::Lost { .. })));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod preflight;
 pub mod progress;
 pub mod record;
 pub mod record_file;
+pub mod repair;
 pub mod rounds;
 pub mod settings;
 pub mod telemetry;

@@ -114,15 +114,18 @@ pub fn prompt_counts_only_new(version: &str) -> bool {
     version == "0.30.0" || version.starts_with("0.30.0-")
 }
 
-/// `/api/version` whole (passk's stub adds the digests of the suites it loaded), or `Unreachable`.
+/// `/api/version`, with the digests of the suites passk's stub loaded (its own
+/// `/api/passk/suites`; a real Ollama has none), or `Unreachable`.
 pub async fn server(client: &Client, host: &str) -> Result<VersionResponse, PreflightError> {
-    client
+    let mut version = client
         .version()
         .await
         .map_err(|e| PreflightError::Unreachable {
             host: host.to_string(),
             error: e.to_string(),
-        })
+        })?;
+    version.passk_suites = client.stub_suites().await;
+    Ok(version)
 }
 
 /// Refuses a stub whose loaded suites differ from the run's (suite name to tasks digest): its
@@ -233,6 +236,8 @@ pub async fn warm_up(
             ..ChatOptions::default()
         },
         keep_alive: Some(settings.keep_alive.clone()),
+        // As every trial sends it: `--think off` must not let the warm-up think.
+        think: settings.think,
         ..ChatRequest::default()
     };
     let result = client.chat(&request).await;

@@ -652,6 +652,10 @@ pub struct Manifest {
     /// Documented example values of the tool schemas shown (for counting example-copy calls).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub example_values: Vec<String>,
+    /// Every task id of each suite the run plays (the router's: message indices), whatever the
+    /// task filter; a record of another task is refused (absent in older manifests: not checked).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub suite_tasks: BTreeMap<String, Vec<String>>,
     /// Tasks that need no tools (left out of steps per correct answer).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tasks_without_tools: Vec<String>,

@@ -8,14 +8,17 @@
 //! - A trial may have several records only while the earlier ones ended on the wire (transport or
 //!   protocol failure, played again on resume); a record of a trial that already has a graded one
 //!   is a duplicate and is refused, naming both lines.
-//! - A record's model, suite, call cap, mode, tool docs variant and router flag must be among
-//!   those the manifest declares. A record written before factorial runs carries no tool docs
-//!   variant: it is read as the run's single variant.
+//! - A record's model, suite, task, call cap, mode, tool docs variant and router flag must be
+//!   among those the manifest declares, and its trial index below the manifest's `trials` (k). A
+//!   record written before factorial runs carries no tool docs variant: it is read as the run's
+//!   single variant.
+//! - A record's `schema_version` must be the one this passk writes, and its grader digest the
+//!   manifest's: a verdict of other graders would be counted as this run's.
 
 use crate::runner::levels::{Levels, declared};
-use crate::runner::record::{Manifest, Mode, Outcome, Record, TrialKey};
+use crate::runner::record::{Manifest, Mode, Outcome, Record, SCHEMA_VERSION, TrialKey};
 use crate::suite::ToolVariant;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -133,6 +136,7 @@ pub fn read_from(
         };
         allowed.fill_in(&mut record);
         let (key, outcome) = key_and_outcome(&record);
+        allowed.check_stamp(&record).map_err(|m| bad(number, m))?;
         allowed.check(&key).map_err(|m| bad(number, m))?;
         if let Some(first) = graded_on.get(&key) {
             return Err(bad(
@@ -160,6 +164,14 @@ pub fn key_and_outcome(record: &Record) -> (TrialKey, Outcome) {
     }
 }
 
+/// A record's schema version and grader digest.
+fn stamp(record: &Record) -> (u32, &str) {
+    match record {
+        Record::Conversation(c) => (c.schema_version, &c.grader_digest),
+        Record::Router(r) => (r.schema_version, &r.grader_digest),
+    }
+}
+
 /// A trial key as people read it.
 pub fn show_key(k: &TrialKey) -> String {
     let mode = match k.mode {
@@ -180,6 +192,9 @@ pub fn show_key(k: &TrialKey) -> String {
 /// What the manifest declares; a part it does not declare (an imported run's settings, say) is not
 /// checked.
 struct Allowed {
+    grader_digest: Option<String>,
+    trials: Option<u64>,
+    tasks: Option<BTreeMap<String, BTreeSet<String>>>,
     models: Option<Vec<String>>,
     suites: Option<Vec<String>>,
     call_caps: Option<Vec<u64>>,
@@ -192,6 +207,14 @@ impl Allowed {
     fn of(m: &Manifest) -> Allowed {
         let settings = &m.settings;
         Allowed {
+            grader_digest: (!m.grader_digest.is_empty()).then(|| m.grader_digest.clone()),
+            trials: settings["trials"].as_u64(),
+            tasks: (!m.suite_tasks.is_empty()).then(|| {
+                m.suite_tasks
+                    .iter()
+                    .map(|(suite, tasks)| (suite.clone(), tasks.iter().cloned().collect()))
+                    .collect()
+            }),
             models: (!m.models.is_empty())
                 .then(|| m.models.iter().map(|i| i.name.clone()).collect()),
             suites: (!m.suite_digests.is_empty())
@@ -215,6 +238,26 @@ impl Allowed {
         }
     }
 
+    /// The record's format version and graders against the manifest's.
+    fn check_stamp(&self, record: &Record) -> Result<(), String> {
+        let (version, digest) = stamp(record);
+        if version != SCHEMA_VERSION {
+            return Err(format!(
+                "schema_version {version}: this passk reads record format version \
+                 {SCHEMA_VERSION} only (written by another passk version?)"
+            ));
+        }
+        if let Some(ours) = &self.grader_digest
+            && digest != ours
+        {
+            return Err(format!(
+                "grader digest {digest} is not the manifest's {ours}: this verdict was produced by \
+                 other graders than the run's"
+            ));
+        }
+        Ok(())
+    }
+
     fn check(&self, key: &TrialKey) -> Result<(), String> {
         let missing = |what: &str, value: &str| {
             Err(format!(
@@ -230,6 +273,21 @@ impl Allowed {
             && !suites.contains(&key.suite)
         {
             return missing("suite", &key.suite);
+        }
+        if let Some(tasks) = &self.tasks
+            && !tasks.get(&key.suite).is_some_and(|t| t.contains(&key.task))
+        {
+            return missing(&format!("{} task", key.suite), &key.task);
+        }
+        if let Some(k) = self.trials
+            && u64::from(key.trial) >= k
+        {
+            return Err(format!(
+                "trial {} is past this run's k = {k} (trials 0 to {}): the record belongs to \
+                 another run",
+                key.trial,
+                k.saturating_sub(1)
+            ));
         }
         if key.suite != "router"
             && let Some(caps) = &self.call_caps
@@ -364,6 +422,58 @@ mod tests {
             ..Manifest::default()
         };
         read(&text, &both).expect("declared cell");
+    }
+
+    /// One conversation record, edited by `edit`, as a line.
+    fn edited(edit: impl FnOnce(&mut crate::runner::record::ConversationRecord)) -> String {
+        let mut c = conversation("m", "L1", 0, true, vec![call(10, 1)]);
+        edit(&mut c);
+        serde_json::to_string(&Record::Conversation(Box::new(c))).expect("json") + "\n"
+    }
+
+    #[test]
+    fn another_grader_digest_or_schema_version_is_refused_naming_the_line() {
+        let manifest = Manifest {
+            grader_digest: "g".into(),
+            ..Manifest::default()
+        };
+        let ok = line("m", 1, Outcome::Pass);
+        let digest = edited(|c| c.grader_digest = "other".into());
+        let err = read(&format!("{ok}{digest}"), &manifest).expect_err("digest");
+        assert!(
+            err.to_string()
+                .starts_with("c.jsonl:2: grader digest other is not the manifest's g"),
+            "{err}"
+        );
+        let version = edited(|c| c.schema_version = 2);
+        let err = read(&format!("{ok}{version}"), &manifest).expect_err("version");
+        assert!(
+            err.to_string().starts_with("c.jsonl:2: schema_version 2:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_task_the_suite_lacks_or_a_trial_past_k_is_refused() {
+        let manifest = Manifest {
+            suite_tasks: [("store".to_string(), vec!["L1".to_string()])].into(),
+            settings: serde_json::json!({"trials": 2}),
+            ..Manifest::default()
+        };
+        read(&line("m", 1, Outcome::Pass), &manifest).expect("declared");
+        let task = edited(|c| c.task = "L99".into());
+        let err = read(&task, &manifest).expect_err("task");
+        assert!(
+            err.to_string()
+                .contains("c.jsonl:1: store task L99 is not in"),
+            "{err}"
+        );
+        let err = read(&line("m", 2, Outcome::Pass), &manifest).expect_err("trial");
+        assert!(
+            err.to_string()
+                .contains("c.jsonl:1: trial 2 is past this run's k = 2"),
+            "{err}"
+        );
     }
 
     #[test]

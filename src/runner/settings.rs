@@ -270,7 +270,8 @@ pub struct ExperimentFile {
     pub retries: Option<u32>,
     /// See `--think` (`on` or `off`).
     pub think: Option<ThinkChoice>,
-    /// See `--host` (several servers).
+    /// See `--host` (several servers; `host` is the same key).
+    #[serde(alias = "host")]
     pub hosts: Option<Vec<String>>,
     /// See `--parallel`.
     pub parallel: Option<u32>,
@@ -278,7 +279,26 @@ pub struct ExperimentFile {
     pub gpu_metrics: Option<Vec<String>>,
     /// See `--scrape-interval`.
     pub scrape_interval: Option<f64>,
+    /// See `--stop-when-decided`.
+    pub stop_when_decided: Option<bool>,
+    /// See `--margin` (needs `stop-when-decided = true`).
+    pub margin: Option<f64>,
+    /// See `--alpha` (needs `stop-when-decided = true`).
+    pub alpha: Option<f64>,
 }
+
+/// The `passk run` flags that are not experiment-file keys: they say where this invocation reads
+/// and writes and how it shows progress, not what the experiment is.
+pub const FLAGS_NOT_KEYS: [&str; 8] = [
+    "config",
+    "out",
+    "run-id",
+    "no-progress",
+    "report",
+    "retry-failed",
+    "allow-unknown-digest",
+    "root",
+];
 
 /// `--think`: ask a thinking model to think, or not (absent: send nothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -316,15 +336,29 @@ pub enum SettingsError {
 impl ExperimentFile {
     /// Parses an experiment file's text; errors name the file, line and key.
     pub fn parse(path: &str, text: &str) -> Result<ExperimentFile, SettingsError> {
-        toml::from_str(text).map_err(|e| SettingsError::File {
+        let file = |message: String| SettingsError::File {
             path: path.to_string(),
-            message: e.to_string(),
-        })
+            message,
+        };
+        let table: toml::Table = toml::from_str(text).map_err(|e| file(e.to_string()))?;
+        if let Some(key) = FLAGS_NOT_KEYS.iter().find(|k| table.contains_key(**k)) {
+            return Err(file(format!(
+                "key `{key}`: --{key} says how this invocation runs, not what the experiment is; \
+                 give it as a flag"
+            )));
+        }
+        toml::from_str(text).map_err(|e| file(e.to_string()))
     }
 
     /// Parses and checks an experiment file: every error names the file and the key.
     pub fn load(path: &str, text: &str) -> Result<ExperimentFile, SettingsError> {
         let file = ExperimentFile::parse(path, text)?;
+        if file.hosts.as_ref().is_some_and(Vec::is_empty) {
+            return Err(SettingsError::Invalid(format!(
+                "{path}: key `hosts`: at least one server is needed (leave the key out to use \
+                 OLLAMA_HOST, else 127.0.0.1:11434)"
+            )));
+        }
         let mut s = RunSettings::default();
         file.apply(&mut s)
             .map_err(|e| SettingsError::Invalid(format!("{path}: {e}")))?;
@@ -369,6 +403,7 @@ impl ExperimentFile {
         if let Some(t) = self.think {
             s.think = Some(t.as_bool());
         }
+        self.apply_stop_rule(s)?;
         if let Some(b) = &self.baseline {
             s.toolless = match b.as_str() {
                 "none" => false,
@@ -379,6 +414,32 @@ impl ExperimentFile {
                     )));
                 }
             };
+        }
+        Ok(())
+    }
+
+    /// `stop-when-decided`, with its `margin` and `alpha`, which need it as their flags do.
+    fn apply_stop_rule(&self, s: &mut RunSettings) -> Result<(), SettingsError> {
+        match self.stop_when_decided {
+            Some(true) => {
+                let mut stop = s.stop.unwrap_or_default();
+                stop.margin_pp = self.margin.unwrap_or(stop.margin_pp);
+                stop.alpha = self.alpha.unwrap_or(stop.alpha);
+                s.stop = Some(stop);
+            }
+            _ if self.margin.is_some() || self.alpha.is_some() => {
+                let key = if self.margin.is_some() {
+                    "margin"
+                } else {
+                    "alpha"
+                };
+                return Err(SettingsError::Invalid(format!(
+                    "key `{key}`: needs `stop-when-decided = true` in the file, as --{key} needs \
+                     --stop-when-decided"
+                )));
+            }
+            Some(false) => s.stop = None,
+            None => {}
         }
         Ok(())
     }

@@ -147,7 +147,7 @@ pub struct ChatOptions {
     pub num_predict: Option<i64>,
     /// Top-k sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub top_k: Option<u32>,
+    pub top_k: Option<i64>,
     /// Nucleus sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
@@ -369,8 +369,9 @@ pub struct VersionResponse {
     /// Server version (`0.12.10`).
     #[serde(default, deserialize_with = "null_default")]
     pub version: String,
-    /// passk's stub only: digest of each suite's tasks it loaded (suite name to digest).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// passk's stub only: digest of each suite's tasks it loaded (suite name to digest), read
+    /// from its own `/api/passk/suites`, never from `/api/version`, which holds Ollama's keys only.
+    #[serde(skip)]
     pub passk_suites: Option<BTreeMap<String, String>>,
 }
 

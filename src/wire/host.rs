@@ -31,6 +31,14 @@ pub fn parse_host(s: &str) -> Result<String, WireError> {
         None => (rest, ""),
     };
     let (host, port) = split_host_port(hostport).map_err(|r| bad(&r))?;
+    if let Some(c) = host
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '%')))
+    {
+        return Err(bad(&format!(
+            "the host name holds {c:?}, which no host name or address holds"
+        )));
+    }
     let port = match port {
         None => default_port,
         Some(p) => p

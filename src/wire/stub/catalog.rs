@@ -136,10 +136,13 @@ pub(crate) fn ps(state: &State) -> PsResponse {
         };
         rfc3339(at, true)
     };
+    // Sorted by expiry, soonest last as Ollama lists them (`PsHandler`: `slices.SortStableFunc`
+    // on `ExpiresAt`, later first); a model kept forever expires last of all.
+    let mut live: Vec<&Loaded> = loaded.values().filter(|l| l.live(now)).collect();
+    live.sort_by_key(|l| std::cmp::Reverse(l.expires.map_or(Duration::MAX, |e| e - now)));
     PsResponse {
-        models: loaded
-            .values()
-            .filter(|l| l.live(now))
+        models: live
+            .into_iter()
             .map(|l| RunningModel {
                 name: l.name.clone(),
                 model: l.name.clone(),
@@ -164,7 +167,8 @@ pub(crate) fn show(state: &State, body: &[u8]) -> Response {
         return error(400, "model is required");
     }
     let Some(spec) = state.config.spec_for(&req.model) else {
-        return not_found(&req.model);
+        // `ShowHandler` names the model as `DisplayShortest` reads it (`qwen9` is `qwen9:latest`).
+        return not_found(&ModelName::parse(&req.model).shortest());
     };
     // A model Ollama shows is a model it lists: a name served by the default joins /api/tags.
     state

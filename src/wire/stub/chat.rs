@@ -37,18 +37,16 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     let keep = judged
         .keep_alive
         .unwrap_or(KeepAlive::For(DEFAULT_KEEP_ALIVE));
-    let cold = load(state, req, keep);
     let key = ModelName::parse(&req.model).key();
     let cfg = &state.config;
-    let Ok((load_time, place)) = state
+    // Waiting in the one pending queue, then loading (a cold model) while the scheduler waits.
+    let scheduled = state
         .slots
-        .schedule(&key, entry, cold, cfg.cold_load, cfg.load)
-    else {
+        .schedule(entry, cfg.cold_load, cfg.load, || load(state, req, keep))
+        .await;
+    let Ok(load_time) = scheduled else {
         return error(503, MAX_QUEUE_ERROR);
     };
-    // Loading, or waiting in the pending queue for the load in progress.
-    tokio::time::sleep_until((entry + load_time).into()).await;
-    drop(place);
     if req.messages.is_empty() {
         // Ollama's preload: no generation, done_reason "load".
         return done_without_reply(&req.model, "load");
@@ -56,7 +54,7 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     let Ok(reply) = script::respond(&cfg.script, &spec.behaviour, req) else {
         return error(409, script::UNKNOWN_CONVERSATION);
     };
-    let thinks = spec.has("thinking") && judged.think != Some(false);
+    let thinks = spec.has("thinking") && (judged.think != Some(false) || harmony(&req.model));
     let generated = generate(reply, thinks, req, fault == Some(FaultKind::Length));
     let (answer, prefill, decode) = answer(state, req, n, generated, load_time);
     // The model time holds one of the model's slots; waiting for it shows in total_duration only.
@@ -74,7 +72,8 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
 fn admit(state: &State, body: &[u8]) -> Result<(Judged, ModelSpec), Response> {
     let judged = judge::chat_request(body).map_err(|r| error(r.status, r.message))?;
     let req = &judged.req;
-    if req.model.is_empty() {
+    // `ChatHandler`: a name `model.ParseName` cannot read, blank included, is no model.
+    if req.model.trim().is_empty() {
         return Err(error(400, "model is required"));
     }
     let spec = state
@@ -103,6 +102,14 @@ fn admit(state: &State, body: &[u8]) -> Result<(Judged, ModelSpec), Response> {
         });
     }
     Ok((judged, spec))
+}
+
+/// Whether the model speaks OpenAI's harmony format (gpt-oss), whose thinking cannot be turned
+/// off: Ollama's harmony parser (`harmony/harmonyparser.go`) always reads its analysis channel, and
+/// `think: false` is ignored (Ollama's thinking docs).
+fn harmony(model: &str) -> bool {
+    let name = ModelName::parse(model);
+    name.model.to_ascii_lowercase().starts_with("gpt-oss")
 }
 
 /// Ollama's error for a `format` that is neither `"json"` nor a schema object (`""` and `null`

@@ -36,18 +36,14 @@ pub struct StubFile {
     pub num_parallel: Option<usize>,
     /// Requests that may wait for a model still loading (`OLLAMA_MAX_QUEUE`; default 512).
     pub max_queue: Option<usize>,
-    /// Behaviour of models not listed (absent: oracle; `serve_unknown = false`: 404).
+    /// Behaviour of models not listed (absent, and no `serve_unknown = true`: Ollama's 404).
     pub default: Option<ModelEntry>,
-    /// Whether names not listed are served at all.
-    #[serde(default = "yes")]
-    pub serve_unknown: bool,
+    /// Whether names not listed are served (absent: only when `default` is given; `true` without
+    /// `default`: as oracles).
+    pub serve_unknown: Option<bool>,
     /// Behaviour per model name.
     #[serde(default)]
     pub models: BTreeMap<String, ModelEntry>,
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// Names of the behaviours in the file.
@@ -162,9 +158,10 @@ impl StubFile {
             );
         }
         let default = match (&self.default, self.serve_unknown) {
-            (_, false) => None,
-            (Some(e), true) => Some(spec(e)?),
-            (None, true) => base.default.clone(),
+            (_, Some(false)) => None,
+            (Some(e), _) => Some(spec(e)?),
+            (None, Some(true)) => Some(ModelSpec::new(Behaviour::Oracle)),
+            (None, None) => None,
         };
         let positive = |v: Option<f64>, d: f64, what: &str| match v {
             Some(x) if !(x > 0.0 && x.is_finite()) => {
@@ -269,5 +266,24 @@ mod tests {
         let closed = StubFile::parse("serve_unknown = false")
             .and_then(|f| f.into_config(&[], ScriptBook::new()));
         assert!(closed.is_ok_and(|c| c.default.is_none()));
+    }
+
+    #[test]
+    fn unknown_names_are_served_only_when_the_file_says_so() {
+        let default = |text: &str| {
+            StubFile::parse(text)
+                .and_then(|f| f.into_config(&[], ScriptBook::new()))
+                .map(|c| c.default.map(|s| s.behaviour))
+                .expect("config")
+        };
+        assert!(default("").is_none(), "Ollama's 404 by default");
+        assert!(matches!(
+            default("serve_unknown = true"),
+            Some(Behaviour::Oracle)
+        ));
+        let never = "[default]\nbehaviour = \"never_answer\"";
+        assert!(matches!(default(never), Some(Behaviour::NeverAnswer)));
+        let off = format!("serve_unknown = false\n{never}");
+        assert!(default(&off).is_none());
     }
 }

@@ -22,6 +22,10 @@ pub(crate) struct Request {
 
     pub path: String,
     pub body: Vec<u8>,
+    /// The `Host` header, when sent.
+    pub host: Option<String>,
+    /// The `Origin` header, when sent.
+    pub origin: Option<String>,
     keep_alive: bool,
 }
 
@@ -57,6 +61,11 @@ pub(crate) enum Response {
         content_type: &'static str,
         declared: usize,
         body: Vec<u8>,
+    },
+    /// A status with these headers and no body (a CORS preflight's 204, a 403).
+    Empty {
+        status: u16,
+        headers: Vec<(&'static str, String)>,
     },
     /// Reset the connection (RST) without answering.
     Reset,
@@ -127,6 +136,17 @@ pub(crate) async fn serve_connection(
                 }
                 write_all(&mut wr, &out).await
             }
+            Response::Empty { status, headers } => {
+                let mut out = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+                for (name, value) in headers {
+                    out.push_str(&format!("{name}: {value}\r\n"));
+                }
+                let connection = if keep_alive { "keep-alive" } else { "close" };
+                out.push_str(&format!(
+                    "Content-Length: 0\r\nConnection: {connection}\r\n\r\n"
+                ));
+                write_all(&mut wr, out.as_bytes()).await
+            }
             Response::Cut {
                 content_type,
                 declared,
@@ -192,6 +212,7 @@ async fn read_request(
     let mut chunked = false;
     let mut keep_alive = !http10;
     let mut expect_continue = false;
+    let (mut host, mut origin) = (None, None);
     let mut head = line.len();
     loop {
         line.clear();
@@ -222,6 +243,8 @@ async fn read_request(
             }
             "transfer-encoding" => chunked = value.to_ascii_lowercase().contains("chunked"),
             "expect" => expect_continue = value.eq_ignore_ascii_case("100-continue"),
+            "host" => host = Some(value.to_string()),
+            "origin" => origin = Some(value.to_string()),
             "connection" => {
                 let v = value.to_ascii_lowercase();
                 if v.contains("close") {
@@ -246,6 +269,8 @@ async fn read_request(
         method: method.to_string(),
         path,
         body,
+        host,
+        origin,
         keep_alive,
     }))
 }
@@ -307,6 +332,8 @@ async fn read_chunked(reader: &mut BufReader<OwnedReadHalf>) -> io::Result<Vec<u
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        204 => "No Content",
+        403 => "Forbidden",
         400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",

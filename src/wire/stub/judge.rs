@@ -217,6 +217,7 @@ fn message(m: &mut Value) -> Result<(), Refusal> {
     if let Some(Value::String(role)) = map.get_mut("role") {
         *role = role.to_lowercase();
     }
+    images(map.get("images"))?;
     let calls = map.get("tool_calls").and_then(Value::as_array);
     for call in calls.into_iter().flatten() {
         let args = call.pointer("/function/arguments");
@@ -228,6 +229,27 @@ fn message(m: &mut Value) -> Result<(), Refusal> {
         }
     }
     Ok(())
+}
+
+/// `Message.Images` is `[]ImageData` (`api/types.go`), each base64 text: anything else is the
+/// decoder's 400, as `encoding/json` words it.
+fn images(v: Option<&Value>) -> Result<(), Refusal> {
+    let kind = match v {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(items)) => match items.iter().find(|i| !i.is_string() && !i.is_null()) {
+            None => return Ok(()),
+            Some(item) => return Err(format!(
+                "json: cannot unmarshal {} into Go struct field Message.messages.images of type api.ImageData",
+                json_kind(item)
+            )
+            .into()),
+        },
+        Some(other) => json_kind(other),
+    };
+    Err(format!(
+        "json: cannot unmarshal {kind} into Go struct field Message.messages.images of type []api.ImageData"
+    )
+    .into())
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod catalog;
 mod chat;
 pub mod faults;
 pub mod file;
+mod guard;
 mod http;
 mod judge;
 pub mod messy;
@@ -30,7 +31,6 @@ pub use script::{
 };
 pub use slots::{DEFAULT_MAX_QUEUE, DEFAULT_NUM_PARALLEL, MAX_QUEUE_ERROR};
 
-use crate::wire::api::VersionResponse;
 use crate::wire::name::ModelName;
 use http::{Request, Response};
 use serde::Deserialize;
@@ -190,13 +190,14 @@ pub struct StubConfig {
 }
 
 impl Default for StubConfig {
-    /// Oracle for any model, an empty script book, about 1 ms of simulated time per call.
+    /// The convention names only (any other name gets Ollama's 404 `model '<name>' not found`),
+    /// an empty script book, about 1 ms of simulated time per call.
     fn default() -> StubConfig {
         StubConfig {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             seed: 0,
             models: BTreeMap::new(),
-            default: Some(ModelSpec::new(Behaviour::Oracle)),
+            default: None,
             script: Arc::new(ScriptBook::new()),
             prefill_tok_per_s: 5_000_000.0,
             decode_tok_per_s: 100_000.0,
@@ -347,9 +348,9 @@ impl StubHandle {
         self.state.slots.peak(&ModelName::parse(model).key())
     }
 
-    /// Chat requests for `model` waiting in the pending queue for its load to end.
-    pub fn pending(&self, model: &str) -> usize {
-        self.state.slots.pending(&ModelName::parse(model).key())
+    /// Chat requests waiting in the scheduler's pending queue (one queue for every model).
+    pub fn pending(&self) -> usize {
+        self.state.slots.pending()
     }
 
     /// Stops accepting and closes every connection.
@@ -413,21 +414,30 @@ impl State {
 }
 
 async fn handle(state: &State, req: Request, entry: Instant) -> Response {
+    if let Some(early) = guard::before_routes(&req, state.config.addr.ip().is_loopback()) {
+        return early;
+    }
     match (req.method.as_str(), req.path.as_str()) {
         ("GET" | "HEAD", "/") => Response::Full {
             status: 200,
             content_type: "text/plain; charset=utf-8",
             body: b"Ollama is running".to_vec(),
         },
-        ("GET" | "HEAD", "/api/version") => to_json(&version(&state.config)),
+        ("GET" | "HEAD", "/api/version") => to_json(&json!({ "version": version(&state.config) })),
+        ("GET", "/api/passk/suites") if !state.config.suites.is_empty() => {
+            to_json(&json!({ "passk_suites": state.config.suites }))
+        }
         ("GET" | "HEAD", "/api/tags") => to_json(&catalog::tags(state)),
         ("GET", "/api/ps") => to_json(&catalog::ps(state)),
         ("POST", "/api/show") => catalog::show(state, &req.body),
         ("POST", "/api/chat") => chat::chat(state, &req.body, entry).await,
         ("POST", "/api/pull") => catalog::pull(state, &req.body),
-        (_, "/api/version" | "/api/tags" | "/api/ps" | "/api/show" | "/api/chat" | "/api/pull") => {
-            Response::json(405, &json!({ "error": "method not allowed" }))
-        }
+        // gin's `HandleMethodNotAllowed`: a route another method serves answers 405.
+        (
+            _,
+            "/" | "/api/version" | "/api/tags" | "/api/ps" | "/api/show" | "/api/chat"
+            | "/api/pull",
+        ) => Response::json(405, &json!({ "error": "method not allowed" })),
         _ => Response::Full {
             status: 404,
             content_type: "text/plain",
@@ -436,15 +446,11 @@ async fn handle(state: &State, req: Request, entry: Instant) -> Response {
     }
 }
 
-/// The version the stub follows and the digests of the suites it loaded.
-fn version(config: &StubConfig) -> VersionResponse {
-    let version = match config.prompt_count {
+/// The version the stub follows (`/api/version` holds only Ollama's `version`).
+fn version(config: &StubConfig) -> &'static str {
+    match config.prompt_count {
         PromptCount::All => STUB_VERSION,
         PromptCount::NewOnly => STUB_VERSION_0_30_0,
-    };
-    VersionResponse {
-        version: version.to_string(),
-        passk_suites: (!config.suites.is_empty()).then(|| config.suites.clone()),
     }
 }
 

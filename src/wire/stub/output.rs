@@ -73,26 +73,72 @@ fn thinking_for(reply: &Reply) -> String {
     }
 }
 
-/// The reply text as `format` asks: `"json"` wraps it in an object, a schema gets an object with
-/// each of its properties (strings carry the text).
+/// The reply text as `format` asks: `"json"` wraps it in an object; a JSON schema gets a value
+/// that conforms to it, as Ollama's grammar from the schema constrains output
+/// (`llama/sampling_ext.cpp` `schema_to_grammar`): an `enum` or `const` gives its first value,
+/// an object holds every property and every `required` key (nested objects likewise), an array
+/// holds `minItems` items, strings carry the text.
 fn formatted(content: &str, format: &Value) -> String {
-    let Some(props) = format.get("properties").and_then(Value::as_object) else {
+    let is_schema = format.get("properties").is_some() || format.get("type").is_some();
+    if !is_schema {
         return json!({ "reply": content }).to_string();
+    }
+    conforming(format, content).to_string()
+}
+
+/// A value `schema` accepts, with `text` in its strings.
+fn conforming(schema: &Value, text: &str) -> Value {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    if let Some(c) = schema.get("const") {
+        return c.clone();
+    }
+    let alternatives = ["anyOf", "oneOf", "allOf"].iter().find_map(|k| {
+        schema
+            .get(*k)
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+    });
+    if let Some(first) = alternatives {
+        return conforming(first, text);
+    }
+    let kind = match schema.get("type") {
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null"),
+        _ => None,
     };
-    let obj: serde_json::Map<String, Value> = props
-        .iter()
-        .map(|(k, p)| {
-            let v = match p.get("type").and_then(Value::as_str) {
-                Some("integer" | "number") => json!(0),
-                Some("boolean") => json!(false),
-                Some("array") => json!([]),
-                Some("object") => json!({}),
-                _ => json!(content),
-            };
-            (k.clone(), v)
-        })
-        .collect();
-    Value::Object(obj).to_string()
+    let kind = kind.or(schema.get("properties").map(|_| "object"));
+    match kind {
+        Some("object") => {
+            let mut obj = serde_json::Map::new();
+            let props = schema.get("properties").and_then(Value::as_object);
+            for (k, p) in props.into_iter().flatten() {
+                obj.insert(k.clone(), conforming(p, text));
+            }
+            let required = schema.get("required").and_then(Value::as_array);
+            for k in required.into_iter().flatten().filter_map(Value::as_str) {
+                obj.entry(k.to_string()).or_insert_with(|| json!(text));
+            }
+            Value::Object(obj)
+        }
+        Some("array") => {
+            let n = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+            let item = schema.get("items").cloned().unwrap_or(json!({}));
+            Value::Array((0..n.min(16)).map(|_| conforming(&item, text)).collect())
+        }
+        Some("integer" | "number") => schema.get("minimum").cloned().unwrap_or(json!(0)),
+        Some("boolean") => json!(false),
+        Some("null") => Value::Null,
+        _ => json!(text),
+    }
 }
 
 /// The output cut after `limit` tokens: thinking first, then the text and calls (as text, since a
@@ -121,4 +167,43 @@ fn truncate_chars(s: &str, bytes: usize) -> String {
         end -= 1;
     }
     s[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ollama constrains output to the schema (`server/routes.go` hands `format` to the runner,
+    /// which builds a grammar from it): enums, required keys and nesting hold.
+    #[test]
+    fn a_schema_format_gets_a_reply_that_conforms_to_it() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "intent": {"type": "string", "enum": ["order_status", "refund"]},
+                "order": {
+                    "type": "object",
+                    "properties": {"id": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
+                    "required": ["id", "count", "note"]
+                },
+                "tags": {"type": "array", "items": {"enum": ["a"]}, "minItems": 1},
+                "maybe": {"type": ["null", "boolean"]}
+            },
+            "required": ["intent", "order"]
+        });
+        let out: Value = serde_json::from_str(&formatted("hi", &schema)).expect("json");
+        assert_eq!(
+            out,
+            json!({
+                "intent": "order_status",
+                "order": {"id": "hi", "count": 1, "note": "hi"},
+                "tags": ["a"],
+                "maybe": false
+            })
+        );
+        assert_eq!(
+            formatted("hi", &json!("json")),
+            json!({"reply": "hi"}).to_string()
+        );
+    }
 }

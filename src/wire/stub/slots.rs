@@ -1,12 +1,16 @@
-//! Concurrency as Ollama schedules it (v0.33): each loaded model serves `num_parallel` requests at
-//! once (`OLLAMA_NUM_PARALLEL`, default 1) and further requests wait for a slot without limit (the
-//! runner's semaphore, `llm/llama_server.go`, `sem.Acquire` in `Chat`/`Completion`); requests that
-//! arrive while the model is still loading wait in the scheduler's pending queue, which holds
-//! `max_queue` of them (`OLLAMA_MAX_QUEUE`, default 512); one more is refused with 503 and
-//! `ErrMaxQueue` (`server/sched.go` `getRunner`, `server/routes.go` `handleScheduleError`).
+//! Concurrency as Ollama schedules it (v0.33): every request passes through the scheduler's one
+//! pending queue, shared by all models (`server/sched.go`: a single `pendingReqCh` buffered to
+//! `max_queue`, `OLLAMA_MAX_QUEUE`, default 512; one more is refused with 503 and `ErrMaxQueue`,
+//! `getRunner`, `server/routes.go` `handleScheduleError`). `processPending` takes the requests one
+//! at a time, in order: a request for a loaded model gets its runner at once, one for a cold model
+//! has it loaded first, and nothing behind it is scheduled until that load ends, so models load one
+//! at a time and a second cold model's wait includes the first one's load. Each loaded model then
+//! serves `num_parallel` requests at once (`OLLAMA_NUM_PARALLEL`, default 1) and further requests
+//! wait for a slot without limit (the runner's semaphore, `llm/llama_server.go`, `sem.Acquire` in
+//! `Chat`/`Completion`).
 //!
-//! Time in the pending queue counts in `load_duration` (it ends at `checkpointLoaded`); time
-//! waiting for a slot counts only in `total_duration`.
+//! Time in the pending queue and the load count in `load_duration` (it ends at `checkpointLoaded`);
+//! time waiting for a slot counts only in `total_duration`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,18 +28,21 @@ pub const DEFAULT_MAX_QUEUE: usize = 512;
 pub const MAX_QUEUE_ERROR: &str =
     "server busy, please try again.  maximum pending requests exceeded";
 
-/// The slots and the pending queue of every model.
+/// The scheduler (its one pending queue) and the slots of every model.
 pub(crate) struct Slots {
     num_parallel: usize,
     max_queue: usize,
+    /// Held by the request `processPending` is scheduling (through its model's load, if cold);
+    /// tokio's mutex is fair, so the queue is served in arrival order.
+    scheduler: tokio::sync::Mutex<()>,
+    /// Requests waiting in the pending queue.
+    pending: Arc<Mutex<usize>>,
     models: Mutex<HashMap<String, ModelSlots>>,
 }
 
-/// One model's runner: its slots, the load in progress and who waits for it.
+/// One model's runner: its slots and how busy they are.
 struct ModelSlots {
     slots: Arc<Semaphore>,
-    loading_until: Option<Instant>,
-    pending: Arc<Mutex<usize>>,
     use_: Arc<Use>,
 }
 
@@ -85,42 +92,55 @@ impl Slots {
         Slots {
             num_parallel: num_parallel.max(1),
             max_queue,
+            scheduler: tokio::sync::Mutex::new(()),
+            pending: Arc::new(Mutex::new(0)),
             models: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Schedules a request for model `key` arriving at `now`: a cold model starts loading for
-    /// `cold_load`; while a load is in progress the request joins the pending queue (refused when
-    /// it is full) until the load ends. Returns how long the request waits before its model is
-    /// ready (the load, or the rest of the load in progress, plus `warm_load`).
-    pub fn schedule(
+    /// Schedules a request arriving at `entry`: it waits in the pending queue (refused when the
+    /// queue is full) while the scheduler serves the requests before it; then `load` says whether
+    /// its model is cold, and a cold model loads for `cold_load` while the scheduler waits. Returns
+    /// the request's load time: the wait in the queue, plus `cold_load` when it loaded the model,
+    /// else `warm_load` (slept here before returning).
+    pub async fn schedule(
         &self,
-        key: &str,
-        now: Instant,
-        cold: bool,
+        entry: Instant,
         cold_load: Duration,
         warm_load: Duration,
-    ) -> Result<(Duration, Pending), QueueFull> {
-        let mut models = self.models.lock().unwrap_or_else(PoisonError::into_inner);
-        let m = self.model(&mut models, key);
-        let loading = m.loading_until.filter(|&u| u > now);
-        if let Some(until) = loading {
-            let mut n = m.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            if *n >= self.max_queue {
-                return Err(QueueFull);
+        load: impl FnOnce() -> bool,
+    ) -> Result<Duration, QueueFull> {
+        let (turn, waited) = match self.scheduler.try_lock() {
+            Ok(turn) => (turn, Duration::ZERO),
+            Err(_) => {
+                let place = self.join_queue()?;
+                let turn = self.scheduler.lock().await;
+                drop(place);
+                (turn, entry.elapsed())
             }
-            *n += 1;
-            let place = Pending {
-                count: Some(Arc::clone(&m.pending)),
-            };
-            return Ok((until - now + warm_load, place));
-        }
-        let none = Pending { count: None };
+        };
+        let cold = load();
+        let own = if cold { cold_load } else { warm_load };
         if cold {
-            m.loading_until = now.checked_add(cold_load);
-            return Ok((cold_load, none));
+            tokio::time::sleep(cold_load).await;
         }
-        Ok((warm_load, none))
+        drop(turn);
+        if !cold {
+            tokio::time::sleep(warm_load).await;
+        }
+        Ok(waited + own)
+    }
+
+    /// A place in the pending queue, or the 503 when it is full.
+    fn join_queue(&self) -> Result<Pending, QueueFull> {
+        let mut n = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        if *n >= self.max_queue {
+            return Err(QueueFull);
+        }
+        *n += 1;
+        Ok(Pending {
+            count: Some(Arc::clone(&self.pending)),
+        })
     }
 
     /// The runner of model `key`, created on first use.
@@ -131,8 +151,6 @@ impl Slots {
     ) -> &'a mut ModelSlots {
         models.entry(key.to_string()).or_insert_with(|| ModelSlots {
             slots: Arc::new(Semaphore::new(self.num_parallel)),
-            loading_until: None,
-            pending: Arc::new(Mutex::new(0)),
             use_: Arc::default(),
         })
     }
@@ -164,12 +182,9 @@ impl Slots {
             .map_or(0, |m| m.use_.peak.load(Ordering::SeqCst))
     }
 
-    /// Requests of model `key` now waiting in the pending queue for its load to end.
-    pub fn pending(&self, key: &str) -> usize {
-        let models = self.models.lock().unwrap_or_else(PoisonError::into_inner);
-        models.get(key).map_or(0, |m| {
-            *m.pending.lock().unwrap_or_else(PoisonError::into_inner)
-        })
+    /// Requests now waiting in the pending queue, whatever their model.
+    pub fn pending(&self) -> usize {
+        *self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -180,43 +195,49 @@ mod tests {
     const COLD: Duration = Duration::from_millis(100);
     const WARM: Duration = Duration::from_millis(1);
 
-    #[test]
-    fn requests_during_a_load_queue_up_to_max_queue_then_are_refused() {
-        let s = Slots::new(1, 2);
+    #[tokio::test]
+    async fn one_queue_for_every_model_up_to_max_queue_then_refused() {
+        let s = Arc::new(Slots::new(1, 1));
         let t0 = Instant::now();
-        let (first, _p0) = s.schedule("m", t0, true, COLD, WARM).unwrap();
-        assert_eq!(first, COLD);
-        let later = t0 + Duration::from_millis(40);
-        let (second, p1) = s.schedule("m", later, false, COLD, WARM).unwrap();
-        assert_eq!(
-            second,
-            Duration::from_millis(61),
-            "rest of the load + warm load"
-        );
-        let (_, _p2) = s.schedule("m", later, false, COLD, WARM).unwrap();
-        assert!(s.schedule("m", later, false, COLD, WARM).is_err());
-        drop(p1);
-        assert!(
-            s.schedule("m", later, false, COLD, WARM).is_ok(),
-            "a place freed"
-        );
-        // Another model has its own queue; once loaded, nobody queues.
-        assert!(s.schedule("other", later, false, COLD, WARM).is_ok());
-        let after = t0 + COLD;
-        for _ in 0..5 {
-            assert_eq!(s.schedule("m", after, false, COLD, WARM).unwrap().0, WARM);
+        let first = tokio::spawn({
+            let s = Arc::clone(&s);
+            async move { s.schedule(t0, COLD, WARM, || true).await }
+        });
+        while s.scheduler.try_lock().is_ok() {
+            tokio::task::yield_now().await;
         }
+        let queued = tokio::spawn({
+            let s = Arc::clone(&s);
+            async move { s.schedule(Instant::now(), COLD, WARM, || false).await }
+        });
+        while s.pending() == 0 {
+            tokio::task::yield_now().await;
+        }
+        // Another model's request finds the one queue full (sched.go: one pendingReqCh).
+        let other = s.schedule(Instant::now(), COLD, WARM, || true).await;
+        assert_eq!(other, Err(QueueFull));
+        assert_eq!(first.await.unwrap(), Ok(COLD));
+        let waited = queued.await.unwrap().unwrap();
+        assert!(waited > WARM, "the queue's wait is load time: {waited:?}");
+        assert_eq!(s.pending(), 0);
     }
 
-    #[test]
-    fn max_queue_zero_refuses_anyone_arriving_during_a_load() {
-        let s = Slots::new(1, 0);
+    #[tokio::test]
+    async fn max_queue_zero_refuses_anyone_arriving_during_a_load() {
+        let s = Arc::new(Slots::new(1, 0));
         let t0 = Instant::now();
-        assert!(s.schedule("m", t0, true, COLD, WARM).is_ok());
+        let first = tokio::spawn({
+            let s = Arc::clone(&s);
+            async move { s.schedule(t0, COLD, WARM, || true).await }
+        });
+        while s.scheduler.try_lock().is_ok() {
+            tokio::task::yield_now().await;
+        }
         assert_eq!(
-            s.schedule("m", t0, false, COLD, WARM).unwrap_err(),
-            QueueFull
+            s.schedule(Instant::now(), COLD, WARM, || false).await,
+            Err(QueueFull)
         );
+        assert!(first.await.unwrap().is_ok());
     }
 
     #[tokio::test]
