@@ -33,6 +33,7 @@ pub mod regrade;
 pub mod replicates;
 pub mod router;
 pub mod sequence;
+pub mod server_process;
 pub mod settings_diff;
 pub mod stopping;
 mod summary;

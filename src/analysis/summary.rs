@@ -12,6 +12,7 @@ use super::cost::{
 };
 use super::factorial::{Factorial, factorials};
 use super::gpu::{GpuSummary, gpu_summary};
+use super::server_process::{ServerProcessSummary, server_process_summary};
 use super::latency::{LatencyFit, OllamaSplit, latency_fit, mean, ollama_split, percentile};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
 use super::placement::{Placement, PlayedTrial, placement};
@@ -198,6 +199,9 @@ pub struct ModelSummary {
     pub noise: Noise,
     /// GPU readings, when telemetry existed.
     pub gpu: Option<GpuSummary>,
+    /// CPU and memory of the server process on this machine, when they were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_process: Option<ServerProcessSummary>,
     /// Router calls in front of the agent, when it ran.
     pub pipeline: Option<Pipeline>,
     /// The model ran partly on the CPU.
@@ -711,6 +715,7 @@ fn model_summary(
         control_flow: control_flow(&graded),
         noise: noise(&tally.tasks),
         gpu: gpu_summary(orch_calls(), passes),
+        server_process: server_process_summary(orch_calls()),
         pipeline: pipeline(&graded, w, tally.blended, tally.total_latency(), passes),
         partly_on_cpu,
     };

@@ -592,6 +592,7 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
     behaviour(out, s, &models);
     quality(out, s, &models);
     gpu(out, s, &models);
+    server_process(out, s, &models);
     pipeline(out, s, &models);
 }
 
@@ -1356,6 +1357,41 @@ fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     out.push('\n');
 }
 
+/// CPU and memory of the model server's process on this machine (never GPU figures).
+fn server_process(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    if models.iter().all(|(_, m)| m.server_process.is_none()) {
+        return;
+    }
+    out.push_str("### Server process (CPU and memory)\n\n");
+    out.push_str(
+        "The process listening on the server's port on this machine, with its children \
+         (Ollama's model runners); not the GPU.\n\n",
+    );
+    let mut t = ModelTable::new(s, "", models);
+    let p = |m: &ModelSummary| m.server_process.clone();
+    t.row("Calls with server-process samples", |m| {
+        p(m).map_or(NOT_AVAILABLE.into(), |x| {
+            format!(
+                "{} of {}",
+                number(x.calls_with_samples as f64, 0),
+                counted(x.calls, "call")
+            )
+        })
+    });
+    t.row("Server CPU, mean (% of one core)", |m| {
+        opt(p(m).and_then(|x| x.cpu_mean_pct), |v| {
+            format!("{}%", fixed(v, 0))
+        })
+    });
+    t.row("Server resident memory, max", |m| {
+        opt(p(m).and_then(|x| x.rss_max_mib), |v| {
+            format!("{} MiB", number(v, 0))
+        })
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
 fn pipeline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     if models.iter().all(|(_, m)| m.pipeline.is_none()) {
         return;
@@ -1830,6 +1866,28 @@ mod tests {
         md.lines()
             .find(|l| l.starts_with(&format!("| {label}")))
             .unwrap_or_else(|| panic!("no row {label}: {md}"))
+    }
+
+    #[test]
+    fn server_process_samples_without_nvml_are_never_called_gpu() {
+        let manifest = Manifest {
+            run_id: "r".into(),
+            ..Manifest::default()
+        };
+        let mut recs = vec![conv("a", "T1", 8, true), conv("a", "T2", 8, true)];
+        recs[0].calls[0].gpu = Some(crate::runner::record::GpuWindow {
+            samples: 3,
+            server_cpu_pct: Some(140.0),
+            server_rss_mib: Some(812.0),
+            ..Default::default()
+        });
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+        assert!(md.contains("No GPU telemetry recorded."), "{md}");
+        assert!(!md.contains("Calls with GPU samples"), "{md}");
+        assert!(line(&md, "Calls with server-process samples").contains("1 of "));
+        assert!(line(&md, "Server CPU, mean").contains("140%"), "{md}");
+        assert!(line(&md, "Server resident memory").contains("812 MiB"));
     }
 
     #[test]

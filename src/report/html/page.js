@@ -136,18 +136,24 @@ function timingLine(call) {
   if (call.outcome && call.outcome !== "ok") parts.push("call " + call.outcome);
   if (call.truncated) parts.push("truncated at num_predict");
   if (call.context_overflow) parts.push("context overflow");
-  if (call.gpu) parts.push(gpuText(call.gpu));
+  if (call.gpu && gpuText(call.gpu)) parts.push(gpuText(call.gpu));
   return el("div", { class: "timing" }, parts.join(" · "));
 }
 
+// GPU readings say GPU; the server process's CPU and memory say what they are, never GPU.
 function gpuText(g) {
-  var p = ["GPU " + g.samples + " sample" + (g.samples === 1 ? "" : "s")];
+  var p = [], out = [];
   if (g.util_mean !== undefined) p.push(g.util_mean.toFixed(0) + "% mean");
   if (g.util_max !== undefined) p.push(g.util_max.toFixed(0) + "% max");
   if (g.mem_used_mib !== undefined) p.push(g.mem_used_mib.toFixed(0) + " MiB");
   if (g.power_w !== undefined) p.push(g.power_w.toFixed(0) + " W");
   if (g.energy_j !== undefined) p.push(g.energy_j.toFixed(1) + " J");
-  return p.join(", ");
+  if (p.length) out.push("GPU " + p.join(", "));
+  var s = [];
+  if (g.server_cpu_pct !== undefined) s.push(g.server_cpu_pct.toFixed(0) + "% CPU");
+  if (g.server_rss_mib !== undefined) s.push(g.server_rss_mib.toFixed(0) + " MiB");
+  if (s.length) out.push("server process " + s.join(", "));
+  return out.join(" · ");
 }
 
 function verdictBox(d) {
