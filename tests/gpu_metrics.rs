@@ -253,7 +253,10 @@ fn server_process_samples_come_from_the_process_listening_on_the_port_only() {
     assert_eq!(listening_pid(other_port), Some(other.id()));
     let mut sampler = ServerProcesses::new(&[port]).expect("a sampler");
     let (cpu, rss) = sampler.read();
-    assert!(cpu.is_some() && rss.is_some_and(|r| r > 0.0), "{cpu:?} {rss:?}");
+    assert!(
+        cpu.is_some() && rss.is_some_and(|r| r > 0.0),
+        "{cpu:?} {rss:?}"
+    );
     let pids = sampler.pids();
     assert!(pids.contains(&talked_to.id()), "{pids:?}");
     assert!(
@@ -266,6 +269,12 @@ fn server_process_samples_come_from_the_process_listening_on_the_port_only() {
         let _ = child.wait();
     }
     // A port nobody listens on (any more): no samples, never a zero.
-    assert_eq!(ServerProcesses::new(&[port]).expect("a sampler").read(), (None, None));
-    assert!(ServerProcesses::new(&[]).is_none(), "no server here: no sampler");
+    assert_eq!(
+        ServerProcesses::new(&[port]).expect("a sampler").read(),
+        (None, None)
+    );
+    assert!(
+        ServerProcesses::new(&[]).is_none(),
+        "no server here: no sampler"
+    );
 }

@@ -38,9 +38,15 @@ fn max_of(v: impl Iterator<Item = f64>) -> Option<f64> {
 /// Whether a call's window holds anything read from a GPU (utilization, memory, power or energy),
 /// not only the server process's CPU and memory.
 pub fn has_gpu_reading(g: &GpuWindow) -> bool {
-    [g.util_mean, g.util_max, g.mem_used_mib, g.power_w, g.energy_j]
-        .iter()
-        .any(Option::is_some)
+    [
+        g.util_mean,
+        g.util_max,
+        g.mem_used_mib,
+        g.power_w,
+        g.energy_j,
+    ]
+    .iter()
+    .any(Option::is_some)
 }
 
 /// The readings over these calls; `None` when no call carries a GPU reading.

@@ -27,6 +27,7 @@ pub mod paired_metrics;
 pub mod passk;
 pub mod placement;
 pub mod plan;
+pub mod provenance;
 pub mod quality;
 pub mod regrade;
 #[doc(hidden)]

@@ -12,12 +12,12 @@ use super::cost::{
 };
 use super::factorial::{Factorial, factorials};
 use super::gpu::{GpuSummary, gpu_summary};
-use super::server_process::{ServerProcessSummary, server_process_summary};
 use super::latency::{LatencyFit, OllamaSplit, latency_fit, mean, ollama_split, percentile};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
 use super::placement::{Placement, PlayedTrial, placement};
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
 use super::router::{Pipeline, RouterSummary, pipeline, router_in_front_totals, router_summary};
+use super::server_process::{ServerProcessSummary, server_process_summary};
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
 use super::tools_add::{ToolsAdd, toolless_key, tools_add};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
@@ -30,6 +30,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Summary {
     /// Run id from the manifest.
     pub run_id: String,
+    /// What produced the run: passk, its commit, Ollama, the digests of models, suites, graders.
+    #[serde(default)]
+    pub provenance: crate::analysis::provenance::Provenance,
     /// Backend that produced the records (`ollama`, `stub`, `imported`).
     pub backend: String,
     /// For imported runs: where the records came from.
@@ -1049,6 +1052,7 @@ pub fn summarize(
         .filter(Placement::is_notable);
     Summary {
         run_id: manifest.run_id.clone(),
+        provenance: crate::analysis::provenance::provenance(manifest),
         backend: manifest.backend.clone(),
         imported_from: manifest.imported_from.clone(),
         grader_digest: manifest.grader_digest.clone(),

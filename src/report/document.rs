@@ -347,6 +347,7 @@ pub fn markdown(r: &Report) -> String {
     let mut out = String::new();
     title(&mut out, r);
     out.push_str(&super::stopping::section(r));
+    super::provenance::section(&mut out, s);
     setup(&mut out, r);
     if let Some((key, _)) = primary_group(s) {
         let _ = writeln!(
@@ -375,7 +376,7 @@ pub fn markdown(r: &Report) -> String {
     out
 }
 
-fn title(out: &mut String, r: &Report) {
+pub(super) fn title(out: &mut String, r: &Report) {
     let s = r.summary;
     let _ = writeln!(out, "# passk report: {}\n", s.run_id);
     let backend = if s.backend.is_empty() {
@@ -599,6 +600,11 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
 /// The configuration's title, and what is special about it (toolless, call cap).
 fn group_heading(out: &mut String, key: &str, g: &GroupSummary) {
     let _ = writeln!(out, "## `{key}`\n");
+    group_notes(out, g);
+}
+
+/// What is special about a configuration (toolless, call cap), under its title.
+pub(super) fn group_notes(out: &mut String, g: &GroupSummary) {
     if g.mode == Mode::Toolless {
         out.push_str("Toolless baseline: one call per customer message, no tools.\n\n");
     }
@@ -635,7 +641,12 @@ fn own_pass_hat_k(m: &ModelSummary) -> String {
 
 /// The headline table: success (pooled, and pass^1 where they differ), pass^k at each model's k,
 /// tasks passing every trial, tokens and time per successful task.
-fn headline(out: &mut String, s: &Summary, g: &GroupSummary, models: &[(&str, &ModelSummary)]) {
+pub(super) fn headline(
+    out: &mut String,
+    s: &Summary,
+    g: &GroupSummary,
+    models: &[(&str, &ModelSummary)],
+) {
     let differ = trials_differ(models);
     let mut t = ModelTable::new(s, "", models);
     t.row("Conversations graded", |m| m.denominator_note.clone());
@@ -1737,7 +1748,7 @@ fn router_break_even(out: &mut String, c: &crate::analysis::RouterComparison, ma
     );
 }
 
-fn warnings(out: &mut String, r: &Report) {
+pub(super) fn warnings(out: &mut String, r: &Report) {
     let s = r.summary;
     let mut items: Vec<String> = Vec::new();
     for m in &s.partly_on_cpu {

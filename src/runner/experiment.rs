@@ -466,6 +466,7 @@ fn new_manifest(
             })
             .collect(),
         host: crate::runner::telemetry::host_info(),
+        checkout: crate::runner::checkout::checkout(&exp.root),
         ..Manifest::default()
     };
     if let Some(r) = &suites.router {

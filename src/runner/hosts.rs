@@ -212,12 +212,7 @@ pub fn telemetries(
     let local = urls
         .iter()
         .any(|u| is_local(u) && !exporters.contains_key(u))
-        .then(|| {
-            Arc::new(Telemetry::start(
-                telemetry::DEFAULT_INTERVAL,
-                &local_ports,
-            ))
-        });
+        .then(|| Arc::new(Telemetry::start(telemetry::DEFAULT_INTERVAL, &local_ports)));
     let mut remote: BTreeMap<&Exporter, Arc<Telemetry>> = BTreeMap::new();
     for exporter in exporters.values() {
         if remote.contains_key(exporter) {

@@ -405,10 +405,11 @@ function chartsTab(main) {
   });
 }
 
-function tablesTab(main) {
+/** Markdown drawn into a box whose links to charts open the Charts tab. */
+function mdBox(src) {
   var box = el("div", { class: "md" });
-  // The page's title already names the run: report.md's own first heading would repeat it.
-  box.innerHTML = markdown(D.markdown.replace(/^# [^\n]*\n+/, ""));
+  // The page's title already names the run: the markdown's own first heading would repeat it.
+  box.innerHTML = markdown(src.replace(/^# [^\n]*\n+/, ""));
   box.addEventListener("click", function (e) {
     var a = e.target.closest("a[data-chart]");
     if (!a) return;
@@ -417,11 +418,24 @@ function tablesTab(main) {
     var fig = document.getElementById("chart-" + a.getAttribute("data-chart"));
     if (fig) fig.scrollIntoView();
   });
-  main.appendChild(box);
+  return box;
+}
+
+function tablesTab(main) { main.appendChild(mdBox(D.markdown)); }
+
+/** The first screen: warnings, the headline with its intervals, the provenance; the rest a click away. */
+function summaryTab(main) {
+  main.appendChild(el("div", { class: "summary" }, mdBox(D.overview || ""),
+    el("p", { class: "goto" }, "More: ",
+      el("button", { onclick: function () { show("grid"); }, "data-goto": "grid" }, "every trial (grid)"), " ",
+      el("button", { onclick: function () { show("charts"); }, "data-goto": "charts" }, "charts"), " ",
+      el("button", { onclick: function () { show("tables"); }, "data-goto": "tables" }, "every table"))));
 }
 
 function compareTab(main) {
-  if (!D.pairs.length) main.appendChild(el("p", null, "No task's pass count moved between A and B."));
+  if (D.markdown) main.appendChild(mdBox(D.markdown));
+  main.appendChild(el("h2", { id: "moved" }, "Tasks whose pass count moved"));
+  if (!D.pairs.length) main.appendChild(el("p", { class: "none-moved" }, "No task's pass count moved between A and B."));
   D.pairs.forEach(function (p) {
     function side(name, t, count) {
       var head = el("h3", null, name + ": " + count[0] + "/" + count[1] + " passed");
@@ -439,8 +453,9 @@ function compareTab(main) {
   });
 }
 
-var TABS = {};
+var TABS = {}, FIRST_TAB = null;
 function show(name) {
+  if (FIRST_TAB === null) FIRST_TAB = name;
   Object.keys(TABS).forEach(function (k) {
     TABS[k].button.className = k === name ? "on" : "";
     TABS[k].panel.hidden = k !== name;
@@ -477,7 +492,15 @@ function selftest() {
       result.reasons = open ? Array.prototype.map.call(open.querySelectorAll(".reasons li"), function (li) { return li.textContent; }) : [];
       result.failure_mode = open && open.querySelector(".failure-mode") ? open.querySelector(".failure-mode").textContent : "";
     }
+    result.first_tab = FIRST_TAB;
+    var summary = document.getElementById("tab-summary");
+    result.summary_text = summary ? summary.textContent : "";
+    result.summary_tables = summary ? summary.querySelectorAll("table").length : 0;
+    result.goto = Array.prototype.map.call(document.querySelectorAll("[data-goto]"), function (b) { return b.getAttribute("data-goto"); });
   } else {
+    result.first_tab = FIRST_TAB;
+    result.metrics_tables = document.querySelectorAll("#tab-compare .md table").length;
+    result.page_text = document.getElementById("tab-compare").textContent;
     result.pairs = document.querySelectorAll("section.pair").length;
     result.trials_open = document.querySelectorAll("section.pair details.trial[open] .trial-body").length;
   }
@@ -499,13 +522,14 @@ function main() {
   var loading = document.getElementById("loading");
   if (loading) loading.remove();
   if (D.kind === "report") {
+    addTab("summary", "Summary", summaryTab);
     addTab("grid", "Trials", gridTab);
     addTab("charts", "Charts", chartsTab);
     addTab("tables", "Tables", tablesTab);
-    show(/^#(charts|tables)$/.test(location.hash) ? location.hash.slice(1) : "grid");
+    show(/^#(grid|charts|tables)$/.test(location.hash) ? location.hash.slice(1) : "summary");
   } else {
-    addTab("moved", "Moved tasks", compareTab);
-    show("moved");
+    addTab("compare", "Comparison", compareTab);
+    show("compare");
   }
   if (location.hash === "#selftest") selftest();
 }

@@ -39,7 +39,10 @@ impl ServerProcesses {
     /// CPU (percent of one core) and resident memory (MiB) of the listening processes and their
     /// descendants, now; `(None, None)` when no listener was found.
     pub fn read(&mut self) -> (Option<f64>, Option<f64>) {
-        if self.resolved_at.is_none_or(|at| at.elapsed() >= RESOLVE_EVERY) {
+        if self
+            .resolved_at
+            .is_none_or(|at| at.elapsed() >= RESOLVE_EVERY)
+        {
             self.listeners = self
                 .ports
                 .iter()
@@ -83,7 +86,9 @@ fn with_descendants(sys: &sysinfo::System, roots: &[u32]) -> BTreeSet<u32> {
     loop {
         let before = found.len();
         for (pid, p) in sys.processes() {
-            if p.parent().is_some_and(|parent| found.contains(&parent.as_u32())) {
+            if p.parent()
+                .is_some_and(|parent| found.contains(&parent.as_u32()))
+            {
                 found.insert(pid.as_u32());
             }
         }
@@ -168,6 +173,10 @@ mod tests {
         let port = listener.local_addr().expect("addr").port();
         assert_eq!(listening_pid(port), Some(std::process::id()));
         drop(listener);
-        assert_eq!(listening_pid(port), None, "nobody listens once it is closed");
+        assert_eq!(
+            listening_pid(port),
+            None,
+            "nobody listens once it is closed"
+        );
     }
 }
