@@ -172,9 +172,13 @@ fn toolless_checks(
         .filter(|c| c.verdict.passed || action(c))
         .count();
     let needing = mine.iter().filter(|c| action(c)).count();
+    let passed = mine.iter().filter(|c| c.verdict.passed).count();
     vec![
         Check::new(
-            format!("{model} {group}: toolless replies passing the answer checks"),
+            format!(
+                "{model} {group}: toolless replies passing the answer checks \
+                 (the report's success, {passed}/{graded}, also fails the tasks needing an action)"
+            ),
             format!("{graded}/{graded}"),
             format!("{answered}/{graded}"),
         ),
@@ -484,12 +488,32 @@ fn fmt_k(k: &BTreeMap<usize, f64>) -> String {
         .join(" ")
 }
 
+/// A failure mode as records and reports write it (`loop_cap`).
+fn record_name(mode: FailureMode) -> String {
+    serde_json::to_value(mode)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
 fn fmt_modes(m: &BTreeMap<FailureMode, usize>) -> String {
     if m.is_empty() {
         return "none".into();
     }
     m.iter()
-        .map(|(k, v)| format!("{k:?}={v}"))
+        .map(|(k, v)| format!("{}={v}", record_name(*k)))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_modes_are_written_by_their_record_names() {
+        let modes = BTreeMap::from([(FailureMode::LoopCap, 7), (FailureMode::WrongAnswer, 5)]);
+        assert_eq!(fmt_modes(&modes), "loop_cap=7 wrong_answer=5");
+        assert_eq!(fmt_modes(&BTreeMap::new()), "none");
+    }
 }

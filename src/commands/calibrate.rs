@@ -48,6 +48,25 @@ const LADDER_FLAWED: &str = "ladder-flawed:1b";
 const LADDER_ORACLE_MID: &str = "ladder-oracle:3b";
 const LADDER_ORACLE_LARGE: &str = "ladder-oracle:14b";
 
+/// The passes that write a run directory, in the order they are played (the model without tools,
+/// refused before any trace, writes none).
+const PASSES: [&str; 6] = [
+    "oracle",
+    "flawed",
+    "faults",
+    "thinking",
+    "factorial",
+    "ladder",
+];
+
+/// What calibrate's progress says as a pass begins: `pass 2 of 6: flawed`.
+fn pass_line(name: &str) -> String {
+    match PASSES.iter().position(|p| *p == name) {
+        Some(i) => format!("pass {} of {}: {name}", i + 1, PASSES.len()),
+        None => format!("{name}: must be refused before any trace (writes no directory)"),
+    }
+}
+
 /// Store tasks the factorial pass plays (each in 4 cells, on 2 models): enough for a bootstrap,
 /// few enough to keep calibration quick.
 const FACTORIAL_TASKS: usize = 4;
@@ -138,6 +157,7 @@ impl Bench<'_> {
             resume: Default::default(),
         };
         let sink: &dyn EventSink = &self.progress;
+        sink.emit(passk::runner::event::RunEvent::Info(pass_line(pass.name)));
         self.rt
             .block_on(experiment::run(&exp, sink, &self.cancel))?;
         Ok(dir)
@@ -304,6 +324,14 @@ fn play_passes(bench: &Bench<'_>, factorial_tasks: &[String]) -> anyhow::Result<
         ..Pass::new("factorial", &oracles, vec![SuiteChoice::Store])
     })?;
     let ladder = play_ladder(bench, factorial_tasks)?;
+    debug_assert_eq!(
+        [&oracle, &flawed, &faults, &thinking, &factorial, &ladder].map(|d| d
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string()),
+        PASSES.map(String::from)
+    );
     Ok(Played {
         oracle,
         flawed,

@@ -227,8 +227,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     match result {
         Ok(summary) => {
             passk::errln!(
-                "run: {} new records, {} already on disk{}",
+                "run: {} new records{}, {} already on disk{}",
                 summary.written,
+                played_of_planned(summary.written, summary.planned),
                 summary.skipped,
                 if summary.interrupted {
                     " (interrupted: rerun the same command to resume)"
@@ -298,6 +299,16 @@ fn fix_of(err: &RunError) -> Option<&'static str> {
     matches!(err, RunError::Journal(JournalError::Mixed { .. })).then_some(
         "fix: give this setup a directory of its own: `--run-id NEW` (results/NEW) or `--out DIR`",
     )
+}
+
+/// ` (played N of the M trials planned)` when the session played fewer trials than it planned
+/// (it stopped early or was interrupted), else nothing.
+fn played_of_planned(written: usize, planned: usize) -> String {
+    if written < planned {
+        format!(" (played {written} of the {planned} trials planned)")
+    } else {
+        String::new()
+    }
 }
 
 /// Leaves the end-of-run table on stderr once the bars are gone, as hyperfine leaves its result.

@@ -523,6 +523,8 @@ fn settings_rows(t: &mut MarkdownTable, st: &Value) {
                 } else {
                     "none".into()
                 }
+            } else if key == "router_in_front" {
+                on_off(v)
             } else {
                 value_text(v)
             };
@@ -531,7 +533,8 @@ fn settings_rows(t: &mut MarkdownTable, st: &Value) {
     }
     if let Value::Object(map) = st {
         for (k, v) in map {
-            if known.iter().any(|(key, _)| key == k) || v.is_null() {
+            let empty = v.as_array().is_some_and(Vec::is_empty) || v.as_str() == Some("");
+            if known.iter().any(|(key, _)| key == k) || v.is_null() || empty {
                 continue;
             }
             if matches!(v, Value::Object(_)) {
@@ -539,6 +542,15 @@ fn settings_rows(t: &mut MarkdownTable, st: &Value) {
             }
             t.row([k.replace('_', " "), value_text(v)]);
         }
+    }
+}
+
+/// A switch as the CLI writes it: `off`, `on` (`off, on` for a factorial level list).
+fn on_off(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => if *b { "on" } else { "off" }.into(),
+        Value::Array(a) => a.iter().map(on_off).collect::<Vec<_>>().join(", "),
+        other => value_text(other),
     }
 }
 
@@ -825,12 +837,15 @@ fn pass_hat_k_tables(out: &mut String, s: &Summary, models: &[(&str, &ModelSumma
     let mut t = ModelTable::new(s, "k", models);
     for k in 1..=kmax {
         t.row(k.to_string(), |m| {
-            format!(
-                "{} {}{}",
-                opt(m.pass_hat_k.get(&k).copied(), percent),
-                bracketed_ci(m.pass_hat_k_ci95.get(&k).copied()),
-                excluded(m)
-            )
+            let ci = bracketed_ci(m.pass_hat_k_ci95.get(&k).copied());
+            let value = opt(m.pass_hat_k.get(&k).copied(), percent);
+            // An n/a row has no interval: no gap where it would stand.
+            let value = if ci.is_empty() {
+                value
+            } else {
+                format!("{value} {ci}")
+            };
+            format!("{value}{}", excluded(m))
         });
     }
     out.push_str(&t.render());
@@ -1235,6 +1250,9 @@ fn behaviour(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row(
         "Example-copy calls (documented example value), by value",
         |m| {
+            if m.behaviour.conversations_shown_examples == 0 {
+                return format!("{NOT_AVAILABLE} (no examples shown: bare tool docs)");
+            }
             format!(
                 "{}{}",
                 m.behaviour.example_copy.calls,
@@ -1849,6 +1867,45 @@ mod tests {
         let mut c = crate::analysis::fixtures::conversation(model, task, 0, passed, vec![call]);
         c.call_cap = cap;
         c
+    }
+
+    #[test]
+    fn settings_say_off_and_on_and_leave_out_empty_lists() {
+        let mut t = MarkdownTable::new(["setting", "value"]);
+        settings_rows(
+            &mut t,
+            &serde_json::json!({"router_in_front": [false, true], "tasks": [], "stream": false}),
+        );
+        let md = t.render();
+        assert!(md.contains("| router in front | off, on"), "{md}");
+        assert!(!md.contains("| tasks"), "{md}");
+        assert!(md.contains("| stream"), "{md}");
+    }
+
+    #[test]
+    fn an_n_a_pass_k_row_has_no_double_space() {
+        let manifest = Manifest {
+            run_id: "r".into(),
+            ..Manifest::default()
+        };
+        let mut recs = Vec::new();
+        for task in ["T1", "T2"] {
+            for trial in 0..2 {
+                let mut c = conv("a", task, 8, true);
+                c.trial = trial;
+                recs.push(c);
+            }
+            recs.push(conv("b", task, 8, true));
+        }
+        let mut lost = conv("b", "T1", 8, false);
+        lost.trial = 1;
+        lost.outcome = crate::runner::record::Outcome::TransportFail;
+        recs.push(lost);
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+        let row = line(&md, "2 ");
+        assert!(row.contains("n/a (n = "), "{row}");
+        assert!(!row.contains("  ("), "{row}");
     }
 
     #[test]
