@@ -50,6 +50,47 @@ fn suite_check_reports_counts_and_replays() {
         "{out}"
     );
     assert!(!out.contains("SURPRISE"), "{out}");
+    // Counts and failures only; --verbose adds a line per near-miss as expected.
+    assert!(!out.contains("  ok "), "{out}");
+    let (code, verbose, err) = output(passk().args(["suite", "check", "--verbose"]));
+    assert_eq!(code, 0, "{verbose}{err}");
+    let all = passk::suites::AllSuites::load(&root()).expect("suites");
+    let every: usize = all
+        .domains
+        .iter()
+        .flat_map(|d| d.tasks())
+        .map(|t| t.near_misses.len())
+        .sum();
+    assert!(every >= n && n > 0);
+    assert_eq!(verbose.matches("  ok ").count(), every, "{verbose}");
+}
+
+#[test]
+fn suite_check_warns_about_a_task_that_repeats_another() {
+    let dir = tempdir();
+    copy_data(dir.path());
+    let conv_path = dir.path().join("tasks/store/conversations.json");
+    let exp_path = dir.path().join("graders/store/expectations.json");
+    let mut conversations: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&conv_path).expect("read")).expect("json");
+    let mut expectations: Value =
+        serde_json::from_str(&std::fs::read_to_string(&exp_path).expect("read")).expect("json");
+    let mut added = conversations[0].clone();
+    let first = added["id"].as_str().expect("id").to_string();
+    added["id"] = json!("L98");
+    conversations.push(added);
+    expectations["conversations"]["L98"] = expectations["conversations"][&first].clone();
+    write_json(&conv_path, &json!(conversations));
+    write_json(&exp_path, &expectations);
+    let out = refreeze_and_check(dir.path());
+    assert!(
+        out.contains(&format!(
+            "WARNING L98 repeats {first}: the same customer messages"
+        )),
+        "{out}"
+    );
+    let original = output(passk().args(["suite", "check"])).1;
+    assert!(!original.contains("WARNING"), "{original}");
 }
 
 #[test]
@@ -76,7 +117,7 @@ fn suite_check_fails_on_a_surprise() {
     );
     assert!(out.contains("SURPRISE L1 gold"), "{out}");
     assert!(
-        out.contains("expected wrong_answer, got MissedEscalation"),
+        out.contains("expected wrong_answer, got missed_escalation"),
         "{out}"
     );
 }

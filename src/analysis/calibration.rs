@@ -488,20 +488,12 @@ fn fmt_k(k: &BTreeMap<usize, f64>) -> String {
         .join(" ")
 }
 
-/// A failure mode as records and reports write it (`loop_cap`).
-fn record_name(mode: FailureMode) -> String {
-    serde_json::to_value(mode)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 fn fmt_modes(m: &BTreeMap<FailureMode, usize>) -> String {
     if m.is_empty() {
         return "none".into();
     }
     m.iter()
-        .map(|(k, v)| format!("{}={v}", record_name(*k)))
+        .map(|(k, v)| format!("{}={v}", k.record_name()))
         .collect::<Vec<_>>()
         .join(" ")
 }
