@@ -72,6 +72,15 @@ fn calibrate_passes_and_writes_six_reported_runs() {
         let line = format!("calibrate: pass {} of 6: {name}", i + 1);
         assert!(stderr.contains(&line), "{line}: {stderr}");
     }
+    // The docs-reactive model's documentation effect is the one its rates imply, and not 0.
+    let docs = stderr
+        .lines()
+        .find(|l| l.contains("factorial store: docs-reactive docs effect"))
+        .expect("the docs-reactive model's docs effect");
+    assert!(
+        docs.starts_with("[ ok ]") && !docs.contains("0 [0, 0]"),
+        "{docs}"
+    );
     let modes = stderr
         .lines()
         .find(|l| l.contains("flawed store: failure modes"))
