@@ -69,19 +69,8 @@ fn suite_check_reports_counts_and_replays() {
 fn suite_check_warns_about_a_task_that_repeats_another() {
     let dir = tempdir();
     copy_data(dir.path());
-    let conv_path = dir.path().join("tasks/store/conversations.json");
-    let exp_path = dir.path().join("graders/store/expectations.json");
-    let mut conversations: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(&conv_path).expect("read")).expect("json");
-    let mut expectations: Value =
-        serde_json::from_str(&std::fs::read_to_string(&exp_path).expect("read")).expect("json");
-    let mut added = conversations[0].clone();
-    let first = added["id"].as_str().expect("id").to_string();
-    added["id"] = json!("L98");
-    conversations.push(added);
-    expectations["conversations"]["L98"] = expectations["conversations"][&first].clone();
-    write_json(&conv_path, &json!(conversations));
-    write_json(&exp_path, &expectations);
+    // The first conversation again, under another id.
+    let (first, _) = add_conversation(dir.path(), "L98", |_| {});
     let out = refreeze_and_check(dir.path());
     assert!(
         out.contains(&format!(
@@ -128,23 +117,12 @@ fn suite_check_fails_on_a_surprise() {
 fn adding_a_conversation_as_the_docs_say_keeps_every_check_green() {
     let dir = tempdir();
     copy_data(dir.path());
-    let conv_path = dir.path().join("tasks/store/conversations.json");
-    let exp_path = dir.path().join("graders/store/expectations.json");
-    let mut conversations: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(&conv_path).expect("read")).expect("json");
-    let mut expectations: Value =
-        serde_json::from_str(&std::fs::read_to_string(&exp_path).expect("read")).expect("json");
-    let before = conversations.len();
     // A second lookup of order 5105, asked another way (the first message must be unique).
-    let mut added = conversations[0].clone();
-    added["id"] = json!("L99");
-    added["customer"] = json!([
-        "Rahul Mehta here, rahul.mehta@example.com. Any news on when order 5105 gets to me?"
-    ]);
-    conversations.push(added);
-    expectations["conversations"]["L99"] = expectations["conversations"]["L1"].clone();
-    write_json(&conv_path, &json!(conversations));
-    write_json(&exp_path, &expectations);
+    let (_, before) = add_conversation(dir.path(), "L99", |added| {
+        added["customer"] = json!([
+            "Rahul Mehta here, rahul.mehta@example.com. Any news on when order 5105 gets to me?"
+        ]);
+    });
 
     let out = refreeze_and_check(dir.path());
     let n = before + 1;
@@ -648,6 +626,31 @@ proptest! {
         }
         prop_assert_eq!(a.snapshot(), b.snapshot());
     }
+}
+
+/// Adds a copy of the store's first conversation under `id` (changed by `edit`) to the data in
+/// `root`, with the same expectations; returns the first conversation's id and how many there
+/// were before.
+fn add_conversation(root: &Path, id: &str, edit: impl FnOnce(&mut Value)) -> (String, usize) {
+    let conv_path = root.join("tasks/store/conversations.json");
+    let exp_path = root.join("graders/store/expectations.json");
+    let read = |p: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json")
+    };
+    let (mut conversations, mut expectations) = (read(&conv_path), read(&exp_path));
+    let list = conversations
+        .as_array_mut()
+        .expect("a list of conversations");
+    let before = list.len();
+    let mut added = list[0].clone();
+    let first = added["id"].as_str().expect("id").to_string();
+    added["id"] = json!(id);
+    edit(&mut added);
+    list.push(added);
+    expectations["conversations"][id] = expectations["conversations"][&first].clone();
+    write_json(&conv_path, &conversations);
+    write_json(&exp_path, &expectations);
+    (first, before)
 }
 
 fn write_json(path: &Path, v: &Value) {

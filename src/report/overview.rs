@@ -1,6 +1,6 @@
 //! The summary `report.html` opens on: the run's warnings (stub, imported, graders, CPU), the
-//! headline table of its main configuration with the intervals, and its provenance; every other
-//! table stays in `report.md` (the page's Tables tab).
+//! headline table of its main configuration with the intervals, a factorial run's effects, and
+//! its provenance; every other table stays in `report.md` (the page's Tables tab).
 
 use super::document::{Report, group_models, headline, primary_group, warnings};
 
@@ -33,6 +33,8 @@ pub fn overview(r: &Report) -> String {
         }
         None => out.push_str("No conversations.\n\n"),
     }
+    // A factorial run's question is its factors' effects: they are part of its headline.
+    super::factorial::factorial_sections(&mut out, s);
     super::provenance::section(&mut out, s);
     out
 }
