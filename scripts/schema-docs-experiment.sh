@@ -44,7 +44,7 @@ done
 # Cargo's own progress shows on stderr: a cold release build takes minutes (README, "Build times").
 echo "building passk (release)..." >&2
 cargo build --release
-passk=target/release/passk
+passk="${CARGO_TARGET_DIR:-target}/release/passk"
 "$passk" verify >&2
 
 host_args=()
