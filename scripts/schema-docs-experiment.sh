@@ -11,20 +11,28 @@
 # other (model x docs, model x router), all with paired task-bootstrap CIs (docs/metrics.md,
 # "Factorial effects"). The script ends by printing the run's directory.
 #
-# Usage: scripts/schema-docs-experiment.sh [--stub] [--trials N] [--models A,B] [-- extra run flags]
-#   --stub     run against the built-in stub server instead of Ollama (no GPU needed)
-#   --trials   trials per task and cell (default 5)
-#   --models   models (default qwen2.5-coder:3b,qwen2.5-coder:7b; with --stub: text-calls,oracle)
+# Usage: scripts/schema-docs-experiment.sh [--stub [--stub-config FILE]] [--trials N] [--models A,B]
+#                                           [-- extra run flags]
+#   --stub         run against the built-in stub server instead of Ollama (no GPU needed); its
+#                  docs-reactive model makes mistakes more often under bare tool docs than
+#                  documented ones (docs/stub.md), so the documentation effect is not 0
+#   --stub-config  a stub configuration (TOML, docs/stub.md) for `passk serve-stub --config`,
+#                  e.g. a docs_reactive model with rates of its own
+#   --trials       trials per task and cell (default 5)
+#   --models       models (default qwen2.5-coder:3b,qwen2.5-coder:7b; with --stub:
+#                  docs-reactive,oracle)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 stub=0
+stub_config=""
 trials=5
 models=""
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --stub) stub=1 ;;
+    --stub-config) stub_config="$2"; shift ;;
     --trials) trials="$2"; shift ;;
     --models) models="$2"; shift ;;
     --) shift; extra=("$@"); break ;;
@@ -33,17 +41,21 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-cargo build --release --quiet
-passk=target/release/passk
+# Cargo's own progress shows on stderr: a cold release build takes minutes (README, "Build times").
+echo "building passk (release)..." >&2
+cargo build --release
+passk="${CARGO_TARGET_DIR:-target}/release/passk"
 "$passk" verify >&2
 
 host_args=()
 tag=ollama
 if [ "$stub" = 1 ]; then
   tag=stub
-  [ -n "$models" ] || models="text-calls,oracle"
+  [ -n "$models" ] || models="docs-reactive,oracle"
+  config_args=()
+  [ -z "$stub_config" ] || config_args=(--config "$stub_config")
   log=$(mktemp)
-  "$passk" serve-stub --port 0 >"$log" 2>/dev/null &
+  "$passk" serve-stub --port 0 "${config_args[@]}" >"$log" 2>/dev/null &
   stub_pid=$!
   trap 'kill "$stub_pid" 2>/dev/null || true; rm -f "$log"' EXIT
   for _ in $(seq 50); do [ -s "$log" ] && break; sleep 0.1; done
@@ -51,9 +63,9 @@ if [ "$stub" = 1 ]; then
 fi
 [ -n "$models" ] || models="qwen2.5-coder:3b,qwen2.5-coder:7b"
 
+# `--report` writes the report and leaves its table on stderr once.
 run=$("$passk" run --models "$models" --trials "$trials" --no-progress "${host_args[@]}" \
-  --tool-docs bare,documented --router-in-front off,on \
+  --tool-docs bare,documented --router-in-front off,on --report \
   --run-id "schema-docs-$tag-factorial-k$trials" "${extra[@]}")
-"$passk" report "$run" >&2
 awk '/^## /{on = /^## Factorial effects/} on' "$run/report/report.md" >&2
 echo "$run"

@@ -87,6 +87,9 @@ pub struct SuiteCheckArgs {
     /// Data location.
     #[command(flatten)]
     pub data: DataArgs,
+    /// Print a line for every near-miss, not only the surprises
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// `passk freeze` / `passk verify`

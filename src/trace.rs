@@ -70,6 +70,18 @@ impl FailureMode {
         FailureMode::ActionRequired,
     ];
 
+    /// The name records and reports write (`loop_cap`).
+    pub fn record_name(self) -> &'static str {
+        match self {
+            FailureMode::LoopCap => "loop_cap",
+            FailureMode::NoUsableToolCall => "no_usable_tool_call",
+            FailureMode::WrongAction => "wrong_action",
+            FailureMode::MissedEscalation => "missed_escalation",
+            FailureMode::WrongAnswer => "wrong_answer",
+            FailureMode::ActionRequired => "action_required",
+        }
+    }
+
     /// Human wording used in reports.
     pub fn describe(self) -> &'static str {
         match self {
@@ -117,4 +129,19 @@ pub struct Verdict {
     /// Control-flow flags (seed 000).
     #[serde(default)]
     pub control: ControlFlags,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_names_are_the_serialized_names() {
+        for mode in FailureMode::ALL {
+            assert_eq!(
+                serde_json::to_value(mode).expect("serializes"),
+                serde_json::json!(mode.record_name())
+            );
+        }
+    }
 }

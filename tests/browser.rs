@@ -49,12 +49,16 @@ fn report_page_shows_a_failing_trial_in_a_real_browser() {
         eprintln!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
         return;
     };
+    // The stub publishes the suites it loaded, as `passk serve-stub` does: the report is a stub
+    // run's, and must say so on its first screen.
+    let all = passk::suites::AllSuites::load(&util::root()).expect("suites");
+    let digests = passk::runner::experiment::task_digests(&all.domain_refs(), Some(&all.router));
     let stub = Stub::start(
         vec![
             ("oracle-a", Behaviour::Oracle.into()),
             ("never-answer", Behaviour::NeverAnswer.into()),
         ],
-        |_| {},
+        |c| c.suites = digests,
     );
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
@@ -111,6 +115,33 @@ fn report_page_shows_a_failing_trial_in_a_real_browser() {
             .is_some_and(|m| m.starts_with("failure mode: ")),
         "{result}"
     );
+    // The page opens on its summary: the stub warning, the headline with its interval, the
+    // provenance; the grid one click away.
+    assert_eq!(result["first_tab"], "summary", "{result}");
+    let summary = result["summary_text"].as_str().unwrap_or_default();
+    for shown in [
+        "STUB RUN",
+        "Success rate",
+        "95% CI",
+        "Provenance",
+        "passk",
+        "graders",
+    ] {
+        assert!(
+            summary.contains(shown),
+            "{shown:?} not in the summary: {summary}"
+        );
+    }
+    assert!(
+        !summary.contains("Failure taxonomy"),
+        "the summary is not every table: {summary}"
+    );
+    assert!(result["summary_tables"].as_u64() >= Some(2), "{result}");
+    assert_eq!(
+        result["goto"],
+        serde_json::json!(["grid", "charts", "tables"]),
+        "{result}"
+    );
 }
 
 #[test]
@@ -143,4 +174,24 @@ fn compare_page_sets_the_moved_tasks_side_by_side_in_a_real_browser() {
         result["trials_open"], 6,
         "a trial of A and one of B each: {result}"
     );
+    assert!(
+        result["metrics_tables"].as_u64() >= Some(1),
+        "compare.md's metrics come first: {result}"
+    );
+
+    // A comparison where no task moved still shows the metrics, never a blank page.
+    let same = tmp.path().join("same");
+    let (code, _, stderr) = output(passk().arg("compare").arg(&a).arg(&a).args([
+        "--resamples",
+        "50",
+        "--out",
+        &same.display().to_string(),
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let result = selftest(&browser, &same.join(COMPARE_HTML));
+    assert_eq!(result["errors"], 0, "console errors: {result}");
+    assert_eq!(result["pairs"], 0, "{result}");
+    assert!(result["metrics_tables"].as_u64() >= Some(1), "{result}");
+    let text = result["page_text"].as_str().unwrap_or_default();
+    assert!(text.contains("No task's pass count moved"), "{text}");
 }

@@ -56,6 +56,48 @@ fn calibrate_passes_and_writes_six_reported_runs() {
     ] {
         assert!(stderr.contains(check), "{check}: {stderr}");
     }
+    // Progress says which pass is running; failure modes read as records name them; the
+    // toolless line says how it differs from the report's success figure.
+    for (i, name) in [
+        "oracle",
+        "flawed",
+        "faults",
+        "thinking",
+        "factorial",
+        "ladder",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let line = format!("calibrate: pass {} of 6: {name}", i + 1);
+        assert!(stderr.contains(&line), "{line}: {stderr}");
+    }
+    // The docs-reactive model's documentation effect is the one its rates imply, and not 0.
+    let docs = stderr
+        .lines()
+        .find(|l| l.contains("factorial store: docs-reactive docs effect"))
+        .expect("the docs-reactive model's docs effect");
+    assert!(
+        docs.starts_with("[ ok ]") && !docs.contains("0 [0, 0]"),
+        "{docs}"
+    );
+    let modes = stderr
+        .lines()
+        .find(|l| l.contains("flawed store: failure modes"))
+        .expect("the flawed model's failure modes");
+    assert!(
+        modes.contains("loop_cap=") || modes.contains("wrong_"),
+        "{modes}"
+    );
+    assert!(
+        !modes.contains("LoopCap") && !modes.contains("WrongAnswer"),
+        "{modes}"
+    );
+    assert!(
+        stderr.contains("(the report's success, ")
+            && stderr.contains("also fails the tasks needing an action)"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -221,3 +221,60 @@ fn an_exporter_that_cannot_be_read_refuses_the_run_before_any_trace() {
         "{stderr}"
     );
 }
+
+/// Starts `passk serve-stub --port 0` and returns it with the port it printed.
+fn serve_stub() -> (std::process::Child, u16) {
+    use std::io::{BufRead, BufReader};
+    let mut child = passk()
+        .args(["serve-stub", "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn passk serve-stub");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the stub's address");
+    let port = line
+        .trim()
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    (child, port)
+}
+
+#[test]
+fn server_process_samples_come_from_the_process_listening_on_the_port_only() {
+    use passk::runner::telemetry::server_process::{ServerProcesses, listening_pid};
+    // Two servers with the same process name: only the one passk talks to is read.
+    let (mut talked_to, port) = serve_stub();
+    let (mut other, other_port) = serve_stub();
+    assert_eq!(listening_pid(port), Some(talked_to.id()));
+    assert_eq!(listening_pid(other_port), Some(other.id()));
+    let mut sampler = ServerProcesses::new(&[port]).expect("a sampler");
+    let (cpu, rss) = sampler.read();
+    assert!(
+        cpu.is_some() && rss.is_some_and(|r| r > 0.0),
+        "{cpu:?} {rss:?}"
+    );
+    let pids = sampler.pids();
+    assert!(pids.contains(&talked_to.id()), "{pids:?}");
+    assert!(
+        !pids.contains(&other.id()),
+        "another process of the same name is not summed: {pids:?}"
+    );
+    assert!(!pids.contains(&std::process::id()), "{pids:?}");
+    for child in [&mut talked_to, &mut other] {
+        child.kill().expect("kill the stub");
+        let _ = child.wait();
+    }
+    // A port nobody listens on (any more): no samples, never a zero.
+    assert_eq!(
+        ServerProcesses::new(&[port]).expect("a sampler").read(),
+        (None, None)
+    );
+    assert!(
+        ServerProcesses::new(&[]).is_none(),
+        "no server here: no sampler"
+    );
+}

@@ -647,3 +647,93 @@ fn compare_into(a: &Path, b: &Path, out: &Path) -> (i32, String, String) {
             .args(["--resamples", "200"]),
     )
 }
+
+/// `git` in `dir`, with an identity of its own; false when git is absent or fails.
+fn git(dir: &Path, args: &[&str]) -> bool {
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_run_read_from_uncommitted_suite_files_is_flagged_dirty_on_every_report() {
+    let tmp = tempdir();
+    let data = tmp.path().join("data");
+    crate::util::copy_data(&data);
+    if !git(&data, &["init", "-q"]) {
+        eprintln!("skipped: no git");
+        return;
+    }
+    assert!(
+        git(&data, &["add", "tasks", "graders"]) && git(&data, &["commit", "-q", "-m", "suites"])
+    );
+    // An uncommitted edit of the task file (still the same tasks).
+    let tasks = data.join("tasks/store/conversations.json");
+    let mut text = std::fs::read_to_string(&tasks).expect("tasks");
+    text.push('\n');
+    std::fs::write(&tasks, text).expect("write");
+    let stub = crate::util::Stub::oracles(&["oracle"]);
+    let out = tmp.path().join("run");
+    let mut args = crate::util::run_args(
+        &stub,
+        &out,
+        "oracle",
+        "--suite store --tasks L1 --trials 1 --report",
+    );
+    args.extend(["--root".to_string(), data.display().to_string()]);
+    let (code, _, stderr) = output(passk().args(&args));
+    assert_eq!(code, 0, "{stderr}");
+    let report = out.join(REPORT_DIR);
+    let summary: Summary =
+        serde_json::from_slice(&std::fs::read(report.join(SUMMARY_JSON)).expect("summary"))
+            .expect("summary.json");
+    let p = &summary.provenance;
+    assert_eq!(p.dirty, Some(true), "{p:?}");
+    assert_eq!(p.uncommitted, ["tasks/store/conversations.json"], "{p:?}");
+    assert!(
+        p.model_digests.contains_key("oracle") && p.ollama_version.is_some(),
+        "{p:?}"
+    );
+    let digests = &p.suites["store"];
+    assert!(!digests.tasks.is_empty() && !digests.tools.is_empty() && !digests.policy.is_empty());
+    assert_eq!(p.tool_docs, ["bare"]);
+    let md = std::fs::read_to_string(report.join(REPORT_MD)).expect("report.md");
+    let html = std::fs::read_to_string(report.join(REPORT_HTML)).expect("report.html");
+    for page in [&md, &html] {
+        assert!(page.contains("## Provenance"), "{page}");
+        assert!(
+            page.contains("**uncommitted changes**: `tasks/store/conversations.json`"),
+            "the run is not stamped as clean: {md}"
+        );
+    }
+    // Committed, the same run's next report says clean (when passk itself was built clean).
+    assert!(git(&data, &["commit", "-qam", "the edit"]));
+    let again = tmp.path().join("again");
+    let mut args = crate::util::run_args(
+        &stub,
+        &again,
+        "oracle",
+        "--suite store --tasks L1 --trials 1",
+    );
+    args.extend(["--root".to_string(), data.display().to_string()]);
+    assert_eq!(output(passk().args(&args)).0, 0);
+    let (code, _, stderr) = self::report(&again, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary = summary_of(&again);
+    assert!(
+        summary.provenance.uncommitted.is_empty(),
+        "{:?}",
+        summary.provenance
+    );
+}

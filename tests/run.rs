@@ -119,6 +119,48 @@ fn refuses_to_append_when_the_ollama_version_changed() {
 }
 
 #[test]
+fn a_refusal_says_its_fix_and_prints_no_table_of_the_old_run() {
+    let stub = Stub::oracles(&["oracle"]);
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let first = run_args(&stub, &out, "oracle", "--trials 1 --suite store --tasks L1");
+    let (code, _, stderr) = output(passk().args(&first));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("Success"),
+        "a run leaves its table: {stderr}"
+    );
+    // Another temperature into the same directory would mix setups.
+    let second = run_args(
+        &stub,
+        &out,
+        "oracle",
+        "--trials 1 --suite store --tasks L2 --temperature 0.2",
+    );
+    let (code, _, stderr) = output(passk().args(&second));
+    assert_eq!(code, 4, "{stderr}");
+    let fix: Vec<&str> = stderr.lines().filter(|l| l.starts_with("fix:")).collect();
+    assert!(
+        fix.len() == 1 && fix[0].contains("--run-id NEW") && fix[0].contains("--out DIR"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Success"), "no stale table: {stderr}");
+    // A stub that loaded other versions of the suites (exit 7): refused, no stale table either.
+    let stale = Stub::start(vec![], |c| {
+        c.suites.insert("store".to_string(), "0".repeat(64));
+    });
+    let (code, _, stderr) = output(passk().args(run_args(
+        &stale,
+        &out,
+        "oracle",
+        "--trials 1 --suite store --tasks L1",
+    )));
+    assert_eq!(code, 7, "{stderr}");
+    assert!(stderr.contains("restart `passk serve-stub`"), "{stderr}");
+    assert!(!stderr.contains("Success"), "no stale table: {stderr}");
+}
+
+#[test]
 fn misbehaving_models_are_recorded_not_fatal() {
     let stub = Stub::start(vec![], |_| {});
     let tmp = util::tempdir();

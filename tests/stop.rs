@@ -77,6 +77,20 @@ fn a_clear_gap_stops_early_as_a_difference() {
         played,
         "whole rounds, then nothing"
     );
+    // Planned and played are told apart: the plan is a cap, and the end says how much of it ran.
+    let planned = 2 * util::store_conversations() * CAP as usize;
+    assert!(
+        stderr.contains(&format!(
+            "up to {planned} trials to run, stopping once decided"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "(played {played} of the {planned} trials planned)"
+        )),
+        "{stderr}"
+    );
     assert!(
         run.conversations
             .iter()

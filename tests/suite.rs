@@ -50,6 +50,36 @@ fn suite_check_reports_counts_and_replays() {
         "{out}"
     );
     assert!(!out.contains("SURPRISE"), "{out}");
+    // Counts and failures only; --verbose adds a line per near-miss as expected.
+    assert!(!out.contains("  ok "), "{out}");
+    let (code, verbose, err) = output(passk().args(["suite", "check", "--verbose"]));
+    assert_eq!(code, 0, "{verbose}{err}");
+    let all = passk::suites::AllSuites::load(&root()).expect("suites");
+    let every: usize = all
+        .domains
+        .iter()
+        .flat_map(|d| d.tasks())
+        .map(|t| t.near_misses.len())
+        .sum();
+    assert!(every >= n && n > 0);
+    assert_eq!(verbose.matches("  ok ").count(), every, "{verbose}");
+}
+
+#[test]
+fn suite_check_warns_about_a_task_that_repeats_another() {
+    let dir = tempdir();
+    copy_data(dir.path());
+    // The first conversation again, under another id.
+    let (first, _) = add_conversation(dir.path(), "L98", |_| {});
+    let out = refreeze_and_check(dir.path());
+    assert!(
+        out.contains(&format!(
+            "WARNING L98 repeats {first}: the same customer messages"
+        )),
+        "{out}"
+    );
+    let original = output(passk().args(["suite", "check"])).1;
+    assert!(!original.contains("WARNING"), "{original}");
 }
 
 #[test]
@@ -76,7 +106,7 @@ fn suite_check_fails_on_a_surprise() {
     );
     assert!(out.contains("SURPRISE L1 gold"), "{out}");
     assert!(
-        out.contains("expected wrong_answer, got MissedEscalation"),
+        out.contains("expected wrong_answer, got missed_escalation"),
         "{out}"
     );
 }
@@ -87,23 +117,12 @@ fn suite_check_fails_on_a_surprise() {
 fn adding_a_conversation_as_the_docs_say_keeps_every_check_green() {
     let dir = tempdir();
     copy_data(dir.path());
-    let conv_path = dir.path().join("tasks/store/conversations.json");
-    let exp_path = dir.path().join("graders/store/expectations.json");
-    let mut conversations: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(&conv_path).expect("read")).expect("json");
-    let mut expectations: Value =
-        serde_json::from_str(&std::fs::read_to_string(&exp_path).expect("read")).expect("json");
-    let before = conversations.len();
     // A second lookup of order 5105, asked another way (the first message must be unique).
-    let mut added = conversations[0].clone();
-    added["id"] = json!("L99");
-    added["customer"] = json!([
-        "Rahul Mehta here, rahul.mehta@example.com. Any news on when order 5105 gets to me?"
-    ]);
-    conversations.push(added);
-    expectations["conversations"]["L99"] = expectations["conversations"]["L1"].clone();
-    write_json(&conv_path, &json!(conversations));
-    write_json(&exp_path, &expectations);
+    let (_, before) = add_conversation(dir.path(), "L99", |added| {
+        added["customer"] = json!([
+            "Rahul Mehta here, rahul.mehta@example.com. Any news on when order 5105 gets to me?"
+        ]);
+    });
 
     let out = refreeze_and_check(dir.path());
     let n = before + 1;
@@ -607,6 +626,31 @@ proptest! {
         }
         prop_assert_eq!(a.snapshot(), b.snapshot());
     }
+}
+
+/// Adds a copy of the store's first conversation under `id` (changed by `edit`) to the data in
+/// `root`, with the same expectations; returns the first conversation's id and how many there
+/// were before.
+fn add_conversation(root: &Path, id: &str, edit: impl FnOnce(&mut Value)) -> (String, usize) {
+    let conv_path = root.join("tasks/store/conversations.json");
+    let exp_path = root.join("graders/store/expectations.json");
+    let read = |p: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json")
+    };
+    let (mut conversations, mut expectations) = (read(&conv_path), read(&exp_path));
+    let list = conversations
+        .as_array_mut()
+        .expect("a list of conversations");
+    let before = list.len();
+    let mut added = list[0].clone();
+    let first = added["id"].as_str().expect("id").to_string();
+    added["id"] = json!(id);
+    edit(&mut added);
+    list.push(added);
+    expectations["conversations"][id] = expectations["conversations"][&first].clone();
+    write_json(&conv_path, &conversations);
+    write_json(&exp_path, &expectations);
+    (first, before)
 }
 
 fn write_json(path: &Path, v: &Value) {

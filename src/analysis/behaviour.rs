@@ -69,8 +69,13 @@ pub struct Behaviour {
     pub identify_first: Option<Rate>,
     /// Rejected calls with an argument that is a JSON-schema fragment, by argument name.
     pub schema_copy: KeyedCalls,
-    /// Calls whose argument equals a documented example value, by value.
+    /// Calls whose argument equals a documented example value, by value, in the conversations
+    /// that were shown the examples.
     pub example_copy: KeyedCalls,
+    /// Graded conversations whose tool docs showed the example values (not `bare`); with none,
+    /// an example-copy count means nothing.
+    #[serde(default)]
+    pub conversations_shown_examples: usize,
     /// Native vs text vs malformed model calls.
     pub call_formats: CallFormats,
     /// Tool calls the model made that were not executed (written beside native calls, or past the
@@ -139,6 +144,8 @@ pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Be
             ident_of += 1;
             ident_hits += usize::from(hit);
         }
+        let shown_examples = c.tool_docs != Some(crate::suite::ToolVariant::Bare);
+        b.conversations_shown_examples += usize::from(shown_examples);
         for call in c.orchestrator_calls() {
             b.unexecuted_calls += call.unexecuted_calls as usize;
             match call.call_format {
@@ -165,7 +172,8 @@ pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Be
             }
             // A set: several parameters may document the same example value, and a call counts
             // once under each value it copies, however many parameters list it.
-            let copied: BTreeSet<&String> = example_values
+            let shown: &[String] = if shown_examples { example_values } else { &[] };
+            let copied: BTreeSet<&String> = shown
                 .iter()
                 .filter(|x| {
                     args_of(e).any(|(_, v)| match v {
@@ -263,5 +271,25 @@ mod tests {
         let got = behaviour(&[&a], &examples);
         assert_eq!(got.example_copy.calls, 2);
         assert_eq!(got.example_copy.by_key["TK-900"], 2);
+    }
+
+    #[test]
+    fn no_example_copy_is_counted_where_no_examples_were_shown() {
+        use crate::suite::ToolVariant;
+        let mut a = conversation("m", "L1", 0, true, vec![call(1, 1)]);
+        a.tool_events = vec![event("get_order", json!({"order_id": "9999"}), true)];
+        let examples = vec!["9999".to_string()];
+        a.tool_docs = Some(ToolVariant::Bare);
+        let got = behaviour(&[&a], &examples);
+        assert_eq!(
+            (got.example_copy.calls, got.conversations_shown_examples),
+            (0, 0)
+        );
+        a.tool_docs = Some(ToolVariant::Documented);
+        let got = behaviour(&[&a], &examples);
+        assert_eq!(
+            (got.example_copy.calls, got.conversations_shown_examples),
+            (1, 1)
+        );
     }
 }

@@ -94,8 +94,19 @@ pub fn no_tools_check(model: &str, error: Option<&str>) -> Check {
 /// trajectory and raises no control-flow flag.
 pub fn oracle_checks(run: &Run) -> Vec<Check> {
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &quick());
+    oracle_checks_of(run, &summary, &summary.models)
+}
+
+/// [`oracle_checks`] for some of the run's models only (the others are not oracles).
+pub fn oracle_checks_for(run: &Run, models: &[&str]) -> Vec<Check> {
+    let summary = summarize(&run.manifest, &run.conversations, &run.router, &quick());
+    let models: Vec<String> = models.iter().map(|m| m.to_string()).collect();
+    oracle_checks_of(run, &summary, &models)
+}
+
+fn oracle_checks_of(run: &Run, summary: &super::Summary, models: &[String]) -> Vec<Check> {
     let mut out = Vec::new();
-    for model in &summary.models {
+    for model in models {
         for (group, g) in &summary.groups {
             if g.mode == Mode::Toolless {
                 if let Some(m) = g.models.get(model) {
@@ -172,9 +183,13 @@ fn toolless_checks(
         .filter(|c| c.verdict.passed || action(c))
         .count();
     let needing = mine.iter().filter(|c| action(c)).count();
+    let passed = mine.iter().filter(|c| c.verdict.passed).count();
     vec![
         Check::new(
-            format!("{model} {group}: toolless replies passing the answer checks"),
+            format!(
+                "{model} {group}: toolless replies passing the answer checks \
+                 (the report's success, {passed}/{graded}, also fails the tasks needing an action)"
+            ),
             format!("{graded}/{graded}"),
             format!("{answered}/{graded}"),
         ),
@@ -413,11 +428,11 @@ fn raised_flags(c: &crate::trace::ControlFlags) -> usize {
         .count()
 }
 
-/// Bootstrap-free options: calibration compares point figures only.
-/// A factorial pass of oracles (tool docs x router in front): every model passes every cell, so
-/// each factor's effect, each interaction and each between-model contrast must be exactly 0, with
-/// a bootstrap interval of exactly [0, 0], and every cell must have been played.
-pub fn factorial_checks(run: &Run) -> Vec<Check> {
+/// The factorial pass: every cell played by every model; each model's documentation effect is
+/// `docs_effects[model]` exactly (absent: 0, with an interval of [0, 0], as for an oracle), and
+/// its router effect and docs x router interaction 0 [0, 0]; between two models, the docs
+/// contrast is the difference of their documentation effects and the router contrast 0.
+pub fn factorial_checks(run: &Run, docs_effects: &BTreeMap<String, f64>) -> Vec<Check> {
     let opts = AnalysisOptions {
         resamples: 200,
         ..AnalysisOptions::default()
@@ -428,13 +443,7 @@ pub fn factorial_checks(run: &Run) -> Vec<Check> {
         1,
         summary.factorial.len(),
     )];
-    let zero = |e: Option<&super::factorial::Effect>| match e {
-        Some(e) => match e.ci95 {
-            Some(ci) => format!("{} [{}, {}]", e.estimate, ci.low, ci.high),
-            None => format!("{} [no interval]", e.estimate),
-        },
-        None => "not computed".to_string(),
-    };
+    let effect_of = |model: &str| docs_effects.get(model).copied().unwrap_or(0.0);
     for f in &summary.factorial {
         for (model, m) in &f.models {
             out.push(Check::new(
@@ -442,27 +451,29 @@ pub fn factorial_checks(run: &Run) -> Vec<Check> {
                 f.tool_docs.len() * f.router_in_front.len(),
                 m.cells.len(),
             ));
-            for (name, e) in [
-                ("docs", &m.docs),
-                ("router", &m.router),
-                ("docs x router", &m.docs_x_router),
+            let docs = effect_of(model);
+            for (name, e, expected) in [
+                ("docs", &m.docs, docs),
+                ("router", &m.router, 0.0),
+                ("docs x router", &m.docs_x_router, 0.0),
             ] {
-                out.push(Check::new(
+                out.push(effect_check(
                     format!("factorial {}: {model} {name} effect", f.suite),
-                    "0 [0, 0]",
-                    zero(e.as_ref()),
+                    expected,
+                    e.as_ref(),
                 ));
             }
         }
         for p in &f.between_models {
-            for (name, e) in [("docs", &p.docs), ("router", &p.router)] {
-                out.push(Check::new(
+            let docs = effect_of(&p.first) - effect_of(&p.second);
+            for (name, e, expected) in [("docs", &p.docs, docs), ("router", &p.router, 0.0)] {
+                out.push(effect_check(
                     format!(
                         "factorial {}: {} vs {} model x {name}",
                         f.suite, p.first, p.second
                     ),
-                    "0 [0, 0]",
-                    zero(e.as_ref()),
+                    expected,
+                    e.as_ref(),
                 ));
             }
         }
@@ -470,6 +481,30 @@ pub fn factorial_checks(run: &Run) -> Vec<Check> {
     out
 }
 
+/// An effect against its expected value: 0 must come with the interval [0, 0] (nothing varies;
+/// to 12 decimals); any other value is compared to six decimals (its interval depends on the
+/// resamples).
+fn effect_check(name: String, expected: f64, e: Option<&super::factorial::Effect>) -> Check {
+    let zero = expected == 0.0;
+    // Sums of rates that cancel may leave a rounding residue (1e-17) in a bootstrap bound.
+    let tidy = |x: f64| if x.abs() < 1e-12 { 0.0 } else { x };
+    let observed = match e {
+        Some(e) if zero => match e.ci95 {
+            Some(ci) => format!("{} [{}, {}]", tidy(e.estimate), tidy(ci.low), tidy(ci.high)),
+            None => format!("{} [no interval]", e.estimate),
+        },
+        Some(e) => format!("{:+.6}", e.estimate),
+        None => "not computed".to_string(),
+    };
+    let expected = if zero {
+        "0 [0, 0]".to_string()
+    } else {
+        format!("{expected:+.6}")
+    };
+    Check::new(name, expected, observed)
+}
+
+/// Bootstrap-free options: calibration compares point figures only.
 fn quick() -> AnalysisOptions {
     AnalysisOptions {
         resamples: 0,
@@ -489,7 +524,19 @@ fn fmt_modes(m: &BTreeMap<FailureMode, usize>) -> String {
         return "none".into();
     }
     m.iter()
-        .map(|(k, v)| format!("{k:?}={v}"))
+        .map(|(k, v)| format!("{}={v}", k.record_name()))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_modes_are_written_by_their_record_names() {
+        let modes = BTreeMap::from([(FailureMode::LoopCap, 7), (FailureMode::WrongAnswer, 5)]);
+        assert_eq!(fmt_modes(&modes), "loop_cap=7 wrong_answer=5");
+        assert_eq!(fmt_modes(&BTreeMap::new()), "none");
+    }
 }

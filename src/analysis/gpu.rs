@@ -1,13 +1,14 @@
 //! GPU readings per model (new in passk): utilization and memory over the calls' wall intervals,
 //! energy in all and per successful task.
 
-use crate::runner::record::CallRecord;
+use crate::runner::record::{CallRecord, GpuWindow};
 use serde::{Deserialize, Serialize};
 
 /// GPU readings of one model's calls.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GpuSummary {
-    /// Calls that carry at least one GPU sample.
+    /// Calls that carry at least one GPU reading (a sample of the server's process alone is not
+    /// one).
     pub calls_with_samples: usize,
     /// Mean of the calls' mean utilization, percent.
     pub util_mean_pct: Option<f64>,
@@ -34,7 +35,21 @@ fn max_of(v: impl Iterator<Item = f64>) -> Option<f64> {
     v.fold(None, |m, x| Some(m.map_or(x, |m: f64| m.max(x))))
 }
 
-/// The readings over these calls; `None` when no call carries a GPU sample.
+/// Whether a call's window holds anything read from a GPU (utilization, memory, power or energy),
+/// not only the server process's CPU and memory.
+pub fn has_gpu_reading(g: &GpuWindow) -> bool {
+    [
+        g.util_mean,
+        g.util_max,
+        g.mem_used_mib,
+        g.power_w,
+        g.energy_j,
+    ]
+    .iter()
+    .any(Option::is_some)
+}
+
+/// The readings over these calls; `None` when no call carries a GPU reading.
 pub fn gpu_summary<'a>(
     calls: impl IntoIterator<Item = &'a CallRecord>,
     passes: usize,
@@ -43,7 +58,7 @@ pub fn gpu_summary<'a>(
     let windows: Vec<_> = calls
         .iter()
         .filter_map(|c| c.gpu.as_ref())
-        .filter(|g| g.samples > 0 || g.energy_j.is_some())
+        .filter(|g| has_gpu_reading(g))
         .collect();
     if windows.is_empty() {
         return None;
@@ -69,7 +84,6 @@ pub fn gpu_summary<'a>(
 mod tests {
     use super::*;
     use crate::analysis::fixtures::call;
-    use crate::runner::record::GpuWindow;
 
     #[test]
     fn sums_energy_and_takes_maxima() {
@@ -105,5 +119,17 @@ mod tests {
         let g = gpu_summary([&a, &b, &call(1, 1)], 4).unwrap();
         assert_eq!((g.calls_with_energy, g.calls), (2, 3));
         assert_eq!((g.energy_j, g.energy_per_success_j), (None, None));
+    }
+
+    #[test]
+    fn server_process_samples_alone_are_no_gpu_telemetry() {
+        let mut a = call(1, 1);
+        a.gpu = Some(GpuWindow {
+            samples: 3,
+            server_cpu_pct: Some(120.0),
+            server_rss_mib: Some(900.0),
+            ..GpuWindow::default()
+        });
+        assert!(gpu_summary([&a], 1).is_none(), "no NVML: no GPU summary");
     }
 }

@@ -27,12 +27,14 @@ pub mod paired_metrics;
 pub mod passk;
 pub mod placement;
 pub mod plan;
+pub mod provenance;
 pub mod quality;
 pub mod regrade;
 #[doc(hidden)]
 pub mod replicates;
 pub mod router;
 pub mod sequence;
+pub mod server_process;
 pub mod settings_diff;
 pub mod stopping;
 mod summary;

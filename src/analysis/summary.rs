@@ -17,6 +17,7 @@ use super::passk::{pass_hat_k, tasks_passing_every_trial};
 use super::placement::{Placement, PlayedTrial, placement};
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
 use super::router::{Pipeline, RouterSummary, pipeline, router_in_front_totals, router_summary};
+use super::server_process::{ServerProcessSummary, server_process_summary};
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
 use super::tools_add::{ToolsAdd, toolless_key, tools_add};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
@@ -29,6 +30,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Summary {
     /// Run id from the manifest.
     pub run_id: String,
+    /// What produced the run: passk, its commit, Ollama, the digests of models, suites, graders.
+    #[serde(default)]
+    pub provenance: crate::analysis::provenance::Provenance,
     /// Backend that produced the records (`ollama`, `stub`, `imported`).
     pub backend: String,
     /// For imported runs: where the records came from.
@@ -198,6 +202,9 @@ pub struct ModelSummary {
     pub noise: Noise,
     /// GPU readings, when telemetry existed.
     pub gpu: Option<GpuSummary>,
+    /// CPU and memory of the server process on this machine, when they were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_process: Option<ServerProcessSummary>,
     /// Router calls in front of the agent, when it ran.
     pub pipeline: Option<Pipeline>,
     /// The model ran partly on the CPU.
@@ -711,6 +718,7 @@ fn model_summary(
         control_flow: control_flow(&graded),
         noise: noise(&tally.tasks),
         gpu: gpu_summary(orch_calls(), passes),
+        server_process: server_process_summary(orch_calls()),
         pipeline: pipeline(&graded, w, tally.blended, tally.total_latency(), passes),
         partly_on_cpu,
     };
@@ -1044,6 +1052,7 @@ pub fn summarize(
         .filter(Placement::is_notable);
     Summary {
         run_id: manifest.run_id.clone(),
+        provenance: crate::analysis::provenance::provenance(manifest),
         backend: manifest.backend.clone(),
         imported_from: manifest.imported_from.clone(),
         grader_digest: manifest.grader_digest.clone(),

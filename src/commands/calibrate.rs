@@ -13,7 +13,7 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::analysis::calibration::{
     Check, factorial_checks, fault_checks, flawed_checks, no_tools_check, oracle_checks,
-    thinking_checks,
+    oracle_checks_for, thinking_checks,
 };
 use passk::analysis::calibration_ladder::{Rung, ladder_checks};
 use passk::analysis::load_run;
@@ -24,6 +24,7 @@ use passk::runner::progress::{Progress, bars_wanted};
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::suite::ToolVariant;
 use passk::suites::AllSuites;
+use passk::wire::stub::docs_reactive::DocsRates;
 use passk::wire::stub::{
     Behaviour, ExpectedTrial, FaultKind, FaultRates, MistakePlan, ModelSpec, ScriptBook,
     StubConfig, StubHandle, StubServer,
@@ -41,12 +42,34 @@ const FLAWED: &str = "flawed";
 const FAULTY: &str = "faulty";
 const THINKING: &str = "oracle-thinking";
 const NO_TOOLS: &str = "no-tools";
+/// The factorial pass's model whose mistakes depend on the tool docs (the stub's
+/// `docs-reactive`, at its default rates).
+const DOCS_REACTIVE: &str = passk::wire::stub::docs_reactive::NAME;
 
 /// The ladder pass's models, smallest first: the stub reads each size from the tag. The largest
 /// is the default reference.
 const LADDER_FLAWED: &str = "ladder-flawed:1b";
 const LADDER_ORACLE_MID: &str = "ladder-oracle:3b";
 const LADDER_ORACLE_LARGE: &str = "ladder-oracle:14b";
+
+/// The passes that write a run directory, in the order they are played (the model without tools,
+/// refused before any trace, writes none).
+const PASSES: [&str; 6] = [
+    "oracle",
+    "flawed",
+    "faults",
+    "thinking",
+    "factorial",
+    "ladder",
+];
+
+/// What calibrate's progress says as a pass begins: `pass 2 of 6: flawed`.
+fn pass_line(name: &str) -> String {
+    match PASSES.iter().position(|p| *p == name) {
+        Some(i) => format!("pass {} of {}: {name}", i + 1, PASSES.len()),
+        None => format!("{name}: must be refused before any trace (writes no directory)"),
+    }
+}
 
 /// Store tasks the factorial pass plays (each in 4 cells, on 2 models): enough for a bootstrap,
 /// few enough to keep calibration quick.
@@ -138,6 +161,7 @@ impl Bench<'_> {
             resume: Default::default(),
         };
         let sink: &dyn EventSink = &self.progress;
+        sink.emit(passk::runner::event::RunEvent::Info(pass_line(pass.name)));
         self.rt
             .block_on(experiment::run(&exp, sink, &self.cancel))?;
         Ok(dir)
@@ -207,7 +231,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         .map(|d| load_run(d))
         .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
-    let checks = all_checks(&runs, &played, &suites, &expected, &injected);
+    let checks = all_checks(&runs, &played, &suites, &expected, &injected, args.trials);
     for dir in played.dirs() {
         super::report::write(dir, 10_000)?;
     }
@@ -257,7 +281,8 @@ fn stub_config(book: ScriptBook, plan: MistakePlan) -> StubConfig {
         .model(
             NO_TOOLS,
             ModelSpec::new(Behaviour::Oracle).with_capabilities(&["completion"]),
-        );
+        )
+        .model(DOCS_REACTIVE, Behaviour::DocsReactive(DocsRates::DEFAULT));
     config.hang = HANG;
     config
 }
@@ -294,16 +319,26 @@ fn play_passes(bench: &Bench<'_>, factorial_tasks: &[String]) -> anyhow::Result<
         .play(Pass::new("no-tools", &[NO_TOOLS], vec![SuiteChoice::Store]))
         .err()
         .map(|e| format!("{e:#}"));
-    // Tool docs x router in front on a few store tasks: the oracles pass every cell.
+    // Tool docs x router in front on a few store tasks: the oracles pass every cell, the
+    // docs-reactive model fails fewer under documented docs.
+    let factorial_models = [ORACLE_SMALL, ORACLE_LARGE, DOCS_REACTIVE];
     let factorial = bench.play(Pass {
         tweak: &|s| {
             s.tool_docs = Levels(vec![ToolVariant::Bare, ToolVariant::Documented]);
             s.router_in_front = Levels(vec![false, true]);
             s.tasks = factorial_tasks.to_vec();
         },
-        ..Pass::new("factorial", &oracles, vec![SuiteChoice::Store])
+        ..Pass::new("factorial", &factorial_models, vec![SuiteChoice::Store])
     })?;
     let ladder = play_ladder(bench, factorial_tasks)?;
+    debug_assert_eq!(
+        [&oracle, &flawed, &faults, &thinking, &factorial, &ladder].map(|d| d
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string()),
+        PASSES.map(String::from)
+    );
     Ok(Played {
         oracle,
         flawed,
@@ -349,6 +384,7 @@ fn all_checks(
     suites: &AllSuites,
     expected: &[ExpectedTrial],
     injected: &BTreeMap<FaultKind, u64>,
+    trials: u32,
 ) -> Vec<Check> {
     let [oracle, flawed, faults, thinking, factorial, ladder] = runs else {
         unreachable!("one run per pass");
@@ -367,10 +403,30 @@ fn all_checks(
     checks.extend(oracle_checks(thinking));
     checks.extend(thinking_checks(thinking, THINKING));
     checks.push(no_tools_check(NO_TOOLS, played.refused.as_deref()));
-    checks.extend(oracle_checks(factorial));
-    checks.extend(factorial_checks(factorial));
+    checks.extend(oracle_checks_for(factorial, &[ORACLE_SMALL, ORACLE_LARGE]));
+    let docs_effect = expected_docs_effect(suites, trials);
+    checks.extend(factorial_checks(
+        factorial,
+        &BTreeMap::from([(DOCS_REACTIVE.to_string(), docs_effect)]),
+    ));
     checks.extend(ladder_pass_checks(ladder, expected));
     checks
+}
+
+/// The documentation effect the docs-reactive model must show on the factorial's tasks: the
+/// share of trials documented docs save, known from its rates before anything runs.
+fn expected_docs_effect(suites: &AllSuites, trials: u32) -> f64 {
+    let ids = factorial_tasks(suites);
+    let tasks: Vec<passk::suite::Task> = suites
+        .domains
+        .iter()
+        .filter(|d| d.name() == "store")
+        .flat_map(|d| d.tasks().iter().filter(|t| ids.contains(&t.id)).cloned())
+        .collect();
+    let r = DocsRates::DEFAULT;
+    let passes = |v| r.expected_passes(&tasks, trials, v) as f64;
+    let n = (tasks.len() * trials as usize).max(1) as f64;
+    (passes(ToolVariant::Documented) - passes(ToolVariant::Bare)) / n
 }
 
 /// Seconds the stub reported as its own (`total_duration`) over every call of a run, warm-ups included.

@@ -41,7 +41,12 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     let md = comparison::markdown(&c, &shown(&args.a), &shown(&args.b));
     write_file(&out.join(COMPARE_MD), md.as_bytes())?;
     write_file(&out.join(COMPARE_JSON), &JsonExporter.render(&c)?)?;
-    let html = compare_page(&c, (&a.dir, &a.conversations), (&b.dir, &b.conversations))?;
+    let html = compare_page(
+        &c,
+        &md,
+        (&a.dir, &a.conversations),
+        (&b.dir, &b.conversations),
+    )?;
     write_file(&out.join(COMPARE_HTML), html.as_bytes())?;
     if c.different_graders {
         passk::errln!(

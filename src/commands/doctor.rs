@@ -227,7 +227,7 @@ fn gib(bytes: u64) -> f64 {
 
 /// Whether NVML answers, and the free VRAM it reports.
 fn nvml_check() -> (Check, Option<u64>) {
-    let t = Telemetry::start(Duration::from_millis(50));
+    let t = Telemetry::start(Duration::from_millis(50), &[]);
     let info = t.gpu_info().clone();
     drop(t);
     match info.unavailable {

@@ -254,8 +254,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     match result {
         Ok(summary) => {
             passk::errln!(
-                "run: {} new records, {} already on disk{}",
+                "run: {} new records{}, {} already on disk{}",
                 summary.written,
+                played_of_planned(summary.written, summary.planned),
                 summary.skipped,
                 if summary.interrupted {
                     " (interrupted: rerun the same command to resume)"
@@ -290,13 +291,50 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         }
         Err(e) => {
             // The trials finished before the error are on disk: their summary stays too (none
-            // when the run stopped before its first record).
-            if let Ok(table) = super::report::table(&exp.run_dir, REPORT_RESAMPLES) {
+            // when the run stopped before its first record). A refusal before any trace played
+            // nothing: a table there would be an older run's, read as this command's result.
+            if !refused_before_playing(&e)
+                && let Ok(table) = super::report::table(&exp.run_dir, REPORT_RESAMPLES)
+            {
                 leave_table(&table);
             }
             passk::errln!("error: {e}");
+            if let Some(fix) = fix_of(&e) {
+                passk::errln!("{fix}");
+            }
             Ok(exit_code_of(&e))
         }
+    }
+}
+
+/// Whether the run was refused before it played any trial (settings, graders, preflight, a
+/// directory that would mix setups or is held by another process).
+fn refused_before_playing(err: &RunError) -> bool {
+    [
+        exit_code::USAGE,
+        exit_code::GRADER_LOCK_MISMATCH,
+        exit_code::MIXED_VERSIONS,
+        exit_code::PREFLIGHT_FAILED,
+        exit_code::RUN_DIR_LOCKED,
+    ]
+    .contains(&exit_code_of(err))
+}
+
+/// The one-line fix of a refusal whose message does not already give one.
+fn fix_of(err: &RunError) -> Option<&'static str> {
+    use passk::runner::journal::JournalError;
+    matches!(err, RunError::Journal(JournalError::Mixed { .. })).then_some(
+        "fix: give this setup a directory of its own: `--run-id NEW` (results/NEW) or `--out DIR`",
+    )
+}
+
+/// ` (played N of the M trials planned)` when the session played fewer trials than it planned
+/// (it stopped early or was interrupted), else nothing.
+fn played_of_planned(written: usize, planned: usize) -> String {
+    if written < planned {
+        format!(" (played {written} of the {planned} trials planned)")
+    } else {
+        String::new()
     }
 }
 

@@ -1,10 +1,12 @@
 //! `passk suite check`: loads every suite, prints its counts, replays every gold trajectory and
-//! every near-miss, and exits with SUITE_CHECK_FAILED on any surprise.
+//! every near-miss, and exits with SUITE_CHECK_FAILED on any surprise. It prints the counts, each
+//! surprise and each task that repeats another; `--verbose` adds a line per near-miss as expected.
 
 use crate::cli::SuiteCheckArgs;
 use crate::exit_code;
 use anyhow::Context;
 use passk::suite::check::{CheckReport, check_suite};
+use passk::suite::repeats::repeats;
 use passk::suites::AllSuites;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -19,7 +21,14 @@ pub fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
     let mut surprises = false;
     for (i, suite) in suites.domains.iter().enumerate() {
         let report = check_suite(suite.as_ref());
-        write_report(&mut out, (i > 0).then(|| suite.name()), &report)?;
+        let prefix = (i > 0).then(|| suite.name());
+        write_report(&mut out, prefix, &report, args.verbose)?;
+        for r in repeats(suite.tasks()) {
+            writeln!(
+                out,
+                "  WARNING {r} (a task should ask something new; the stub's models cannot tell them apart)"
+            )?;
+        }
         surprises |= report.has_surprises();
     }
     write_stdout(&out)?;
@@ -36,6 +45,7 @@ fn write_report(
     out: &mut String,
     prefix: Option<&str>,
     report: &CheckReport,
+    verbose: bool,
 ) -> anyhow::Result<()> {
     let prefix = prefix.map(|p| format!("{p} ")).unwrap_or_default();
     writeln!(
@@ -57,20 +67,23 @@ fn write_report(
         let got = n
             .verdict
             .failure_mode
-            .map(|m| format!("{m:?}"))
+            .map(|m| m.record_name().to_string())
             .unwrap_or_else(|| "passed".into());
         let reason = if n.verdict.reasons.is_empty() {
             "no reason".to_string()
         } else {
             n.verdict.reasons.join("; ")
         };
+        if n.as_expected() && !verbose {
+            continue;
+        }
         if n.as_expected() {
             writeln!(
                 out,
                 "  ok {} \"{}\": {} ({})",
                 n.task,
                 n.name,
-                snake(n.expect),
+                n.expect.record_name(),
                 reason
             )?;
         } else {
@@ -79,21 +92,13 @@ fn write_report(
                 "  SURPRISE {} \"{}\": expected {}, got {} ({})",
                 n.task,
                 n.name,
-                snake(n.expect),
+                n.expect.record_name(),
                 got,
                 reason
             )?;
         }
     }
     Ok(())
-}
-
-/// The failure mode as records write it.
-fn snake(m: passk::trace::FailureMode) -> String {
-    serde_json::to_value(m)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
 }
 
 /// Writes the report to stdout; a closed pipe (`| head`) is not an error.

@@ -347,6 +347,7 @@ pub fn markdown(r: &Report) -> String {
     let mut out = String::new();
     title(&mut out, r);
     out.push_str(&super::stopping::section(r));
+    super::provenance::section(&mut out, s);
     setup(&mut out, r);
     if let Some((key, _)) = primary_group(s) {
         let _ = writeln!(
@@ -375,7 +376,7 @@ pub fn markdown(r: &Report) -> String {
     out
 }
 
-fn title(out: &mut String, r: &Report) {
+pub(super) fn title(out: &mut String, r: &Report) {
     let s = r.summary;
     let _ = writeln!(out, "# passk report: {}\n", s.run_id);
     let backend = if s.backend.is_empty() {
@@ -522,6 +523,8 @@ fn settings_rows(t: &mut MarkdownTable, st: &Value) {
                 } else {
                     "none".into()
                 }
+            } else if key == "router_in_front" {
+                on_off(v)
             } else {
                 value_text(v)
             };
@@ -530,7 +533,8 @@ fn settings_rows(t: &mut MarkdownTable, st: &Value) {
     }
     if let Value::Object(map) = st {
         for (k, v) in map {
-            if known.iter().any(|(key, _)| key == k) || v.is_null() {
+            let empty = v.as_array().is_some_and(Vec::is_empty) || v.as_str() == Some("");
+            if known.iter().any(|(key, _)| key == k) || v.is_null() || empty {
                 continue;
             }
             if matches!(v, Value::Object(_)) {
@@ -538,6 +542,15 @@ fn settings_rows(t: &mut MarkdownTable, st: &Value) {
             }
             t.row([k.replace('_', " "), value_text(v)]);
         }
+    }
+}
+
+/// A switch as the CLI writes it: `off`, `on` (`off, on` for a factorial level list).
+fn on_off(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => if *b { "on" } else { "off" }.into(),
+        Value::Array(a) => a.iter().map(on_off).collect::<Vec<_>>().join(", "),
+        other => value_text(other),
     }
 }
 
@@ -592,12 +605,18 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
     behaviour(out, s, &models);
     quality(out, s, &models);
     gpu(out, s, &models);
+    server_process(out, s, &models);
     pipeline(out, s, &models);
 }
 
 /// The configuration's title, and what is special about it (toolless, call cap).
 fn group_heading(out: &mut String, key: &str, g: &GroupSummary) {
     let _ = writeln!(out, "## `{key}`\n");
+    group_notes(out, g);
+}
+
+/// What is special about a configuration (toolless, call cap), under its title.
+pub(super) fn group_notes(out: &mut String, g: &GroupSummary) {
     if g.mode == Mode::Toolless {
         out.push_str("Toolless baseline: one call per customer message, no tools.\n\n");
     }
@@ -634,7 +653,12 @@ fn own_pass_hat_k(m: &ModelSummary) -> String {
 
 /// The headline table: success (pooled, and pass^1 where they differ), pass^k at each model's k,
 /// tasks passing every trial, tokens and time per successful task.
-fn headline(out: &mut String, s: &Summary, g: &GroupSummary, models: &[(&str, &ModelSummary)]) {
+pub(super) fn headline(
+    out: &mut String,
+    s: &Summary,
+    g: &GroupSummary,
+    models: &[(&str, &ModelSummary)],
+) {
     let differ = trials_differ(models);
     let mut t = ModelTable::new(s, "", models);
     t.row("Conversations graded", |m| m.denominator_note.clone());
@@ -813,12 +837,15 @@ fn pass_hat_k_tables(out: &mut String, s: &Summary, models: &[(&str, &ModelSumma
     let mut t = ModelTable::new(s, "k", models);
     for k in 1..=kmax {
         t.row(k.to_string(), |m| {
-            format!(
-                "{} {}{}",
-                opt(m.pass_hat_k.get(&k).copied(), percent),
-                bracketed_ci(m.pass_hat_k_ci95.get(&k).copied()),
-                excluded(m)
-            )
+            let ci = bracketed_ci(m.pass_hat_k_ci95.get(&k).copied());
+            let value = opt(m.pass_hat_k.get(&k).copied(), percent);
+            // An n/a row has no interval: no gap where it would stand.
+            let value = if ci.is_empty() {
+                value
+            } else {
+                format!("{value} {ci}")
+            };
+            format!("{value}{}", excluded(m))
         });
     }
     out.push_str(&t.render());
@@ -1223,6 +1250,9 @@ fn behaviour(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row(
         "Example-copy calls (documented example value), by value",
         |m| {
+            if m.behaviour.conversations_shown_examples == 0 {
+                return format!("{NOT_AVAILABLE} (no examples shown: bare tool docs)");
+            }
             format!(
                 "{}{}",
                 m.behaviour.example_copy.calls,
@@ -1350,6 +1380,41 @@ fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row("**Energy per successful task**", |m| {
         opt(g(m).and_then(|x| x.energy_per_success_j), |v| {
             format!("**{} J**", number(v, 1))
+        })
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// CPU and memory of the model server's process on this machine (never GPU figures).
+fn server_process(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    if models.iter().all(|(_, m)| m.server_process.is_none()) {
+        return;
+    }
+    out.push_str("### Server process (CPU and memory)\n\n");
+    out.push_str(
+        "The process listening on the server's port on this machine, with its children \
+         (Ollama's model runners); not the GPU.\n\n",
+    );
+    let mut t = ModelTable::new(s, "", models);
+    let p = |m: &ModelSummary| m.server_process.clone();
+    t.row("Calls with server-process samples", |m| {
+        p(m).map_or(NOT_AVAILABLE.into(), |x| {
+            format!(
+                "{} of {}",
+                number(x.calls_with_samples as f64, 0),
+                counted(x.calls, "call")
+            )
+        })
+    });
+    t.row("Server CPU, mean (% of one core)", |m| {
+        opt(p(m).and_then(|x| x.cpu_mean_pct), |v| {
+            format!("{}%", fixed(v, 0))
+        })
+    });
+    t.row("Server resident memory, max", |m| {
+        opt(p(m).and_then(|x| x.rss_max_mib), |v| {
+            format!("{} MiB", number(v, 0))
         })
     });
     out.push_str(&t.render());
@@ -1701,7 +1766,7 @@ fn router_break_even(out: &mut String, c: &crate::analysis::RouterComparison, ma
     );
 }
 
-fn warnings(out: &mut String, r: &Report) {
+pub(super) fn warnings(out: &mut String, r: &Report) {
     let s = r.summary;
     let mut items: Vec<String> = Vec::new();
     for m in &s.partly_on_cpu {
@@ -1805,6 +1870,45 @@ mod tests {
     }
 
     #[test]
+    fn settings_say_off_and_on_and_leave_out_empty_lists() {
+        let mut t = MarkdownTable::new(["setting", "value"]);
+        settings_rows(
+            &mut t,
+            &serde_json::json!({"router_in_front": [false, true], "tasks": [], "stream": false}),
+        );
+        let md = t.render();
+        assert!(md.contains("| router in front | off, on"), "{md}");
+        assert!(!md.contains("| tasks"), "{md}");
+        assert!(md.contains("| stream"), "{md}");
+    }
+
+    #[test]
+    fn an_n_a_pass_k_row_has_no_double_space() {
+        let manifest = Manifest {
+            run_id: "r".into(),
+            ..Manifest::default()
+        };
+        let mut recs = Vec::new();
+        for task in ["T1", "T2"] {
+            for trial in 0..2 {
+                let mut c = conv("a", task, 8, true);
+                c.trial = trial;
+                recs.push(c);
+            }
+            recs.push(conv("b", task, 8, true));
+        }
+        let mut lost = conv("b", "T1", 8, false);
+        lost.trial = 1;
+        lost.outcome = crate::runner::record::Outcome::TransportFail;
+        recs.push(lost);
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+        let row = line(&md, "2 ");
+        assert!(row.contains("n/a (n = "), "{row}");
+        assert!(!row.contains("  ("), "{row}");
+    }
+
+    #[test]
     fn number_formats() {
         assert_eq!(points(0.275), "+27.5 pp");
         assert_eq!(points(-0.05), "-5.0 pp");
@@ -1830,6 +1934,28 @@ mod tests {
         md.lines()
             .find(|l| l.starts_with(&format!("| {label}")))
             .unwrap_or_else(|| panic!("no row {label}: {md}"))
+    }
+
+    #[test]
+    fn server_process_samples_without_nvml_are_never_called_gpu() {
+        let manifest = Manifest {
+            run_id: "r".into(),
+            ..Manifest::default()
+        };
+        let mut recs = vec![conv("a", "T1", 8, true), conv("a", "T2", 8, true)];
+        recs[0].calls[0].gpu = Some(crate::runner::record::GpuWindow {
+            samples: 3,
+            server_cpu_pct: Some(140.0),
+            server_rss_mib: Some(812.0),
+            ..Default::default()
+        });
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+        assert!(md.contains("No GPU telemetry recorded."), "{md}");
+        assert!(!md.contains("Calls with GPU samples"), "{md}");
+        assert!(line(&md, "Calls with server-process samples").contains("1 of "));
+        assert!(line(&md, "Server CPU, mean").contains("140%"), "{md}");
+        assert!(line(&md, "Server resident memory").contains("812 MiB"));
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub enum RunEvent {
         per_model: Vec<(String, u64)>,
         /// Trials skipped because their records exist (resume).
         already_done: u64,
+        /// The run plays in rounds and may stop before the plan is done (`--stop-when-decided`).
+        may_stop_early: bool,
     },
     /// The servers the trials are shared over, and how many each plays at once.
     Servers {

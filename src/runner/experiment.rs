@@ -109,6 +109,8 @@ pub struct RunSummary {
     pub written: usize,
     /// Trials skipped because their records existed.
     pub skipped: usize,
+    /// Trials the plan had left to play when the session began.
+    pub planned: usize,
     /// Stopped by the cancel flag before the plan was done.
     pub interrupted: bool,
     /// Outcomes of the records written now.
@@ -474,6 +476,7 @@ fn new_manifest(
             })
             .collect(),
         host: crate::runner::telemetry::host_info(),
+        checkout: crate::runner::checkout::checkout(&exp.root),
         ..Manifest::default()
     };
     if let Some(r) = &suites.router {
@@ -609,8 +612,10 @@ fn plan_session(
     sink.emit(RunEvent::Planned {
         per_model,
         already_done: skipped as u64,
+        may_stop_early: s.stop.is_some(),
     });
     summary.skipped = skipped;
+    summary.planned = todo.len();
     todo
 }
 

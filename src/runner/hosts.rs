@@ -190,7 +190,8 @@ pub async fn probe_exporters(
 
 /// The telemetry of each server: a server with an exporter is read from it (servers on one
 /// exporter's GPU share one sampler, so their calls share its energy); the other servers on this
-/// machine share one local sampler (started only when there is one); the rest get none.
+/// machine share one local sampler (started only when there is one), which also reads the
+/// processes listening on their ports; the rest get none.
 pub fn telemetries(
     urls: &[String],
     enabled: bool,
@@ -203,10 +204,15 @@ pub fn telemetries(
         let t = off("telemetry off for this backend");
         return urls.iter().map(|_| Arc::clone(&t)).collect();
     }
+    let local_ports: Vec<u16> = urls
+        .iter()
+        .filter(|u| is_local(u) && !exporters.contains_key(*u))
+        .filter_map(|u| reqwest::Url::parse(u).ok()?.port_or_known_default())
+        .collect();
     let local = urls
         .iter()
         .any(|u| is_local(u) && !exporters.contains_key(u))
-        .then(|| Arc::new(Telemetry::start(telemetry::DEFAULT_INTERVAL)));
+        .then(|| Arc::new(Telemetry::start(telemetry::DEFAULT_INTERVAL, &local_ports)));
     let mut remote: BTreeMap<&Exporter, Arc<Telemetry>> = BTreeMap::new();
     for exporter in exporters.values() {
         if remote.contains_key(exporter) {

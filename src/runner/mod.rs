@@ -1,6 +1,7 @@
 //! Executes models x conversations x k trials and writes the records.
 
 pub mod agent_loop;
+pub mod checkout;
 pub mod context;
 pub mod event;
 pub mod experiment;

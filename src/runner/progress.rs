@@ -351,7 +351,8 @@ impl EventSink for Progress {
             RunEvent::Planned {
                 per_model,
                 already_done,
-            } => self.planned(&per_model, already_done),
+                may_stop_early,
+            } => self.planned(&per_model, already_done, may_stop_early),
             RunEvent::Servers { hosts, parallel } => self.servers(&hosts, parallel),
             RunEvent::TrialStarted { host } => self.server_event(&host, |s| s.in_flight += 1),
             RunEvent::TrialRequeued { host } => {
@@ -399,7 +400,7 @@ impl EventSink for Progress {
 /// The steps of [`Progress`]'s display, one per kind of event.
 impl Progress {
     /// The plan is known: size the bars, say how many trials are left.
-    fn planned(&self, per_model: &[(String, u64)], already_done: u64) {
+    fn planned(&self, per_model: &[(String, u64)], already_done: u64, may_stop_early: bool) {
         let total: u64 = per_model.iter().map(|(_, n)| n).sum();
         self.overall.set_length(total);
         self.overall.set_prefix("all models");
@@ -415,7 +416,15 @@ impl Progress {
         } else {
             String::new()
         };
-        self.line(&format!("{}: {total} trials to run{resumed}", self.label));
+        let (up_to, until) = if may_stop_early {
+            ("up to ", ", stopping once decided")
+        } else {
+            ("", "")
+        };
+        self.line(&format!(
+            "{}: {up_to}{total} trials to run{until}{resumed}",
+            self.label
+        ));
     }
 
     /// The servers of the session: their lines, and how many conversations each plays at once.

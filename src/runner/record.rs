@@ -662,4 +662,17 @@ pub struct Manifest {
     /// Free-form notes (warnings raised during the run: partial offload, context overflow).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The git checkout the suites were read from when the run began (absent outside one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<Checkout>,
+}
+
+/// The git checkout of a run's data root (see `runner::checkout`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkout {
+    /// `HEAD`'s commit.
+    pub commit: String,
+    /// Files under `tasks/` and `graders/` that differ from it (untracked ones included).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncommitted: Vec<String>,
 }

@@ -14,6 +14,7 @@ pub mod error;
 pub mod load;
 pub mod money;
 pub mod presentation;
+pub mod repeats;
 pub mod replay;
 pub mod task;
 pub mod tool_docs;

@@ -1,6 +1,6 @@
-//! The data of `compare.html`: the tasks whose pass count moved between run A and run B, per
-//! configuration and model, each with one trial of A and one of B to read side by side (a passing
-//! trial of the run that passed more, a failing one of the other).
+//! The data of `compare.html`: compare.md's metrics, then the tasks whose pass count moved between
+//! run A and run B, per configuration and model, each with one trial of A and one of B to read
+//! side by side (a passing trial of the run that passed more, a failing one of the other).
 
 use super::detail::{SharedTexts, trial_line};
 use super::report::failure_modes;
@@ -113,9 +113,11 @@ fn lines_of(
     Ok(out)
 }
 
-/// `compare.html` of `c`, reading the shown trials' transcripts from the run directories.
+/// `compare.html` of `c`: `markdown` (compare.md, its metrics) first, then the moved tasks, whose
+/// shown trials' transcripts are read from the run directories.
 pub fn compare_page(
     c: &RunComparison,
+    markdown: &str,
     (dir_a, records_a): (&Path, &[ConversationRecord]),
     (dir_b, records_b): (&Path, &[ConversationRecord]),
 ) -> Result<String, ReportError> {
@@ -152,6 +154,7 @@ pub fn compare_page(
             c.run_a, c.summary_a.backend, c.run_b, c.summary_b.backend, pairs.len(),
             if c.different_graders { " · DIFFERENT GRADERS" } else { "" }
         ),
+        "markdown": markdown,
         "pairs": pairs,
         "failure_modes": failure_modes(),
         "texts": texts.table(),

@@ -136,18 +136,24 @@ function timingLine(call) {
   if (call.outcome && call.outcome !== "ok") parts.push("call " + call.outcome);
   if (call.truncated) parts.push("truncated at num_predict");
   if (call.context_overflow) parts.push("context overflow");
-  if (call.gpu) parts.push(gpuText(call.gpu));
+  if (call.gpu && gpuText(call.gpu)) parts.push(gpuText(call.gpu));
   return el("div", { class: "timing" }, parts.join(" · "));
 }
 
+// GPU readings say GPU; the server process's CPU and memory say what they are, never GPU.
 function gpuText(g) {
-  var p = ["GPU " + g.samples + " sample" + (g.samples === 1 ? "" : "s")];
+  var p = [], out = [];
   if (g.util_mean !== undefined) p.push(g.util_mean.toFixed(0) + "% mean");
   if (g.util_max !== undefined) p.push(g.util_max.toFixed(0) + "% max");
   if (g.mem_used_mib !== undefined) p.push(g.mem_used_mib.toFixed(0) + " MiB");
   if (g.power_w !== undefined) p.push(g.power_w.toFixed(0) + " W");
   if (g.energy_j !== undefined) p.push(g.energy_j.toFixed(1) + " J");
-  return p.join(", ");
+  if (p.length) out.push("GPU " + p.join(", "));
+  var s = [];
+  if (g.server_cpu_pct !== undefined) s.push(g.server_cpu_pct.toFixed(0) + "% CPU");
+  if (g.server_rss_mib !== undefined) s.push(g.server_rss_mib.toFixed(0) + " MiB");
+  if (s.length) out.push("server process " + s.join(", "));
+  return out.join(" · ");
 }
 
 function verdictBox(d) {
@@ -399,10 +405,11 @@ function chartsTab(main) {
   });
 }
 
-function tablesTab(main) {
+/** Markdown drawn into a box whose links to charts open the Charts tab. */
+function mdBox(src) {
   var box = el("div", { class: "md" });
-  // The page's title already names the run: report.md's own first heading would repeat it.
-  box.innerHTML = markdown(D.markdown.replace(/^# [^\n]*\n+/, ""));
+  // The page's title already names the run: the markdown's own first heading would repeat it.
+  box.innerHTML = markdown(src.replace(/^# [^\n]*\n+/, ""));
   box.addEventListener("click", function (e) {
     var a = e.target.closest("a[data-chart]");
     if (!a) return;
@@ -411,11 +418,24 @@ function tablesTab(main) {
     var fig = document.getElementById("chart-" + a.getAttribute("data-chart"));
     if (fig) fig.scrollIntoView();
   });
-  main.appendChild(box);
+  return box;
+}
+
+function tablesTab(main) { main.appendChild(mdBox(D.markdown)); }
+
+/** The first screen: warnings, the headline with its intervals, the provenance; the rest a click away. */
+function summaryTab(main) {
+  main.appendChild(el("div", { class: "summary" }, mdBox(D.overview || ""),
+    el("p", { class: "goto" }, "More: ",
+      el("button", { onclick: function () { show("grid"); }, "data-goto": "grid" }, "every trial (grid)"), " ",
+      el("button", { onclick: function () { show("charts"); }, "data-goto": "charts" }, "charts"), " ",
+      el("button", { onclick: function () { show("tables"); }, "data-goto": "tables" }, "every table"))));
 }
 
 function compareTab(main) {
-  if (!D.pairs.length) main.appendChild(el("p", null, "No task's pass count moved between A and B."));
+  if (D.markdown) main.appendChild(mdBox(D.markdown));
+  main.appendChild(el("h2", { id: "moved" }, "Tasks whose pass count moved"));
+  if (!D.pairs.length) main.appendChild(el("p", { class: "none-moved" }, "No task's pass count moved between A and B."));
   D.pairs.forEach(function (p) {
     function side(name, t, count) {
       var head = el("h3", null, name + ": " + count[0] + "/" + count[1] + " passed");
@@ -433,8 +453,9 @@ function compareTab(main) {
   });
 }
 
-var TABS = {};
+var TABS = {}, FIRST_TAB = null;
 function show(name) {
+  if (FIRST_TAB === null) FIRST_TAB = name;
   Object.keys(TABS).forEach(function (k) {
     TABS[k].button.className = k === name ? "on" : "";
     TABS[k].panel.hidden = k !== name;
@@ -471,7 +492,15 @@ function selftest() {
       result.reasons = open ? Array.prototype.map.call(open.querySelectorAll(".reasons li"), function (li) { return li.textContent; }) : [];
       result.failure_mode = open && open.querySelector(".failure-mode") ? open.querySelector(".failure-mode").textContent : "";
     }
+    result.first_tab = FIRST_TAB;
+    var summary = document.getElementById("tab-summary");
+    result.summary_text = summary ? summary.textContent : "";
+    result.summary_tables = summary ? summary.querySelectorAll("table").length : 0;
+    result.goto = Array.prototype.map.call(document.querySelectorAll("[data-goto]"), function (b) { return b.getAttribute("data-goto"); });
   } else {
+    result.first_tab = FIRST_TAB;
+    result.metrics_tables = document.querySelectorAll("#tab-compare .md table").length;
+    result.page_text = document.getElementById("tab-compare").textContent;
     result.pairs = document.querySelectorAll("section.pair").length;
     result.trials_open = document.querySelectorAll("section.pair details.trial[open] .trial-body").length;
   }
@@ -493,13 +522,14 @@ function main() {
   var loading = document.getElementById("loading");
   if (loading) loading.remove();
   if (D.kind === "report") {
+    addTab("summary", "Summary", summaryTab);
     addTab("grid", "Trials", gridTab);
     addTab("charts", "Charts", chartsTab);
     addTab("tables", "Tables", tablesTab);
-    show(/^#(charts|tables)$/.test(location.hash) ? location.hash.slice(1) : "grid");
+    show(/^#(grid|charts|tables)$/.test(location.hash) ? location.hash.slice(1) : "summary");
   } else {
-    addTab("moved", "Moved tasks", compareTab);
-    show("moved");
+    addTab("compare", "Comparison", compareTab);
+    show("compare");
   }
   if (location.hash === "#selftest") selftest();
 }

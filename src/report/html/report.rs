@@ -1,5 +1,6 @@
-//! The data of `report.html`: the run's caption, `report.md` (its tables, rendered by the page),
-//! the charts' SVG, the failure modes the filter offers, and the grid's trials.
+//! The data of `report.html`: the run's caption, the summary it opens on, `report.md` (its tables,
+//! rendered by the page), the charts' SVG, the failure modes the filter offers, and the grid's
+//! trials.
 
 use super::trials::TrialData;
 use super::{REPORT_HTML, page};
@@ -18,6 +19,10 @@ pub fn report_page(r: &Report, markdown: &str, charts: &[Chart], trials: TrialDa
     data.insert("title".into(), json!(title));
     data.insert("caption".into(), json!(caption(r)));
     data.insert("markdown".into(), json!(markdown));
+    data.insert(
+        "overview".into(),
+        json!(crate::report::overview::overview(r)),
+    );
     let charts: Vec<Value> = charts
         .iter()
         .map(|c| json!([format!("{CHARTS_DIR}/{}", c.file), c.svg]))

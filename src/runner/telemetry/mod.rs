@@ -2,7 +2,8 @@
 //!
 //! The GPU is read from a [`GpuSource`]: NVML for a GPU on this machine ([`nvml`]), or the
 //! dcgm-exporter of a server on another machine ([`dcgm`]). The sampler also reads, with sysinfo,
-//! the `ollama` and `llama-server` processes when the server runs here. Each model call gets one
+//! the CPU and memory of the server process passk talks to when it runs here: the one listening
+//! on the server's port, and its children ([`server_process`]). Each model call gets one
 //! [`GpuWindow`]: the samples over it, and its share of the GPU's energy counter ([`energy`]).
 //!
 //! No NVIDIA library, no GPU, an exporter that does not answer, or a metric the device does not
@@ -16,6 +17,7 @@
 pub mod dcgm;
 pub mod energy;
 pub mod nvml;
+pub mod server_process;
 
 use crate::runner::record::{GpuInfo, GpuWindow, HostInfo};
 use energy::Apportioner;
@@ -29,9 +31,6 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(200);
 
 /// Default scrape interval of a remote exporter (`--scrape-interval`).
 pub const DEFAULT_SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Names of the processes whose CPU and memory are attributed to the model server.
-const SERVER_PROCESSES: [&str; 2] = ["ollama", "llama-server"];
 
 /// One reading of a GPU (each field absent when it could not be read).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -66,9 +65,9 @@ pub struct Sample {
     pub mem_mib: Option<f64>,
     /// Power draw, watts.
     pub power_w: Option<f64>,
-    /// CPU of the server processes, percent of one core.
+    /// CPU of the server process and its children, percent of one core.
     pub server_cpu_pct: Option<f64>,
-    /// Resident memory of the server processes, MiB.
+    /// Resident memory of the server process and its children, MiB.
     pub server_rss_mib: Option<f64>,
 }
 
@@ -92,18 +91,21 @@ pub struct CallMark {
 }
 
 impl Telemetry {
-    /// Samples this machine every `interval`: GPU 0 through NVML, and the model server's
-    /// processes. Never fails: what cannot be read is recorded as absent and explained in
-    /// [`Telemetry::gpu_info`]'s `unavailable`.
-    pub fn start(interval: Duration) -> Telemetry {
+    /// Samples this machine every `interval`: GPU 0 through NVML, and the server processes
+    /// listening on `server_ports` of this machine (none: no process samples). Never fails: what
+    /// cannot be read is recorded as absent and explained in [`Telemetry::gpu_info`]'s
+    /// `unavailable`.
+    pub fn start(interval: Duration, server_ports: &[u16]) -> Telemetry {
         match nvml::NvmlSource::open() {
-            Ok((source, gpu)) => Telemetry::sample(Some(Arc::new(source)), gpu, true, interval),
+            Ok((source, gpu)) => {
+                Telemetry::sample(Some(Arc::new(source)), gpu, server_ports, interval)
+            }
             Err(why) => {
                 let gpu = GpuInfo {
                     unavailable: Some(why),
                     ..GpuInfo::default()
                 };
-                Telemetry::sample(None, gpu, true, interval)
+                Telemetry::sample(None, gpu, server_ports, interval)
             }
         }
     }
@@ -111,13 +113,13 @@ impl Telemetry {
     /// Samples a GPU on another machine from its exporter every `interval`; `gpu` is what the
     /// preflight's probe found of it.
     pub fn start_remote(source: dcgm::DcgmSource, gpu: GpuInfo, interval: Duration) -> Telemetry {
-        Telemetry::sample(Some(Arc::new(source)), gpu, false, interval)
+        Telemetry::sample(Some(Arc::new(source)), gpu, &[], interval)
     }
 
     fn sample(
         source: Option<Arc<dyn GpuSource>>,
         mut gpu: GpuInfo,
-        processes: bool,
+        server_ports: &[u16],
         interval: Duration,
     ) -> Telemetry {
         let origin = Instant::now();
@@ -127,6 +129,7 @@ impl Telemetry {
             let samples = Arc::clone(&samples);
             let stop = Arc::clone(&stop);
             let source = source.clone();
+            let processes = server_process::ServerProcesses::new(server_ports);
             std::thread::Builder::new()
                 .name("passk-telemetry".into())
                 .spawn(move || {
@@ -258,11 +261,10 @@ fn sample_loop(
     origin: Instant,
     interval: Duration,
     source: Option<&dyn GpuSource>,
-    processes: bool,
+    mut processes: Option<server_process::ServerProcesses>,
     samples: &Mutex<Vec<Sample>>,
     stop: &AtomicBool,
 ) {
-    let mut sys = processes.then(sysinfo::System::new).and_then(Result::ok);
     while !stop.load(Ordering::Relaxed) {
         let started = Instant::now();
         let at = origin.elapsed();
@@ -274,8 +276,8 @@ fn sample_loop(
             power_w: gpu.power_w,
             ..Sample::default()
         };
-        if let Some(sys) = sys.as_mut() {
-            (s.server_cpu_pct, s.server_rss_mib) = server_processes(sys);
+        if let Some(p) = processes.as_mut() {
+            (s.server_cpu_pct, s.server_rss_mib) = p.read();
         }
         // A source that could not be read this time (a failed scrape) gives no sample, rather
         // than one that reads as nothing.
@@ -307,32 +309,6 @@ fn pause(d: Duration, stop: &AtomicBool) {
         }
         std::thread::sleep(left.min(step));
     }
-}
-
-/// CPU (percent of one core) and RSS (MiB) summed over the model server's processes.
-fn server_processes(sys: &mut sysinfo::System) -> (Option<f64>, Option<f64>) {
-    sys.refresh_processes_specifics(
-        sysinfo::ProcessesToUpdate::All,
-        true,
-        sysinfo::ProcessRefreshKind::nothing()
-            .with_cpu()
-            .with_memory(),
-    );
-    let procs: Vec<_> = sys
-        .processes()
-        .values()
-        .filter(|p| {
-            SERVER_PROCESSES
-                .iter()
-                .any(|n| p.name() == std::ffi::OsStr::new(n))
-        })
-        .collect();
-    if procs.is_empty() {
-        return (None, None);
-    }
-    let cpu = procs.iter().map(|p| f64::from(p.cpu_usage())).sum();
-    let rss = procs.iter().map(|p| p.memory() as f64).sum::<f64>() / (1024.0 * 1024.0);
-    (Some(cpu), Some(rss))
 }
 
 /// Summarises the samples that fall in `[from, to]`; a call shorter than one interval takes the
@@ -442,7 +418,7 @@ mod tests {
 
     #[test]
     fn no_nvml_is_recorded_not_fatal() {
-        let t = Telemetry::start(Duration::from_millis(20));
+        let t = Telemetry::start(Duration::from_millis(20), &[]);
         // On a machine without NVIDIA's library the reason is recorded and sampling goes on.
         if t.gpu_info().unavailable.is_some() {
             assert!(t.gpu_info().name.is_none());

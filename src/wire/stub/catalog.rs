@@ -26,7 +26,7 @@ pub const STUB_CONTEXT_LENGTH: u64 = 32768;
 const MODEL_SIZE: u64 = 2_000_000_000;
 
 /// Model names served by convention (see `StubConfig::spec_for`).
-const CONVENTION_NAMES: [&str; 8] = [
+const CONVENTION_NAMES: [&str; 9] = [
     "oracle",
     "text-calls",
     "schema-paste",
@@ -35,6 +35,7 @@ const CONVENTION_NAMES: [&str; 8] = [
     "never-answer",
     "thinking",
     "no-tools",
+    super::docs_reactive::NAME,
 ];
 
 /// One loaded model.

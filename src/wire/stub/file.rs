@@ -67,6 +67,9 @@ pub enum BehaviourName {
     NeverAnswer,
     /// The first call written once in a messy shape (`shape`).
     Messy,
+    /// Mistakes at a rate that depends on the tool docs (`bare_mistake_rate`,
+    /// `documented_mistake_rate`, `mistake_seed`).
+    DocsReactive,
 }
 
 /// One model's table.
@@ -84,8 +87,13 @@ pub struct ModelEntry {
     pub mistake_rate: Option<f64>,
     /// For `flawed`: trials per task the plan covers (default 5).
     pub trials: Option<u32>,
-    /// For `flawed`: seed of the plan (default: the file's seed).
+    /// For `flawed`: seed of the plan (default: the file's seed); for `docs_reactive`: of its
+    /// draws (default: the `docs-reactive` model's).
     pub mistake_seed: Option<u64>,
+    /// For `docs_reactive`: share of conversations with a mistake under `bare` tool docs.
+    pub bare_mistake_rate: Option<f64>,
+    /// For `docs_reactive`: the same under `documented` tool docs.
+    pub documented_mistake_rate: Option<f64>,
     /// Random fault rates per chat request.
     #[serde(default)]
     pub faults: FaultRates,
@@ -94,6 +102,28 @@ pub struct ModelEntry {
     pub fault_script: Vec<FaultKind>,
     /// Capabilities (default `["completion", "tools"]`; add `thinking` for a thinking model).
     pub capabilities: Option<Vec<String>>,
+}
+
+/// The `docs_reactive` rates of an entry, each between 0 and 1 (defaults: the `docs-reactive`
+/// model's).
+fn docs_rates(e: &ModelEntry) -> Result<super::docs_reactive::DocsRates, StubError> {
+    let d = super::docs_reactive::DocsRates::DEFAULT;
+    let rates = super::docs_reactive::DocsRates {
+        bare: e.bare_mistake_rate.unwrap_or(d.bare),
+        documented: e.documented_mistake_rate.unwrap_or(d.documented),
+        seed: e.mistake_seed.unwrap_or(d.seed),
+    };
+    for (key, r) in [
+        ("bare_mistake_rate", rates.bare),
+        ("documented_mistake_rate", rates.documented),
+    ] {
+        if !(0.0..=1.0).contains(&r) {
+            return Err(StubError::Config(format!(
+                "{key} {r} is not between 0 and 1"
+            )));
+        }
+    }
+    Ok(rates)
 }
 
 impl StubFile {
@@ -133,6 +163,7 @@ impl StubFile {
                 BehaviourName::Messy => Behaviour::Messy(e.shape.ok_or_else(|| {
                     StubError::Config("behaviour \"messy\" needs a `shape`".to_string())
                 })?),
+                BehaviourName::DocsReactive => Behaviour::DocsReactive(docs_rates(e)?),
             };
             let total = e.faults.total();
             if !(0.0..=1.0).contains(&total) {
@@ -252,6 +283,26 @@ mod tests {
             cfg.models["mistral:7b"].behaviour,
             Behaviour::Messy(MessyShape::Mistral)
         ));
+    }
+
+    #[test]
+    fn a_docs_reactive_model_takes_its_rates_from_the_file() {
+        let file = StubFile::parse(
+            "[models.\"docs:3b\"]\nbehaviour = \"docs_reactive\"\nbare_mistake_rate = 0.6\n\
+             documented_mistake_rate = 0.2\nmistake_seed = 9\n",
+        )
+        .expect("parses");
+        let cfg = file.into_config(&[], ScriptBook::new()).expect("config");
+        match &cfg.models["docs:3b"].behaviour {
+            Behaviour::DocsReactive(r) => {
+                assert_eq!((r.bare, r.documented, r.seed), (0.6, 0.2, 9));
+            }
+            other => panic!("{other:?}"),
+        }
+        let bad =
+            StubFile::parse("[models.m]\nbehaviour = \"docs_reactive\"\nbare_mistake_rate = 1.5\n")
+                .map(|f| f.into_config(&[], ScriptBook::new()));
+        assert!(matches!(bad, Ok(Err(_))));
     }
 
     #[test]

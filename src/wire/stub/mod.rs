@@ -9,6 +9,7 @@
 
 mod catalog;
 mod chat;
+pub mod docs_reactive;
 pub mod faults;
 pub mod file;
 mod guard;
@@ -252,6 +253,9 @@ impl StubConfig {
                 "thinking",
             ]),
             "no-tools" => ModelSpec::new(Behaviour::Oracle).with_capabilities(&["completion"]),
+            docs_reactive::NAME => {
+                ModelSpec::new(Behaviour::DocsReactive(docs_reactive::DocsRates::DEFAULT))
+            }
             name => match name.strip_prefix("messy-").and_then(MessyShape::from_name) {
                 Some(shape) => ModelSpec::new(Behaviour::Messy(shape)),
                 None => return self.default.clone(),

@@ -73,6 +73,9 @@ pub enum Behaviour {
     Faulty(super::faults::FaultRates),
     /// The conversation's first call written in a messy shape once, then the oracle.
     Messy(MessyShape),
+    /// The oracle, but on a share of conversations that depends on the tool docs shown, its first
+    /// call with an argument goes wrong until the call cap ([`super::docs_reactive`]).
+    DocsReactive(super::docs_reactive::DocsRates),
 }
 
 /// One conversation the stub can play.
@@ -278,6 +281,9 @@ pub(crate) fn respond(
         Behaviour::InventedTool => invented_tool(&pos).unwrap_or_else(|| oracle(&pos)),
         Behaviour::NeverAnswer => never_answer(&pos),
         Behaviour::Messy(shape) => messy_once(&pos, *shape, req),
+        Behaviour::DocsReactive(rates) => {
+            docs_reactive(&pos, trajectory, rates, req, &opening.content)
+        }
         Behaviour::Flawed(_) => match mistake {
             Some(Mistake::LoopCap) => never_answer(&pos),
             Some(Mistake::SchemaPaste { .. }) => {
@@ -496,6 +502,28 @@ fn invented_tool(pos: &Position<'_>) -> Option<Reply> {
 }
 
 /// A tool call on every reply: the next gold call, or the turn's first, or the first tool offered.
+/// The oracle, except at the conversation's mistaken position when the docs shown give it a
+/// mistake: there the mistaken call, again on every reply (it never matches the gold call, so the
+/// position does not move on).
+fn docs_reactive(
+    pos: &Position<'_>,
+    gold: &Trajectory,
+    rates: &super::docs_reactive::DocsRates,
+    req: &ChatRequest,
+    opening: &str,
+) -> Reply {
+    use super::docs_reactive::{mistaken_call, mistaken_position, variant_of};
+    let mistake = rates.mistake(opening, trial_of(req), variant_of(req));
+    match (mistake, next_call(pos)) {
+        (Some(m), Some(call)) if mistaken_position(gold) == Some((pos.turn, pos.done)) => Reply {
+            content: String::new(),
+            calls: vec![mistaken_call(m, &call.tool, &call.args, req)],
+            thinking: None,
+        },
+        _ => oracle(pos),
+    }
+}
+
 fn never_answer(pos: &Position<'_>) -> Reply {
     if let Some(call) = next_call(pos).or_else(|| pos.calls.first()) {
         return Reply::native(call);

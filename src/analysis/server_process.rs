@@ -1,0 +1,70 @@
+//! CPU and memory of the model server's process on this machine (the one listening on the port
+//! passk talked to, and its children), over the calls that carry such readings.
+
+use crate::runner::record::CallRecord;
+use serde::{Deserialize, Serialize};
+
+/// The server process's readings over one model's calls.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerProcessSummary {
+    /// Calls with a reading of the server process.
+    pub calls_with_samples: usize,
+    /// All calls considered.
+    pub calls: usize,
+    /// Mean of the calls' mean CPU, percent of one core.
+    pub cpu_mean_pct: Option<f64>,
+    /// Highest resident memory, MiB.
+    pub rss_max_mib: Option<f64>,
+}
+
+/// The server-process readings over these calls; `None` when no call carries one.
+pub fn server_process_summary<'a>(
+    calls: impl IntoIterator<Item = &'a CallRecord>,
+) -> Option<ServerProcessSummary> {
+    let calls: Vec<&CallRecord> = calls.into_iter().collect();
+    let windows: Vec<_> = calls
+        .iter()
+        .filter_map(|c| c.gpu.as_ref())
+        .filter(|g| g.server_cpu_pct.is_some() || g.server_rss_mib.is_some())
+        .collect();
+    if windows.is_empty() {
+        return None;
+    }
+    let cpu: Vec<f64> = windows.iter().filter_map(|g| g.server_cpu_pct).collect();
+    Some(ServerProcessSummary {
+        calls_with_samples: windows.len(),
+        calls: calls.len(),
+        cpu_mean_pct: super::latency::mean(&cpu),
+        rss_max_mib: windows
+            .iter()
+            .filter_map(|g| g.server_rss_mib)
+            .reduce(f64::max),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::call;
+    use crate::runner::record::GpuWindow;
+
+    #[test]
+    fn averages_cpu_and_takes_the_largest_memory() {
+        let with = |cpu: f64, rss: f64| {
+            let mut c = call(1, 1);
+            c.gpu = Some(GpuWindow {
+                samples: 1,
+                server_cpu_pct: Some(cpu),
+                server_rss_mib: Some(rss),
+                ..GpuWindow::default()
+            });
+            c
+        };
+        let (a, b, none) = (with(50.0, 100.0), with(150.0, 80.0), call(1, 1));
+        let s = server_process_summary([&a, &b, &none]).expect("readings");
+        assert_eq!((s.calls_with_samples, s.calls), (2, 3));
+        assert_eq!(s.cpu_mean_pct, Some(100.0));
+        assert_eq!(s.rss_max_mib, Some(100.0));
+        assert!(server_process_summary([&none]).is_none());
+    }
+}

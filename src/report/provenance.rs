@@ -1,0 +1,141 @@
+//! The "Provenance" section of `report.md` (and of `report.html`'s summary): what produced the
+//! run, from its summary's [`Provenance`].
+
+use super::document::short_digest;
+use super::markdown::MarkdownTable;
+use crate::analysis::Summary;
+use crate::analysis::provenance::Provenance;
+use std::fmt::Write as _;
+
+/// What stands in for a value the run did not record.
+const UNRECORDED: &str = "not recorded";
+
+/// `## Provenance` and its table.
+pub fn section(out: &mut String, s: &Summary) {
+    out.push_str("## Provenance\n\n");
+    out.push_str(&table(&s.provenance).render());
+    out.push('\n');
+}
+
+fn code(digest: &str) -> String {
+    if digest.is_empty() {
+        UNRECORDED.into()
+    } else {
+        format!("`{}`", short_digest(digest))
+    }
+}
+
+/// passk's version, commit and dirty flag in one cell.
+fn passk_cell(p: &Provenance) -> String {
+    let mut cell = p.passk_version.clone();
+    match &p.commit {
+        Some(c) => {
+            let _ = write!(cell, ", commit `{}`", &c[..c.len().min(12)]);
+        }
+        None => cell.push_str(", commit not recorded"),
+    }
+    match p.dirty {
+        Some(true) if p.uncommitted.is_empty() => {
+            cell.push_str(", **uncommitted changes** (in passk's source)")
+        }
+        Some(true) => {
+            let files: Vec<String> = p.uncommitted.iter().map(|f| format!("`{f}`")).collect();
+            let _ = write!(cell, ", **uncommitted changes**: {}", files.join(", "));
+        }
+        Some(false) => cell.push_str(", clean"),
+        None => cell.push_str(", uncommitted changes unknown"),
+    }
+    if let Some(data) = &p.data_commit {
+        let _ = write!(
+            cell,
+            "; suites read from commit `{}`",
+            &data[..data.len().min(12)]
+        );
+    }
+    cell
+}
+
+/// The provenance as a two-column table.
+pub fn table(p: &Provenance) -> MarkdownTable {
+    let mut t = MarkdownTable::new(["what", "value"]);
+    t.row(["passk".to_string(), passk_cell(p)]);
+    t.row([
+        "Ollama version".to_string(),
+        p.ollama_version
+            .clone()
+            .unwrap_or_else(|| UNRECORDED.into()),
+    ]);
+    for (model, digest) in &p.model_digests {
+        t.row([
+            format!("model `{model}`"),
+            digest.as_deref().map_or_else(|| UNRECORDED.into(), code),
+        ]);
+    }
+    let docs = if p.tool_docs.is_empty() {
+        "tool docs".to_string()
+    } else {
+        format!("tool docs ({})", p.tool_docs[0])
+    };
+    for (suite, d) in &p.suites {
+        let mut parts = vec![format!("tasks {}", code(&d.tasks))];
+        if !d.tools.is_empty() {
+            parts.push(format!("{docs} {}", code(&d.tools)));
+        }
+        if !d.policy.is_empty() {
+            parts.push(format!("policy {}", code(&d.policy)));
+        }
+        t.row([format!("suite `{suite}`"), parts.join(", ")]);
+    }
+    t.row(["graders".to_string(), code(&p.grader_digest)]);
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::SuiteDigests;
+
+    #[test]
+    fn every_part_is_named_and_a_dirty_run_says_which_files() {
+        let p = Provenance {
+            passk_version: "0.1.0".into(),
+            commit: Some("0123456789abcdef".into()),
+            dirty: Some(true),
+            uncommitted: vec!["tasks/store/new.toml".into()],
+            ollama_version: Some("0.12.6".into()),
+            model_digests: [("m".to_string(), Some(format!("sha256:{}", "b".repeat(64))))].into(),
+            tool_docs: vec!["bare".into()],
+            suites: [(
+                "store".to_string(),
+                SuiteDigests {
+                    tasks: "t".repeat(64),
+                    tools: "d".repeat(64),
+                    policy: "p".repeat(64),
+                },
+            )]
+            .into(),
+            grader_digest: "g".repeat(64),
+            ..Provenance::default()
+        };
+        let md = table(&p).render();
+        assert!(md.contains("commit `0123456789ab`"), "{md}");
+        assert!(
+            md.contains("**uncommitted changes**: `tasks/store/new.toml`"),
+            "{md}"
+        );
+        assert!(
+            md.contains("0.12.6") && md.contains(&"b".repeat(12)),
+            "{md}"
+        );
+        assert!(md.contains("tool docs (bare) `dddddddddddd`"), "{md}");
+        assert!(
+            md.contains("policy `pppppppppppp`") && md.contains("`gggggggggggg`"),
+            "{md}"
+        );
+        let clean = Provenance {
+            dirty: Some(false),
+            ..p
+        };
+        assert!(table(&clean).render().contains(", clean"));
+    }
+}
