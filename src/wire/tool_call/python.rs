@@ -113,6 +113,17 @@ fn ident_then_paren(s: &str) -> Option<String> {
     (starts_well && len <= 64 && s[len..].starts_with('(')).then(|| name.to_string())
 }
 
+/// Inserts `key`; the same key again with a different value makes the call ambiguous.
+fn insert_once(map: &mut Map<String, Value>, key: String, value: Value) -> Parsed<()> {
+    if map.get(&key).is_some_and(|earlier| *earlier != value) {
+        return Err(format!(
+            "the argument `{key}` is given twice with different values"
+        ));
+    }
+    map.insert(key, value);
+    Ok(())
+}
+
 /// A small recursive-descent reader of Python calls and literals.
 struct Parser<'a> {
     s: &'a [u8],
@@ -201,7 +212,7 @@ impl<'a> Parser<'a> {
                     return Err("positional arguments: write key=value".into());
                 }
                 let value = self.literal(0)?;
-                args.insert(key, value);
+                insert_once(&mut args, key, value)?;
                 if self.eat(b')') {
                     break;
                 }
@@ -304,7 +315,8 @@ impl<'a> Parser<'a> {
                 other => other.to_string(),
             };
             self.expect(b':')?;
-            map.insert(key, self.literal(depth + 1)?);
+            let value = self.literal(depth + 1)?;
+            insert_once(&mut map, key, value)?;
             if !self.eat(b',') {
                 self.expect(b'}')?;
                 break;

@@ -1,6 +1,8 @@
 //! The bounded, linear machinery of the text scanner: a work budget per reply and brace matching
 //! that resolves every `{` of a pass at once instead of rescanning from each one.
 
+use super::strict::{self, Read};
+
 /// Work allowed per byte of a reply: each byte is looked at this many times on average at most.
 pub const WORK_PER_BYTE: usize = 8;
 
@@ -113,19 +115,19 @@ impl<'a> Braces<'a> {
     }
 }
 
-/// Parses the balanced object at `start` as JSON, charging its length to the budget.
+/// Parses the balanced object at `start` as JSON ([`strict::read`]: conflicting duplicate keys are
+/// ambiguous), charging its length to the budget.
 pub(super) fn object_at(
     text: &str,
     braces: &mut Braces<'_>,
     start: usize,
     budget: &mut Budget,
-) -> Option<(usize, serde_json::Value)> {
+) -> Option<(usize, Read)> {
     let end = braces.end(start, budget)?;
     if !budget.spend(end - start) {
         return None;
     }
-    let value = serde_json::from_str(text.get(start..end)?).ok()?;
-    Some((end, value))
+    Some((end, strict::read(text.get(start..end)?)?))
 }
 
 #[cfg(test)]
