@@ -21,6 +21,7 @@ mod python;
 pub mod scan;
 mod shapes;
 mod strict;
+mod tokens;
 pub mod unread;
 
 use super::api::{ChatMessage, ToolCall};
@@ -40,6 +41,9 @@ const WRAPPER_KEYS: [&str; 3] = ["tool_calls", "calls", "function_calls"];
 const NAME_KEYS: [&str; 4] = ["name", "function", "tool", "tool_name"];
 /// Keys holding the arguments, in order of preference.
 const ARGUMENT_KEYS: [&str; 5] = ["arguments", "parameters", "params", "args", "input"];
+
+/// Pseudo-tools that mean "no tool: I answer" (Command-R's `directly_answer`).
+const ANSWERS: [&str; 1] = ["directly_answer"];
 
 /// One call found in a message.
 #[derive(Debug, Clone, PartialEq)]
@@ -185,6 +189,7 @@ fn scan_text(text: &str, known_tools: &[String]) -> Vec<Found> {
     let mut budget = Budget::for_len(text.len());
     let mut braces = Braces::new(text);
     let mut found = shapes::find(text, &mut braces, known_tools, &mut budget);
+    found.extend(tokens::find(text, &mut braces, known_tools, &mut budget));
     found.extend(python::find(text, known_tools, &mut budget));
     let claimed = merge(found.iter().map(|f| (f.start, f.end)).collect());
     let mut covered = claimed.clone();
@@ -240,6 +245,21 @@ fn scan_text(text: &str, known_tools: &[String]) -> Vec<Found> {
         );
     }
     found
+}
+
+/// A well-formed text call covering `start..end`.
+fn text_call(start: usize, end: usize, name: String, arguments: Value) -> Found {
+    Found {
+        start,
+        end,
+        call: ExtractedCall {
+            name,
+            arguments,
+            format: CallFormat::Text,
+            id: None,
+            error: None,
+        },
+    }
 }
 
 /// The calls a parsed object holds; an ambiguous object holding a call is one malformed call
@@ -313,7 +333,7 @@ fn interpret_one(obj: &Map<String, Value>, known_tools: &[String]) -> Option<Ext
         .iter()
         .find_map(|k| obj.get(*k).and_then(Value::as_str))?;
     let args = ARGUMENT_KEYS.iter().find_map(|k| obj.get(*k));
-    if is_placeholder(name) || args.is_some_and(holds_placeholder) {
+    if is_placeholder(name) || args.is_some_and(holds_placeholder) || ANSWERS.contains(&name) {
         // The shape passk's own hint shows, echoed back: not a call.
         return None;
     }

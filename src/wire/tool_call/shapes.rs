@@ -97,7 +97,7 @@ fn skip_call_id(s: &str) -> &str {
 
 /// The call named `name` whose arguments object starts at `args_at`; malformed when there is no
 /// object there or it does not parse.
-fn call_with_args(
+pub(super) fn call_with_args(
     text: &str,
     braces: &mut Braces<'_>,
     budget: &mut Budget,
@@ -141,7 +141,7 @@ fn call_with_args(
 }
 
 /// The identifier at the start of `s` (letters, digits, `_`, `-`, `.`), at most 64 bytes.
-fn ident(s: &str) -> &str {
+pub(super) fn ident(s: &str) -> &str {
     let len = s
         .bytes()
         .take(64)
