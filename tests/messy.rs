@@ -127,6 +127,26 @@ fn check(stream: bool) {
                 );
                 assert_eq!(behaviour(&[c], &[]).unexecuted_calls, made - 8, "{what}");
             }
+            MessyShape::HarmonyBackToBack => {
+                assert_eq!(first.len(), 2, "{what}: {first:?}");
+                assert!(
+                    first.iter().all(|e| e.tool == "find_customer" && e.ok),
+                    "{what}"
+                );
+                assert_eq!(call.unexecuted_calls, 0, "{what}");
+            }
+            MessyShape::Harmony => {
+                // The call in the analysis channel is considered; the commentary call runs.
+                assert_eq!(first.len(), 1, "{what}: {first:?}");
+                assert_eq!(first[0].format, Some(CallFormat::Text), "{what}");
+                assert_eq!(
+                    (first[0].tool.as_str(), first[0].ok),
+                    ("find_customer", true)
+                );
+                assert_eq!(call.unexecuted_calls, 1, "{what}");
+                assert_eq!(call.unexecuted[0].reason, NotExecuted::Reasoning, "{what}");
+                assert_eq!(call.unexecuted[0].tool, "cancel_order", "{what}");
+            }
             MessyShape::ThinkMention => {
                 // The call in the `<think>` block and the one in `thinking` are recorded as
                 // considered; only the call after the reasoning runs.
