@@ -89,21 +89,20 @@ const DEFERRALS: [&str; 19] = [
     "tell me if you want",
 ];
 
-/// Why each of `found` (sorted by start) is withheld, `None` where it counts.
+/// Why each of `found` (sorted by start) is withheld, `None` where it counts. Linear in the number
+/// of calls: the prose before a call starts after every earlier call's end, the prose after it ends
+/// at the next call that starts past its end.
 pub(super) fn judge(text: &str, found: &[Found]) -> Vec<Option<Withheld>> {
-    (0..found.len())
-        .map(|k| {
-            let f = &found[k];
-            let prev_end = found[..k]
-                .iter()
-                .rev()
-                .find(|p| p.end <= f.start)
-                .map_or(0, |p| p.end);
-            let next_start = found[k + 1..]
-                .iter()
-                .find(|n| n.start >= f.end)
-                .map_or(text.len(), |n| n.start);
-            judge_one(text, f.start, f.end.max(f.start), prev_end, next_start)
+    let mut reached = 0;
+    found
+        .iter()
+        .map(|f| {
+            let end = f.end.max(f.start);
+            let prev_end = reached.min(f.start);
+            reached = reached.max(end);
+            let next = found.partition_point(|n| n.start < end);
+            let next_start = found.get(next).map_or(text.len(), |n| n.start);
+            judge_one(text, f.start, end, prev_end, next_start)
         })
         .collect()
 }

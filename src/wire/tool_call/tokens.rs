@@ -56,12 +56,11 @@ fn tokens(text: &str, budget: &mut Budget) -> Vec<Token> {
         let Some(inner) = rest.strip_prefix('|').or_else(|| rest.strip_prefix('｜')) else {
             continue;
         };
-        if !budget.spend(TOKEN_NAME_MAX.min(inner.len())) {
-            break;
-        }
         let mut name = String::new();
         let mut closed = None;
+        let mut read = 0;
         for (i, c) in inner.char_indices() {
+            read = i;
             if i > TOKEN_NAME_MAX {
                 break;
             }
@@ -74,6 +73,9 @@ fn tokens(text: &str, budget: &mut Budget) -> Vec<Token> {
                 }
                 _ => break,
             }
+        }
+        if !budget.spend(read + 1) {
+            break;
         }
         let Some(after) = closed.filter(|&a| inner[a..].starts_with('>')) else {
             continue;

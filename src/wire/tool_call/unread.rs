@@ -24,14 +24,6 @@ pub const TOOLS_TAG: (&str, &str) = ("<tools>", "</tools>");
 pub const HARMONY_CHANNEL: &str = "<|channel|>";
 /// Harmony: the end of a header.
 pub const HARMONY_MESSAGE: &str = "<|message|>";
-/// Harmony tokens that end a message body.
-pub const HARMONY_ENDS: [&str; 5] = [
-    "<|end|>",
-    "<|call|>",
-    "<|return|>",
-    "<|start|>",
-    "<|channel|>",
-];
 
 /// A reply split into what is read for calls and its reasoning.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,7 +108,7 @@ fn harmony_analysis(content: &str, out: &mut Vec<(usize, usize)>) {
         let Some(rest) = content[header_at..].strip_prefix("analysis") else {
             continue;
         };
-        let Some(h) = rest.find(HARMONY_MESSAGE).filter(|&h| h <= 256) else {
+        let Some(h) = rest[..rest.floor_char_boundary(HEADER_MAX)].find(HARMONY_MESSAGE) else {
             continue;
         };
         if rest[..h].contains("to=") {
@@ -128,13 +120,15 @@ fn harmony_analysis(content: &str, out: &mut Vec<(usize, usize)>) {
     }
 }
 
-/// Where the Harmony body starting at `body` ends (the first end token, or the reply's end).
+/// How far past `<|channel|>` a Harmony header's `<|message|>` is looked for, bytes.
+const HEADER_MAX: usize = 256;
+
+/// Where the Harmony body starting at `body` ends: at the next special token (`<|end|>`,
+/// `<|call|>`, `<|return|>`, `<|start|>`, `<|channel|>` or any other `<|…|>`: a body holds none),
+/// or at the reply's end. Looks no further than that token, so consecutive bodies cost their
+/// length once.
 pub fn harmony_body_end(content: &str, body: usize) -> usize {
-    HARMONY_ENDS
-        .iter()
-        .filter_map(|t| content[body..].find(t))
-        .min()
-        .map_or(content.len(), |e| body + e)
+    content[body..].find("<|").map_or(content.len(), |e| body + e)
 }
 
 #[cfg(test)]
