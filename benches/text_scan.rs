@@ -2,8 +2,8 @@
 //! quadratic time (64 KiB of `{` took 8.5 s), replies packed with calls, and each family's token
 //! format back to back. Target: every shape scans 1 MiB in under 25 ms (median) and time per MiB
 //! stays flat from 1 to 8 MiB; the work is bounded at `passk::wire::tool_call::scan::WORK_PER_BYTE`
-//! per byte. Run with `cargo bench --bench text_scan [-- RUNS]` (default 7 runs per cell; the table
-//! gives the median, in ms per MiB).
+//! per byte. Run with `cargo bench --bench text_scan [-- RUNS] [SHAPE]` (default 7 runs per cell;
+//! SHAPE picks the shapes whose label contains it; the table gives the median, in ms per MiB).
 
 use passk::wire::tool_call::extract_text;
 use std::time::Instant;
@@ -56,11 +56,16 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let runs: usize = std::env::args()
+    let args: Vec<String> = std::env::args()
         .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(7)
-        .max(1);
+        .filter(|a| a != "--bench")
+        .collect();
+    let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(7).max(1);
+    // Any other argument picks the shapes whose label contains it.
+    let only: Vec<&String> = args
+        .iter()
+        .filter(|a| a.parse::<usize>().is_err())
+        .collect();
     let known: Vec<String> = ["find_customer", "get_order", "create_ticket"]
         .map(String::from)
         .to_vec();
@@ -71,7 +76,10 @@ fn main() {
         head.join(" | "),
         "---:|".repeat(SIZES.len())
     );
-    for (label, unit) in shapes() {
+    for (label, unit) in shapes()
+        .into_iter()
+        .filter(|(l, _)| only.is_empty() || only.iter().any(|o| l.contains(o.as_str())))
+    {
         let mut cells = Vec::new();
         let mut found_at_1 = 0;
         for &mib in &SIZES {

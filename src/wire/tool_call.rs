@@ -174,10 +174,16 @@ pub fn read_text(content: &str, known_tools: &[String]) -> TextCalls {
     out
 }
 
-/// The calls written in reasoning, each withheld as considered (malformed ones dropped: there is
-/// nothing to tell the model about its thoughts).
+/// Reasoning read for the calls it considers, bytes: the calls past it are not recorded, so the
+/// scan of a long reasoning costs no more than this.
+pub const REASONING_READ: usize = 64 * 1024;
+
+/// The calls written in the first [`REASONING_READ`] bytes of reasoning, each withheld as
+/// considered (malformed ones dropped: there is nothing to tell the model about its thoughts).
 fn considered(reasoning: &str, known_tools: &[String]) -> Vec<(ExtractedCall, Withheld)> {
-    scan_text(reasoning, known_tools)
+    let start = reasoning.len() - reasoning.trim_start().len();
+    let read = &reasoning[..reasoning.floor_char_boundary(start.saturating_add(REASONING_READ))];
+    scan_text(read, known_tools)
         .into_iter()
         .filter(|f| f.call.format != CallFormat::Malformed)
         .map(|f| (f.call, Withheld::Reasoning))
@@ -195,7 +201,7 @@ fn scan_text(text: &str, known_tools: &[String]) -> Vec<Found> {
     let mut covered = claimed.clone();
     let mut i = 0;
     while let Some(at) = text[i..].find('{').map(|o| i + o) {
-        if budget.is_spent() {
+        if budget.is_spent() || braces.dead_at(at) {
             break;
         }
         if inside(&claimed, at) {
@@ -412,34 +418,40 @@ const DICT_WINDOW: usize = 4096;
 /// Positions of `{` directly followed (after whitespace) by the key `"name"`, or of a Python-dict
 /// call (`{'name': '<known tool>', ...}` or one with an `'arguments'`/`'parameters'` key), which is
 /// call-shaped but not JSON. A dict that merely has a `'name'` key is prose, not a call.
+/// Candidates are found from the keys (`"name"`, `'name'`) back to their `{`, so a reply dense in
+/// braces costs no more than one dense in keys.
 fn name_key_positions<'a>(
     content: &'a str,
     known_tools: &'a [String],
 ) -> impl Iterator<Item = usize> + 'a {
-    content
-        .match_indices('{')
-        .filter(move |(i, _)| {
-            let rest = content[i + 1..].trim_start();
-            if let Some(templated) = names_placeholder(rest) {
-                return !templated;
-            }
-            let Some(value) = rest
-                .strip_prefix("'name'")
-                .map(str::trim_start)
-                .and_then(|r| r.strip_prefix(':'))
-                .map(str::trim_start)
-                .and_then(|r| r.strip_prefix('\''))
-            else {
-                return false;
-            };
-            let name: String = value.chars().take(64).take_while(|&c| c != '\'').collect();
-            let window = &rest[..rest.floor_char_boundary(DICT_WINDOW)];
-            let body = &window[..window.find('}').unwrap_or(window.len())];
-            known_tools.contains(&name)
-                || body.contains("'arguments'")
-                || body.contains("'parameters'")
+    let mut braces: Vec<usize> = ["\"name\"", "'name'"]
+        .iter()
+        .flat_map(|key| content.match_indices(key))
+        .filter_map(|(k, _)| {
+            let before = content[..k].trim_end();
+            before.ends_with('{').then(|| before.len() - 1)
         })
-        .map(|(i, _)| i)
+        .collect();
+    braces.sort_unstable();
+    braces.into_iter().filter(move |i| {
+        let rest = content[i + 1..].trim_start();
+        if let Some(templated) = names_placeholder(rest) {
+            return !templated;
+        }
+        let Some(value) = rest
+            .strip_prefix("'name'")
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix(':'))
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix('\''))
+        else {
+            return false;
+        };
+        let name: String = value.chars().take(64).take_while(|&c| c != '\'').collect();
+        let window = &rest[..rest.floor_char_boundary(DICT_WINDOW)];
+        let body = &window[..window.find('}').unwrap_or(window.len())];
+        known_tools.contains(&name) || body.contains("'arguments'") || body.contains("'parameters'")
+    })
 }
 
 /// Position of a `<tool_call>` tag that opens a call attempt holding no parsed call (`found` sorted

@@ -114,14 +114,21 @@ fn judge_one(
     prev_end: usize,
     next_start: usize,
 ) -> Option<Withheld> {
-    if quoted(text, start) {
+    if quoted(text, prev_end.max(start.saturating_sub(WINDOW)), start) {
         return Some(Withheld::Quoted);
     }
     let before = paragraph_before(text, prev_end.max(start.saturating_sub(WINDOW)), start);
     let after = paragraph_after(text, end, next_start.min(end + WINDOW));
+    let has_words = |s: &str| s.bytes().any(|b| b.is_ascii_alphabetic());
+    if !has_words(before) && !has_words(after) {
+        // Calls back to back, or a call alone: no prose to read.
+        return None;
+    }
     let mut before = normalise(before);
-    for w in NOT_REFUSALS {
-        before = before.replace(w, "");
+    if before.contains("i can") {
+        for w in NOT_REFUSALS {
+            before = before.replace(w, "");
+        }
     }
     if REFUSALS.iter().any(|w| before.contains(w)) {
         return Some(Withheld::Refused);
@@ -134,9 +141,15 @@ fn judge_one(
     deferred.then_some(Withheld::Deferred)
 }
 
-/// Whether the line holding `at` is a Markdown block quote.
-fn quoted(text: &str, at: usize) -> bool {
-    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+/// Whether the line holding `at` is a Markdown block quote: looked for from `from` on only, so a
+/// line that starts before `from` (past the window, or before the previous call) is no quote.
+fn quoted(text: &str, from: usize, at: usize) -> bool {
+    let from = text.ceil_char_boundary(from.min(at));
+    let line_start = match text[from..at].rfind('\n') {
+        Some(n) => from + n + 1,
+        None if from == 0 => 0,
+        None => return false,
+    };
     text[line_start..at].trim_start().starts_with('>')
 }
 

@@ -274,7 +274,11 @@ fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Vec<Foun
             continue;
         }
         let window = &text[name_at..text.floor_char_boundary(name_at + GEMMA_WINDOW)];
-        let close = CLOSES.iter().filter_map(|c| window.find(c)).min();
+        // The nearest closing tag; the second is looked for only before the first.
+        let first = window.find(CLOSES[0]);
+        let close = window[..first.unwrap_or(window.len())]
+            .find(CLOSES[1])
+            .or(first);
         let source = &window[..close.unwrap_or(window.len())];
         if !budget.spend(source.len()) {
             break;

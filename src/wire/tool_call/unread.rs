@@ -128,7 +128,9 @@ const HEADER_MAX: usize = 256;
 /// or at the reply's end. Looks no further than that token, so consecutive bodies cost their
 /// length once.
 pub fn harmony_body_end(content: &str, body: usize) -> usize {
-    content[body..].find("<|").map_or(content.len(), |e| body + e)
+    content[body..]
+        .find("<|")
+        .map_or(content.len(), |e| body + e)
 }
 
 #[cfg(test)]
