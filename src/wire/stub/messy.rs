@@ -313,32 +313,19 @@ mod tests {
             args,
         };
         let known = vec!["get_order".to_string(), "cancel_order".to_string()];
-        for shape in [
-            MessyShape::ThinkMention,
-            MessyShape::InputKey,
-            MessyShape::Wrapper,
-            MessyShape::EchoedTools,
-            MessyShape::Mistral,
-            MessyShape::MistralList,
-            MessyShape::FunctionTag,
-            MessyShape::Pythonic,
-            MessyShape::PythonicAfterProse,
-            MessyShape::FunctionParams,
-            MessyShape::React,
-            MessyShape::FencedPython,
-            MessyShape::Harmony,
-            MessyShape::HarmonyAnalysisRecipient,
-            MessyShape::DeepseekV3,
-            MessyShape::DeepseekV31,
-            MessyShape::DeepseekAscii,
-            MessyShape::KimiK2,
-            MessyShape::CommandR,
-            MessyShape::FunctionaryV2,
-            MessyShape::FunctionaryV3,
-            MessyShape::GemmaBraces,
-            MessyShape::GemmaParens,
-            MessyShape::PythonTag,
-        ] {
+        // Every shape written only into the text, once.
+        let native_or_repeated = [
+            MessyShape::DeepArguments,
+            MessyShape::BesideNative,
+            MessyShape::ArrayArgument,
+            MessyShape::Repeated,
+            MessyShape::Flood,
+            MessyShape::HarmonyBackToBack,
+        ];
+        for shape in MessyShape::ALL
+            .into_iter()
+            .filter(|s| !native_or_repeated.contains(s))
+        {
             let tools = vec![json!({"type": "function", "function": {"name": "get_order",
                 "description": "An order", "parameters": {"type": "object",
                 "properties": {"order_id": {"type": "string"}}}}})];
