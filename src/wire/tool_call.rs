@@ -787,6 +787,16 @@ mod tests {
                 Just("[get_order(".to_string()), Just("order_id=".to_string()), Just(")]".to_string()),
                 Just("```python\n".to_string()), Just("<think>".to_string()), Just("</think>".to_string()),
                 Just("<tools>".to_string()), Just("'".to_string()), Just("é".to_string()),
+                Just("<|channel|>analysis".to_string()), Just("<|channel|>commentary to=functions.get_order".to_string()),
+                Just("<|message|>".to_string()), Just("<|call|>".to_string()), Just("<|end|>".to_string()),
+                Just("<｜tool▁call▁begin｜>".to_string()), Just("<|tool_call_begin|>".to_string()),
+                Just("<｜tool▁sep｜>".to_string()), Just("<|tool_call_argument_begin|>".to_string()),
+                Just("<|tool_call_end|>".to_string()), Just("functions.get_order:0".to_string()),
+                Just("<|recipient|>".to_string()), Just("<|content|>".to_string()), Just("\n>>>".to_string()),
+                Just("<|tool_call>call:get_order".to_string()), Just("<|\"|>".to_string()), Just("<tool_call|>".to_string()),
+                Just("<escape>".to_string()), Just("<|python_tag|>".to_string()), Just("◁think▷".to_string()),
+                Just("\n> ".to_string()), Just("I won't send ".to_string()), Just(" once you confirm".to_string()),
+                Just("\"<tool>\"".to_string()), Just("\"tool_name\"".to_string()), Just("(".to_string()),
             ], 0..40)) {
             let s: String = parts.concat();
             let calls = text(&s);
