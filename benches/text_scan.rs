@@ -1,53 +1,101 @@
-//! Time to scan one reply of 1 MiB for text tool calls, for the shapes that used to take quadratic
-//! time (64 KiB of `{` took 8.5 s) and for a reply packed with calls. Target: every input under one
-//! second in release; the work is bounded at `passk::wire::tool_call::scan::WORK_PER_BYTE` per byte.
-//! Run with `cargo bench --bench text_scan [-- MIB]`.
+//! Time to scan one reply for text tool calls, per shape and size: the shapes that used to take
+//! quadratic time (64 KiB of `{` took 8.5 s), replies packed with calls, and each family's token
+//! format back to back. Target: every shape scans 1 MiB in under 25 ms (median) and time per MiB
+//! stays flat from 1 to 8 MiB; the work is bounded at `passk::wire::tool_call::scan::WORK_PER_BYTE`
+//! per byte. Run with `cargo bench --bench text_scan [-- RUNS] [SHAPE]` (default 7 runs per cell;
+//! SHAPE picks the shapes whose label contains it; the table gives the median, in ms per MiB).
 
 use passk::wire::tool_call::extract_text;
 use std::time::Instant;
 
+/// Sizes measured, MiB.
+const SIZES: [usize; 4] = [1, 2, 4, 8];
+
+fn shapes() -> Vec<(&'static str, String)> {
+    let call = r#"{"name": "create_ticket", "arguments": {"customer_id": "C1", "summary": "x"}}"#;
+    vec![
+        ("open braces", "{".into()),
+        (
+            "name keys, never closed",
+            r#"{"name": "get_order", "arguments": {"#.into(),
+        ),
+        ("quote-escaped braces", r#"{\""#.into()),
+        ("python dicts, never closed", "{'name': 'get_order', ".into()),
+        ("pythonic calls, never closed", r#"[get_order(order_id=""#.into()),
+        (
+            "fenced python calls",
+            "```python\nget_order(order_id=\"5105\")\n```\n".into(),
+        ),
+        ("think blocks", "<think>{\"name\": \"get_order\"}".into()),
+        ("react openers", "Action: get_order\n".into()),
+        ("calls back to back", call.into()),
+        (
+            "calls in prose",
+            format!("I won't send {call} until you confirm.\n\n"),
+        ),
+        (
+            "harmony calls",
+            r#"<|start|>assistant<|channel|>commentary to=functions.get_order <|constrain|>json<|message|>{"order_id": "5105"}<|call|>"#.into(),
+        ),
+        (
+            "deepseek calls",
+            "<｜tool▁call▁begin｜>get_order<｜tool▁sep｜>{\"order_id\": \"5105\"}<｜tool▁call▁end｜>".into(),
+        ),
+        ("token openers", "<|".into()),
+        (
+            "gemma calls",
+            r#"<|tool_call>call:get_order{order_id:<|"|>5105<|"|>}<tool_call|>"#.into(),
+        ),
+        ("tags in prose", "use <tool_call></tool_call> to call ".into()),
+    ]
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
 fn main() {
-    let mib: usize = std::env::args()
+    let args: Vec<String> = std::env::args()
         .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(1);
-    let size = mib << 20;
+        .filter(|a| a != "--bench")
+        .collect();
+    let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(7).max(1);
+    // Any other argument picks the shapes whose label contains it.
+    let only: Vec<&String> = args
+        .iter()
+        .filter(|a| a.parse::<usize>().is_err())
+        .collect();
     let known: Vec<String> = ["find_customer", "get_order", "create_ticket"]
         .map(String::from)
         .to_vec();
-    let call = r#"{"name": "create_ticket", "arguments": {"customer_id": "C1", "summary": "x"}}"#;
-    let inputs: Vec<(&str, String)> = vec![
-        ("open braces", "{".repeat(size)),
-        (
-            "name keys, never closed",
-            r#"{"name": "get_order", "arguments": {"#.repeat(size / 36),
-        ),
-        ("quote-escaped braces", r#"{\""#.repeat(size / 3)),
-        (
-            "python dicts, never closed",
-            "{'name': 'get_order', ".repeat(size / 22),
-        ),
-        (
-            "pythonic calls, never closed",
-            r#"[get_order(order_id=""#.repeat(size / 21),
-        ),
-        (
-            "fenced python calls",
-            "```python\nget_order(order_id=\"5105\")\n```\n".repeat(size / 40),
-        ),
-        (
-            "think blocks",
-            "<think>{\"name\": \"get_order\"}".repeat(size / 30),
-        ),
-        ("calls back to back", call.repeat(size / call.len())),
-    ];
-    println!("{mib} MiB per input");
-    for (label, text) in &inputs {
-        let t0 = Instant::now();
-        let found = extract_text(text, &known).len();
-        println!(
-            "{label:>30}: {:>8.3} s, {found} calls",
-            t0.elapsed().as_secs_f64()
-        );
+    println!("median ms per MiB over {runs} runs; calls found at 1 MiB");
+    let head: Vec<String> = SIZES.iter().map(|m| format!("{m} MiB")).collect();
+    println!(
+        "| shape | {} | calls at 1 MiB |\n|---|{}---:|",
+        head.join(" | "),
+        "---:|".repeat(SIZES.len())
+    );
+    for (label, unit) in shapes()
+        .into_iter()
+        .filter(|(l, _)| only.is_empty() || only.iter().any(|o| l.contains(o.as_str())))
+    {
+        let mut cells = Vec::new();
+        let mut found_at_1 = 0;
+        for &mib in &SIZES {
+            let text = unit.repeat((mib << 20).div_ceil(unit.len()));
+            let times: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let t0 = Instant::now();
+                    let found = extract_text(&text, &known).len();
+                    if mib == 1 {
+                        found_at_1 = found;
+                    }
+                    t0.elapsed().as_secs_f64() * 1e3 / mib as f64
+                })
+                .collect();
+            cells.push(format!("{:.1}", median(times)));
+        }
+        println!("| {label} | {} | {found_at_1} |", cells.join(" | "));
     }
 }

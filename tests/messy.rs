@@ -127,6 +127,43 @@ fn check(stream: bool) {
                 );
                 assert_eq!(behaviour(&[c], &[]).unexecuted_calls, made - 8, "{what}");
             }
+            MessyShape::HarmonyBackToBack => {
+                assert_eq!(first.len(), 2, "{what}: {first:?}");
+                assert!(
+                    first.iter().all(|e| e.tool == "find_customer" && e.ok),
+                    "{what}"
+                );
+                assert_eq!(call.unexecuted_calls, 0, "{what}");
+            }
+            MessyShape::Harmony => {
+                // The call in the analysis channel is considered; the commentary call runs.
+                assert_eq!(first.len(), 1, "{what}: {first:?}");
+                assert_eq!(first[0].format, Some(CallFormat::Text), "{what}");
+                assert_eq!(
+                    (first[0].tool.as_str(), first[0].ok),
+                    ("find_customer", true)
+                );
+                assert_eq!(call.unexecuted_calls, 1, "{what}");
+                assert_eq!(call.unexecuted[0].reason, NotExecuted::Reasoning, "{what}");
+                assert_eq!(call.unexecuted[0].tool, "cancel_order", "{what}");
+            }
+            MessyShape::ThinkMention => {
+                // The call in the `<think>` block and the one in `thinking` are recorded as
+                // considered; only the call after the reasoning runs.
+                assert_eq!(first.len(), 1, "{what}: {first:?}");
+                assert_eq!(
+                    (first[0].tool.as_str(), first[0].ok),
+                    ("find_customer", true)
+                );
+                assert_eq!(call.unexecuted_calls, 2, "{what}");
+                assert!(
+                    call.unexecuted
+                        .iter()
+                        .all(|u| u.reason == NotExecuted::Reasoning && u.tool == "cancel_order"),
+                    "{what}: {:?}",
+                    call.unexecuted
+                );
+            }
             _ => {
                 // Every other shape is read as the gold call, written into the text.
                 assert_eq!(first.len(), 1, "{what}: {first:?}");

@@ -12,6 +12,7 @@ mod plan;
 mod reference;
 mod registry;
 mod regrade;
+mod replies;
 mod report;
 mod run;
 mod slots;

@@ -253,15 +253,15 @@ impl Player<'_> {
         let sent = history_bytes(&request.messages, request.tools.as_deref());
         t.context
             .observe(record, self.settings.num_ctx, self.prompt_counts, sent);
-        let extraction = if t.toolless {
+        let mut extraction = if t.toolless {
             Extraction::default()
         } else {
             tool_call::extract_all(&message, &t.tool_names)
         };
-        let (run, over) = split_at_cap(extraction.calls);
+        let (run, over) = split_at_cap(std::mem::take(&mut extraction.calls));
         record.tool_calls = run.len() as u32;
         record.call_format = summarise_format(run.iter().chain(&over).map(|c| c.format));
-        note_unexecuted(record, &extraction.beside_native, &over);
+        note_unexecuted(record, &extraction, &over);
         t.calls.push(called.record);
         t.messages.push(assistant_echo(&message));
         if run.is_empty() {
@@ -473,11 +473,14 @@ fn over_cap_notice(over: &[ExtractedCall]) -> Option<ChatMessage> {
 }
 
 /// Records the calls of a reply that were not executed: the count, and the first ones in detail.
-fn note_unexecuted(record: &mut CallRecord, beside: &[ExtractedCall], over: &[ExtractedCall]) {
-    record.unexecuted_calls = (beside.len() + over.len()) as u32;
+fn note_unexecuted(record: &mut CallRecord, extraction: &Extraction, over: &[ExtractedCall]) {
+    let beside = &extraction.beside_native;
+    let withheld = &extraction.withheld;
+    record.unexecuted_calls = (beside.len() + withheld.len() + over.len()) as u32;
     let tagged = beside
         .iter()
         .map(|c| (c, NotExecuted::BesideNative))
+        .chain(withheld.iter().map(|(c, why)| (c, NotExecuted::from(*why))))
         .chain(over.iter().map(|c| (c, NotExecuted::OverCap)));
     record.unexecuted = tagged
         .take(UNEXECUTED_KEPT)

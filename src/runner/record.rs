@@ -9,6 +9,7 @@ use crate::suite::ToolVariant;
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::api::Timings;
 use crate::wire::outcome::{Attempt, CallOutcome};
+use crate::wire::tool_call::Withheld;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -226,7 +227,7 @@ fn is_zero(n: &u32) -> bool {
 /// Unexecuted calls kept in detail per model call; the count covers them all.
 pub const UNEXECUTED_KEPT: usize = 64;
 
-/// Why a call the model made was not executed.
+/// Why a call written in a reply was not executed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NotExecuted {
@@ -234,6 +235,25 @@ pub enum NotExecuted {
     BesideNative,
     /// Past the per-reply cap on tool calls executed.
     OverCap,
+    /// Written in reasoning: considered, not made.
+    Reasoning,
+    /// Quoted in a block quote rather than made.
+    Quoted,
+    /// Next to words that refuse to make it.
+    Refused,
+    /// Proposed or put off by the prose around it.
+    Deferred,
+}
+
+impl From<Withheld> for NotExecuted {
+    fn from(w: Withheld) -> NotExecuted {
+        match w {
+            Withheld::Reasoning => NotExecuted::Reasoning,
+            Withheld::Quoted => NotExecuted::Quoted,
+            Withheld::Refused => NotExecuted::Refused,
+            Withheld::Deferred => NotExecuted::Deferred,
+        }
+    }
 }
 
 /// A call the model made that was recorded but not executed.

@@ -2,8 +2,8 @@
 //!
 //! Native `message.tool_calls` are the calls to answer when present; calls written into the text
 //! beside them are kept apart, recorded and never executed. Otherwise the content is scanned, after
-//! blanking what is never a call (reasoning blocks such as `<think>…</think>`, an echoed `<tools>`
-//! list), for: JSON objects shaped like calls (bare `{"name": .., "arguments": {..}}`, several back
+//! setting apart what is never a call (reasoning in each family's form, [`unread`]: its calls are
+//! recorded as considered; an echoed `<tools>` list; passk's own placeholders), for: JSON objects shaped like calls (bare `{"name": .., "arguments": {..}}`, several back
 //! to back, inside ```json fences or `<tool_call>` tags, with `parameters`, `params`, `args` or
 //! `input` instead of `arguments`, with the arguments as a JSON-encoded string, OpenAI's
 //! `{"function": {..}}`, `{"function": "<name>", "params": {..}}`, and lists of these under a
@@ -11,19 +11,26 @@
 //! calls ([`python`]: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
 //! object whose `parameters` is a JSON schema) is no call. Text that has the shape of a call but
 //! does not parse becomes a `Malformed` call carrying the message that tells the model the expected
-//! shape. Plain prose gives no call. The work per reply is bounded ([`scan::WORK_PER_BYTE`]) and
+//! shape; so does an object giving one key twice with different values ([`strict`]). A call
+//! embedded in prose that quotes, refuses or puts it off is withheld ([`prose`]). Plain prose gives
+//! no call. The work per reply is bounded ([`scan::WORK_PER_BYTE`]) and
 //! nothing here panics, whatever the input.
 
+mod prose;
 mod python;
 pub mod scan;
 mod shapes;
+mod strict;
+mod tokens;
 pub mod unread;
 
 use super::api::{ChatMessage, ToolCall};
 use super::depth;
 use crate::trace::CallFormat;
 use scan::{Braces, Budget, object_at};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use strict::Read;
 
 /// Prefix of the tool name given to a malformed call.
 pub const MALFORMED_PREFIX: &str = "__malformed__:";
@@ -31,9 +38,12 @@ pub const MALFORMED_PREFIX: &str = "__malformed__:";
 /// Keys under which a list of calls is wrapped (`{"tool_calls": [..]}`).
 const WRAPPER_KEYS: [&str; 3] = ["tool_calls", "calls", "function_calls"];
 /// Keys naming the tool, in order of preference.
-const NAME_KEYS: [&str; 3] = ["name", "function", "tool"];
+const NAME_KEYS: [&str; 4] = ["name", "function", "tool", "tool_name"];
 /// Keys holding the arguments, in order of preference.
 const ARGUMENT_KEYS: [&str; 5] = ["arguments", "parameters", "params", "args", "input"];
+
+/// Pseudo-tools that mean "no tool: I answer" (Command-R's `directly_answer`).
+const ANSWERS: [&str; 1] = ["directly_answer"];
 
 /// One call found in a message.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +61,21 @@ pub struct ExtractedCall {
     pub error: Option<String>,
 }
 
+/// Why a call written in a reply was read and not executed (docs/metrics.md, "Text tool calls").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Withheld {
+    /// Written in reasoning (a `<think>` block, the `thinking` field, Harmony's analysis channel,
+    /// ...): considered, not made.
+    Reasoning,
+    /// Quoted in a block quote rather than made.
+    Quoted,
+    /// Next to words that refuse to make it.
+    Refused,
+    /// Proposed or put off: the prose asks leave to make it, or says it will be made later.
+    Deferred,
+}
+
 /// Every call of one assistant message.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Extraction {
@@ -58,6 +83,18 @@ pub struct Extraction {
     pub calls: Vec<ExtractedCall>,
     /// Calls written into the text next to native calls: recorded, never executed.
     pub beside_native: Vec<ExtractedCall>,
+    /// Calls read in the text or the reasoning that the model did not make: recorded, never
+    /// executed.
+    pub withheld: Vec<(ExtractedCall, Withheld)>,
+}
+
+/// The calls written in one reply's text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextCalls {
+    /// The calls the text makes, in order.
+    pub calls: Vec<ExtractedCall>,
+    /// The calls it writes without making them, with why.
+    pub withheld: Vec<(ExtractedCall, Withheld)>,
 }
 
 /// A call found in the text, with the span of text it covers.
@@ -72,18 +109,25 @@ pub fn extract(message: &ChatMessage, known_tools: &[String]) -> Vec<ExtractedCa
     extract_all(message, known_tools).calls
 }
 
-/// Every call of one assistant message: those to answer and those written beside native calls.
+/// Every call of one assistant message: those to answer, those written beside native calls, and
+/// those read but not made (in the text or in the `thinking` field).
 pub fn extract_all(message: &ChatMessage, known_tools: &[String]) -> Extraction {
-    let text = extract_text(&message.content, known_tools);
+    let text = read_text(&message.content, known_tools);
+    let mut withheld = text.withheld;
+    if let Some(thinking) = message.thinking.as_deref().filter(|t| !t.is_empty()) {
+        withheld.extend(considered(thinking, known_tools));
+    }
     if message.tool_calls.is_empty() {
         return Extraction {
-            calls: text,
+            calls: text.calls,
             beside_native: Vec::new(),
+            withheld,
         };
     }
     Extraction {
         calls: message.tool_calls.iter().map(native).collect(),
-        beside_native: text,
+        beside_native: text.calls,
+        withheld,
     }
 }
 
@@ -106,29 +150,69 @@ fn native(c: &ToolCall) -> ExtractedCall {
     }
 }
 
-/// The calls written into a reply's text (no native calls considered).
+/// The calls a reply's text makes (no native calls considered).
 pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall> {
-    let text = unread::blank(content);
+    read_text(content, known_tools).calls
+}
+
+/// The calls a reply's text makes, and those it writes without making: inside reasoning, or
+/// embedded in prose that says they are not made now ([`prose`]).
+pub fn read_text(content: &str, known_tools: &[String]) -> TextCalls {
+    let split = unread::split(content);
+    let found = scan_text(&split.outside, known_tools);
+    let verdicts = prose::judge(&split.outside, &found);
+    let mut out = TextCalls::default();
+    for (f, verdict) in found.into_iter().zip(verdicts) {
+        match verdict {
+            Some(why) => out.withheld.push((f.call, why)),
+            None => out.calls.push(f.call),
+        }
+    }
+    if let Some(reasoning) = &split.reasoning {
+        out.withheld.extend(considered(reasoning, known_tools));
+    }
+    out
+}
+
+/// Reasoning read for the calls it considers, bytes: the calls past it are not recorded, so the
+/// scan of a long reasoning costs no more than this.
+pub const REASONING_READ: usize = 64 * 1024;
+
+/// The calls written in the first [`REASONING_READ`] bytes of reasoning, each withheld as
+/// considered (malformed ones dropped: there is nothing to tell the model about its thoughts).
+fn considered(reasoning: &str, known_tools: &[String]) -> Vec<(ExtractedCall, Withheld)> {
+    let start = reasoning.len() - reasoning.trim_start().len();
+    let read = &reasoning[..reasoning.floor_char_boundary(start.saturating_add(REASONING_READ))];
+    scan_text(read, known_tools)
+        .into_iter()
+        .filter(|f| f.call.format != CallFormat::Malformed)
+        .map(|f| (f.call, Withheld::Reasoning))
+        .collect()
+}
+
+/// Every call-shaped span of `text` (already blanked of what is never a call), sorted by start.
+fn scan_text(text: &str, known_tools: &[String]) -> Vec<Found> {
     let mut budget = Budget::for_len(text.len());
-    let mut braces = Braces::new(&text);
-    let mut found = shapes::find(&text, &mut braces, known_tools, &mut budget);
-    found.extend(python::find(&text, known_tools, &mut budget));
+    let mut braces = Braces::new(text);
+    let mut found = shapes::find(text, &mut braces, known_tools, &mut budget);
+    found.extend(tokens::find(text, &mut braces, known_tools, &mut budget));
+    found.extend(python::find(text, known_tools, &mut budget));
     let claimed = merge(found.iter().map(|f| (f.start, f.end)).collect());
     let mut covered = claimed.clone();
     let mut i = 0;
     while let Some(at) = text[i..].find('{').map(|o| i + o) {
-        if budget.is_spent() {
+        if budget.is_spent() || braces.dead_at(at) {
             break;
         }
         if inside(&claimed, at) {
             i = at + 1;
             continue;
         }
-        match object_at(&text, &mut braces, at, &mut budget) {
-            Some((end, value)) => {
+        match object_at(text, &mut braces, at, &mut budget) {
+            Some((end, read)) => {
                 covered.push((at, end));
                 found.extend(
-                    interpret(&value, known_tools)
+                    read_object(read, known_tools)
                         .into_iter()
                         .map(|call| Found {
                             start: at,
@@ -145,9 +229,9 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
     // Call-shaped text that did not parse: a `{"name"` outside every parsed object, or a
     // `<tool_call>` tag holding no call. One malformed call per reply is enough to tell the model.
     let covered = merge(covered);
-    let malformed = name_key_positions(&text, known_tools)
+    let malformed = name_key_positions(text, known_tools)
         .find(|&p| !inside(&covered, p))
-        .or_else(|| empty_tag_position(&text, &found));
+        .or_else(|| empty_tag_position(text, &found));
     if let Some(pos) = malformed {
         let at = found.partition_point(|f| f.start < pos);
         let fragment = &text[pos..];
@@ -166,7 +250,39 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
             },
         );
     }
-    found.into_iter().map(|f| f.call).collect()
+    found
+}
+
+/// A well-formed text call covering `start..end`.
+fn text_call(start: usize, end: usize, name: String, arguments: Value) -> Found {
+    Found {
+        start,
+        end,
+        call: ExtractedCall {
+            name,
+            arguments,
+            format: CallFormat::Text,
+            id: None,
+            error: None,
+        },
+    }
+}
+
+/// The calls a parsed object holds; an ambiguous object holding a call is one malformed call
+/// naming its tool and saying which key is ambiguous.
+fn read_object(read: Read, known_tools: &[String]) -> Vec<ExtractedCall> {
+    match read {
+        Read::Clear(value) => interpret(&value, known_tools),
+        Read::Ambiguous(value, why) => interpret(&value, known_tools)
+            .first()
+            .map(|c| {
+                let mut call = malformed_named(&c.name, "", &why);
+                call.arguments = value;
+                call
+            })
+            .into_iter()
+            .collect(),
+    }
 }
 
 /// Spans sorted by start with overlapping ones joined.
@@ -223,6 +339,10 @@ fn interpret_one(obj: &Map<String, Value>, known_tools: &[String]) -> Option<Ext
         .iter()
         .find_map(|k| obj.get(*k).and_then(Value::as_str))?;
     let args = ARGUMENT_KEYS.iter().find_map(|k| obj.get(*k));
+    if is_placeholder(name) || args.is_some_and(holds_placeholder) || ANSWERS.contains(&name) {
+        // The shape passk's own hint shows, echoed back: not a call.
+        return None;
+    }
     let known = known_tools.iter().any(|t| t == name);
     if !known && args.is_none() {
         return None;
@@ -241,6 +361,30 @@ fn interpret_one(obj: &Map<String, Value>, known_tools: &[String]) -> Option<Ext
             call.arguments = raw;
             Some(call)
         }
+    }
+}
+
+/// A placeholder as templates and passk's own hints write them (`<tool>`, `<parameter>`,
+/// `<function-name>`): never a real name or value.
+fn is_placeholder(s: &str) -> bool {
+    let s = s.trim();
+    s.len() > 2
+        && s.len() <= 64
+        && s.starts_with('<')
+        && s.ends_with('>')
+        && s[1..s.len() - 1]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_- ".contains(&b))
+}
+
+/// Whether arguments are a template: a placeholder for a key or a value.
+fn holds_placeholder(args: &Value) -> bool {
+    match args {
+        Value::String(s) => is_placeholder(s),
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| is_placeholder(k) || v.as_str().is_some_and(is_placeholder)),
+        _ => false,
     }
 }
 
@@ -274,37 +418,45 @@ const DICT_WINDOW: usize = 4096;
 /// Positions of `{` directly followed (after whitespace) by the key `"name"`, or of a Python-dict
 /// call (`{'name': '<known tool>', ...}` or one with an `'arguments'`/`'parameters'` key), which is
 /// call-shaped but not JSON. A dict that merely has a `'name'` key is prose, not a call.
+/// Candidates are found from the keys (`"name"`, `'name'`) back to their `{`, so a reply dense in
+/// braces costs no more than one dense in keys.
 fn name_key_positions<'a>(
     content: &'a str,
     known_tools: &'a [String],
 ) -> impl Iterator<Item = usize> + 'a {
-    content
-        .match_indices('{')
-        .filter(move |(i, _)| {
-            let rest = content[i + 1..].trim_start();
-            if rest.starts_with("\"name\"") {
-                return true;
-            }
-            let Some(value) = rest
-                .strip_prefix("'name'")
-                .map(str::trim_start)
-                .and_then(|r| r.strip_prefix(':'))
-                .map(str::trim_start)
-                .and_then(|r| r.strip_prefix('\''))
-            else {
-                return false;
-            };
-            let name: String = value.chars().take(64).take_while(|&c| c != '\'').collect();
-            let window = &rest[..rest.floor_char_boundary(DICT_WINDOW)];
-            let body = &window[..window.find('}').unwrap_or(window.len())];
-            known_tools.contains(&name)
-                || body.contains("'arguments'")
-                || body.contains("'parameters'")
+    let mut braces: Vec<usize> = ["\"name\"", "'name'"]
+        .iter()
+        .flat_map(|key| content.match_indices(key))
+        .filter_map(|(k, _)| {
+            let before = content[..k].trim_end();
+            before.ends_with('{').then(|| before.len() - 1)
         })
-        .map(|(i, _)| i)
+        .collect();
+    braces.sort_unstable();
+    braces.into_iter().filter(move |i| {
+        let rest = content[i + 1..].trim_start();
+        if let Some(templated) = names_placeholder(rest) {
+            return !templated;
+        }
+        let Some(value) = rest
+            .strip_prefix("'name'")
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix(':'))
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix('\''))
+        else {
+            return false;
+        };
+        let name: String = value.chars().take(64).take_while(|&c| c != '\'').collect();
+        let window = &rest[..rest.floor_char_boundary(DICT_WINDOW)];
+        let body = &window[..window.find('}').unwrap_or(window.len())];
+        known_tools.contains(&name) || body.contains("'arguments'") || body.contains("'parameters'")
+    })
 }
 
-/// Position of a `<tool_call>` tag that holds no parsed call (`found` sorted by position).
+/// Position of a `<tool_call>` tag that opens a call attempt holding no parsed call (`found` sorted
+/// by position). A tag merely named in prose (`<tool_call></tool_call>`, "wrap it in <tool_call>
+/// tags") opens no attempt.
 fn empty_tag_position(content: &str, found: &[Found]) -> Option<usize> {
     let tags: Vec<usize> = content
         .match_indices("<tool_call>")
@@ -317,8 +469,35 @@ fn empty_tag_position(content: &str, found: &[Found]) -> Option<usize> {
             .map_or(end, |c| start + c);
         let first_after = found.partition_point(|f| f.start <= start);
         let holds_call = found.get(first_after).is_some_and(|f| f.start < close);
-        (!holds_call).then_some(start)
+        let body = &content[start + "<tool_call>".len()..close];
+        (!holds_call && attempts_call(body)).then_some(start)
     })
+}
+
+/// For text just inside a `{`: `None` when it does not start with the key `"name"`, else whether
+/// the name is a placeholder (`{"name": "<tool>"`, `{"name": <function-name>`: a template).
+fn names_placeholder(after_brace: &str) -> Option<bool> {
+    let value = after_brace.strip_prefix("\"name\"")?;
+    let value = value.trim_start().trim_start_matches(':').trim_start();
+    Some(value.trim_start_matches('"').starts_with('<'))
+}
+
+/// Whether the body of a `<tool_call>` tag attempts a call: it starts (after spaces) with a JSON
+/// or Python opening, or with a name followed by `(`, `{` or a newline. A template's placeholder
+/// (`{"name": <function-name>, ..}`) attempts none.
+fn attempts_call(body: &str) -> bool {
+    let b = body.trim_start();
+    if let Some(inner) = b.strip_prefix('{') {
+        return names_placeholder(inner.trim_start()) != Some(true);
+    }
+    if b.starts_with('[') {
+        return true;
+    }
+    let name_len = b
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || b"_-.".contains(c))
+        .count();
+    name_len > 0 && b[name_len..].starts_with(['(', '{', '\n', ':'])
 }
 
 /// The malformed call for call-shaped text naming `name` (empty: unknown) at the start of
@@ -574,6 +753,17 @@ mod tests {
     }
 
     #[test]
+    fn the_hints_passk_sends_are_never_read_back_as_calls() {
+        for name in ["", "get_order"] {
+            let hint = malformed_named(name, "", "the call is not valid JSON")
+                .error
+                .expect("a hint");
+            assert!(text(&hint).is_empty(), "{hint}");
+            assert!(text(&format!("error: {hint}\n{hint}")).is_empty(), "{hint}");
+        }
+    }
+
+    #[test]
     fn prose_gives_nothing() {
         assert!(text("Your order A1 shipped on 2 May {as promised}.").is_empty());
         assert!(text("").is_empty());
@@ -597,6 +787,16 @@ mod tests {
                 Just("[get_order(".to_string()), Just("order_id=".to_string()), Just(")]".to_string()),
                 Just("```python\n".to_string()), Just("<think>".to_string()), Just("</think>".to_string()),
                 Just("<tools>".to_string()), Just("'".to_string()), Just("é".to_string()),
+                Just("<|channel|>analysis".to_string()), Just("<|channel|>commentary to=functions.get_order".to_string()),
+                Just("<|message|>".to_string()), Just("<|call|>".to_string()), Just("<|end|>".to_string()),
+                Just("<｜tool▁call▁begin｜>".to_string()), Just("<|tool_call_begin|>".to_string()),
+                Just("<｜tool▁sep｜>".to_string()), Just("<|tool_call_argument_begin|>".to_string()),
+                Just("<|tool_call_end|>".to_string()), Just("functions.get_order:0".to_string()),
+                Just("<|recipient|>".to_string()), Just("<|content|>".to_string()), Just("\n>>>".to_string()),
+                Just("<|tool_call>call:get_order".to_string()), Just("<|\"|>".to_string()), Just("<tool_call|>".to_string()),
+                Just("<escape>".to_string()), Just("<|python_tag|>".to_string()), Just("◁think▷".to_string()),
+                Just("\n> ".to_string()), Just("I won't send ".to_string()), Just(" once you confirm".to_string()),
+                Just("\"<tool>\"".to_string()), Just("\"tool_name\"".to_string()), Just("(".to_string()),
             ], 0..40)) {
             let s: String = parts.concat();
             let calls = text(&s);

@@ -52,11 +52,38 @@ pub enum MessyShape {
     Repeated,
     /// The call written into the text back to back, [`FLOOD_BYTES`] of it.
     Flood,
+    /// gpt-oss Harmony: an analysis message mentioning a `cancel_order` call, then the call on the
+    /// commentary channel (`to=functions.name <|constrain|>json<|message|>{..}<|call|>`).
+    Harmony,
+    /// Harmony with the recipient on the analysis channel.
+    HarmonyAnalysisRecipient,
+    /// Two Harmony commentary calls back to back (the call twice).
+    HarmonyBackToBack,
+    /// DeepSeek V3 / R1's tool-call tokens with a ```json body.
+    DeepseekV3,
+    /// DeepSeek V3.1's `<｜tool▁call▁begin｜>name<｜tool▁sep｜>{..}`.
+    DeepseekV31,
+    /// DeepSeek's tokens spelt in ASCII (`<|tool_call_begin|>`).
+    DeepseekAscii,
+    /// Kimi K2's `functions.name:0` between its section tokens.
+    KimiK2,
+    /// Command-R's `Action: ```json [{"tool_name": .., "parameters": {..}}]````.
+    CommandR,
+    /// functionary v2's `<|recipient|>name` / `<|content|>{..}`.
+    FunctionaryV2,
+    /// functionary v3's `>>>name` then `{..}`.
+    FunctionaryV3,
+    /// Gemma 4's `<|tool_call>call:name{key:<|"|>value<|"|>}<tool_call|>`.
+    GemmaBraces,
+    /// Gemma 4's `<|tool_call>call:name(key: "value")<tool_call|>`.
+    GemmaParens,
+    /// llama 3.1's `<|python_tag|>name(key="value")<|eom_id|>`.
+    PythonTag,
 }
 
 impl MessyShape {
     /// Every shape, in declaration order.
-    pub const ALL: [MessyShape; 17] = [
+    pub const ALL: [MessyShape; 30] = [
         MessyShape::ThinkMention,
         MessyShape::DeepArguments,
         MessyShape::BesideNative,
@@ -74,6 +101,19 @@ impl MessyShape {
         MessyShape::ArrayArgument,
         MessyShape::Repeated,
         MessyShape::Flood,
+        MessyShape::Harmony,
+        MessyShape::HarmonyAnalysisRecipient,
+        MessyShape::HarmonyBackToBack,
+        MessyShape::DeepseekV3,
+        MessyShape::DeepseekV31,
+        MessyShape::DeepseekAscii,
+        MessyShape::KimiK2,
+        MessyShape::CommandR,
+        MessyShape::FunctionaryV2,
+        MessyShape::FunctionaryV3,
+        MessyShape::GemmaBraces,
+        MessyShape::GemmaParens,
+        MessyShape::PythonTag,
     ];
 
     /// The shape's name in model names (`messy-<name>`): snake case with dashes.
@@ -148,6 +188,67 @@ pub(crate) fn reply(shape: MessyShape, call: &TrajectoryCall, tools: &[Value]) -
             let copies = FLOOD_BYTES.div_ceil(bare.len() + 1);
             text(vec![bare; copies].join("\n"))
         }
+        _ => text(token_marked(shape, name, &args, call)),
+    }
+}
+
+/// The call in one of the token-marked formats (the shapes after [`MessyShape::Flood`]).
+fn token_marked(shape: MessyShape, name: &str, args: &Value, call: &TrajectoryCall) -> String {
+    let commentary = format!(
+        "<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{args}<|call|>"
+    );
+    match shape {
+        MessyShape::Harmony => format!(
+            "<|channel|>analysis<|message|>I could send {{\"name\": \"cancel_order\", \"arguments\": \
+             {{\"order_id\": \"5111\"}}}}, but first I look it up.<|end|>{commentary}"
+        ),
+        MessyShape::HarmonyAnalysisRecipient => format!(
+            "<|channel|>analysis to=functions.{name} <|constrain|>json<|message|>{args}<|call|>"
+        ),
+        MessyShape::HarmonyBackToBack => format!("{commentary}{commentary}"),
+        MessyShape::DeepseekV3 => format!(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{args}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        ),
+        MessyShape::DeepseekV31 => format!(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{args}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        ),
+        MessyShape::DeepseekAscii => format!(
+            "<|tool_calls_begin|><|tool_call_begin|>function<|tool_sep|>{name}\n{args}<|tool_call_end|><|tool_calls_end|>"
+        ),
+        MessyShape::KimiK2 => format!(
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{args}<|tool_call_end|><|tool_calls_section_end|>"
+        ),
+        MessyShape::CommandR => format!(
+            "Action: ```json\n{}\n```",
+            json!([{"tool_name": name, "parameters": args}])
+        ),
+        MessyShape::FunctionaryV2 => {
+            format!("<|from|>assistant\n<|recipient|>{name}\n<|content|>{args}")
+        }
+        MessyShape::FunctionaryV3 => {
+            format!(">>>all\nLet me look that up.\n>>>{name}\n{args}")
+        }
+        MessyShape::GemmaBraces => {
+            let fields: Vec<String> = call
+                .args
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => format!("{k}:<|\"|>{s}<|\"|>"),
+                    other => format!("{k}:{other}"),
+                })
+                .collect();
+            format!(
+                "<|tool_call>call:{name}{{{}}}<tool_call|>",
+                fields.join(",")
+            )
+        }
+        MessyShape::GemmaParens => {
+            format!(
+                "<|tool_call>call:{}<tool_call|>",
+                python_call_with(call, ": ")
+            )
+        }
+        _ => format!("<|python_tag|>{}<|eom_id|>", python_call(call)),
     }
 }
 
@@ -166,6 +267,11 @@ fn native(call: &TrajectoryCall, n: usize, f: impl Fn(Value) -> Value) -> Reply 
 /// The call as Python: `name(key="value", ...)` (JSON literals are Python literals here, but for
 /// `true`, `false` and `null`).
 fn python_call(call: &TrajectoryCall) -> String {
+    python_call_with(call, "=")
+}
+
+/// The call as Python with `sep` between each key and value (Gemma 4 writes `key: value`).
+fn python_call_with(call: &TrajectoryCall, sep: &str) -> String {
     let args: Vec<String> = call
         .args
         .iter()
@@ -176,7 +282,7 @@ fn python_call(call: &TrajectoryCall) -> String {
                 Value::Null => "None".to_string(),
                 other => other.to_string(),
             };
-            format!("{k}={literal}")
+            format!("{k}{sep}{literal}")
         })
         .collect();
     format!("{}({})", call.tool, args.join(", "))
@@ -207,20 +313,19 @@ mod tests {
             args,
         };
         let known = vec!["get_order".to_string(), "cancel_order".to_string()];
-        for shape in [
-            MessyShape::ThinkMention,
-            MessyShape::InputKey,
-            MessyShape::Wrapper,
-            MessyShape::EchoedTools,
-            MessyShape::Mistral,
-            MessyShape::MistralList,
-            MessyShape::FunctionTag,
-            MessyShape::Pythonic,
-            MessyShape::PythonicAfterProse,
-            MessyShape::FunctionParams,
-            MessyShape::React,
-            MessyShape::FencedPython,
-        ] {
+        // Every shape written only into the text, once.
+        let native_or_repeated = [
+            MessyShape::DeepArguments,
+            MessyShape::BesideNative,
+            MessyShape::ArrayArgument,
+            MessyShape::Repeated,
+            MessyShape::Flood,
+            MessyShape::HarmonyBackToBack,
+        ];
+        for shape in MessyShape::ALL
+            .into_iter()
+            .filter(|s| !native_or_repeated.contains(s))
+        {
             let tools = vec![json!({"type": "function", "function": {"name": "get_order",
                 "description": "An order", "parameters": {"type": "object",
                 "properties": {"order_id": {"type": "string"}}}}})];

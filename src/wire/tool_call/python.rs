@@ -3,7 +3,7 @@
 //! become a JSON object; a call to a known tool that does not parse is malformed.
 
 use super::scan::Budget;
-use super::{ExtractedCall, Found, malformed_named};
+use super::{Found, malformed_named, text_call};
 use crate::trace::CallFormat;
 use serde_json::{Map, Number, Value};
 
@@ -78,17 +78,7 @@ fn is_malformed(f: &Found) -> bool {
 fn to_found(start: usize, end: usize, calls: Vec<(String, Value)>) -> Vec<Found> {
     calls
         .into_iter()
-        .map(|(name, arguments)| Found {
-            start,
-            end,
-            call: ExtractedCall {
-                name,
-                arguments,
-                format: CallFormat::Text,
-                id: None,
-                error: None,
-            },
-        })
+        .map(|(name, arguments)| text_call(start, end, name, arguments))
         .collect()
 }
 
@@ -113,10 +103,37 @@ fn ident_then_paren(s: &str) -> Option<String> {
     (starts_well && len <= 64 && s[len..].starts_with('(')).then(|| name.to_string())
 }
 
+/// Inserts `key`; the same key again with a different value makes the call ambiguous.
+fn insert_once(map: &mut Map<String, Value>, key: String, value: Value) -> Parsed<()> {
+    if map.get(&key).is_some_and(|earlier| *earlier != value) {
+        return Err(format!(
+            "the argument `{key}` is given twice with different values"
+        ));
+    }
+    map.insert(key, value);
+    Ok(())
+}
+
+/// The call at the start of `text` (`name(key=value, ..)`; with `colon_keys`, Gemma's
+/// `name(key: value)` and `name{key: value}` too), and the byte where it ends.
+pub(super) fn call_at(text: &str, colon_keys: bool) -> (Result<(String, Value), String>, usize) {
+    let mut p = Parser::new(text, 0);
+    p.colon_keys = colon_keys;
+    let call = p.call();
+    (call, p.pos)
+}
+
+/// The calls one after the other in `text` (separated by newlines or `;`).
+pub(super) fn statements_in(text: &str) -> Result<Vec<(String, Value)>, String> {
+    Parser::new(text, 0).statements()
+}
+
 /// A small recursive-descent reader of Python calls and literals.
 struct Parser<'a> {
     s: &'a [u8],
     pos: usize,
+    /// Whether `key: value` (and a `{..}` argument list) is accepted as well as `key=value`.
+    colon_keys: bool,
 }
 
 type Parsed<T> = Result<T, String>;
@@ -126,6 +143,7 @@ impl<'a> Parser<'a> {
         Parser {
             s: text.as_bytes(),
             pos,
+            colon_keys: false,
         }
     }
 
@@ -189,24 +207,34 @@ impl<'a> Parser<'a> {
         Ok(String::from_utf8_lossy(&self.s[start..self.pos]).into_owned())
     }
 
-    /// `name(key=value, ...)`.
+    /// `name(key=value, ...)` (or, with `colon_keys`, `name(key: value)` / `name{key: value}`).
     fn call(&mut self) -> Parsed<(String, Value)> {
         let name = self.ident()?;
-        self.expect(b'(')?;
+        let close = if self.eat(b'(') {
+            b')'
+        } else if self.colon_keys && self.eat(b'{') {
+            b'}'
+        } else {
+            return Err("expected `(`".into());
+        };
         let mut args = Map::new();
-        if !self.eat(b')') {
+        if !self.eat(close) {
             loop {
-                let key = self.ident()?;
-                if !self.eat(b'=') {
+                self.ws();
+                let key = match self.s.get(self.pos) {
+                    Some(b'"' | b'\'') => self.string()?,
+                    _ => self.ident()?,
+                };
+                if !(self.eat(b'=') || self.colon_keys && self.eat(b':')) {
                     return Err("positional arguments: write key=value".into());
                 }
                 let value = self.literal(0)?;
-                args.insert(key, value);
-                if self.eat(b')') {
+                insert_once(&mut args, key, value)?;
+                if self.eat(close) {
                     break;
                 }
                 self.expect(b',')?;
-                if self.eat(b')') {
+                if self.eat(close) {
                     break;
                 }
             }
@@ -304,7 +332,8 @@ impl<'a> Parser<'a> {
                 other => other.to_string(),
             };
             self.expect(b':')?;
-            map.insert(key, self.literal(depth + 1)?);
+            let value = self.literal(depth + 1)?;
+            insert_once(&mut map, key, value)?;
             if !self.eat(b',') {
                 self.expect(b'}')?;
                 break;

@@ -1,6 +1,8 @@
 //! The bounded, linear machinery of the text scanner: a work budget per reply and brace matching
 //! that resolves every `{` of a pass at once instead of rescanning from each one.
 
+use super::strict::{self, Read};
+
 /// Work allowed per byte of a reply: each byte is looked at this many times on average at most.
 pub const WORK_PER_BYTE: usize = 8;
 
@@ -45,26 +47,38 @@ impl Budget {
 /// resolves every `{` it meets outside strings, so most texts need a single pass.
 pub(super) struct Braces<'a> {
     bytes: &'a [u8],
-    /// Per byte: [`UNKNOWN`], [`NEVER`], or the end of the object opening there.
-    ends: Vec<usize>,
+    /// Per byte: [`UNKNOWN`], [`NEVER`], or the end of the object opening there (4 bytes each:
+    /// a reply is far below 4 GiB, and half the memory is half the time on a long reply).
+    ends: Vec<u32>,
+    /// From here on no `{` ever closes: a pass from here met neither a `}` nor a string.
+    dead_from: usize,
 }
 
 /// Not resolved by any pass yet.
-const UNKNOWN: usize = usize::MAX;
+const UNKNOWN: u32 = u32::MAX;
 /// Resolved: never closes.
-const NEVER: usize = usize::MAX - 1;
+const NEVER: u32 = u32::MAX - 1;
 
 impl<'a> Braces<'a> {
     pub fn new(text: &'a str) -> Braces<'a> {
         Braces {
             bytes: text.as_bytes(),
             ends: Vec::new(),
+            dead_from: usize::MAX,
         }
+    }
+
+    /// Whether no `{` at or after `at` can close (known once a pass from before it has run).
+    pub fn dead_at(&self, at: usize) -> bool {
+        at >= self.dead_from
     }
 
     /// End (exclusive) of the balanced `{...}` starting at `start` (strings and escapes respected),
     /// `None` when it never closes or the budget ran out.
     pub fn end(&mut self, start: usize, budget: &mut Budget) -> Option<usize> {
+        if self.bytes.len() >= NEVER as usize {
+            return None;
+        }
         if self.ends.is_empty() {
             self.ends = vec![UNKNOWN; self.bytes.len()];
         }
@@ -72,7 +86,7 @@ impl<'a> Braces<'a> {
             self.pass(start, budget);
         }
         match self.ends.get(start) {
-            Some(&end) if end != UNKNOWN && end != NEVER => Some(end),
+            Some(&end) if end != UNKNOWN && end != NEVER => Some(end as usize),
             _ => None,
         }
     }
@@ -85,6 +99,7 @@ impl<'a> Braces<'a> {
         let mut open: Vec<usize> = Vec::new();
         let mut in_string = false;
         let mut escaped = false;
+        let mut closed_or_quoted = false;
         for (k, &b) in rest.iter().enumerate() {
             let at = start + k;
             if in_string {
@@ -97,11 +112,16 @@ impl<'a> Braces<'a> {
                 continue;
             }
             match b {
-                b'"' => in_string = true,
+                b'"' => {
+                    in_string = true;
+                    closed_or_quoted = true;
+                }
                 b'{' => open.push(at),
                 b'}' => {
+                    closed_or_quoted = true;
                     if let Some(o) = open.pop() {
-                        self.ends[o] = at + 1;
+                        // `at + 1` is below NEVER: `end` refuses longer texts.
+                        self.ends[o] = (at + 1) as u32;
                     }
                 }
                 _ => {}
@@ -110,22 +130,25 @@ impl<'a> Braces<'a> {
         for o in open {
             self.ends[o] = NEVER;
         }
+        if !closed_or_quoted {
+            self.dead_from = self.dead_from.min(start);
+        }
     }
 }
 
-/// Parses the balanced object at `start` as JSON, charging its length to the budget.
+/// Parses the balanced object at `start` as JSON ([`strict::read`]: conflicting duplicate keys are
+/// ambiguous), charging its length to the budget.
 pub(super) fn object_at(
     text: &str,
     braces: &mut Braces<'_>,
     start: usize,
     budget: &mut Budget,
-) -> Option<(usize, serde_json::Value)> {
+) -> Option<(usize, Read)> {
     let end = braces.end(start, budget)?;
     if !budget.spend(end - start) {
         return None;
     }
-    let value = serde_json::from_str(text.get(start..end)?).ok()?;
-    Some((end, value))
+    Some((end, strict::read(text.get(start..end)?)?))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! and a malformed call otherwise; the span it covers is skipped by the JSON scan.
 
 use super::scan::{Braces, Budget, object_at};
+use super::strict::Read;
 use super::{ExtractedCall, Found, malformed_named};
 use crate::trace::CallFormat;
 use serde_json::Value;
@@ -96,7 +97,7 @@ fn skip_call_id(s: &str) -> &str {
 
 /// The call named `name` whose arguments object starts at `args_at`; malformed when there is no
 /// object there or it does not parse.
-fn call_with_args(
+pub(super) fn call_with_args(
     text: &str,
     braces: &mut Braces<'_>,
     budget: &mut Budget,
@@ -108,7 +109,7 @@ fn call_with_args(
         .filter(|&a| text[a..].starts_with('{'))
         .and_then(|a| object_at(text, braces, a, budget));
     match parsed {
-        Some((end, arguments @ Value::Object(_))) if !name.is_empty() => Found {
+        Some((end, Read::Clear(arguments @ Value::Object(_)))) if !name.is_empty() => Found {
             start: at,
             end,
             call: ExtractedCall {
@@ -118,6 +119,11 @@ fn call_with_args(
                 id: None,
                 error: None,
             },
+        },
+        Some((end, Read::Ambiguous(_, why))) if !name.is_empty() => Found {
+            start: at,
+            end,
+            call: malformed_named(name, &text[at..], &why),
         },
         _ => {
             let why = if name.is_empty() {
@@ -135,7 +141,7 @@ fn call_with_args(
 }
 
 /// The identifier at the start of `s` (letters, digits, `_`, `-`, `.`), at most 64 bytes.
-fn ident(s: &str) -> &str {
+pub(super) fn ident(s: &str) -> &str {
     let len = s
         .bytes()
         .take(64)

@@ -1,46 +1,136 @@
-//! Parts of a reply that are never calls: reasoning blocks and a pasted-back tool list. They are
-//! blanked (replaced by spaces, so positions hold) before the text is scanned for calls.
+//! Parts of a reply that are never calls: reasoning, in each family's form, and a pasted-back tool
+//! list. The reply is split into what is read for calls (reasoning and tool lists blanked, replaced
+//! by spaces so positions hold) and the reasoning alone (the calls there were only considered).
 
-/// Reasoning blocks as thinking models write them into the text (open tag, close tag).
-pub const REASONING_TAGS: [(&str, &str); 4] = [
+/// Reasoning blocks as thinking models write them into the text (open tag, close tag): `<think>`
+/// (Qwen 3, DeepSeek R1 and V3.1, GLM, Kimi K2 Thinking), Anthropic-style `<thinking>`,
+/// `<reasoning>`, Mistral Magistral's `[THINK]`, Kimi's `◁think▷`, Seed-OSS's `<seed:think>`,
+/// Command A's `<|START_THINKING|>` and Gemma 4's `<|channel>thought … <channel|>`.
+pub const REASONING_TAGS: [(&str, &str); 8] = [
     ("<think>", "</think>"),
     ("<thinking>", "</thinking>"),
     ("<reasoning>", "</reasoning>"),
     ("[THINK]", "[/THINK]"),
+    ("◁think▷", "◁/think▷"),
+    ("<seed:think>", "</seed:think>"),
+    ("<|START_THINKING|>", "<|END_THINKING|>"),
+    ("<|channel>thought", "<channel|>"),
 ];
 
 /// The tool list of a chat template (Qwen's, Hermes'), which small models sometimes echo.
 pub const TOOLS_TAG: (&str, &str) = ("<tools>", "</tools>");
 
+/// Harmony (gpt-oss): a message's header runs from its channel to `<|message|>`.
+pub const HARMONY_CHANNEL: &str = "<|channel|>";
+/// Harmony: the end of a header.
+pub const HARMONY_MESSAGE: &str = "<|message|>";
+
+/// A reply split into what is read for calls and its reasoning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Split {
+    /// The reply with reasoning and echoed tool lists blanked.
+    pub outside: String,
+    /// The reply with everything but reasoning blanked; `None` when it holds no reasoning.
+    pub reasoning: Option<String>,
+}
+
 /// The content with every reasoning block and echoed tool list replaced by spaces. An open tag that
 /// never closes runs to the end (the reply was cut mid-thought); a close tag with no open tag before
 /// it ends reasoning that started with the reply (templates that put the open tag in the prompt).
 pub fn blank(content: &str) -> String {
-    let mut bytes = content.as_bytes().to_vec();
-    for (open, close) in REASONING_TAGS {
-        blank_pairs(content, &mut bytes, open, close, true);
-    }
-    blank_pairs(content, &mut bytes, TOOLS_TAG.0, TOOLS_TAG.1, false);
-    // Only whole ASCII tags and what lies between them were replaced, so this never fails.
-    String::from_utf8(bytes).unwrap_or_else(|_| content.to_string())
+    split(content).outside
 }
 
-fn blank_pairs(content: &str, bytes: &mut [u8], open: &str, close: &str, leading_close: bool) {
+/// The reply split into what is read for calls and its reasoning (see [`blank`]); Harmony's
+/// `analysis` channel is reasoning unless its header names a recipient (then it is a call).
+pub fn split(content: &str) -> Split {
+    let mut reasoning = Vec::new();
+    for (open, close) in REASONING_TAGS {
+        pairs(content, open, close, true, &mut reasoning);
+    }
+    harmony_analysis(content, &mut reasoning);
+    let mut tools = Vec::new();
+    pairs(content, TOOLS_TAG.0, TOOLS_TAG.1, false, &mut tools);
+    let mut bytes = content.as_bytes().to_vec();
+    for &(s, e) in reasoning.iter().chain(&tools) {
+        bytes[s..e].fill(b' ');
+    }
+    let reasoning_text = (!reasoning.is_empty()).then(|| {
+        let mut keep = vec![b' '; content.len()];
+        for &(s, e) in &reasoning {
+            keep[s..e].copy_from_slice(&content.as_bytes()[s..e]);
+        }
+        for &(s, e) in &tools {
+            keep[s..e].fill(b' ');
+        }
+        text(keep, content)
+    });
+    Split {
+        outside: text(bytes, content),
+        reasoning: reasoning_text,
+    }
+}
+
+/// Spans only ever start and end at whole tags, so the bytes stay UTF-8; never fails.
+fn text(bytes: Vec<u8>, fallback: &str) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|_| " ".repeat(fallback.len()))
+}
+
+/// The spans of `open … close` blocks.
+fn pairs(
+    content: &str,
+    open: &str,
+    close: &str,
+    leading_close: bool,
+    out: &mut Vec<(usize, usize)>,
+) {
     let mut from = 0;
     if leading_close
         && let Some(c) = content.find(close)
         && content.find(open).is_none_or(|o| o > c)
     {
         from = c + close.len();
-        bytes[..from].fill(b' ');
+        out.push((0, from));
     }
     while let Some(o) = content[from..].find(open).map(|o| from + o) {
         let end = content[o + open.len()..]
             .find(close)
             .map_or(content.len(), |c| o + open.len() + c + close.len());
-        bytes[o..end].fill(b' ');
+        out.push((o, end));
         from = end;
     }
+}
+
+/// The spans of Harmony `analysis` messages that have no recipient: header and body.
+fn harmony_analysis(content: &str, out: &mut Vec<(usize, usize)>) {
+    for (at, _) in content.match_indices(HARMONY_CHANNEL) {
+        let header_at = at + HARMONY_CHANNEL.len();
+        let Some(rest) = content[header_at..].strip_prefix("analysis") else {
+            continue;
+        };
+        let Some(h) = rest[..rest.floor_char_boundary(HEADER_MAX)].find(HARMONY_MESSAGE) else {
+            continue;
+        };
+        if rest[..h].contains("to=") {
+            continue;
+        }
+        let body = content.len() - rest.len() + h + HARMONY_MESSAGE.len();
+        let end = harmony_body_end(content, body);
+        out.push((at, end));
+    }
+}
+
+/// How far past `<|channel|>` a Harmony header's `<|message|>` is looked for, bytes.
+const HEADER_MAX: usize = 256;
+
+/// Where the Harmony body starting at `body` ends: at the next special token (`<|end|>`,
+/// `<|call|>`, `<|return|>`, `<|start|>`, `<|channel|>` or any other `<|…|>`: a body holds none),
+/// or at the reply's end. Looks no further than that token, so consecutive bodies cost their
+/// length once.
+pub fn harmony_body_end(content: &str, body: usize) -> usize {
+    content[body..]
+        .find("<|")
+        .map_or(content.len(), |e| body + e)
 }
 
 #[cfg(test)]
@@ -57,5 +147,23 @@ mod tests {
         assert_eq!(blank("a</think>b").trim(), "b");
         assert_eq!(blank("a<think>b {").trim(), "a");
         assert_eq!(blank("[THINK]x[/THINK]y").trim(), "y");
+        assert_eq!(blank("◁think▷x◁/think▷y").trim(), "y");
+    }
+
+    #[test]
+    fn the_reasoning_is_kept_apart_and_harmony_analysis_is_reasoning() {
+        let s = "<|channel|>analysis<|message|>We could cancel {\"x\":1}<|end|><|start|>assistant<|channel|>final<|message|>Your email?<|return|>";
+        let split = split(s);
+        assert!(!split.outside.contains("cancel") && split.outside.contains("Your email?"));
+        let r = split.reasoning.expect("reasoning");
+        assert!(r.contains("cancel") && !r.contains("email"));
+        // A recipient makes the analysis message a call, not reasoning.
+        let call = "<|channel|>analysis to=functions.get_order<|message|>{}<|call|>";
+        assert_eq!(split_none(call), call);
+        assert_eq!(super::split("plain").reasoning, None);
+    }
+
+    fn split_none(s: &str) -> String {
+        super::split(s).outside
     }
 }
