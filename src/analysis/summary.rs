@@ -5,7 +5,7 @@ use super::AnalysisOptions;
 use super::behaviour::{Behaviour, behaviour};
 use super::bootstrap::{
     IdTotals, Interval, MessageBootstrap, TaskBootstrap, message_bootstrap, pass_hat_k_intervals,
-    success_interval, task_bootstrap,
+    success_interval, task_bootstrap, with_point,
 };
 use super::cost::{
     CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, break_even, cached_calls, per_success,
@@ -733,7 +733,7 @@ fn comparison(
     let (sa, sb) = (&a.summary, &b.summary);
     let with_pipeline = a.has_pipeline && b.has_pipeline;
     let energy = |s: &ModelSummary| s.gpu.as_ref().and_then(|g| g.energy_per_success_j);
-    Comparison {
+    let mut c = Comparison {
         small: small.to_string(),
         large: large.to_string(),
         success_rate_difference: match (sa.success_rate, sb.success_rate) {
@@ -773,7 +773,12 @@ fn comparison(
             opts.resamples,
             opts.seed,
         ),
-    }
+    };
+    let ci = &mut c.ci95;
+    ci.break_even = with_point(c.break_even, ci.break_even);
+    ci.break_even_cached = with_point(c.break_even_cached, ci.break_even_cached);
+    ci.break_even_pipeline = with_point(c.break_even_pipeline, ci.break_even_pipeline);
+    c
 }
 
 /// Sort key of a conversation record: (suite, model, task, trial), then the rest of its identity.
@@ -956,16 +961,19 @@ fn summarize_router(
     }
     let router_comparison = pairing.and_then(|p| {
         let (a, b) = (router_out.get(&p.small)?, router_out.get(&p.large)?);
+        let point = break_even(a.blended_tokens_per_correct, b.blended_tokens_per_correct);
+        let mut ci95 = message_bootstrap(
+            &router_totals[&p.small],
+            &router_totals[&p.large],
+            opts.resamples,
+            opts.seed,
+        );
+        ci95.break_even = with_point(point, ci95.break_even);
         Some(RouterComparison {
             small: p.small.clone(),
             large: p.large.clone(),
-            break_even: break_even(a.blended_tokens_per_correct, b.blended_tokens_per_correct),
-            ci95: message_bootstrap(
-                &router_totals[&p.small],
-                &router_totals[&p.large],
-                opts.resamples,
-                opts.seed,
-            ),
+            break_even: point,
+            ci95,
         })
     });
     (router_out, router_comparison)

@@ -218,6 +218,18 @@ pub fn opt(value: Option<f64>, f: impl Fn(f64) -> String) -> String {
     value.map_or_else(|| NOT_AVAILABLE.to_string(), f)
 }
 
+/// A per-success (or per-correct) figure formatted by `f`: `n/a (0 correct)` when its count is
+/// 0, so nothing reads as if divided by an empty count; `n/a` when otherwise absent.
+pub fn per_success(value: Option<f64>, count: usize, f: impl Fn(f64) -> String) -> String {
+    if count == 0 {
+        return NO_CORRECT.to_string();
+    }
+    opt(value, f)
+}
+
+/// What a per-success figure over no success reads.
+pub const NO_CORRECT: &str = "n/a (0 correct)";
+
 /// A rate as `40.8% (49/120)`, `n/a` when undefined.
 pub fn rate(r: Option<Rate>) -> String {
     r.map_or_else(
@@ -711,7 +723,7 @@ fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &ModelSummar
     t.row(
         "**Tokens per successful task** (agent calls; router apart)",
         |m| {
-            opt(m.tokens.blended_per_success, |x| {
+            per_success(m.tokens.blended_per_success, m.passes, |x| {
                 format!("**{}**", tokens(x))
             })
         },
@@ -721,7 +733,7 @@ fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &ModelSummar
             "Tokens per successful task, re-sent prefix at {}",
             percent(s.settings.cache_discount)
         ),
-        |m| opt(m.tokens.cached_blended_per_success, tokens),
+        |m| per_success(m.tokens.cached_blended_per_success, m.passes, tokens),
     );
     t.row("Latency per call", |m| {
         opt(m.latency.per_call_mean_s, seconds)
@@ -735,14 +747,14 @@ fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &ModelSummar
     t.row(
         "**Time per successful task** (graded conversations, final attempts)",
         |m| {
-            opt(m.latency.time_per_success_s, |x| {
+            per_success(m.latency.time_per_success_s, m.passes, |x| {
                 format!("**{}**", seconds(x))
             })
         },
     );
     t.row(
         "Time per successful task, every attempt (retries and fault-ended conversations included)",
-        |m| opt(m.latency.time_per_success_all_attempts_s, seconds),
+        |m| per_success(m.latency.time_per_success_all_attempts_s, m.passes, seconds),
     );
 }
 
@@ -858,19 +870,55 @@ fn pair_note(g: &GroupSummary, c: &crate::analysis::Comparison) -> String {
     )
 }
 
-/// A break-even point: the ratio, or `∞` when the small model never passed and the large one did
-/// (no finite ratio, as in the resamples counted infinite).
+/// A break-even point: the ratio; `∞` when the small model never passed and the large one did
+/// (no finite ratio, as in the resamples counted infinite); `n/a` naming the model with 0 correct
+/// when the large one never passed. Without a finite point the summary holds no interval.
 fn break_even_point(
     g: &GroupSummary,
     c: &crate::analysis::Comparison,
     value: Option<f64>,
 ) -> String {
     let passes = |m: &str| g.models.get(m).map_or(0, |x| x.passes);
-    match value {
-        Some(v) => ratio(v),
-        None if passes(&c.small) == 0 && passes(&c.large) > 0 => "∞".into(),
-        None => NOT_AVAILABLE.into(),
+    match (value, passes(&c.small), passes(&c.large)) {
+        (Some(v), _, _) => ratio(v),
+        (None, 0, 0) => NO_CORRECT.into(),
+        (None, 0, _) => format!("∞ (`{}`: 0 correct)", c.small),
+        (None, _, 0) => format!("{NOT_AVAILABLE} (`{}`: 0 correct)", c.large),
+        (None, _, _) => NOT_AVAILABLE.into(),
     }
+}
+
+/// How a paired bootstrap's resamples split, every one of them accounted for: `both models passed
+/// in 9,000; `a` never passed in 700 (an infinite ratio, kept in the interval); ...`.
+/// `verbs` says what a success is (both models, one never, neither), e.g. ("passed", "never
+/// passed", "passed") or ("were right", "was never right", "was right").
+pub fn resample_split(
+    (small, large): (&str, &str),
+    [defined, infinite, zero, undefined]: [usize; 4],
+    (both, never, neither): (&str, &str, &str),
+) -> String {
+    let n = |x: usize| number(x as f64, 0);
+    format!(
+        "both models {both} in {}; `{small}` {never} in {} (an infinite ratio, kept in the \
+         interval); `{large}` {never} in {} (a ratio of 0, kept in the interval); neither {neither} \
+         in {} (no ratio, left out)",
+        n(defined),
+        n(infinite),
+        n(zero),
+        n(undefined)
+    )
+}
+
+/// The four resample counts of a bootstrap, in [`resample_split`]'s order.
+macro_rules! split_counts {
+    ($ci:expr) => {
+        [
+            $ci.resamples_with_defined_break_even,
+            $ci.resamples_with_infinite_break_even,
+            $ci.resamples_with_zero_break_even,
+            $ci.resamples_without_break_even,
+        ]
+    };
 }
 
 fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analysis::Comparison) {
@@ -881,17 +929,17 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
         out,
         "How many times cheaper per token `{}` must be than `{}` to cost the same per successful \
          task (tokens per successful task, small / large; {notes}). Paired bootstrap over {}, \
-         {} (seed {}): both models passed in {}; `{}` never passed in {} (an \
-         infinite ratio, kept in the interval); neither passed in {} (no ratio, left out).\n",
+         {} (seed {}): {}.\n",
         c.small,
         c.large,
         counted(ci.tasks, "task"),
         counted(ci.resamples, "resample"),
         ci.seed,
-        number(ci.resamples_with_defined_break_even as f64, 0),
-        c.small,
-        number(ci.resamples_with_infinite_break_even as f64, 0),
-        number(ci.resamples_without_break_even as f64, 0)
+        resample_split(
+            (&c.small, &c.large),
+            split_counts!(ci),
+            ("passed", "never passed", "passed")
+        )
     );
     let mark = super::stopping::mark(s);
     let mut t = MarkdownTable::new(["break-even".into(), "ratio".into(), format!("95% CI{mark}")]);
@@ -917,7 +965,7 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
     for (w, v) in &c.break_even_by_output_weight {
         t.row([
             format!("Output tokens weighted {w}x"),
-            opt(*v, ratio),
+            break_even_point(g, c, *v),
             String::new(),
         ]);
     }
@@ -1014,7 +1062,7 @@ fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
         let mut row = vec![format!("`{name}`")];
         row.extend(base);
         row.extend(pair);
-        row.push(opt(m.tokens.blended_per_success, tokens));
+        row.push(per_success(m.tokens.blended_per_success, m.passes, tokens));
         row.push(on.to_string());
         t.row(row);
     }
@@ -1268,7 +1316,11 @@ fn quality(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     });
     t.row("Trajectory unknown", |m| n(m.four_state.trajectory_unknown));
     t.row("Steps per correct answer (tasks that need tools)", |m| {
-        opt(m.four_state.steps_per_correct_answer, |x| number(x, 2))
+        per_success(
+            m.four_state.steps_per_correct_answer,
+            m.four_state.tool_task_passes,
+            |x| number(x, 2),
+        )
     });
     out.push_str(&t.render());
     out.push('\n');
@@ -1348,7 +1400,7 @@ fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
         })
     });
     t.row("**Energy per successful task**", |m| {
-        opt(g(m).and_then(|x| x.energy_per_success_j), |v| {
+        per_success(g(m).and_then(|x| x.energy_per_success_j), m.passes, |v| {
             format!("**{} J**", number(v, 1))
         })
     });
@@ -1383,13 +1435,15 @@ fn pipeline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row(
         "**Pipeline tokens per successful task** (router included)",
         |m| {
-            opt(p(m).and_then(|x| x.blended_tokens_per_success), |v| {
-                format!("**{}**", tokens(v))
-            })
+            per_success(
+                p(m).and_then(|x| x.blended_tokens_per_success),
+                m.passes,
+                |v| format!("**{}**", tokens(v)),
+            )
         },
     );
     t.row("**Pipeline time per successful task**", |m| {
-        opt(p(m).and_then(|x| x.time_per_success_s), |v| {
+        per_success(p(m).and_then(|x| x.time_per_success_s), m.passes, |v| {
             format!("**{}**", seconds(v))
         })
     });
@@ -1508,9 +1562,11 @@ fn budget_sweep(out: &mut String, s: &Summary) {
                             percent_with_n(ms.passes as u64, ms.outcomes.graded as u64),
                             excluded(ms)
                         ));
-                        row.push(opt(ms.four_state.steps_per_correct_answer, |x| {
-                            number(x, 2)
-                        }));
+                        row.push(per_success(
+                            ms.four_state.steps_per_correct_answer,
+                            ms.four_state.tool_task_passes,
+                            |x| number(x, 2),
+                        ));
                     }
                     None => {
                         row.push(NOT_AVAILABLE.into());
@@ -1586,7 +1642,7 @@ fn router(out: &mut String, s: &Summary) {
     out.push_str(&t.render());
     out.push('\n');
     if let Some(c) = rc {
-        router_break_even(out, c, super::stopping::mark(s));
+        router_break_even(out, s, c, super::stopping::mark(s));
     }
 }
 
@@ -1634,7 +1690,7 @@ fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>, mark: &str) -> V
         (
             "**Tokens per correct call**".into(),
             Box::new(|_, r| {
-                opt(r.blended_tokens_per_correct, |v| {
+                per_success(r.blended_tokens_per_correct, r.correct, |v| {
                     format!("**{}**", tokens(v))
                 })
             }),
@@ -1685,19 +1741,38 @@ fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>, mark: &str) -> V
     ]
 }
 
-/// The sentence under the router table: the break-even price ratio of the pair and its interval.
-fn router_break_even(out: &mut String, c: &crate::analysis::RouterComparison, mark: &str) {
+/// The sentence under the router table: the break-even price ratio of the pair and its interval,
+/// `n/a` naming the model never right when one was not (the agent's rule).
+fn router_break_even(
+    out: &mut String,
+    s: &Summary,
+    c: &crate::analysis::RouterComparison,
+    mark: &str,
+) {
+    let correct = |m: &str| s.router.get(m).map_or(0, |r| r.correct);
+    let point = match (c.break_even, correct(&c.small), correct(&c.large)) {
+        (Some(v), _, _) => format!("**{}**", ratio(v)),
+        (None, 0, 0) => NO_CORRECT.into(),
+        (None, 0, _) => format!("∞ (`{}`: 0 correct)", c.small),
+        (None, _, 0) => format!("{NOT_AVAILABLE} (`{}`: 0 correct)", c.large),
+        (None, _, _) => NOT_AVAILABLE.into(),
+    };
+    let ci = &c.ci95;
     let _ = writeln!(
         out,
-        "Router break-even: `{}` must be at least **{}** cheaper per token than `{}` to cost the \
-         same per correct call (95% CI{mark} {}, paired bootstrap over {}).\n",
+        "Router break-even: how many times cheaper per token `{}` must be than `{}` to cost the \
+         same per correct call: {point} (95% CI{mark} {}, paired bootstrap over {}, {}: {}).\n",
         c.small,
-        opt(c.break_even, ratio),
         c.large,
-        c.ci95
-            .break_even
+        ci.break_even
             .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
-        counted(c.ci95.messages, "message")
+        counted(ci.messages, "message"),
+        counted(ci.resamples, "resample"),
+        resample_split(
+            (&c.small, &c.large),
+            split_counts!(ci),
+            ("were right", "was never right", "was right")
+        )
     );
 }
 
@@ -1747,17 +1822,17 @@ pub fn terminal_table(s: &Summary) -> String {
             format!("{} of {}", m.tasks_passing_every_trial, m.tasks)
         });
         t.row("Tokens per successful task (agent calls)", |m| {
-            opt(m.tokens.blended_per_success, tokens)
+            per_success(m.tokens.blended_per_success, m.passes, tokens)
         });
         t.row("Time per successful task (final attempts)", |m| {
-            opt(m.latency.time_per_success_s, seconds)
+            per_success(m.latency.time_per_success_s, m.passes, seconds)
         });
         out.push_str(&t.render());
         if let Some(c) = &g.comparison {
             let _ = writeln!(
                 out,
                 "Break-even {} (95% CI{} {}); success gap {}",
-                opt(c.break_even, ratio),
+                break_even_point(g, c, c.break_even),
                 super::stopping::mark(s),
                 c.ci95
                     .break_even
@@ -1917,6 +1992,65 @@ mod tests {
         assert!(
             chart.contains("cheapest-per-success frontier: m:3b"),
             "{chart}"
+        );
+    }
+
+    #[test]
+    fn nothing_is_divided_by_an_empty_count() {
+        // `m:1b` passes T0 only; `m:14b` never passes. On the router `m:1b` is never right.
+        let (mut manifest, mut recs) = crate::analysis::fixtures::ladder_run();
+        manifest.models.retain(|m| m.name != "m:3b");
+        recs.retain(|c| c.model != "m:3b");
+        for c in recs.iter_mut().filter(|c| c.model == "m:14b") {
+            c.verdict.passed = false;
+            c.outcome = crate::runner::record::Outcome::ModelFail;
+        }
+        let router: Vec<_> = (0..4)
+            .flat_map(|i| {
+                [
+                    crate::analysis::fixtures::router_record("m:1b", i, false, None),
+                    crate::analysis::fixtures::router_record("m:14b", i, i < 3, Some("a")),
+                ]
+            })
+            .collect();
+        let opts = AnalysisOptions {
+            resamples: 200,
+            ..AnalysisOptions::default()
+        };
+        let s = summarize(&manifest, &recs, &router, &opts);
+        let c = s.groups["store"].comparison.as_ref().unwrap();
+        // Point n/a: no interval, not `0.00x–0.00x`; every resample accounted for.
+        assert_eq!((c.break_even, c.ci95.break_even), (None, None));
+        let ci = &c.ci95;
+        assert!(ci.resamples_with_zero_break_even > 0);
+        assert_eq!(
+            ci.resamples_with_zero_break_even + ci.resamples_without_break_even,
+            200
+        );
+        assert_eq!(s.router["m:1b"].blended_tokens_per_correct, None);
+        let rc = s.router_comparison.as_ref().unwrap();
+        assert_eq!((rc.break_even, rc.ci95.break_even), (None, None));
+        let md = markdown(&Report::new(&manifest, &s, &recs, &router, vec![]));
+        assert!(
+            line(&md, "**Tokens per successful task**").contains("n/a (0 correct)"),
+            "{md}"
+        );
+        let plain: Vec<&str> = line(&md, "Plain").split('|').map(str::trim).collect();
+        assert_eq!(plain[2..4], ["n/a (`m:14b`: 0 correct)", "n/a"], "{md}");
+        assert!(
+            md.contains(&format!(
+                "`m:14b` never passed in {} (a ratio of 0, kept in the interval); neither passed in {}",
+                ci.resamples_with_zero_break_even, ci.resamples_without_break_even
+            )),
+            "{md}"
+        );
+        assert!(
+            line(&md, "**Tokens per correct call**").contains("n/a (0 correct)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("per correct call: ∞ (`m:1b`: 0 correct) (95% CI n/a"),
+            "{md}"
         );
     }
 
