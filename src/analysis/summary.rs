@@ -70,6 +70,9 @@ pub struct Summary {
     pub stopping: Option<crate::analysis::stopping::Stopping>,
     /// Models partly offloaded to the CPU (flag them on every table).
     pub partly_on_cpu: Vec<String>,
+    /// Those of them with nothing in VRAM (`size_vram` 0): wholly on the CPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_cpu: Vec<String>,
     /// Warnings carried over from the manifest.
     pub warnings: Vec<String>,
 }
@@ -1073,6 +1076,12 @@ pub fn summarize(
         router_comparison,
         placement,
         stopping: crate::analysis::stopping::of_run(manifest, conversations),
+        on_cpu: manifest
+            .models
+            .iter()
+            .filter(|m| m.on_cpu_only() && present.contains(&m.name))
+            .map(|m| m.name.clone())
+            .collect(),
         partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),
         warnings: manifest.warnings.clone(),
     }

@@ -311,9 +311,11 @@ fn regrade_line(note: &str) -> String {
     format!("> **{heading}.** {sentence}.\n\n")
 }
 
-/// A column header for a model, flagged when it ran partly on the CPU.
+/// A column header for a model, flagged when it ran on the CPU, wholly or in part.
 fn model_header(summary: &Summary, model: &str) -> String {
-    if summary.partly_on_cpu.iter().any(|m| m == model) {
+    if summary.on_cpu.iter().any(|m| m == model) {
+        format!("{model} (on CPU, no VRAM)")
+    } else if summary.partly_on_cpu.iter().any(|m| m == model) {
         format!("{model} (partly on CPU)")
     } else {
         model.to_string()
@@ -480,7 +482,9 @@ fn models_table(m: &Manifest) -> MarkdownTable {
             info.digest
                 .as_deref()
                 .map_or_else(|| NOT_AVAILABLE.into(), short_digest),
-            if info.partly_on_cpu {
+            if info.on_cpu_only() {
+                "On CPU (no VRAM)".into()
+            } else if info.partly_on_cpu {
                 "partly on CPU".into()
             } else if info.size_vram.is_some() {
                 "GPU".into()
@@ -1077,19 +1081,34 @@ fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
             "Per model call: latency = fixed + output tokens / decode speed + input term.\n\n",
         );
         let mut t = ModelTable::new(s, "", models);
+        // A fit that means nothing on these calls prints no coefficient, only why.
+        let fit = |m: &ModelSummary| {
+            m.latency
+                .fit
+                .clone()
+                .filter(|f| f.not_identifiable.is_none())
+        };
+        let flagged = |m: &ModelSummary| m.latency.fit.as_ref()?.not_identifiable.clone();
+        if models.iter().any(|(_, m)| flagged(m).is_some()) {
+            t.row("Fit", |m| {
+                flagged(m).map_or_else(
+                    || "identified".into(),
+                    |why| format!("not identifiable on these calls ({why})"),
+                )
+            });
+        }
         t.row("Fixed time per call", |m| {
-            opt(m.latency.fit.as_ref().map(|f| f.fixed_s_per_call), seconds)
+            opt(fit(m).map(|f| f.fixed_s_per_call), seconds)
         });
         t.row("Decode speed", |m| {
-            opt(m.latency.fit.as_ref().map(|f| f.decode_tokens_per_s), |x| {
+            opt(fit(m).map(|f| f.decode_tokens_per_s), |x| {
                 format!("{} tokens/s", number(x, 0))
             })
         });
         t.row("Input term per 1,000 input tokens", |m| {
-            opt(
-                m.latency.fit.as_ref().map(|f| f.s_per_1k_input_tokens),
-                |x| format!("{} s", fixed(x, 3)),
-            )
+            opt(fit(m).map(|f| f.s_per_1k_input_tokens), |x| {
+                format!("{} s", fixed(x, 3))
+            })
         });
         t.row("Calls in the fit", |m| {
             m.latency
@@ -1127,9 +1146,16 @@ fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
                 format!("{} tokens/s", number(x, 0))
             })
         });
-        t.row("Prefill speed (input tokens / prompt eval time)", |m| {
-            opt(split(m).and_then(|x| x.prefill_tokens_per_s), |x| {
-                format!("{} tokens/s", number(x, 0))
+        t.row("Prefill speed (prompt tokens / prompt eval time)", |m| {
+            split(m).map_or(NOT_AVAILABLE.into(), |x| {
+                opt(x.prefill_tokens_per_s, |v| {
+                    let over = if x.prefill_over_uncached {
+                        "uncached prompt tokens"
+                    } else {
+                        "all prompt tokens"
+                    };
+                    format!("{} tokens/s (over {over})", number(v, 0))
+                })
             })
         });
         t.row("Calls", |m| {
@@ -1137,6 +1163,16 @@ fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
         });
         out.push_str(&t.render());
         out.push('\n');
+        if models
+            .iter()
+            .any(|(_, m)| split(m).is_some_and(|x| !x.prefill_over_uncached))
+        {
+            out.push_str(
+                "Prefill speed over all prompt tokens counts those Ollama served from its prompt \
+                 cache, whose time is not in the prompt eval time: it overstates the speed \
+                 wherever the cache served some (the server gave no cached count to subtract).\n\n",
+            );
+        }
     }
 }
 
@@ -1780,13 +1816,29 @@ fn warnings(out: &mut String, r: &Report) {
     let s = r.summary;
     let mut items: Vec<String> = Vec::new();
     for m in &s.partly_on_cpu {
-        items.push(format!(
-            "`{m}` ran partly on the CPU (`/api/ps` size_vram < size): its latency and energy \
-             are not those of a GPU-resident model."
-        ));
+        items.push(if s.on_cpu.contains(m) {
+            format!(
+                "`{m}` ran on the CPU (no VRAM: `/api/ps` size_vram 0): its latency and energy \
+                 are a CPU's, not those of a GPU-resident model."
+            )
+        } else {
+            format!(
+                "`{m}` ran partly on the CPU (`/api/ps` size_vram < size): its latency and energy \
+                 are not those of a GPU-resident model."
+            )
+        });
     }
-    items.extend(s.warnings.iter().cloned());
-    items.extend(r.notes.iter().cloned());
+    // The preflight's own placement lines say what the sentences above say; each warning once.
+    let placement = |w: &str| {
+        w.contains(crate::runner::preflight::ON_CPU_WARNING)
+            || w.contains(crate::runner::preflight::PARTLY_ON_CPU_WARNING)
+    };
+    let mut seen = BTreeSet::new();
+    let rest = s.warnings.iter().chain(&r.notes);
+    items.extend(
+        rest.filter(|w| !placement(w) && seen.insert(w.as_str()))
+            .cloned(),
+    );
     if items.is_empty() {
         return;
     }
@@ -2052,6 +2104,31 @@ mod tests {
             md.contains("per correct call: ∞ (`m:1b`: 0 correct) (95% CI n/a"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn a_model_with_nothing_in_vram_reads_on_cpu_and_each_warning_once() {
+        let (mut manifest, recs) = crate::analysis::fixtures::ladder_run();
+        let gib = 1_073_741_824;
+        let w = crate::runner::preflight::placement_warning("m:1b", 2 * gib, 0).unwrap();
+        for m in manifest.models.iter_mut().filter(|m| m.name == "m:1b") {
+            (m.size, m.size_vram, m.partly_on_cpu) = (Some(2 * gib), Some(0), true);
+        }
+        // A resumed run of old code stored the warm-up's warnings again.
+        manifest.warnings = vec![
+            w.clone(),
+            w,
+            "context shrank".into(),
+            "context shrank".into(),
+        ];
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        assert_eq!(s.on_cpu, ["m:1b"]);
+        let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+        assert!(md.contains("On CPU (no VRAM)"), "{md}");
+        assert!(md.contains("`m:1b` ran on the CPU (no VRAM"), "{md}");
+        assert!(!md.contains("partly on"), "{md}");
+        assert!(!md.contains("Free VRAM"), "{md}");
+        assert_eq!(md.matches("context shrank").count(), 1, "{md}");
     }
 
     #[test]
