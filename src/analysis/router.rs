@@ -37,6 +37,10 @@ pub struct RouterSummary {
     pub correct: usize,
     /// correct / calls.
     pub accuracy: Option<f64>,
+    /// 95% interval of the accuracy, messages as clusters (metrics.md, "Intervals at the
+    /// boundary").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy_ci95: Option<super::bootstrap::Interval>,
     /// Share of calls whose reply did not parse into a label.
     pub unparseable: Option<f64>,
     /// Mean input tokens per call.
@@ -108,6 +112,7 @@ pub fn router_summary(records: &[&RouterRecord], w: f64) -> RouterSummary {
         runs_per_message: n / messages.max(1),
         correct,
         accuracy: share(correct),
+        accuracy_ci95: None,
         unparseable: share(graded.iter().filter(|r| r.predicted.is_none()).count()),
         input_tokens_per_call: mean(&inputs),
         output_tokens_per_call: mean(&outputs),

@@ -595,7 +595,7 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
         return;
     }
     out.push_str(&super::stopping::mark_note(s));
-    headline(out, s, g, &models);
+    headline(out, s, &models);
     by_category(out, s, &models);
     pass_hat_k_tables(out, s, &models);
     if let Some(c) = &g.comparison {
@@ -623,16 +623,6 @@ fn group_heading(out: &mut String, key: &str, g: &GroupSummary) {
 }
 
 /// A model's success-rate interval from the group's paired bootstrap, when it is in the pair.
-fn success_ci(g: &GroupSummary, model: &str) -> Option<Interval> {
-    let c = g.comparison.as_ref()?;
-    if c.small == model {
-        c.ci95.success_rate_small
-    } else if c.large == model {
-        c.ci95.success_rate_large
-    } else {
-        None
-    }
-}
 
 /// Some model ran its tasks a different number of times: the pooled success rate then weighs
 /// tasks by their trials and is no longer pass^1 (the mean over tasks).
@@ -650,7 +640,7 @@ fn own_pass_hat_k(m: &ModelSummary) -> String {
 
 /// The headline table: success (pooled, and pass^1 where they differ), pass^k at each model's k,
 /// tasks passing every trial, tokens and time per successful task.
-fn headline(out: &mut String, s: &Summary, g: &GroupSummary, models: &[(&str, &ModelSummary)]) {
+fn headline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     let differ = trials_differ(models);
     let mut t = ModelTable::new(s, "", models);
     t.row("Conversations graded", |m| m.denominator_note.clone());
@@ -666,14 +656,11 @@ fn headline(out: &mut String, s: &Summary, g: &GroupSummary, models: &[(&str, &M
             excluded(m)
         )
     });
-    if g.comparison.is_some() {
-        let mark = super::stopping::mark(s);
-        let mut row = vec![format!("  95% CI{mark}, bootstrap over tasks")];
-        row.extend(models.iter().map(|(name, _)| {
-            success_ci(g, name).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
-        }));
-        t.table.row(row);
-    }
+    let mark = super::stopping::mark(s);
+    t.row(format!("  95% CI{mark}, tasks as clusters"), |m| {
+        m.success_ci95
+            .map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
+    });
     if differ {
         t.row("pass^1, mean over tasks of each task's success", |m| {
             format!(
@@ -1654,17 +1641,7 @@ fn router(out: &mut String, s: &Summary) {
         .map(|(m, r)| router_count_text(m, r))
         .collect();
     let _ = writeln!(out, "{}.\n", counts.join("; "));
-    let rc = s.router_comparison.as_ref();
-    let ci_of = |model: &str| -> Option<Interval> {
-        let c = rc?;
-        if c.small == model {
-            c.ci95.accuracy_small
-        } else if c.large == model {
-            c.ci95.accuracy_large
-        } else {
-            None
-        }
-    };
+    let ci_of = |model: &str| s.router.get(model).and_then(|r| r.accuracy_ci95);
     let mut header = vec![String::new()];
     header.extend(models.iter().map(|(m, _)| model_header(s, m)));
     let mut t = MarkdownTable::new(header);
@@ -1677,7 +1654,7 @@ fn router(out: &mut String, s: &Summary) {
     }
     out.push_str(&t.render());
     out.push('\n');
-    if let Some(c) = rc {
+    if let Some(c) = s.router_comparison.as_ref() {
         router_break_even(out, s, c, super::stopping::mark(s));
     }
 }
@@ -1703,7 +1680,7 @@ fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>, mark: &str) -> V
             }),
         ),
         (
-            format!("  95% CI{mark}, bootstrap over messages"),
+            format!("  95% CI{mark}, messages as clusters"),
             Box::new(|m, _| ci_of(m).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))),
         ),
         (
@@ -2104,6 +2081,26 @@ mod tests {
             md.contains("per correct call: ∞ (`m:1b`: 0 correct) (95% CI n/a"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn intervals_leave_0_and_100_percent() {
+        // `m:14b` passes all three tasks, every resample 100%; `m:1b` passes one.
+        let (mut manifest, mut recs) = crate::analysis::fixtures::ladder_run();
+        manifest.models.retain(|m| m.name != "m:3b");
+        recs.retain(|c| c.model != "m:3b");
+        for c in recs.iter_mut().filter(|c| c.model == "m:14b") {
+            c.verdict.passed = true;
+            c.outcome = crate::runner::record::Outcome::Pass;
+        }
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+        let ci = line(&md, "  95% CI, tasks as clusters");
+        assert!(!ci.contains("100%–100%"), "{ci}");
+        assert!(ci.contains("29%–100%"), "{ci}");
+        let all = &s.groups["store"].models["m:14b"];
+        assert!(all.pass_hat_k_ci95[&1].low < 1.0);
+        assert!(all.by_category.values().all(|c| c.ci95.unwrap().low < 1.0));
     }
 
     #[test]
