@@ -622,8 +622,6 @@ fn group_heading(out: &mut String, key: &str, g: &GroupSummary) {
     }
 }
 
-/// A model's success-rate interval from the group's paired bootstrap, when it is in the pair.
-
 /// Some model ran its tasks a different number of times: the pooled success rate then weighs
 /// tasks by their trials and is no longer pass^1 (the mean over tasks).
 fn trials_differ(models: &[(&str, &ModelSummary)]) -> bool {
