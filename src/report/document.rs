@@ -2022,16 +2022,26 @@ mod tests {
         );
     }
 
-    #[test]
-    fn nothing_is_divided_by_an_empty_count() {
-        // `m:1b` passes T0 only; `m:14b` never passes. On the router `m:1b` is never right.
+    /// The ladder run's `m:1b` (passing T0 of T0..T2) and `m:14b`, which passes every task or none.
+    fn pair_run(large_passes: bool) -> (Manifest, Vec<ConversationRecord>) {
         let (mut manifest, mut recs) = crate::analysis::fixtures::ladder_run();
         manifest.models.retain(|m| m.name != "m:3b");
         recs.retain(|c| c.model != "m:3b");
         for c in recs.iter_mut().filter(|c| c.model == "m:14b") {
-            c.verdict.passed = false;
-            c.outcome = crate::runner::record::Outcome::ModelFail;
+            c.verdict.passed = large_passes;
+            c.outcome = if large_passes {
+                crate::runner::record::Outcome::Pass
+            } else {
+                crate::runner::record::Outcome::ModelFail
+            };
         }
+        (manifest, recs)
+    }
+
+    #[test]
+    fn nothing_is_divided_by_an_empty_count() {
+        // `m:1b` passes T0 only; `m:14b` never passes. On the router `m:1b` is never right.
+        let (manifest, recs) = pair_run(false);
         let router: Vec<_> = (0..4)
             .flat_map(|i| {
                 [
@@ -2084,13 +2094,7 @@ mod tests {
     #[test]
     fn intervals_leave_0_and_100_percent() {
         // `m:14b` passes all three tasks, every resample 100%; `m:1b` passes one.
-        let (mut manifest, mut recs) = crate::analysis::fixtures::ladder_run();
-        manifest.models.retain(|m| m.name != "m:3b");
-        recs.retain(|c| c.model != "m:3b");
-        for c in recs.iter_mut().filter(|c| c.model == "m:14b") {
-            c.verdict.passed = true;
-            c.outcome = crate::runner::record::Outcome::Pass;
-        }
+        let (manifest, recs) = pair_run(true);
         let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
         let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
         let ci = line(&md, "  95% CI, tasks as clusters");
