@@ -27,6 +27,19 @@ fn interval_95(p: &MetricPair) -> Option<bool> {
     Some(excludes_zero(p.difference_ci95.as_ref()?))
 }
 
+/// The Bonferroni interval alone, timing metrics judged like the others (passk's rule before
+/// timing differences between runs were called not comparable).
+fn bonferroni_timing_included(p: &MetricPair) -> Option<bool> {
+    p.a?;
+    p.b?;
+    Some(excludes_zero(p.verdict_ci.as_ref()?))
+}
+
+/// The same with a noise run: beyond the band as well.
+fn bonferroni_timing_included_and_band(p: &MetricPair) -> Option<bool> {
+    Some(bonferroni_timing_included(p)? && beyond_band(p)?)
+}
+
 /// The 95% interval and, with a noise run, beyond the band.
 fn interval_95_and_band(p: &MetricPair) -> Option<bool> {
     Some(interval_95(p)? && beyond_band(p)?)
@@ -88,6 +101,14 @@ fn main() {
     line(
         "95% interval and beyond the band",
         &per(|r| &r.with_noise, interval_95_and_band),
+    );
+    line(
+        "Bonferroni, timing judged too (third rule)",
+        &per(|r| &r.plain, bonferroni_timing_included),
+    );
+    line(
+        "Bonferroni, timing judged, beyond the band",
+        &per(|r| &r.with_noise, bonferroni_timing_included_and_band),
     );
     line(
         "Bonferroni interval excludes 0 (rule)",

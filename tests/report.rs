@@ -549,8 +549,8 @@ fn the_ladder_compares_every_model_with_the_reference_and_refuses_an_unknown_one
     };
     assert!(row(LARGE).contains("(reference)"), "{}", row(LARGE));
     assert!(
-        row(MID).contains("∞ [∞–∞]"),
-        "point and interval: {}",
+        row(MID).contains("∞ (`m:mid`: 0 correct) [n/a]"),
+        "one story, never `∞–∞`: {}",
         row(MID)
     );
     assert!(row(MID).contains("200 of 200"), "{}", row(MID));

@@ -134,9 +134,46 @@ pub struct TaskBootstrap {
     /// infinite there, and those resamples stay in the interval.
     #[serde(default)]
     pub resamples_with_infinite_break_even: usize,
+    /// Resamples in which the large model never passed and the small one did: the break-even is
+    /// 0 there, and those resamples stay in the interval.
+    #[serde(default)]
+    pub resamples_with_zero_break_even: usize,
     /// Resamples in which neither model passed: no break-even, left out of the interval.
     #[serde(default)]
     pub resamples_without_break_even: usize,
+}
+
+/// How the resamples of a paired bootstrap split by which side passed: every resample is in
+/// exactly one count, so a report can account for all of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BreakEvenTally {
+    /// Both sides passed (a finite ratio).
+    pub defined: usize,
+    /// Only the large side passed (an infinite ratio).
+    pub infinite: usize,
+    /// Only the small side passed (a ratio of 0).
+    pub zero: usize,
+    /// Neither side passed (no ratio).
+    pub undefined: usize,
+}
+
+impl BreakEvenTally {
+    /// Counts one resample with `small` and `large` passes.
+    pub fn add(&mut self, small_passes: f64, large_passes: f64) {
+        match (small_passes > 0.0, large_passes > 0.0) {
+            (true, true) => self.defined += 1,
+            (false, true) => self.infinite += 1,
+            (true, false) => self.zero += 1,
+            (false, false) => self.undefined += 1,
+        }
+    }
+}
+
+/// The interval of a ratio whose point is `point`: none when the point is undefined (a side never
+/// passed), so a point and its interval tell one story, and none when both bounds are infinite.
+pub fn with_point(point: Option<f64>, interval: Option<Interval>) -> Option<Interval> {
+    point?;
+    interval.filter(|i| i.low.is_finite() || i.high.is_finite())
 }
 
 /// A ratio of per-success costs over one resample, `(small cost / small passes) / (large cost /
@@ -204,19 +241,14 @@ pub fn task_bootstrap(
 ) -> TaskBootstrap {
     let (mut rs, mut rl, mut diff) = (Vec::new(), Vec::new(), Vec::new());
     let (mut be, mut bc, mut bp) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut finite, mut infinite, mut undefined) = (0, 0, 0);
+    let mut tally = BreakEvenTally::default();
     let tasks = paired(small, large, resamples, seed, |a, b| {
         rs.extend(a.rate());
         rl.extend(b.rate());
         if let (Some(x), Some(y)) = (a.rate(), b.rate()) {
             diff.push(y - x);
         }
-        match (a.passes > 0.0, b.passes > 0.0) {
-            (true, true) => finite += 1,
-            (false, true) => infinite += 1,
-            (false, false) => undefined += 1,
-            (true, false) => {}
-        }
+        tally.add(a.passes, b.passes);
         be.extend(resampled_ratio(a.tokens, a.passes, b.tokens, b.passes));
         bc.extend(resampled_ratio(a.cached, a.passes, b.cached, b.passes));
         if with_pipeline {
@@ -230,9 +262,10 @@ pub fn task_bootstrap(
         success_rate_small: ci95(&mut rs),
         success_rate_large: ci95(&mut rl),
         success_rate_difference: ci95(&mut diff),
-        resamples_with_defined_break_even: finite,
-        resamples_with_infinite_break_even: infinite,
-        resamples_without_break_even: undefined,
+        resamples_with_defined_break_even: tally.defined,
+        resamples_with_infinite_break_even: tally.infinite,
+        resamples_with_zero_break_even: tally.zero,
+        resamples_without_break_even: tally.undefined,
         break_even: ci95(&mut be),
         break_even_cached: ci95(&mut bc),
         break_even_pipeline: if with_pipeline { ci95(&mut bp) } else { None },
@@ -291,8 +324,22 @@ pub struct MessageBootstrap {
     pub accuracy_small: Option<Interval>,
     /// Large model's accuracy.
     pub accuracy_large: Option<Interval>,
-    /// Break-even price ratio (tokens per correct call use `max(correct, 1)`).
+    /// Break-even price ratio of tokens per correct call, by the same rule as the agent's:
+    /// infinite where only the small model was never right, 0 where only the large one, left out
+    /// where neither was.
     pub break_even: Option<Interval>,
+    /// Resamples in which both models were right at least once.
+    #[serde(default)]
+    pub resamples_with_defined_break_even: usize,
+    /// Resamples in which only the large model was right (an infinite ratio, kept).
+    #[serde(default)]
+    pub resamples_with_infinite_break_even: usize,
+    /// Resamples in which only the small model was right (a ratio of 0, kept).
+    #[serde(default)]
+    pub resamples_with_zero_break_even: usize,
+    /// Resamples in which neither was right (no ratio, left out).
+    #[serde(default)]
+    pub resamples_without_break_even: usize,
 }
 
 /// Paired bootstrap over router message indices both models saw (sorted as numbers).
@@ -303,14 +350,12 @@ pub fn message_bootstrap(
     seed: u64,
 ) -> MessageBootstrap {
     let (mut rs, mut rl, mut be) = (Vec::new(), Vec::new(), Vec::new());
+    let mut tally = BreakEvenTally::default();
     let messages = paired(small, large, resamples, seed, |a, b| {
         rs.extend(a.rate());
         rl.extend(b.rate());
-        let tpa = a.tokens / a.passes.max(1.0);
-        let tpb = b.tokens / b.passes.max(1.0);
-        if tpb > 0.0 {
-            be.push(tpa / tpb);
-        }
+        tally.add(a.passes, b.passes);
+        be.extend(resampled_ratio(a.tokens, a.passes, b.tokens, b.passes));
     });
     MessageBootstrap {
         messages,
@@ -319,6 +364,10 @@ pub fn message_bootstrap(
         accuracy_small: ci95(&mut rs),
         accuracy_large: ci95(&mut rl),
         break_even: ci95(&mut be),
+        resamples_with_defined_break_even: tally.defined,
+        resamples_with_infinite_break_even: tally.infinite,
+        resamples_with_zero_break_even: tally.zero,
+        resamples_without_break_even: tally.undefined,
     }
 }
 
@@ -458,10 +507,39 @@ mod tests {
         assert_eq!(b.resamples_with_defined_break_even, 0);
         assert_eq!(b.resamples_without_break_even, 50);
         assert!(b.break_even.is_none());
-        // The router uses max(correct, 1): defined even with no correct call.
+        // The router follows the same rule: a small model never right is infinite, not
+        // its tokens over 1.
         let rs: BTreeMap<u32, IdTotals> = [(0, totals(1.0, 0.0, 10.0))].into();
         let rl: BTreeMap<u32, IdTotals> = [(0, totals(1.0, 1.0, 5.0))].into();
         let m = message_bootstrap(&rs, &rl, 50, 0);
-        assert!((m.break_even.unwrap().low - 2.0).abs() < 1e-12);
+        assert_eq!(m.break_even.unwrap().low, f64::INFINITY);
+        assert_eq!(m.resamples_with_infinite_break_even, 50);
+        // With no point there is no interval, and `∞–∞` is none either.
+        assert!(with_point(None, m.break_even).is_none());
+        assert!(with_point(Some(1.0), m.break_even).is_none());
+    }
+
+    #[test]
+    fn every_resample_is_counted_once() {
+        // Small passes only "a", large only "b": resamples split four ways.
+        let small: BTreeMap<String, IdTotals> = [
+            ("a".to_string(), totals(1.0, 1.0, 10.0)),
+            ("b".to_string(), totals(1.0, 0.0, 10.0)),
+        ]
+        .into();
+        let large: BTreeMap<String, IdTotals> = [
+            ("a".to_string(), totals(1.0, 0.0, 10.0)),
+            ("b".to_string(), totals(1.0, 1.0, 10.0)),
+        ]
+        .into();
+        let b = task_bootstrap(&small, &large, false, 400, 0);
+        assert!(b.resamples_with_zero_break_even > 0, "{b:?}");
+        assert_eq!(
+            b.resamples_with_defined_break_even
+                + b.resamples_with_infinite_break_even
+                + b.resamples_with_zero_break_even
+                + b.resamples_without_break_even,
+            400
+        );
     }
 }

@@ -2,8 +2,8 @@
 //! the flawed model) on a few store tasks. The reference must be the largest model and the ladder
 //! must hold every other; each model's success gap against the reference must be what the stub was
 //! told (an oracle passes everything, the flawed model what its mistake plan says), an oracle's
-//! gap and break-even against an oracle reference exactly 0 and 1 with intervals of exactly that
-//! point, each break-even the ratio of tokens per success recomputed from the raw calls, and the
+//! gap and break-even against an oracle reference exactly 0 and 1, the break-even's interval exactly
+//! that point and the gap's the boundary-safe ±(1 − 0.025^(1/T)) over T tasks, each break-even the ratio of tokens per success recomputed from the raw calls, and the
 //! frontier the models no other dominates on those recomputed figures.
 
 use super::calibration::Check;
@@ -123,11 +123,15 @@ fn rung_checks(
     ];
     if matches!(rung, Rung::Oracle) {
         let point = |i: Option<super::bootstrap::Interval>| {
-            i.map_or("none".into(), |i| format!("[{}, {}]", i.low, i.high))
+            i.map_or("none".into(), |i| format!("[{:.6}, {:.6}]", i.low, i.high))
         };
+        // Both at 100% over T tasks: each rate's interval reaches down to 0.025^(1/T), so the gap's
+        // (Newcombe's, at the boundary) is ±(1 − 0.025^(1/T)), never the point [0, 0].
+        let tasks = c.map_or(0, |c| c.ci95.tasks) as f64;
+        let half = 1.0 - 0.025f64.powf(1.0 / tasks);
         out.push(check(
             format!("ladder {model}: gap and break-even intervals (an oracle's)"),
-            "[0, 0] [1, 1]",
+            format!("[{:.6}, {half:.6}] [{:.6}, {:.6}]", -half, 1.0, 1.0),
             c.map_or("none".into(), |c| {
                 format!(
                     "{} {}",

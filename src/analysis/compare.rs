@@ -46,7 +46,23 @@ pub struct MetricPair {
     /// a value or the interval is missing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measurable: Option<bool>,
+    /// Why the metric is never called measurable between these runs, when it is not: a timing
+    /// metric of two runs played at different times ([`PLAYED_APART`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_comparable: Option<String>,
 }
+
+/// The metrics that depend on the machine's speed at the time a run was played.
+pub const TIMING_METRICS: [&str; 4] = [
+    "latency_per_call_s",
+    "conversation_latency_p50_s",
+    "conversation_latency_p95_s",
+    "time_per_success_s",
+];
+
+/// Why a timing difference between two runs is not called measurable: a machine's speed drifts
+/// between runs as a whole, which a task bootstrap cannot see.
+pub const PLAYED_APART: &str = "played at different times";
 
 impl MetricPair {
     /// A metric with no value, interval or verdict yet.
@@ -61,7 +77,18 @@ impl MetricPair {
             infinite_resamples: 0,
             noise_band: None,
             measurable: None,
+            not_comparable: None,
         }
+    }
+
+    /// A timing metric of two separately played runs is never measurable: the whole machine's
+    /// speed differs between them (measured: metrics.md "Comparing two runs").
+    fn played_apart(mut self) -> MetricPair {
+        if TIMING_METRICS.contains(&self.metric.as_str()) {
+            self.not_comparable = Some(PLAYED_APART.into());
+            self.measurable = self.measurable.map(|_| false);
+        }
+        self
     }
 
     /// Sets the intervals of B − A and the verdict of the interval rule, judged at `level`.
@@ -338,7 +365,7 @@ fn paired_metrics(
             .into_iter()
             .map(|m| {
                 let d = draws.remove(&m.metric);
-                m.with_interval(d, level)
+                m.with_interval(d, level).played_apart()
             })
             .collect(),
     )
@@ -611,6 +638,33 @@ mod tests {
             .find(|x| x.metric == name)
             .cloned()
             .unwrap()
+    }
+
+    #[test]
+    fn a_run_played_on_a_slower_machine_is_not_a_measurable_timing_difference() {
+        let opts = AnalysisOptions {
+            resamples: 400,
+            ..AnalysisOptions::default()
+        };
+        let half = [true, false];
+        let timed = |mut r: Run, wall: f64| {
+            for c in &mut r.conversations {
+                c.calls.iter_mut().for_each(|x| x.wall_s = Some(wall));
+            }
+            r
+        };
+        let a = timed(run_tasks(0, &[half; 8]), 1.0);
+        // Played later on a machine 30% slower; every task passes.
+        let b = timed(run_tasks(1, &[[true, true]; 8]), 1.3);
+        let c = compare(&a, &b, &opts, false).unwrap();
+        for name in TIMING_METRICS {
+            let m = metric(&c, name);
+            assert_eq!(m.not_comparable.as_deref(), Some(PLAYED_APART), "{name}");
+            assert_ne!(m.measurable, Some(true), "{name}");
+        }
+        // What does not depend on the clock is still judged.
+        let rate = metric(&c, "success_rate");
+        assert_eq!((rate.measurable, rate.not_comparable), (Some(true), None));
     }
 
     #[test]

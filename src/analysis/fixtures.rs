@@ -1,7 +1,8 @@
 //! Small hand-built records shared by the analysis unit tests, the report tests and the benches.
 
 use crate::runner::record::{
-    CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, Status,
+    CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, RouterRecord,
+    SCHEMA_VERSION, Status,
 };
 use crate::trace::{ToolEvent, Verdict};
 use crate::wire::api::Timings;
@@ -137,4 +138,35 @@ pub fn factorial_records(
         }
     }
     out
+}
+
+/// A graded standalone router call of `model` on message `index` (label `a`), 100 + 2 tokens.
+pub fn router_record(
+    model: &str,
+    index: u32,
+    correct: bool,
+    predicted: Option<&str>,
+) -> RouterRecord {
+    RouterRecord {
+        schema_version: SCHEMA_VERSION,
+        grader_digest: "g".into(),
+        model: model.into(),
+        index,
+        trial: 0,
+        label: "a".into(),
+        predicted: predicted.map(String::from),
+        correct,
+        raw: String::new(),
+        temperature: Some(0.0),
+        outcome: if correct {
+            Outcome::Pass
+        } else {
+            Outcome::ModelFail
+        },
+        call: timed_call(100, 2, 0.1),
+        imported: false,
+        server_unreachable: false,
+        host: None,
+        parallel: None,
+    }
 }

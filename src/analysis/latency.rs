@@ -33,6 +33,44 @@ pub struct LatencyFit {
     pub decode_tokens_per_s: f64,
     /// `1000 * b2`: seconds per thousand input tokens.
     pub s_per_1k_input_tokens: f64,
+    /// Why the fit means nothing on these calls, when it does not: a negative coefficient (no
+    /// call takes less time for more tokens) or a regressor that barely varies. The report then
+    /// prints no coefficient.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_identifiable: Option<String>,
+}
+
+/// A regressor whose standard deviation is below this share of its mean barely varies: its
+/// coefficient is not identifiable from the calls.
+pub const LEAST_RELATIVE_SPREAD: f64 = 0.05;
+
+/// Why a fit `(a, b1, b2)` over outputs `x1` and inputs `x2` is not identifiable, if it is not.
+fn identifiability((a, b1, b2): (f64, f64, f64), x1: &[f64], x2: &[f64]) -> Option<String> {
+    let spread = |xs: &[f64]| {
+        let m = mean(xs)?;
+        let var = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64;
+        (m > 0.0).then(|| var.sqrt() / m)
+    };
+    let mut why = Vec::new();
+    for (name, xs) in [("output", x1), ("input", x2)] {
+        let s = spread(xs).unwrap_or(0.0);
+        if s < LEAST_RELATIVE_SPREAD {
+            why.push(format!(
+                "{name} tokens barely vary (spread {:.1}% of their mean)",
+                s * 100.0
+            ));
+        }
+    }
+    for (name, v) in [
+        ("fixed time", a),
+        ("time per output token", b1),
+        ("time per input token", b2),
+    ] {
+        if v < 0.0 {
+            why.push(format!("negative {name}"));
+        }
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }
 
 /// Fits `y = a + b1 x1 + b2 x2`; `None` when the system is singular (fewer than 3 distinct points).
@@ -80,6 +118,7 @@ pub fn latency_fit<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Optio
         fixed_s_per_call: a,
         decode_tokens_per_s: 1.0 / b1,
         s_per_1k_input_tokens: 1000.0 * b2,
+        not_identifiable: identifiability((a, b1, b2), &x1, &x2),
     })
 }
 
@@ -96,15 +135,20 @@ pub struct OllamaSplit {
     pub overhead_s_p50: f64,
     /// sum(eval_count) / sum(eval_duration), tokens per second.
     pub decode_tokens_per_s: Option<f64>,
-    /// sum(prompt_eval_count) / sum(prompt_eval_duration), tokens per second (flattered by
-    /// Ollama's prefix cache after the first call).
+    /// Prompt tokens / sum(prompt_eval_duration), tokens per second: over the uncached prompt
+    /// tokens when every call gave the server's cached count (`prefill_over_uncached`), else over
+    /// all prompt tokens, cached ones included (flattered by Ollama's prefix cache).
     pub prefill_tokens_per_s: Option<f64>,
+    /// The prefill speed is over uncached prompt tokens (every call had a cached count).
+    #[serde(default)]
+    pub prefill_over_uncached: bool,
 }
 
 /// The split over calls with latency and both durations; `None` when no call has them.
 pub fn ollama_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<OllamaSplit> {
     let (mut model, mut overhead) = (Vec::new(), Vec::new());
     let (mut out_tok, mut eval_ns, mut in_tok, mut prompt_ns) = (0u64, 0u64, 0u64, 0u64);
+    let (mut uncached, mut every_cached_count) = (0u64, true);
     for c in calls {
         let (Some(lat), Some(pe), Some(ev)) = (
             c.latency_s(),
@@ -118,6 +162,10 @@ pub fn ollama_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Opti
         overhead.push(lat - m);
         out_tok += c.output_tokens();
         in_tok += c.input_tokens();
+        match c.timings.prompt_eval_cached_count {
+            Some(k) => uncached += c.input_tokens().saturating_sub(k),
+            None => every_cached_count = false,
+        }
         eval_ns += ev;
         prompt_ns += pe;
     }
@@ -127,7 +175,11 @@ pub fn ollama_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Opti
         overhead_s_per_call: mean(&overhead)?,
         overhead_s_p50: percentile(&overhead, 50.0)?,
         decode_tokens_per_s: (eval_ns > 0).then(|| out_tok as f64 / (eval_ns as f64 / 1e9)),
-        prefill_tokens_per_s: (prompt_ns > 0).then(|| in_tok as f64 / (prompt_ns as f64 / 1e9)),
+        prefill_tokens_per_s: (prompt_ns > 0).then(|| {
+            let tokens = if every_cached_count { uncached } else { in_tok };
+            tokens as f64 / (prompt_ns as f64 / 1e9)
+        }),
+        prefill_over_uncached: every_cached_count,
     })
 }
 
@@ -181,7 +233,45 @@ mod tests {
         assert!((s.overhead_s_per_call - 0.15).abs() < 1e-12); // (0.1 + 0.2) / 2
         assert!((s.decode_tokens_per_s.unwrap() - 40.0 / 0.6).abs() < 1e-9);
         assert!((s.prefill_tokens_per_s.unwrap() - 4000.0 / 0.2).abs() < 1e-6);
+        assert!(!s.prefill_over_uncached);
         let bare = call(1, 1);
         assert!(ollama_split([&bare]).is_none());
+        // With the server's cached counts, prefill is over the uncached tokens only.
+        a.timings.prompt_eval_cached_count = Some(900);
+        b.timings.prompt_eval_cached_count = Some(2900);
+        let s = ollama_split([&a, &b]).unwrap();
+        assert!(s.prefill_over_uncached);
+        assert!((s.prefill_tokens_per_s.unwrap() - 200.0 / 0.2).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_fit_that_cannot_be_identified_says_so() {
+        // Inputs that barely vary, and a few slow calls: the input term comes out negative.
+        let calls: Vec<CallRecord> = [
+            (1000, 10, 1.0),
+            (1001, 20, 1.2),
+            (1002, 30, 9.0),
+            (1000, 40, 1.6),
+        ]
+        .iter()
+        .map(|&(i, o, s)| {
+            let mut c = call(i, o);
+            c.wall_s = Some(s);
+            c
+        })
+        .collect();
+        let f = latency_fit(&calls).unwrap();
+        let why = f.not_identifiable.expect("flagged");
+        assert!(why.contains("input tokens barely vary"), "{why}");
+        // A plane with spread inputs and positive terms is a result.
+        let good: Vec<CallRecord> = [(100, 10), (300, 20), (700, 5), (200, 40), (900, 8)]
+            .iter()
+            .map(|&(i, o)| {
+                let mut c = call(i, o);
+                c.wall_s = Some(0.5 + 0.01 * o as f64 + 0.002 * i as f64);
+                c
+            })
+            .collect();
+        assert_eq!(latency_fit(&good).unwrap().not_identifiable, None);
     }
 }

@@ -20,6 +20,7 @@ pub mod factorial;
 #[doc(hidden)]
 pub mod fixtures;
 pub mod gpu;
+pub mod interval;
 pub mod latency;
 mod load;
 pub mod mt19937;

@@ -1,8 +1,9 @@
 //! Simulated replicates of one configuration, for measuring the false-positive rate of `passk
 //! compare`'s "measurable" rule (the `measurable_rule` bench and a unit test of `compare`): per
-//! task a fixed pass probability and cost profile, per trial a fresh draw. Runs drawn from one
-//! [`Configuration`] differ by chance only, so every metric called measurable between two of them
-//! is a false positive.
+//! task a fixed pass probability and cost profile, per trial a fresh draw, and per run an overall
+//! speed (every call's time scaled by one factor, 0.85 to 1.15, as a machine's speed drifts between
+//! runs played at different times). Runs drawn from one [`Configuration`] differ by chance only, so
+//! every metric called measurable between two of them is a false positive.
 
 use super::Run;
 use super::compare::{RunComparison, compare, compare_with_noise};
@@ -50,12 +51,13 @@ impl Configuration {
 
     /// One run of the configuration ([`TRIALS`] trials per task) with base seed `seed`.
     pub fn run(&self, rng: &mut PyRandom, seed: u32) -> Run {
+        let speed = 0.85 + 0.3 * uniform(rng);
         let conversations = self
             .0
             .iter()
             .enumerate()
             .flat_map(|(t, p)| (0..TRIALS).map(move |k| (t, k, p)))
-            .map(|(t, k, p)| conversation(rng, t, k, p))
+            .map(|(t, k, p)| conversation(rng, t, k, p, speed))
             .collect();
         Run {
             dir: "sim".into(),
@@ -78,13 +80,14 @@ fn conversation(
     task: usize,
     trial: u32,
     p: &TaskProfile,
+    speed: f64,
 ) -> ConversationRecord {
     let passed = uniform(rng) < p.pass;
     let n_calls = (p.calls * (0.5 + uniform(rng))).round().max(1.0) as u32;
     let calls = (0..n_calls)
         .map(|i| {
             let mut c = CallRecord::new(Node::Orchestrator, 0, i);
-            c.wall_s = Some(p.seconds * (0.7 + 0.6 * uniform(rng)));
+            c.wall_s = Some(speed * p.seconds * (0.7 + 0.6 * uniform(rng)));
             c.timings = Timings {
                 prompt_eval_count: Some((p.tokens * (0.8 + 0.4 * uniform(rng))) as u64),
                 eval_count: Some((30.0 + 40.0 * uniform(rng)) as u64),

@@ -37,6 +37,10 @@ pub struct RouterSummary {
     pub correct: usize,
     /// correct / calls.
     pub accuracy: Option<f64>,
+    /// 95% interval of the accuracy, messages as clusters (metrics.md, "Intervals at the
+    /// boundary").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy_ci95: Option<super::bootstrap::Interval>,
     /// Share of calls whose reply did not parse into a label.
     pub unparseable: Option<f64>,
     /// Mean input tokens per call.
@@ -45,7 +49,7 @@ pub struct RouterSummary {
     pub output_tokens_per_call: Option<f64>,
     /// Mean blended tokens per call.
     pub blended_tokens_per_call: Option<f64>,
-    /// All blended tokens / max(correct, 1), as the reference.
+    /// All blended tokens / correct calls; `None` without a correct call.
     pub blended_tokens_per_correct: Option<f64>,
     /// Mean latency per call, seconds.
     pub latency_per_call_s: Option<f64>,
@@ -108,12 +112,12 @@ pub fn router_summary(records: &[&RouterRecord], w: f64) -> RouterSummary {
         runs_per_message: n / messages.max(1),
         correct,
         accuracy: share(correct),
+        accuracy_ci95: None,
         unparseable: share(graded.iter().filter(|r| r.predicted.is_none()).count()),
         input_tokens_per_call: mean(&inputs),
         output_tokens_per_call: mean(&outputs),
         blended_tokens_per_call: mean(&tokens),
-        blended_tokens_per_correct: (n > 0)
-            .then(|| tokens.iter().sum::<f64>() / correct.max(1) as f64),
+        blended_tokens_per_correct: super::cost::per_success(tokens.iter().sum(), correct),
         latency_per_call_s: mean(&lat),
         latency_p95_s: percentile(&lat, 95.0),
         fastest_call: fastest,
@@ -197,32 +201,21 @@ pub fn pipeline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixtures::{conversation, timed_call};
-    use crate::runner::record::{Node, Outcome, SCHEMA_VERSION};
+    use crate::analysis::fixtures::{conversation, router_record, timed_call};
+    use crate::runner::record::{Node, Outcome};
 
     fn record(index: u32, correct: bool, predicted: Option<&str>, wall: f64) -> RouterRecord {
-        RouterRecord {
-            schema_version: SCHEMA_VERSION,
-            grader_digest: "g".into(),
-            model: "m".into(),
-            index,
-            trial: 0,
-            label: "a".into(),
-            predicted: predicted.map(String::from),
-            correct,
-            raw: String::new(),
-            temperature: Some(0.0),
-            outcome: if correct {
-                Outcome::Pass
-            } else {
-                Outcome::ModelFail
-            },
-            call: timed_call(100, 2, wall),
-            imported: false,
-            server_unreachable: false,
-            host: None,
-            parallel: None,
-        }
+        let mut r = router_record("m", index, correct, predicted);
+        r.call = timed_call(100, 2, wall);
+        r
+    }
+
+    #[test]
+    fn no_correct_call_leaves_tokens_per_correct_call_undefined() {
+        let a = record(0, false, None, 0.2);
+        let s = router_summary(&[&a], 4.0);
+        assert_eq!((s.calls, s.correct), (1, 0));
+        assert_eq!(s.blended_tokens_per_correct, None);
     }
 
     #[test]

@@ -4,14 +4,15 @@
 use super::AnalysisOptions;
 use super::behaviour::{Behaviour, behaviour};
 use super::bootstrap::{
-    IdTotals, Interval, MessageBootstrap, TaskBootstrap, message_bootstrap, pass_hat_k_intervals,
-    success_interval, task_bootstrap,
+    IdTotals, Interval, MessageBootstrap, TaskBootstrap, message_bootstrap, task_bootstrap,
+    with_point,
 };
 use super::cost::{
     CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, break_even, cached_calls, per_success,
 };
 use super::factorial::{Factorial, factorials};
 use super::gpu::{GpuSummary, gpu_summary};
+use super::interval;
 use super::latency::{LatencyFit, OllamaSplit, latency_fit, mean, ollama_split, percentile};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
 use super::placement::{Placement, PlayedTrial, placement};
@@ -74,6 +75,9 @@ pub struct Summary {
     pub stopping: Option<crate::analysis::stopping::Stopping>,
     /// Models partly offloaded to the CPU (flag them on every table).
     pub partly_on_cpu: Vec<String>,
+    /// Those of them with nothing in VRAM (`size_vram` 0): wholly on the CPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_cpu: Vec<String>,
     /// Warnings carried over from the manifest.
     pub warnings: Vec<String>,
 }
@@ -164,9 +168,14 @@ pub struct ModelSummary {
     pub success_rate: Option<f64>,
     /// Unbiased pass^k, k = 1..trials_per_task.
     pub pass_hat_k: BTreeMap<usize, f64>,
-    /// 95% bootstrap interval of each pass^k, resampling the model's tasks.
+    /// 95% interval of each pass^k over the model's tasks (metrics.md, "Intervals at the
+    /// boundary").
     #[serde(default)]
     pub pass_hat_k_ci95: BTreeMap<usize, Interval>,
+    /// 95% interval of the success rate, tasks as clusters (metrics.md, "Intervals at the
+    /// boundary"): never `100%–100%` at 24/24.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_ci95: Option<Interval>,
     /// pass^k without text-call recovery: a pass counts only when every tool call it made came as
     /// Ollama's native `tool_calls` (what a harness reading only those would have seen pass; a
     /// lower bound, since the others count as failures without being replayed). Empty when some
@@ -625,11 +634,8 @@ fn every_attempt_s(convs: &[&ConversationRecord]) -> f64 {
 }
 
 /// Success by category; each category's outcomes count every conversation (graded or not), so
-/// its rate carries its own denominator note; its interval resamples the category's tasks.
-fn by_category(
-    all: &[&ConversationRecord],
-    opts: &AnalysisOptions,
-) -> BTreeMap<String, CategorySummary> {
+/// its rate carries its own denominator note; its interval takes the category's tasks as clusters.
+fn by_category(all: &[&ConversationRecord]) -> BTreeMap<String, CategorySummary> {
     let mut cats: BTreeMap<String, OutcomeCounts> = BTreeMap::new();
     let mut tasks: BTreeMap<&str, BTreeMap<&str, (usize, usize)>> = BTreeMap::new();
     for c in all {
@@ -654,7 +660,7 @@ fn by_category(
                 conversations: outcomes.graded,
                 passes: outcomes.pass,
                 success_rate: rate(outcomes.pass, outcomes.graded),
-                ci95: success_interval(&counts, opts.resamples, opts.seed),
+                ci95: interval::success_rate(&counts),
                 denominator_note: outcomes.denominator_note(),
                 outcomes,
             };
@@ -691,19 +697,15 @@ fn model_summary(
         passes,
         success_rate: rate(passes, graded.len()),
         pass_hat_k: pass_hat_k(&task_counts),
-        pass_hat_k_ci95: pass_hat_k_intervals(
-            &task_counts,
-            task_counts.iter().map(|t| t.0).min().unwrap_or(0),
-            opts.resamples,
-            opts.seed,
-        ),
+        pass_hat_k_ci95: pass_hat_k_ci95(&task_counts),
+        success_ci95: interval::success_rate(&task_counts),
         pass_hat_k_native_only: if tally.formats_known {
             pass_hat_k(&tally.native_only.values().copied().collect::<Vec<_>>())
         } else {
             BTreeMap::new()
         },
         tasks_passing_every_trial: tasks_passing_every_trial(&task_counts),
-        by_category: by_category(all, opts),
+        by_category: by_category(all),
         behaviour: behaviour(&graded, &opts.example_values),
         tokens: tally.tokens(graded.len(), passes),
         latency: tally.latency(all, &graded, passes),
@@ -731,6 +733,43 @@ fn model_summary(
     }
 }
 
+/// pass^k intervals of one model, k = 1..its fewest trials, each over the per-task values
+/// C(c, k) / C(n, k) ([`interval::task_mean`], metrics.md "Intervals at the boundary").
+fn pass_hat_k_ci95(task_counts: &[(usize, usize)]) -> BTreeMap<usize, Interval> {
+    let kmax = task_counts.iter().map(|t| t.0).min().unwrap_or(0);
+    (1..=kmax)
+        .filter_map(|k| {
+            let values: Vec<f64> = task_counts
+                .iter()
+                .filter_map(|&(n, c)| super::passk::pass_hat_k_task(n, c, k))
+                .collect();
+            Some((k, interval::task_mean(&values)?))
+        })
+        .collect()
+}
+
+/// Replaces a comparison's success-gap interval where the bootstrap's is degenerate (every
+/// resample equal, or a rate at 0 or 1) by one built from the two rates' boundary-safe intervals
+/// ([`interval::difference`]); the reference's published gaps, off the boundary, are left as
+/// they are.
+fn boundary_safe_gap(ci: &mut TaskBootstrap, a: &ModelWork, b: &ModelWork) {
+    let shared = |x: &ModelWork, y: &ModelWork| -> Vec<(usize, usize)> {
+        x.per_task
+            .iter()
+            .filter(|(t, _)| y.per_task.contains_key(*t))
+            .map(|(_, v)| (v.trials as usize, v.passes as usize))
+            .collect()
+    };
+    let (ta, tb) = (shared(a, b), shared(b, a));
+    let rate = |t: &[(usize, usize)]| {
+        let (n, c) = t.iter().fold((0, 0), |(n, c), x| (n + x.0, c + x.1));
+        Some((c as f64 / n as f64, interval::success_rate(t)?))
+    };
+    if let (Some(x), Some(y)) = (rate(&ta), rate(&tb)) {
+        ci.success_rate_difference = interval::difference(x, y, ci.success_rate_difference);
+    }
+}
+
 fn comparison(
     small: &str,
     large: &str,
@@ -741,7 +780,7 @@ fn comparison(
     let (sa, sb) = (&a.summary, &b.summary);
     let with_pipeline = a.has_pipeline && b.has_pipeline;
     let energy = |s: &ModelSummary| s.gpu.as_ref().and_then(|g| g.energy_per_success_j);
-    Comparison {
+    let mut c = Comparison {
         small: small.to_string(),
         large: large.to_string(),
         success_rate_difference: match (sa.success_rate, sb.success_rate) {
@@ -781,7 +820,13 @@ fn comparison(
             opts.resamples,
             opts.seed,
         ),
-    }
+    };
+    boundary_safe_gap(&mut c.ci95, a, b);
+    let ci = &mut c.ci95;
+    ci.break_even = with_point(c.break_even, ci.break_even);
+    ci.break_even_cached = with_point(c.break_even_cached, ci.break_even_cached);
+    ci.break_even_pipeline = with_point(c.break_even_pipeline, ci.break_even_pipeline);
+    c
 }
 
 /// Sort key of a conversation record: (suite, model, task, trial), then the rest of its identity.
@@ -960,20 +1005,29 @@ fn summarize_router(
                 opts.output_weight,
             );
         }
-        router_out.insert(m.clone(), router_summary(&mine, opts.output_weight));
+        let mut summary = router_summary(&mine, opts.output_weight);
+        let counts: Vec<(usize, usize)> = totals
+            .values()
+            .map(|t| (t.trials as usize, t.passes as usize))
+            .collect();
+        summary.accuracy_ci95 = interval::success_rate(&counts);
+        router_out.insert(m.clone(), summary);
     }
     let router_comparison = pairing.and_then(|p| {
         let (a, b) = (router_out.get(&p.small)?, router_out.get(&p.large)?);
+        let point = break_even(a.blended_tokens_per_correct, b.blended_tokens_per_correct);
+        let mut ci95 = message_bootstrap(
+            &router_totals[&p.small],
+            &router_totals[&p.large],
+            opts.resamples,
+            opts.seed,
+        );
+        ci95.break_even = with_point(point, ci95.break_even);
         Some(RouterComparison {
             small: p.small.clone(),
             large: p.large.clone(),
-            break_even: break_even(a.blended_tokens_per_correct, b.blended_tokens_per_correct),
-            ci95: message_bootstrap(
-                &router_totals[&p.small],
-                &router_totals[&p.large],
-                opts.resamples,
-                opts.seed,
-            ),
+            break_even: point,
+            ci95,
         })
     });
     (router_out, router_comparison)
@@ -1074,6 +1128,12 @@ pub fn summarize(
         router_comparison,
         placement,
         stopping: crate::analysis::stopping::of_run(manifest, conversations),
+        on_cpu: manifest
+            .models
+            .iter()
+            .filter(|m| m.on_cpu_only() && present.contains(&m.name))
+            .map(|m| m.name.clone())
+            .collect(),
         partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),
         warnings: manifest.warnings.clone(),
     }
@@ -1145,10 +1205,13 @@ mod tests {
             m.pass_hat_k_ci95.keys().copied().collect::<Vec<_>>(),
             [1, 2]
         );
+        // One task of two passing: no narrower than the tasks as the observations, 1 of 2.
+        let half = crate::analysis::interval::exact(1.0, 2.0);
         let i = m.pass_hat_k_ci95[&2];
-        assert_eq!((i.low, i.high), (0.0, 1.0));
+        assert!(i.low <= half.low && i.high >= half.high, "{i:?}");
         let c = m.by_category["lookup"].ci95.expect("category interval");
-        assert_eq!((c.low, c.high), (0.0, 1.0));
+        assert!(c.low < 0.05 && c.high > 0.95, "{c:?}");
+        assert_eq!(m.success_ci95, Some(c));
     }
 
     #[test]

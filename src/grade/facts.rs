@@ -46,22 +46,78 @@ fn is_word(c: char) -> bool {
 /// Whether `phrase` occurs in `hay` (both normalized) without being glued to other letters or
 /// digits at an alphanumeric edge ("5111" is not found in "51110", "available" not in "unavailable").
 pub fn contains_phrase(hay: &str, phrase: &str) -> bool {
+    phrase_positions(hay, phrase).next().is_some()
+}
+
+/// Where `phrase` occurs in `hay` by [`contains_phrase`]'s rule: byte offsets into `hay`.
+fn phrase_positions<'h>(hay: &'h str, phrase: &str) -> impl Iterator<Item = usize> + 'h {
     let phrase = normalize(phrase);
-    if phrase.is_empty() {
-        return false;
-    }
     let first_word = phrase.chars().next().is_some_and(is_word);
     let last_word = phrase.chars().next_back().is_some_and(is_word);
-    hay.match_indices(phrase.as_str()).any(|(i, _)| {
-        let before = hay[..i].chars().next_back();
-        let rest = &hay[i + phrase.len()..];
-        let after = rest.chars().next();
-        // A plain plural ("tea towel" in "tea towels") still counts.
-        let plural = phrase.ends_with(|c: char| c.is_alphabetic())
-            && after == Some('s')
-            && !rest[1..].chars().next().is_some_and(is_word);
-        !(first_word && before.is_some_and(is_word))
-            && (!(last_word && after.is_some_and(is_word)) || plural)
+    let found: Vec<usize> = if phrase.is_empty() {
+        Vec::new()
+    } else {
+        hay.match_indices(phrase.as_str())
+            .filter(|(i, _)| {
+                let before = hay[..*i].chars().next_back();
+                let rest = &hay[i + phrase.len()..];
+                let after = rest.chars().next();
+                // A plain plural ("tea towel" in "tea towels") still counts.
+                let plural = phrase.ends_with(|c: char| c.is_alphabetic())
+                    && after == Some('s')
+                    && !rest[1..].chars().next().is_some_and(is_word);
+                !(first_word && before.is_some_and(is_word))
+                    && (!(last_word && after.is_some_and(is_word)) || plural)
+            })
+            .map(|(i, _)| i)
+            .collect()
+    };
+    found.into_iter()
+}
+
+/// Words that make the rest of their clause a condition, not a statement ("if it is cancelled").
+const CONDITIONALS: [&str; 5] = ["if", "unless", "whether", "in case", "once"];
+
+/// The start of the clause holding byte `i` of `t`: after the last clause mark before it.
+fn clause_start(t: &str, i: usize) -> usize {
+    t[..i]
+        .rfind(['.', '!', '?', ';', ',', ':', '\n'])
+        .map(|k| k + 1)
+        .unwrap_or(0)
+}
+
+/// The text of `t` from `start` (moved onto a character boundary) to `i`.
+fn window(t: &str, mut start: usize, i: usize) -> &str {
+    while !t.is_char_boundary(start) {
+        start += 1;
+    }
+    &t[start..i]
+}
+
+/// Whether a negator comes in `window`.
+fn negated(window: &str) -> bool {
+    NEGATORS.iter().any(|n| {
+        if *n == "n't" {
+            window.contains(n)
+        } else {
+            contains_phrase(window, n)
+        }
+    })
+}
+
+/// Whether `phrase` occurs in `text` (normalized) as a statement: at least once outside a
+/// conditional clause ("if order 5111 is cancelled") and not negated shortly before in its clause
+/// ("was not cancelled"). A phrase that is itself a negation ("not on your account") is only held
+/// to the conditional rule.
+pub fn states_phrase(text: &str, phrase: &str) -> bool {
+    let own_negation = negated(&normalize(phrase));
+    phrase_positions(text, phrase).any(|i| {
+        let start = clause_start(text, i);
+        let conditional = CONDITIONALS
+            .iter()
+            .any(|c| contains_phrase(window(text, start, i), c));
+        let near = window(text, start.max(i.saturating_sub(30)), i);
+        !conditional && (own_negation || !negated(near))
     })
 }
 
@@ -204,22 +260,8 @@ pub fn stock_claims(text: &str) -> (bool, bool) {
             if before.is_some_and(is_word) || after.is_some_and(is_word) {
                 continue;
             }
-            let clause_start = t[..i]
-                .rfind(['.', '!', '?', ';', ',', ':'])
-                .map(|k| k + 1)
-                .unwrap_or(0);
-            let mut start = clause_start.max(i.saturating_sub(30));
-            while !t.is_char_boundary(start) {
-                start += 1;
-            }
-            let window = &t[start..i];
-            if NEGATORS.iter().any(|n| {
-                if *n == "n't" {
-                    window.contains(n)
-                } else {
-                    contains_phrase(window, n)
-                }
-            }) {
+            let start = clause_start(&t, i).max(i.saturating_sub(30));
+            if negated(window(&t, start, i)) {
                 negative = true;
             } else {
                 positive = true;
@@ -234,7 +276,7 @@ pub fn fact_holds(fact: &Fact, text: &str) -> bool {
     match fact {
         Fact::Any(alts) => {
             let t = normalize(text);
-            alts.iter().any(|a| contains_phrase(&t, a))
+            alts.iter().any(|a| states_phrase(&t, a))
         }
         Fact::Date(d) => mentions_date(text, *d),
         Fact::Money(m) => mentions_money(text, *m),
@@ -327,6 +369,29 @@ mod tests {
             &out,
             "It was out of stock, but it's in stock again."
         ));
+    }
+
+    #[test]
+    fn a_state_change_inside_a_condition_or_a_negation_is_not_stated() {
+        let holds = |t: &str| fact_holds(&Fact::Any(vec!["cancelled".into()]), t);
+        assert!(holds("Done: order 5111 (Walnut desk lamp) is cancelled."));
+        assert!(!holds(
+            "If order 5111 is cancelled, the user will receive a notification."
+        ));
+        assert!(!holds("Order 5111 was not cancelled."));
+        assert!(!holds("Order 5111 wasn't cancelled yet."));
+        assert!(!holds("Once it is cancelled you get an email."));
+        // One plain statement is enough, and a later clause is its own.
+        assert!(holds(
+            "If you change your mind, tell me. Order 5111 is cancelled."
+        ));
+        assert!(holds("No problem, order 5111 is cancelled."));
+        // A fact that is itself a negation is held to the conditional rule only.
+        let refusal = |t: &str| fact_holds(&Fact::Any(vec!["not on your account".into()]), t);
+        assert!(refusal(
+            "Order 5114 is not on your account, so I can't cancel it."
+        ));
+        assert!(!refusal("If it is not on your account, I can't help."));
     }
 
     #[test]

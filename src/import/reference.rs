@@ -129,6 +129,7 @@ fn call_record(span: &RefSpan, node: Node) -> CallRecord {
         load_duration: ns(span.load_s),
         prompt_eval_count: span.input_tokens,
         prompt_eval_duration: ns(span.prompt_eval_s),
+        prompt_eval_cached_count: None,
         eval_count: span.output_tokens,
         eval_duration: ns(span.eval_s),
         done_reason: None,

@@ -185,10 +185,11 @@ fn metric_cells(p: &MetricPair, with_noise: bool, resamples: usize) -> Vec<Strin
                 .map_or(NOT_AVAILABLE.into(), |b| unsigned_amount(k, b)),
         );
     }
-    cells.push(match p.measurable {
-        Some(true) => "yes".into(),
-        Some(false) => "not measurable".into(),
-        None => NOT_AVAILABLE.into(),
+    cells.push(match (p.measurable, &p.not_comparable) {
+        (_, Some(why)) => format!("not comparable: {why}"),
+        (Some(true), _) => "yes".into(),
+        (Some(false), _) => "not measurable".into(),
+        (None, _) => NOT_AVAILABLE.into(),
     });
     cells
 }
@@ -278,7 +279,11 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
          per-success difference of ±∞, kept in the interval and counted). Token figures are the \
          agent's calls, router apart; time per success is over final attempts. A difference is \
          measurable when its paired interval at the Bonferroni level over the metrics of its \
-         section ({}) excludes 0.\n",
+         section ({}) excludes 0. Timing metrics (latency per call, p50, p95, time per success) are \
+         never measurable between two runs: they were played at different times, and a machine's \
+         speed as a whole drifts between runs, which the task bootstrap cannot see (\"not \
+         comparable: played at different times\"); compare timing within one run whose arms were \
+         interleaved (a factorial run, the model ladder).\n",
         number(c.resamples as f64, 0),
         verdict_levels(c)
     );

@@ -218,6 +218,18 @@ pub fn opt(value: Option<f64>, f: impl Fn(f64) -> String) -> String {
     value.map_or_else(|| NOT_AVAILABLE.to_string(), f)
 }
 
+/// A per-success (or per-correct) figure formatted by `f`: `n/a (0 correct)` when its count is
+/// 0, so nothing reads as if divided by an empty count; `n/a` when otherwise absent.
+pub fn per_success(value: Option<f64>, count: usize, f: impl Fn(f64) -> String) -> String {
+    if count == 0 {
+        return NO_CORRECT.to_string();
+    }
+    opt(value, f)
+}
+
+/// What a per-success figure over no success reads.
+pub const NO_CORRECT: &str = "n/a (0 correct)";
+
 /// A rate as `40.8% (49/120)`, `n/a` when undefined.
 pub fn rate(r: Option<Rate>) -> String {
     r.map_or_else(
@@ -299,9 +311,11 @@ fn regrade_line(note: &str) -> String {
     format!("> **{heading}.** {sentence}.\n\n")
 }
 
-/// A column header for a model, flagged when it ran partly on the CPU.
+/// A column header for a model, flagged when it ran on the CPU, wholly or in part.
 fn model_header(summary: &Summary, model: &str) -> String {
-    if summary.partly_on_cpu.iter().any(|m| m == model) {
+    if summary.on_cpu.iter().any(|m| m == model) {
+        format!("{model} (on CPU, no VRAM)")
+    } else if summary.partly_on_cpu.iter().any(|m| m == model) {
         format!("{model} (partly on CPU)")
     } else {
         model.to_string()
@@ -469,7 +483,9 @@ fn models_table(m: &Manifest) -> MarkdownTable {
             info.digest
                 .as_deref()
                 .map_or_else(|| NOT_AVAILABLE.into(), short_digest),
-            if info.partly_on_cpu {
+            if info.on_cpu_only() {
+                "On CPU (no VRAM)".into()
+            } else if info.partly_on_cpu {
                 "partly on CPU".into()
             } else if info.size_vram.is_some() {
                 "GPU".into()
@@ -592,7 +608,7 @@ fn group(out: &mut String, s: &Summary, key: &str, g: &GroupSummary) {
         return;
     }
     out.push_str(&super::stopping::mark_note(s));
-    headline(out, s, g, &models);
+    headline(out, s, &models);
     by_category(out, s, &models);
     pass_hat_k_tables(out, s, &models);
     if let Some(c) = &g.comparison {
@@ -625,18 +641,6 @@ pub(super) fn group_notes(out: &mut String, g: &GroupSummary) {
     }
 }
 
-/// A model's success-rate interval from the group's paired bootstrap, when it is in the pair.
-fn success_ci(g: &GroupSummary, model: &str) -> Option<Interval> {
-    let c = g.comparison.as_ref()?;
-    if c.small == model {
-        c.ci95.success_rate_small
-    } else if c.large == model {
-        c.ci95.success_rate_large
-    } else {
-        None
-    }
-}
-
 /// Some model ran its tasks a different number of times: the pooled success rate then weighs
 /// tasks by their trials and is no longer pass^1 (the mean over tasks).
 fn trials_differ(models: &[(&str, &ModelSummary)]) -> bool {
@@ -653,12 +657,7 @@ fn own_pass_hat_k(m: &ModelSummary) -> String {
 
 /// The headline table: success (pooled, and pass^1 where they differ), pass^k at each model's k,
 /// tasks passing every trial, tokens and time per successful task.
-pub(super) fn headline(
-    out: &mut String,
-    s: &Summary,
-    g: &GroupSummary,
-    models: &[(&str, &ModelSummary)],
-) {
+pub(super) fn headline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     let differ = trials_differ(models);
     let mut t = ModelTable::new(s, "", models);
     t.row("Conversations graded", |m| m.denominator_note.clone());
@@ -674,14 +673,11 @@ pub(super) fn headline(
             excluded(m)
         )
     });
-    if g.comparison.is_some() {
-        let mark = super::stopping::mark(s);
-        let mut row = vec![format!("  95% CI{mark}, bootstrap over tasks")];
-        row.extend(models.iter().map(|(name, _)| {
-            success_ci(g, name).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
-        }));
-        t.table.row(row);
-    }
+    let mark = super::stopping::mark(s);
+    t.row(format!("  95% CI{mark}, tasks as clusters"), |m| {
+        m.success_ci95
+            .map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
+    });
     if differ {
         t.row("pass^1, mean over tasks of each task's success", |m| {
             format!(
@@ -735,7 +731,7 @@ fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &ModelSummar
     t.row(
         "**Tokens per successful task** (agent calls; router apart)",
         |m| {
-            opt(m.tokens.blended_per_success, |x| {
+            per_success(m.tokens.blended_per_success, m.passes, |x| {
                 format!("**{}**", tokens(x))
             })
         },
@@ -745,7 +741,7 @@ fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &ModelSummar
             "Tokens per successful task, re-sent prefix at {}",
             percent(s.settings.cache_discount)
         ),
-        |m| opt(m.tokens.cached_blended_per_success, tokens),
+        |m| per_success(m.tokens.cached_blended_per_success, m.passes, tokens),
     );
     t.row("Latency per call", |m| {
         opt(m.latency.per_call_mean_s, seconds)
@@ -759,14 +755,14 @@ fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &ModelSummar
     t.row(
         "**Time per successful task** (graded conversations, final attempts)",
         |m| {
-            opt(m.latency.time_per_success_s, |x| {
+            per_success(m.latency.time_per_success_s, m.passes, |x| {
                 format!("**{}**", seconds(x))
             })
         },
     );
     t.row(
         "Time per successful task, every attempt (retries and fault-ended conversations included)",
-        |m| opt(m.latency.time_per_success_all_attempts_s, seconds),
+        |m| per_success(m.latency.time_per_success_all_attempts_s, m.passes, seconds),
     );
 }
 
@@ -885,19 +881,55 @@ fn pair_note(g: &GroupSummary, c: &crate::analysis::Comparison) -> String {
     )
 }
 
-/// A break-even point: the ratio, or `∞` when the small model never passed and the large one did
-/// (no finite ratio, as in the resamples counted infinite).
+/// A break-even point: the ratio; `∞` when the small model never passed and the large one did
+/// (no finite ratio, as in the resamples counted infinite); `n/a` naming the model with 0 correct
+/// when the large one never passed. Without a finite point the summary holds no interval.
 fn break_even_point(
     g: &GroupSummary,
     c: &crate::analysis::Comparison,
     value: Option<f64>,
 ) -> String {
     let passes = |m: &str| g.models.get(m).map_or(0, |x| x.passes);
-    match value {
-        Some(v) => ratio(v),
-        None if passes(&c.small) == 0 && passes(&c.large) > 0 => "∞".into(),
-        None => NOT_AVAILABLE.into(),
+    match (value, passes(&c.small), passes(&c.large)) {
+        (Some(v), _, _) => ratio(v),
+        (None, 0, 0) => NO_CORRECT.into(),
+        (None, 0, _) => format!("∞ (`{}`: 0 correct)", c.small),
+        (None, _, 0) => format!("{NOT_AVAILABLE} (`{}`: 0 correct)", c.large),
+        (None, _, _) => NOT_AVAILABLE.into(),
     }
+}
+
+/// How a paired bootstrap's resamples split, every one of them accounted for: `both models passed
+/// in 9,000; `a` never passed in 700 (an infinite ratio, kept in the interval); ...`.
+/// `verbs` says what a success is (both models, one never, neither), e.g. ("passed", "never
+/// passed", "passed") or ("were right", "was never right", "was right").
+pub fn resample_split(
+    (small, large): (&str, &str),
+    [defined, infinite, zero, undefined]: [usize; 4],
+    (both, never, neither): (&str, &str, &str),
+) -> String {
+    let n = |x: usize| number(x as f64, 0);
+    format!(
+        "both models {both} in {}; `{small}` {never} in {} (an infinite ratio, kept in the \
+         interval); `{large}` {never} in {} (a ratio of 0, kept in the interval); neither {neither} \
+         in {} (no ratio, left out)",
+        n(defined),
+        n(infinite),
+        n(zero),
+        n(undefined)
+    )
+}
+
+/// The four resample counts of a bootstrap, in [`resample_split`]'s order.
+macro_rules! split_counts {
+    ($ci:expr) => {
+        [
+            $ci.resamples_with_defined_break_even,
+            $ci.resamples_with_infinite_break_even,
+            $ci.resamples_with_zero_break_even,
+            $ci.resamples_without_break_even,
+        ]
+    };
 }
 
 fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analysis::Comparison) {
@@ -908,17 +940,17 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
         out,
         "How many times cheaper per token `{}` must be than `{}` to cost the same per successful \
          task (tokens per successful task, small / large; {notes}). Paired bootstrap over {}, \
-         {} (seed {}): both models passed in {}; `{}` never passed in {} (an \
-         infinite ratio, kept in the interval); neither passed in {} (no ratio, left out).\n",
+         {} (seed {}): {}.\n",
         c.small,
         c.large,
         counted(ci.tasks, "task"),
         counted(ci.resamples, "resample"),
         ci.seed,
-        number(ci.resamples_with_defined_break_even as f64, 0),
-        c.small,
-        number(ci.resamples_with_infinite_break_even as f64, 0),
-        number(ci.resamples_without_break_even as f64, 0)
+        resample_split(
+            (&c.small, &c.large),
+            split_counts!(ci),
+            ("passed", "never passed", "passed")
+        )
     );
     let mark = super::stopping::mark(s);
     let mut t = MarkdownTable::new(["break-even".into(), "ratio".into(), format!("95% CI{mark}")]);
@@ -944,7 +976,7 @@ fn break_even(out: &mut String, s: &Summary, g: &GroupSummary, c: &crate::analys
     for (w, v) in &c.break_even_by_output_weight {
         t.row([
             format!("Output tokens weighted {w}x"),
-            opt(*v, ratio),
+            break_even_point(g, c, *v),
             String::new(),
         ]);
     }
@@ -1041,7 +1073,7 @@ fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
         let mut row = vec![format!("`{name}`")];
         row.extend(base);
         row.extend(pair);
-        row.push(opt(m.tokens.blended_per_success, tokens));
+        row.push(per_success(m.tokens.blended_per_success, m.passes, tokens));
         row.push(on.to_string());
         t.row(row);
     }
@@ -1056,19 +1088,34 @@ fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
             "Per model call: latency = fixed + output tokens / decode speed + input term.\n\n",
         );
         let mut t = ModelTable::new(s, "", models);
+        // A fit that means nothing on these calls prints no coefficient, only why.
+        let fit = |m: &ModelSummary| {
+            m.latency
+                .fit
+                .clone()
+                .filter(|f| f.not_identifiable.is_none())
+        };
+        let flagged = |m: &ModelSummary| m.latency.fit.as_ref()?.not_identifiable.clone();
+        if models.iter().any(|(_, m)| flagged(m).is_some()) {
+            t.row("Fit", |m| {
+                flagged(m).map_or_else(
+                    || "identified".into(),
+                    |why| format!("not identifiable on these calls ({why})"),
+                )
+            });
+        }
         t.row("Fixed time per call", |m| {
-            opt(m.latency.fit.as_ref().map(|f| f.fixed_s_per_call), seconds)
+            opt(fit(m).map(|f| f.fixed_s_per_call), seconds)
         });
         t.row("Decode speed", |m| {
-            opt(m.latency.fit.as_ref().map(|f| f.decode_tokens_per_s), |x| {
+            opt(fit(m).map(|f| f.decode_tokens_per_s), |x| {
                 format!("{} tokens/s", number(x, 0))
             })
         });
         t.row("Input term per 1,000 input tokens", |m| {
-            opt(
-                m.latency.fit.as_ref().map(|f| f.s_per_1k_input_tokens),
-                |x| format!("{} s", fixed(x, 3)),
-            )
+            opt(fit(m).map(|f| f.s_per_1k_input_tokens), |x| {
+                format!("{} s", fixed(x, 3))
+            })
         });
         t.row("Calls in the fit", |m| {
             m.latency
@@ -1106,9 +1153,16 @@ fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
                 format!("{} tokens/s", number(x, 0))
             })
         });
-        t.row("Prefill speed (input tokens / prompt eval time)", |m| {
-            opt(split(m).and_then(|x| x.prefill_tokens_per_s), |x| {
-                format!("{} tokens/s", number(x, 0))
+        t.row("Prefill speed (prompt tokens / prompt eval time)", |m| {
+            split(m).map_or(NOT_AVAILABLE.into(), |x| {
+                opt(x.prefill_tokens_per_s, |v| {
+                    let over = if x.prefill_over_uncached {
+                        "uncached prompt tokens"
+                    } else {
+                        "all prompt tokens"
+                    };
+                    format!("{} tokens/s (over {over})", number(v, 0))
+                })
             })
         });
         t.row("Calls", |m| {
@@ -1116,6 +1170,16 @@ fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
         });
         out.push_str(&t.render());
         out.push('\n');
+        if models
+            .iter()
+            .any(|(_, m)| split(m).is_some_and(|x| !x.prefill_over_uncached))
+        {
+            out.push_str(
+                "Prefill speed over all prompt tokens counts those Ollama served from its prompt \
+                 cache, whose time is not in the prompt eval time: it overstates the speed \
+                 wherever the cache served some (the server gave no cached count to subtract).\n\n",
+            );
+        }
     }
 }
 
@@ -1298,7 +1362,11 @@ fn quality(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     });
     t.row("Trajectory unknown", |m| n(m.four_state.trajectory_unknown));
     t.row("Steps per correct answer (tasks that need tools)", |m| {
-        opt(m.four_state.steps_per_correct_answer, |x| number(x, 2))
+        per_success(
+            m.four_state.steps_per_correct_answer,
+            m.four_state.tool_task_passes,
+            |x| number(x, 2),
+        )
     });
     out.push_str(&t.render());
     out.push('\n');
@@ -1378,7 +1446,7 @@ fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
         })
     });
     t.row("**Energy per successful task**", |m| {
-        opt(g(m).and_then(|x| x.energy_per_success_j), |v| {
+        per_success(g(m).and_then(|x| x.energy_per_success_j), m.passes, |v| {
             format!("**{} J**", number(v, 1))
         })
     });
@@ -1448,13 +1516,15 @@ fn pipeline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     t.row(
         "**Pipeline tokens per successful task** (router included)",
         |m| {
-            opt(p(m).and_then(|x| x.blended_tokens_per_success), |v| {
-                format!("**{}**", tokens(v))
-            })
+            per_success(
+                p(m).and_then(|x| x.blended_tokens_per_success),
+                m.passes,
+                |v| format!("**{}**", tokens(v)),
+            )
         },
     );
     t.row("**Pipeline time per successful task**", |m| {
-        opt(p(m).and_then(|x| x.time_per_success_s), |v| {
+        per_success(p(m).and_then(|x| x.time_per_success_s), m.passes, |v| {
             format!("**{}**", seconds(v))
         })
     });
@@ -1573,9 +1643,11 @@ fn budget_sweep(out: &mut String, s: &Summary) {
                             percent_with_n(ms.passes as u64, ms.outcomes.graded as u64),
                             excluded(ms)
                         ));
-                        row.push(opt(ms.four_state.steps_per_correct_answer, |x| {
-                            number(x, 2)
-                        }));
+                        row.push(per_success(
+                            ms.four_state.steps_per_correct_answer,
+                            ms.four_state.tool_task_passes,
+                            |x| number(x, 2),
+                        ));
                     }
                     None => {
                         row.push(NOT_AVAILABLE.into());
@@ -1627,17 +1699,7 @@ fn router(out: &mut String, s: &Summary) {
         .map(|(m, r)| router_count_text(m, r))
         .collect();
     let _ = writeln!(out, "{}.\n", counts.join("; "));
-    let rc = s.router_comparison.as_ref();
-    let ci_of = |model: &str| -> Option<Interval> {
-        let c = rc?;
-        if c.small == model {
-            c.ci95.accuracy_small
-        } else if c.large == model {
-            c.ci95.accuracy_large
-        } else {
-            None
-        }
-    };
+    let ci_of = |model: &str| s.router.get(model).and_then(|r| r.accuracy_ci95);
     let mut header = vec![String::new()];
     header.extend(models.iter().map(|(m, _)| model_header(s, m)));
     let mut t = MarkdownTable::new(header);
@@ -1650,8 +1712,8 @@ fn router(out: &mut String, s: &Summary) {
     }
     out.push_str(&t.render());
     out.push('\n');
-    if let Some(c) = rc {
-        router_break_even(out, c, super::stopping::mark(s));
+    if let Some(c) = s.router_comparison.as_ref() {
+        router_break_even(out, s, c, super::stopping::mark(s));
     }
 }
 
@@ -1676,7 +1738,7 @@ fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>, mark: &str) -> V
             }),
         ),
         (
-            format!("  95% CI{mark}, bootstrap over messages"),
+            format!("  95% CI{mark}, messages as clusters"),
             Box::new(|m, _| ci_of(m).map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))),
         ),
         (
@@ -1699,7 +1761,7 @@ fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>, mark: &str) -> V
         (
             "**Tokens per correct call**".into(),
             Box::new(|_, r| {
-                opt(r.blended_tokens_per_correct, |v| {
+                per_success(r.blended_tokens_per_correct, r.correct, |v| {
                     format!("**{}**", tokens(v))
                 })
             }),
@@ -1750,19 +1812,38 @@ fn router_rows<'r>(ci_of: &'r dyn Fn(&str) -> Option<Interval>, mark: &str) -> V
     ]
 }
 
-/// The sentence under the router table: the break-even price ratio of the pair and its interval.
-fn router_break_even(out: &mut String, c: &crate::analysis::RouterComparison, mark: &str) {
+/// The sentence under the router table: the break-even price ratio of the pair and its interval,
+/// `n/a` naming the model never right when one was not (the agent's rule).
+fn router_break_even(
+    out: &mut String,
+    s: &Summary,
+    c: &crate::analysis::RouterComparison,
+    mark: &str,
+) {
+    let correct = |m: &str| s.router.get(m).map_or(0, |r| r.correct);
+    let point = match (c.break_even, correct(&c.small), correct(&c.large)) {
+        (Some(v), _, _) => format!("**{}**", ratio(v)),
+        (None, 0, 0) => NO_CORRECT.into(),
+        (None, 0, _) => format!("∞ (`{}`: 0 correct)", c.small),
+        (None, _, 0) => format!("{NOT_AVAILABLE} (`{}`: 0 correct)", c.large),
+        (None, _, _) => NOT_AVAILABLE.into(),
+    };
+    let ci = &c.ci95;
     let _ = writeln!(
         out,
-        "Router break-even: `{}` must be at least **{}** cheaper per token than `{}` to cost the \
-         same per correct call (95% CI{mark} {}, paired bootstrap over {}).\n",
+        "Router break-even: how many times cheaper per token `{}` must be than `{}` to cost the \
+         same per correct call: {point} (95% CI{mark} {}, paired bootstrap over {}, {}: {}).\n",
         c.small,
-        opt(c.break_even, ratio),
         c.large,
-        c.ci95
-            .break_even
+        ci.break_even
             .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
-        counted(c.ci95.messages, "message")
+        counted(ci.messages, "message"),
+        counted(ci.resamples, "resample"),
+        resample_split(
+            (&c.small, &c.large),
+            split_counts!(ci),
+            ("were right", "was never right", "was right")
+        )
     );
 }
 
@@ -1770,13 +1851,29 @@ pub(super) fn warnings(out: &mut String, r: &Report) {
     let s = r.summary;
     let mut items: Vec<String> = Vec::new();
     for m in &s.partly_on_cpu {
-        items.push(format!(
-            "`{m}` ran partly on the CPU (`/api/ps` size_vram < size): its latency and energy \
-             are not those of a GPU-resident model."
-        ));
+        items.push(if s.on_cpu.contains(m) {
+            format!(
+                "`{m}` ran on the CPU (no VRAM: `/api/ps` size_vram 0): its latency and energy \
+                 are a CPU's, not those of a GPU-resident model."
+            )
+        } else {
+            format!(
+                "`{m}` ran partly on the CPU (`/api/ps` size_vram < size): its latency and energy \
+                 are not those of a GPU-resident model."
+            )
+        });
     }
-    items.extend(s.warnings.iter().cloned());
-    items.extend(r.notes.iter().cloned());
+    // The preflight's own placement lines say what the sentences above say; each warning once.
+    let placement = |w: &str| {
+        w.contains(crate::runner::preflight::ON_CPU_WARNING)
+            || w.contains(crate::runner::preflight::PARTLY_ON_CPU_WARNING)
+    };
+    let mut seen = BTreeSet::new();
+    let rest = s.warnings.iter().chain(&r.notes);
+    items.extend(
+        rest.filter(|w| !placement(w) && seen.insert(w.as_str()))
+            .cloned(),
+    );
     if items.is_empty() {
         return;
     }
@@ -1812,17 +1909,17 @@ pub fn terminal_table(s: &Summary) -> String {
             format!("{} of {}", m.tasks_passing_every_trial, m.tasks)
         });
         t.row("Tokens per successful task (agent calls)", |m| {
-            opt(m.tokens.blended_per_success, tokens)
+            per_success(m.tokens.blended_per_success, m.passes, tokens)
         });
         t.row("Time per successful task (final attempts)", |m| {
-            opt(m.latency.time_per_success_s, seconds)
+            per_success(m.latency.time_per_success_s, m.passes, seconds)
         });
         out.push_str(&t.render());
         if let Some(c) = &g.comparison {
             let _ = writeln!(
                 out,
                 "Break-even {} (95% CI{} {}); success gap {}",
-                opt(c.break_even, ratio),
+                break_even_point(g, c, c.break_even),
                 super::stopping::mark(s),
                 c.ci95
                     .break_even
@@ -2044,6 +2141,114 @@ mod tests {
             chart.contains("cheapest-per-success frontier: m:3b"),
             "{chart}"
         );
+    }
+
+    /// The ladder run's `m:1b` (passing T0 of T0..T2) and `m:14b`, which passes every task or none.
+    fn pair_run(large_passes: bool) -> (Manifest, Vec<ConversationRecord>) {
+        let (mut manifest, mut recs) = crate::analysis::fixtures::ladder_run();
+        manifest.models.retain(|m| m.name != "m:3b");
+        recs.retain(|c| c.model != "m:3b");
+        for c in recs.iter_mut().filter(|c| c.model == "m:14b") {
+            c.verdict.passed = large_passes;
+            c.outcome = if large_passes {
+                crate::runner::record::Outcome::Pass
+            } else {
+                crate::runner::record::Outcome::ModelFail
+            };
+        }
+        (manifest, recs)
+    }
+
+    #[test]
+    fn nothing_is_divided_by_an_empty_count() {
+        // `m:1b` passes T0 only; `m:14b` never passes. On the router `m:1b` is never right.
+        let (manifest, recs) = pair_run(false);
+        let router: Vec<_> = (0..4)
+            .flat_map(|i| {
+                [
+                    crate::analysis::fixtures::router_record("m:1b", i, false, None),
+                    crate::analysis::fixtures::router_record("m:14b", i, i < 3, Some("a")),
+                ]
+            })
+            .collect();
+        let opts = AnalysisOptions {
+            resamples: 200,
+            ..AnalysisOptions::default()
+        };
+        let s = summarize(&manifest, &recs, &router, &opts);
+        let c = s.groups["store"].comparison.as_ref().unwrap();
+        // Point n/a: no interval, not `0.00x–0.00x`; every resample accounted for.
+        assert_eq!((c.break_even, c.ci95.break_even), (None, None));
+        let ci = &c.ci95;
+        assert!(ci.resamples_with_zero_break_even > 0);
+        assert_eq!(
+            ci.resamples_with_zero_break_even + ci.resamples_without_break_even,
+            200
+        );
+        assert_eq!(s.router["m:1b"].blended_tokens_per_correct, None);
+        let rc = s.router_comparison.as_ref().unwrap();
+        assert_eq!((rc.break_even, rc.ci95.break_even), (None, None));
+        let md = markdown(&Report::new(&manifest, &s, &recs, &router, vec![]));
+        assert!(
+            line(&md, "**Tokens per successful task**").contains("n/a (0 correct)"),
+            "{md}"
+        );
+        let plain: Vec<&str> = line(&md, "Plain").split('|').map(str::trim).collect();
+        assert_eq!(plain[2..4], ["n/a (`m:14b`: 0 correct)", "n/a"], "{md}");
+        assert!(
+            md.contains(&format!(
+                "`m:14b` never passed in {} (a ratio of 0, kept in the interval); neither passed in {}",
+                ci.resamples_with_zero_break_even, ci.resamples_without_break_even
+            )),
+            "{md}"
+        );
+        assert!(
+            line(&md, "**Tokens per correct call**").contains("n/a (0 correct)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("per correct call: ∞ (`m:1b`: 0 correct) (95% CI n/a"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn intervals_leave_0_and_100_percent() {
+        // `m:14b` passes all three tasks, every resample 100%; `m:1b` passes one.
+        let (manifest, recs) = pair_run(true);
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+        let ci = line(&md, "  95% CI, tasks as clusters");
+        assert!(!ci.contains("100%–100%"), "{ci}");
+        assert!(ci.contains("29%–100%"), "{ci}");
+        let all = &s.groups["store"].models["m:14b"];
+        assert!(all.pass_hat_k_ci95[&1].low < 1.0);
+        assert!(all.by_category.values().all(|c| c.ci95.unwrap().low < 1.0));
+    }
+
+    #[test]
+    fn a_model_with_nothing_in_vram_reads_on_cpu_and_each_warning_once() {
+        let (mut manifest, recs) = crate::analysis::fixtures::ladder_run();
+        let gib = 1_073_741_824;
+        let w = crate::runner::preflight::placement_warning("m:1b", 2 * gib, 0).unwrap();
+        for m in manifest.models.iter_mut().filter(|m| m.name == "m:1b") {
+            (m.size, m.size_vram, m.partly_on_cpu) = (Some(2 * gib), Some(0), true);
+        }
+        // A resumed run of old code stored the warm-up's warnings again.
+        manifest.warnings = vec![
+            w.clone(),
+            w,
+            "context shrank".into(),
+            "context shrank".into(),
+        ];
+        let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+        assert_eq!(s.on_cpu, ["m:1b"]);
+        let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+        assert!(md.contains("On CPU (no VRAM)"), "{md}");
+        assert!(md.contains("`m:1b` ran on the CPU (no VRAM"), "{md}");
+        assert!(!md.contains("partly on"), "{md}");
+        assert!(!md.contains("Free VRAM"), "{md}");
+        assert_eq!(md.matches("context shrank").count(), 1, "{md}");
     }
 
     #[test]

@@ -187,7 +187,7 @@ pub fn ci_percent(low: f64, high: f64) -> String {
 }
 
 /// A confidence interval of a ratio: `(1.2, 1.85)` -> `1.20x–1.85x`; an infinite bound (resamples
-/// in which the denominator model never passed) is `∞`: `1.20x–∞`.
+/// in which the denominator model never passed) is `∞`: `1.20x–∞`; `∞–∞` is no interval (`n/a`).
 pub fn ci_ratio(low: f64, high: f64) -> String {
     let bound = |x: f64| {
         if x == f64::INFINITY {
@@ -196,7 +196,7 @@ pub fn ci_ratio(low: f64, high: f64) -> String {
             ratio(x)
         }
     };
-    if low.is_nan() || high.is_nan() || low == f64::NEG_INFINITY {
+    if low.is_nan() || high.is_nan() || low == f64::NEG_INFINITY || low == f64::INFINITY {
         return NOT_AVAILABLE.into();
     }
     format!("{}–{}", bound(low), bound(high))
@@ -355,6 +355,7 @@ mod tests {
         assert_eq!(ci_ratio(1.2, 1.854), "1.20x–1.85x");
         assert_eq!(ci_ratio(f64::NAN, 1.0), "n/a");
         assert_eq!(ci_ratio(1.2, f64::INFINITY), "1.20x–∞");
+        assert_eq!(ci_ratio(f64::INFINITY, f64::INFINITY), "n/a");
     }
 
     #[test]

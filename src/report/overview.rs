@@ -20,7 +20,7 @@ pub fn overview(r: &Report) -> String {
             if models.is_empty() {
                 out.push_str("No conversations.\n\n");
             } else {
-                headline(&mut out, s, g, &models);
+                headline(&mut out, s, &models);
             }
             let others = s.groups.len().saturating_sub(1);
             if others > 0 {

@@ -811,7 +811,10 @@ async fn start_model(
             let url = &stage.hosts[h].url;
             for w in found? {
                 let w = if several { format!("{url}: {w}") } else { w };
-                session.manifest.warnings.push(w.clone());
+                // A resumed run warms the model up again: its warning is kept once.
+                if !session.manifest.warnings.contains(&w) {
+                    session.manifest.warnings.push(w.clone());
+                }
                 sink.emit(RunEvent::Warning(w));
             }
             record_warm_up(&mut session.manifest, url, &info, i == 0);

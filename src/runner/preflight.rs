@@ -280,15 +280,9 @@ pub async fn warm_up(
         info.size = Some(m.size);
         info.size_vram = Some(m.size_vram);
         info.loaded_context_length = m.context_length;
-        let (size, vram) = (m.size, m.size_vram);
-        if vram < size {
+        if let Some(w) = placement_warning(&info.name, m.size, m.size_vram) {
             info.partly_on_cpu = true;
-            warnings.push(format!(
-                "MODEL PARTLY ON CPU: {} has {:.1} of {:.1} GiB in VRAM; its timings are not a GPU's. Free VRAM or choose a smaller model/num_ctx.",
-                info.name,
-                vram as f64 / 1_073_741_824.0,
-                size as f64 / 1_073_741_824.0
-            ));
+            warnings.push(w);
         }
         if let Some(ctx) = m.context_length
             && ctx < settings.num_ctx
@@ -302,6 +296,58 @@ pub async fn warm_up(
     Ok(warnings)
 }
 
+/// Start of the warning for a model wholly on the CPU.
+pub const ON_CPU_WARNING: &str = "MODEL ON CPU (no VRAM)";
+/// Start of the warning for a model partly on the CPU.
+pub const PARTLY_ON_CPU_WARNING: &str = "MODEL PARTLY ON CPU";
+
+/// The warning for a model `/api/ps` shows with `vram` of its `size` bytes in VRAM; `None` when
+/// all of it is there. Nothing in VRAM is not a partial offload: freeing some VRAM will not help.
+pub fn placement_warning(name: &str, size: u64, vram: u64) -> Option<String> {
+    let gib = |b: u64| b as f64 / 1_073_741_824.0;
+    if vram >= size {
+        None
+    } else if vram == 0 {
+        Some(format!(
+            "{ON_CPU_WARNING}: {name} has none of its {:.1} GiB in VRAM (`/api/ps` size_vram 0); \
+             its timings are a CPU's, not a GPU's.",
+            gib(size)
+        ))
+    } else {
+        Some(format!(
+            "{PARTLY_ON_CPU_WARNING}: {name} has {:.1} of {:.1} GiB in VRAM; its timings are not a \
+             GPU's. Free VRAM or choose a smaller model/num_ctx.",
+            gib(vram),
+            gib(size)
+        ))
+    }
+}
+
 fn non_empty(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_with_nothing_in_vram_is_on_the_cpu_not_partly() {
+        let gib = 1_073_741_824;
+        let none = placement_warning("m", 4 * gib, 0).unwrap();
+        assert!(
+            none.starts_with("MODEL ON CPU (no VRAM): m has none of its 4.0 GiB"),
+            "{none}"
+        );
+        assert!(
+            !none.contains("Free VRAM") && !none.contains("PARTLY"),
+            "{none}"
+        );
+        let part = placement_warning("m", 4 * gib, gib).unwrap();
+        assert!(
+            part.starts_with("MODEL PARTLY ON CPU: m has 1.0 of 4.0 GiB"),
+            "{part}"
+        );
+        assert_eq!(placement_warning("m", 4 * gib, 4 * gib), None);
+    }
 }

@@ -547,7 +547,7 @@ pub struct ModelInfo {
     /// Size in VRAM, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_vram: Option<u64>,
-    /// `size_vram < size`: part of the model runs on the CPU.
+    /// `size_vram < size`: part of the model runs on the CPU (all of it when `size_vram` is 0).
     #[serde(default)]
     pub partly_on_cpu: bool,
     /// Capabilities reported by `/api/show`.
@@ -556,6 +556,13 @@ pub struct ModelInfo {
     /// The warm-up call (recorded, excluded from metrics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<CallRecord>,
+}
+
+impl ModelInfo {
+    /// `/api/ps` said none of the model is in VRAM (`size_vram` 0): it runs wholly on the CPU.
+    pub fn on_cpu_only(&self) -> bool {
+        self.partly_on_cpu && self.size_vram == Some(0)
+    }
 }
 
 /// GPU identity at run start (absent fields: no NVML).

@@ -20,6 +20,10 @@ pub struct Timings {
     /// Time spent on prompt tokens actually processed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_eval_duration: Option<u64>,
+    /// Prompt tokens the server served from its cache, where it says (newer Ollama's
+    /// `prompt_eval_cached_count`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_eval_cached_count: Option<u64>,
     /// Output tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval_count: Option<u64>,

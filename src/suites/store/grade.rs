@@ -1,4 +1,5 @@
-//! The store grader: a pure function of (expectation, baseline, task, evidence). It checks the end
+//! The store grader: a pure function of (expectation, baseline, task, evidence). It fails a policy
+//! breach that changed the store (`policy`), checks the end
 //! state of every order (unlisted orders must be unchanged), the exact returns, the ticket rule, the
 //! answer facts and forbidden phrases, and sets the control flags (unknown verb, under-tool, loop
 //! overrun) and the trajectory check against the gold sequence.
@@ -58,6 +59,9 @@ pub fn grade(
     }
     if task.needs_tools && !ev.tool_events.iter().any(|e| e.ok) {
         f.fail(FailureMode::NoUsableToolCall, "no tool call was accepted");
+    }
+    for why in super::policy::breaches(&task.gold, baseline, ev.tool_events) {
+        f.fail(FailureMode::WrongAction, why);
     }
     check_orders(exp, baseline, ev.end_state, &mut f);
     check_returns(&exp.returns, ev.end_state, &mut f);

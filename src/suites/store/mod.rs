@@ -13,6 +13,7 @@ pub mod env;
 pub mod expect;
 pub mod grade;
 pub mod load;
+pub mod policy;
 pub mod state;
 pub mod tools;
 

@@ -162,6 +162,7 @@ fn answer(
             load_duration: Some(nanos(load_time).max(1)),
             prompt_eval_count: Some(prompt_eval_count),
             prompt_eval_duration: Some(nanos(prefill).max(1)),
+            prompt_eval_cached_count: None,
             eval_count: Some(generated.eval_count),
             eval_duration: Some(nanos(decode).max(1)),
             done_reason: Some(generated.done_reason.to_string()),

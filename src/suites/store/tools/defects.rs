@@ -179,11 +179,9 @@ fn wrong_logic_in_each_tool() {
         ("get_order", total_ignores_quantity, &[PerTool]),
         ("search_products", always_in_stock, &[PerTool]),
         ("cancel_order", cancel_anything_open, &[PerTool, NearMiss]),
-        (
-            "update_address",
-            address_not_written,
-            &[PerTool, Gold, NearMiss],
-        ),
+        // T6's near-miss re-addresses another customer's order: it fails on the policy breach
+        // whether or not the address was written, so only the gold sees this defect there.
+        ("update_address", address_not_written, &[PerTool, Gold]),
         ("request_return", window_off_by_one, &[PerTool, Gold]),
         ("create_ticket", ticket_for_anyone, &[PerTool]),
     ];
