@@ -145,7 +145,7 @@ fn adding_a_ticket_as_the_docs_say_keeps_every_check_green() {
 
 #[test]
 fn malformed_files_name_the_file_and_line() {
-    check_malformed_files(|dir| copy_data(dir));
+    check_malformed_files(copy_data);
 }
 
 /// The same data re-dumped as a researcher's script would write it (same content, other layout):
@@ -344,16 +344,16 @@ fn editing_non_graders_keeps_the_lock_valid() {
     let suite = load_store(dir.path()).expect("still loads");
     let real = load_store(&root()).expect("store");
     assert_ne!(
-        suite.digests(ToolVariant::Documented).tools,
-        real.digests(ToolVariant::Documented).tools
+        suite.digests(ToolVariant::DOCUMENTED).tools,
+        real.digests(ToolVariant::DOCUMENTED).tools
     );
     assert_ne!(
-        suite.digests(ToolVariant::Bare).policy,
-        real.digests(ToolVariant::Bare).policy
+        suite.digests(ToolVariant::BARE).policy,
+        real.digests(ToolVariant::BARE).policy
     );
     assert_eq!(
-        suite.digests(ToolVariant::Bare).tools,
-        real.digests(ToolVariant::Bare).tools
+        suite.digests(ToolVariant::BARE).tools,
+        real.digests(ToolVariant::BARE).tools
     );
 }
 
@@ -402,7 +402,7 @@ fn tools_are_ollama_shaped_and_examples_stay_out_of_the_data() {
         .iter()
         .map(|t| (t.name, t.params.to_vec()))
         .collect();
-    for variant in [ToolVariant::Bare, ToolVariant::Documented] {
+    for variant in [ToolVariant::BARE, ToolVariant::DOCUMENTED] {
         let tools = suite.tools(variant);
         let offered: Vec<(&str, Vec<&str>)> = tools
             .iter()
@@ -436,8 +436,8 @@ fn tools_are_ollama_shaped_and_examples_stay_out_of_the_data() {
     };
     // Every parameter of the table, documented; one alone in the bare variant.
     let params: usize = table.iter().map(|(_, p)| p.len()).sum();
-    assert_eq!(described(ToolVariant::Bare), 1);
-    assert_eq!(described(ToolVariant::Documented), params);
+    assert_eq!(described(ToolVariant::BARE), 1);
+    assert_eq!(described(ToolVariant::DOCUMENTED), params);
     let data = std::fs::read_to_string(root().join("tasks/store/store.json"))
         .expect("store.json")
         .to_lowercase();

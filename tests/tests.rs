@@ -20,4 +20,5 @@ mod suite;
 mod torture;
 mod triage;
 mod util;
+mod variants;
 mod wire;

@@ -297,7 +297,7 @@ fn play_passes(bench: &Bench<'_>, factorial_tasks: &[String]) -> anyhow::Result<
     // Tool docs x router in front on a few store tasks: the oracles pass every cell.
     let factorial = bench.play(Pass {
         tweak: &|s| {
-            s.tool_docs = Levels(vec![ToolVariant::Bare, ToolVariant::Documented]);
+            s.tool_docs = Levels(vec![ToolVariant::BARE, ToolVariant::DOCUMENTED]);
             s.router_in_front = Levels(vec![false, true]);
             s.tasks = factorial_tasks.to_vec();
         },
