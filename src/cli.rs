@@ -212,7 +212,7 @@ pub struct RunArgs {
     /// Trials per task (k) [default: 5]
     #[arg(long, short = 'k', value_name = "N")]
     pub trials: Option<u32>,
-    /// Tool documentation variant; several (bare,documented) make it a factor of a factorial design [default: bare]
+    /// Tool documentation variant: the file tasks/<suite>/tools/<NAME>.json (bare, documented, or your own); several (bare,documented) make it a factor of a factorial design [default: bare]
     #[arg(long, value_delimiter = ',', value_name = "VARIANT")]
     pub tool_docs: Vec<passk::suite::ToolVariant>,
     /// Put the router in front of the agent (its label goes in a system note); `off,on` makes it a factor of a factorial design [default: off; the bare flag: on]

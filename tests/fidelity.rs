@@ -44,7 +44,7 @@ fn opening(model: &str) -> ChatRequest {
     ChatRequest {
         model: model.to_string(),
         messages: vec![ChatMessage::user(t.customer[0].clone())],
-        tools: Some(s.tools(passk::suite::ToolVariant::Bare).to_vec()),
+        tools: Some(s.tools(passk::suite::ToolVariant::BARE).to_vec()),
         stream: false,
         options: ChatOptions {
             num_ctx: Some(16384),

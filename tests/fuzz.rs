@@ -297,7 +297,7 @@ proptest! {
     ) {
         let d = &domains()[domain];
         let tools: Vec<String> = d
-            .tools(passk::suite::ToolVariant::Bare)
+            .tools(passk::suite::ToolVariant::BARE)
             .iter()
             .filter_map(|t| t["function"]["name"].as_str().map(String::from))
             .collect();

@@ -1,6 +1,7 @@
 //! The suites through the real binary (`passk suite check`, `freeze`, `verify`) and through the
 //! library (loading, error messages, the store environment under arbitrary arguments, grading).
 
+use crate::util::layout::{LAYOUTS, redump_tree};
 use crate::util::{copy_data, output, passk, root, tempdir};
 use passk::grade::freeze::{grader_digest, read_lock};
 use passk::suite::replay::{play, replay};
@@ -163,26 +164,61 @@ fn adding_a_ticket_as_the_docs_say_keeps_every_check_green() {
 
 #[test]
 fn malformed_files_name_the_file_and_line() {
+    check_malformed_files(copy_data);
+}
+
+/// The same data re-dumped as a researcher's script would write it (same content, other layout):
+/// it still checks green once re-frozen, and every malformed-file error still names the file and
+/// the line where the fault now stands.
+#[test]
+fn malformed_files_are_named_in_any_layout() {
+    for layout in LAYOUTS {
+        let dir = tempdir();
+        copy_data(dir.path());
+        for sub in ["tasks", "graders"] {
+            redump_tree(&dir.path().join(sub), layout);
+        }
+        let out = refreeze_and_check(dir.path());
+        let g = crate::util::store_conversations();
+        assert!(
+            out.contains(&format!("gold: {g}/{g} passing")),
+            "{layout:?}: {out}"
+        );
+        check_malformed_files(|d| {
+            copy_data(d);
+            for sub in ["tasks", "graders"] {
+                redump_tree(&d.join(sub), layout);
+            }
+        });
+    }
+}
+
+/// Breaks the data laid out by `fresh` in five ways, each located by content rather than by
+/// formatting, and checks that each error names the file, and the line read from the edited text.
+fn check_malformed_files(fresh: impl Fn(&Path)) {
     let dir = tempdir();
-    copy_data(dir.path());
+    fresh(dir.path());
     let conv = dir.path().join("tasks/store/conversations.json");
-    edit(
-        &conv,
-        "\"category\": \"lookup\",",
-        "\"category\": \"lookup\",,",
-    );
+    // A key that is not a string, just inside the first conversation's object.
+    let text = std::fs::read_to_string(&conv).expect("read");
+    let at = text.find('{').expect("a conversation") + 1;
+    std::fs::write(&conv, format!("{},{}", &text[..at], &text[at..])).expect("write");
+    let (line, column) = line_column(&text, at);
     let err = load_store(dir.path()).expect_err("broken json").to_string();
     assert!(
-        err.contains("conversations.json:4:26: key must be a string"),
+        err.contains(&format!(
+            "conversations.json:{line}:{column}: key must be a string"
+        )),
         "{err}"
     );
 
-    copy_data(dir.path());
-    edit(
-        &conv,
-        "{\"tool\": \"cancel_order\", \"args\": {\"order_id\": \"5111\", \"reason\": \"ordered by mistake\"}}",
-        "{\"tool\": \"cancel\", \"args\": {}}",
-    );
+    fresh(dir.path());
+    edit_json(&conv, |v| {
+        let w1 = find_by(v, "id", "W1");
+        let call = &mut w1["gold"]["turns"][0]["calls"][2];
+        assert_eq!(call["tool"], "cancel_order");
+        *call = json!({"tool": "cancel", "args": {}});
+    });
     let err = load_store(dir.path())
         .expect_err("unknown tool")
         .to_string();
@@ -191,24 +227,29 @@ fn malformed_files_name_the_file_and_line() {
         "{err}"
     );
 
-    copy_data(dir.path());
-    edit(
-        &dir.path().join("graders/store/expectations.json"),
-        "{\"date\": \"2026-10-18\"}",
-        "{\"date\": \"2026-10-32\"}",
-    );
+    fresh(dir.path());
+    let exp = dir.path().join("graders/store/expectations.json");
+    let text = std::fs::read_to_string(&exp).expect("read");
+    let l1 = text.find("\"L1\"").expect("L1");
+    let at = l1 + text[l1..].find("\"2026-10-18\"").expect("L1's date");
+    let bad = format!("{}\"2026-10-32\"{}", &text[..at], &text[at + 12..]);
+    std::fs::write(&exp, bad).expect("write");
     let err = load_store(dir.path()).expect_err("bad date").to_string();
+    let (line, _) = line_column(&text, at);
     assert!(
-        err.contains("expectations.json:3:") && err.contains("invalid date '2026-10-32'"),
+        err.contains(&format!("expectations.json:{line}:"))
+            && err.contains("invalid date '2026-10-32'"),
         "{err}"
     );
 
-    copy_data(dir.path());
-    edit(
-        &dir.path().join("graders/store/expectations.json"),
-        "\"5111\": {\"status\": \"cancelled\"}",
-        "\"5999\": {\"status\": \"cancelled\"}",
-    );
+    fresh(dir.path());
+    edit_json(&exp, |v| {
+        let orders = v["conversations"]["W1"]["orders"]
+            .as_object_mut()
+            .expect("W1's orders");
+        let order = orders.remove("5111").expect("order 5111");
+        orders.insert("5999".into(), order);
+    });
     let err = load_store(dir.path())
         .expect_err("unknown order")
         .to_string();
@@ -217,23 +258,58 @@ fn malformed_files_name_the_file_and_line() {
         "{err}"
     );
 
-    copy_data(dir.path());
-    edit(
-        &dir.path().join("tasks/store/tools/documented.json"),
-        "\"example\": \"C900\"",
-        "\"example\": \"C101\"",
-    );
+    fresh(dir.path());
+    let mut index = None;
+    edit_json(&dir.path().join("tasks/store/tools/documented.json"), |v| {
+        let tools = v["tools"].as_array_mut().expect("tools");
+        let i = tools
+            .iter()
+            .position(|t| t["name"] == "list_orders")
+            .expect("list_orders");
+        tools[i]["parameters"][0]["example"] = json!("C101");
+        index = Some(i);
+    });
     let err = load_store(dir.path())
         .expect_err("example in data")
         .to_string();
+    let i = index.expect("edited");
     assert!(
-        err.contains("documented.json: tools[1].parameters[0].example"),
+        err.contains(&format!(
+            "documented.json: tools[{i}].parameters[0].example"
+        )),
         "{err}"
     );
 
     let (code, _, stderr) = output(passk().args(["suite", "check", "--root"]).arg(dir.path()));
     assert_eq!(code, 1);
     assert!(stderr.contains("documented.json"), "{stderr}");
+}
+
+/// The 1-based line and column of byte `at` in `text`, as serde_json counts them.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at];
+    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
+}
+
+/// Edits a JSON file as a value and writes it back.
+fn edit_json(path: &Path, f: impl FnOnce(&mut Value)) {
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json");
+    f(&mut v);
+    write_json(path, &v);
+}
+
+/// The object of the array `v` whose `key` is `id`.
+fn find_by<'a>(v: &'a mut Value, key: &str, id: &str) -> &'a mut Value {
+    v.as_array_mut()
+        .expect("a list")
+        .iter_mut()
+        .find(|c| c[key] == id)
+        .unwrap_or_else(|| panic!("no {key} {id}"))
 }
 
 #[test]
@@ -287,16 +363,16 @@ fn editing_non_graders_keeps_the_lock_valid() {
     let suite = load_store(dir.path()).expect("still loads");
     let real = load_store(&root()).expect("store");
     assert_ne!(
-        suite.digests(ToolVariant::Documented).tools,
-        real.digests(ToolVariant::Documented).tools
+        suite.digests(ToolVariant::DOCUMENTED).tools,
+        real.digests(ToolVariant::DOCUMENTED).tools
     );
     assert_ne!(
-        suite.digests(ToolVariant::Bare).policy,
-        real.digests(ToolVariant::Bare).policy
+        suite.digests(ToolVariant::BARE).policy,
+        real.digests(ToolVariant::BARE).policy
     );
     assert_eq!(
-        suite.digests(ToolVariant::Bare).tools,
-        real.digests(ToolVariant::Bare).tools
+        suite.digests(ToolVariant::BARE).tools,
+        real.digests(ToolVariant::BARE).tools
     );
 }
 
@@ -345,7 +421,7 @@ fn tools_are_ollama_shaped_and_examples_stay_out_of_the_data() {
         .iter()
         .map(|t| (t.name, t.params.to_vec()))
         .collect();
-    for variant in [ToolVariant::Bare, ToolVariant::Documented] {
+    for variant in [ToolVariant::BARE, ToolVariant::DOCUMENTED] {
         let tools = suite.tools(variant);
         let offered: Vec<(&str, Vec<&str>)> = tools
             .iter()
@@ -379,8 +455,8 @@ fn tools_are_ollama_shaped_and_examples_stay_out_of_the_data() {
     };
     // Every parameter of the table, documented; one alone in the bare variant.
     let params: usize = table.iter().map(|(_, p)| p.len()).sum();
-    assert_eq!(described(ToolVariant::Bare), 1);
-    assert_eq!(described(ToolVariant::Documented), params);
+    assert_eq!(described(ToolVariant::BARE), 1);
+    assert_eq!(described(ToolVariant::DOCUMENTED), params);
     let data = std::fs::read_to_string(root().join("tasks/store/store.json"))
         .expect("store.json")
         .to_lowercase();

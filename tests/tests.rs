@@ -21,4 +21,5 @@ mod suite;
 mod torture;
 mod triage;
 mod util;
+mod variants;
 mod wire;

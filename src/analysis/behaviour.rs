@@ -144,7 +144,7 @@ pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Be
             ident_of += 1;
             ident_hits += usize::from(hit);
         }
-        let shown_examples = c.tool_docs != Some(crate::suite::ToolVariant::Bare);
+        let shown_examples = c.tool_docs != Some(crate::suite::ToolVariant::BARE);
         b.conversations_shown_examples += usize::from(shown_examples);
         for call in c.orchestrator_calls() {
             b.unexecuted_calls += call.unexecuted_calls as usize;
@@ -279,13 +279,13 @@ mod tests {
         let mut a = conversation("m", "L1", 0, true, vec![call(1, 1)]);
         a.tool_events = vec![event("get_order", json!({"order_id": "9999"}), true)];
         let examples = vec!["9999".to_string()];
-        a.tool_docs = Some(ToolVariant::Bare);
+        a.tool_docs = Some(ToolVariant::BARE);
         let got = behaviour(&[&a], &examples);
         assert_eq!(
             (got.example_copy.calls, got.conversations_shown_examples),
             (0, 0)
         );
-        a.tool_docs = Some(ToolVariant::Documented);
+        a.tool_docs = Some(ToolVariant::DOCUMENTED);
         let got = behaviour(&[&a], &examples);
         assert_eq!(
             (got.example_copy.calls, got.conversations_shown_examples),

@@ -782,7 +782,9 @@ mod tests {
     #[test]
     fn a_factorial_cell_shares_only_the_tasks_both_runs_graded_in_that_cell() {
         use crate::analysis::fixtures::factorial_records;
-        use crate::suite::ToolVariant::{Bare, Documented};
+        use crate::suite::ToolVariant;
+        const BARE: ToolVariant = ToolVariant::BARE;
+        const DOCUMENTED: ToolVariant = ToolVariant::DOCUMENTED;
         let opts = AnalysisOptions {
             resamples: 50,
             ..AnalysisOptions::default()
@@ -792,13 +794,13 @@ mod tests {
             ..run("g", &[])
         };
         // A: T1 fails under bare docs and was never played documented. B: T1 only documented.
-        let a = factorial_records(&["m"], |_, docs, _, task| !(docs == Bare && task == 1))
+        let a = factorial_records(&["m"], |_, docs, _, task| !(docs == BARE && task == 1))
             .into_iter()
-            .filter(|c| !c.router_in_front && (c.task != "T1" || c.tool_docs != Some(Documented)))
+            .filter(|c| !c.router_in_front && (c.task != "T1" || c.tool_docs != Some(DOCUMENTED)))
             .collect();
         let b = factorial_records(&["m"], |_, _, _, _| true)
             .into_iter()
-            .filter(|c| !c.router_in_front && (c.task != "T1" || c.tool_docs != Some(Bare)))
+            .filter(|c| !c.router_in_front && (c.task != "T1" || c.tool_docs != Some(BARE)))
             .collect();
         let c = compare(&with(a), &with(b), &opts, false).unwrap();
         let (key, models) = c

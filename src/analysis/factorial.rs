@@ -207,24 +207,29 @@ impl Design {
             .flat_map(|&d| self.routers.iter().map(move |&r| (d, r)))
     }
 
-    fn two_docs(&self) -> bool {
-        self.docs == [ToolVariant::Bare, ToolVariant::Documented]
+    /// The two variants a docs effect compares, (baseline, treatment): with exactly two played,
+    /// the later name minus the earlier (`documented` − `bare`; `documented-v2` − `documented`).
+    fn two_docs(&self) -> Option<(ToolVariant, ToolVariant)> {
+        match self.docs.as_slice() {
+            [a, b] => Some((*a, *b)),
+            _ => None,
+        }
     }
 
     fn two_routers(&self) -> bool {
         self.routers == [false, true]
     }
 
-    /// Documented − bare for `model`, averaged over the router levels, times `w`.
+    /// Treatment − baseline docs for `model`, averaged over the router levels, times `w`.
     fn docs_terms(&self, model: &str, w: f64) -> Option<Vec<Term>> {
-        self.two_docs().then(|| {
+        self.two_docs().map(|(base, treated)| {
             let share = w / self.routers.len() as f64;
             self.routers
                 .iter()
                 .flat_map(|&r| {
                     [
-                        ((model.to_string(), ToolVariant::Documented, r), share),
-                        ((model.to_string(), ToolVariant::Bare, r), -share),
+                        ((model.to_string(), treated, r), share),
+                        ((model.to_string(), base, r), -share),
                     ]
                 })
                 .collect()
@@ -249,15 +254,14 @@ impl Design {
 
     /// The docs x router difference-in-differences for `model`.
     fn interaction_terms(&self, model: &str) -> Option<Vec<Term>> {
-        (self.two_docs() && self.two_routers()).then(|| {
-            let cell = |d, r, w| ((model.to_string(), d, r), w);
-            vec![
-                cell(ToolVariant::Documented, true, 1.0),
-                cell(ToolVariant::Bare, true, -1.0),
-                cell(ToolVariant::Documented, false, -1.0),
-                cell(ToolVariant::Bare, false, 1.0),
-            ]
-        })
+        let (base, treated) = self.two_docs().filter(|_| self.two_routers())?;
+        let cell = |d, r, w| ((model.to_string(), d, r), w);
+        Some(vec![
+            cell(treated, true, 1.0),
+            cell(base, true, -1.0),
+            cell(treated, false, -1.0),
+            cell(base, false, 1.0),
+        ])
     }
 }
 
@@ -336,7 +340,7 @@ mod tests {
         // one passes everything. Docs effect: small +50 pp, large 0; model x docs: +50 pp;
         // router effect and every interaction with it: 0.
         let f = run(&records(|model, docs, _, task| {
-            !(model == "small" && docs == ToolVariant::Bare && task < 2)
+            !(model == "small" && docs == ToolVariant::BARE && task < 2)
         }));
         let small = &f.models["small"];
         assert_eq!(small.cells["docs=bare/router=off"], 0.5);
@@ -369,7 +373,7 @@ mod tests {
         // mean of +25 pp (off) and 0 (on), the interaction is 0 − 25 = −25 pp, and the router
         // effect is the mean of +25 pp (bare) and 0 (documented).
         let f = run(&records(|_, docs, router, task| {
-            !(docs == ToolVariant::Bare && !router && task == 0)
+            !(docs == ToolVariant::BARE && !router && task == 0)
         }));
         let m = &f.models["large"];
         assert_eq!(m.docs.as_ref().map(|e| e.estimate), Some(0.125));
@@ -384,7 +388,7 @@ mod tests {
         let recs = records(|_, _, _, _| true);
         let fixed: Vec<&ConversationRecord> = recs
             .iter()
-            .filter(|c| c.tool_docs == Some(ToolVariant::Bare) && !c.router_in_front)
+            .filter(|c| c.tool_docs == Some(ToolVariant::BARE) && !c.router_in_front)
             .collect();
         assert!(factorials(&fixed, &["small".into(), "large".into()], &opts()).is_empty());
     }

@@ -60,6 +60,7 @@ pub fn conversation(
         mode: Mode::Agent,
         router_in_front: false,
         tool_docs: None,
+        tool_docs_sha256: None,
         status: Status::Ok,
         outcome: if passed {
             Outcome::Pass
@@ -122,7 +123,7 @@ pub fn factorial_records(
     use crate::suite::ToolVariant;
     let mut out = Vec::new();
     for model in models {
-        for docs in [ToolVariant::Bare, ToolVariant::Documented] {
+        for docs in [ToolVariant::BARE, ToolVariant::DOCUMENTED] {
             for router in [false, true] {
                 for task in 0..4 {
                     for trial in 0..2 {

@@ -272,7 +272,7 @@ mod tests {
             large: "l".into(),
             rule: "first two models in manifest order".into(),
             call_cap: 8,
-            tool_docs: ToolVariant::Bare,
+            tool_docs: ToolVariant::BARE,
             router_in_front: false,
         }
     }
@@ -348,7 +348,7 @@ mod tests {
             routed.router_in_front = true;
             records.push(routed);
             let mut documented = record(model, "A", 0, Some(passed));
-            documented.tool_docs = Some(ToolVariant::Documented);
+            documented.tool_docs = Some(ToolVariant::DOCUMENTED);
             records.push(documented);
         }
         assert_eq!(pairing.rounds(&records).complete, vec![vec![1.0]]);

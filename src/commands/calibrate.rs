@@ -324,7 +324,7 @@ fn play_passes(bench: &Bench<'_>, factorial_tasks: &[String]) -> anyhow::Result<
     let factorial_models = [ORACLE_SMALL, ORACLE_LARGE, DOCS_REACTIVE];
     let factorial = bench.play(Pass {
         tweak: &|s| {
-            s.tool_docs = Levels(vec![ToolVariant::Bare, ToolVariant::Documented]);
+            s.tool_docs = Levels(vec![ToolVariant::BARE, ToolVariant::DOCUMENTED]);
             s.router_in_front = Levels(vec![false, true]);
             s.tasks = factorial_tasks.to_vec();
         },
@@ -426,7 +426,7 @@ fn expected_docs_effect(suites: &AllSuites, trials: u32) -> f64 {
     let r = DocsRates::DEFAULT;
     let passes = |v| r.expected_passes(&tasks, trials, v) as f64;
     let n = (tasks.len() * trials as usize).max(1) as f64;
-    (passes(ToolVariant::Documented) - passes(ToolVariant::Bare)) / n
+    (passes(ToolVariant::DOCUMENTED) - passes(ToolVariant::BARE)) / n
 }
 
 /// Seconds the stub reported as its own (`total_duration`) over every call of a run, warm-ups included.

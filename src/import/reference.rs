@@ -356,6 +356,7 @@ fn conversation_record(
         mode: Mode::Agent,
         router_in_front: !r.router_spans.is_empty(),
         tool_docs: None,
+        tool_docs_sha256: None,
         status,
         outcome: if passed {
             Outcome::Pass

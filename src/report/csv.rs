@@ -260,6 +260,7 @@ mod tests {
             mode: Mode::Agent,
             router_in_front: false,
             tool_docs: None,
+            tool_docs_sha256: None,
             status: Status::Ok,
             outcome: Outcome::Pass,
             calls: vec![call(Node::Orchestrator, 100, 10, Some(0.5), 0)],

@@ -15,9 +15,9 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
         let _ = writeln!(
             out,
             "## Factorial effects: `{}` (call cap {})\n\nThe agent's success rate in each cell of \
-             the design, then each factor's effect: documentation = documented − bare, averaged \
+             the design, then each factor's effect: documentation = {docs}, averaged \
              over the router levels; router = on − off, averaged over the tool docs variants; \
-             docs × router = (documented − bare with the router on) − (documented − bare with it \
+             docs × router = ({docs} with the router on) − ({docs} with it \
              off). Graded conversations only; each effect is over the tasks all its cells share, \
              with a paired task-bootstrap 95% CI{} ({} resamples, seed {}). A cell reads \
              success (passes/graded), with its transport and protocol exclusions when any.\n",
@@ -25,7 +25,8 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
             f.call_cap,
             super::stopping::mark(s),
             number(s.settings.resamples as f64, 0),
-            s.settings.seed
+            s.settings.seed,
+            docs = docs_contrast(f),
         );
         let models: Vec<(&str, &ModelEffects)> = s
             .models
@@ -34,7 +35,7 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
             .collect();
         out.push_str(&cells(f, &models));
         out.push('\n');
-        out.push_str(&effects(&models));
+        out.push_str(&effects(f, &models));
         out.push('\n');
         between_models(out, f, super::stopping::mark(s));
     }
@@ -80,11 +81,21 @@ fn cell_text(m: &ModelEffects, name: &str) -> String {
 /// Which effect of a model a row shows.
 type EffectOf = fn(&ModelEffects) -> &Option<Effect>;
 
-fn effects(models: &[(&str, &ModelEffects)]) -> String {
+/// The documentation contrast in words: the later variant minus the earlier (`documented − bare`),
+/// or why there is none.
+fn docs_contrast(f: &Factorial) -> String {
+    match f.tool_docs.as_slice() {
+        [a, b] => format!("{b} − {a}"),
+        many => format!("none with {} variants", many.len()),
+    }
+}
+
+fn effects(f: &Factorial, models: &[(&str, &ModelEffects)]) -> String {
     let mut t = table("effect", models);
     t.numeric_after_first();
+    let docs = format!("documentation ({})", docs_contrast(f));
     let rows: [(&str, EffectOf); 3] = [
-        ("documentation (documented − bare)", |m| &m.docs),
+        (&docs, |m| &m.docs),
         ("router in front (on − off)", |m| &m.router),
         ("docs × router (difference-in-differences)", |m| {
             &m.docs_x_router
@@ -154,7 +165,7 @@ mod tests {
         // `m:3b` fails T0 and T1 under bare docs only; `m:7b` passes everything: documentation
         // helps the 3B by +50 pp and the 7B by 0.
         let recs = factorial_records(&["m:7b", "m:3b"], |model, docs, _, task| {
-            !(model == "m:3b" && docs == ToolVariant::Bare && task < 2)
+            !(model == "m:3b" && docs == ToolVariant::BARE && task < 2)
         });
         let info = |name: &str, size: &str| ModelInfo {
             name: name.into(),

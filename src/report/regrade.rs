@@ -114,7 +114,7 @@ mod tests {
             replies: vec![],
         };
         assert_eq!(configuration(&m), "store (cap 10)");
-        m.tool_docs = Some(ToolVariant::Documented);
+        m.tool_docs = Some(ToolVariant::DOCUMENTED);
         m.router_in_front = true;
         assert_eq!(
             configuration(&m),

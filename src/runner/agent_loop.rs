@@ -330,6 +330,7 @@ impl Player<'_> {
             mode,
             router_in_front: self.router_in_front.is_some(),
             tool_docs: Some(t.tool_docs),
+            tool_docs_sha256: Some(t.domain.digests(t.tool_docs).tools),
             status,
             outcome,
             calls: t.calls,

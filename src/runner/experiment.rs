@@ -147,7 +147,7 @@ pub fn task_digests(
 ) -> BTreeMap<String, String> {
     let mut out: BTreeMap<String, String> = domains
         .iter()
-        .map(|d| (d.name().to_string(), d.digests(ToolVariant::Bare).tasks))
+        .map(|d| (d.name().to_string(), d.digests(ToolVariant::BARE).tasks))
         .collect();
     if let Some(r) = router {
         out.insert("router".to_string(), r.digest.clone());
@@ -185,11 +185,29 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
             unknown.join(", ")
         )));
     }
+    check_variants(&domains, settings)?;
     Ok(Suites {
         domains,
         router,
         grader_digest,
     })
+}
+
+/// Every `--tool-docs` variant must be a file of every conversation suite played.
+fn check_variants(domains: &[Box<dyn Domain>], settings: &RunSettings) -> Result<(), RunError> {
+    for d in domains {
+        let has = d.presentation().variants();
+        if let Some(v) = settings.tool_docs.0.iter().find(|v| !has.contains(v)) {
+            let names: Vec<&str> = has.iter().map(|v| v.as_str()).collect();
+            return Err(RunError::Settings(format!(
+                "--tool-docs {v}: the {} suite has no tasks/{}/tools/{v}.json (its variants: {})",
+                d.name(),
+                d.name(),
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn client_for(exp: &Experiment, url: &str) -> Result<Client, RunError> {
@@ -440,9 +458,24 @@ fn new_manifest(
             .domains
             .iter()
             .map(|d| {
-                // A factorial run records its first variant's tool digest.
-                let variant = s.tool_docs.first().unwrap_or(ToolVariant::Bare);
+                // A factorial run records its first variant's tool digest here, and every
+                // variant's in `tool_docs_digests`.
+                let variant = s.tool_docs.first().unwrap_or(ToolVariant::BARE);
                 (d.name().to_string(), d.digests(variant))
+            })
+            .collect(),
+        tool_docs_digests: suites
+            .domains
+            .iter()
+            .map(|d| {
+                let all = d.presentation().tool_docs_digests();
+                let played = s
+                    .tool_docs
+                    .0
+                    .iter()
+                    .filter_map(|v| Some((v.to_string(), all.get(v.as_str())?.clone())))
+                    .collect();
+                (d.name().to_string(), played)
             })
             .collect(),
         ollama_version: first.map(|i| i.version.clone()),

@@ -225,7 +225,7 @@ mod tests {
             trials: 2,
             call_caps: &[10],
             modes: vec![Mode::Agent],
-            tool_docs: &[ToolVariant::Bare],
+            tool_docs: &[ToolVariant::BARE],
             router_in_front: &[false],
             rounds: false,
         };
@@ -259,7 +259,7 @@ mod tests {
             trials: 2,
             call_caps: &[4, 8],
             modes: vec![Mode::Agent, Mode::Toolless],
-            tool_docs: &[ToolVariant::Bare, ToolVariant::Documented],
+            tool_docs: &[ToolVariant::BARE, ToolVariant::DOCUMENTED],
             router_in_front: &[false, true],
             rounds: false,
         };

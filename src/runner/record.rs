@@ -368,6 +368,9 @@ pub struct ConversationRecord {
     /// reader fills in the run's single variant from the manifest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_docs: Option<ToolVariant>,
+    /// SHA-256 of that variant's file (absent in older and imported records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_docs_sha256: Option<String>,
     /// Where the conversation stopped.
     pub status: Status,
     /// How it ended, for the denominators.
@@ -676,6 +679,10 @@ pub struct Manifest {
     /// published figures' verdicts (the import keeps the verdicts as recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_regrade: Option<String>,
+    /// SHA-256 of each tool documentation variant played, per suite, by variant name (absent in
+    /// older manifests).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_docs_digests: BTreeMap<String, BTreeMap<String, String>>,
     /// Documented example values of the tool schemas shown (for counting example-copy calls).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub example_values: Vec<String>,

@@ -399,10 +399,10 @@ mod tests {
             got.push(key_and_outcome(&l.record).0)
         })
         .expect("old record");
-        assert_eq!(got[0].tool_docs, Some(ToolVariant::Documented));
+        assert_eq!(got[0].tool_docs, Some(ToolVariant::DOCUMENTED));
         let mut routed = conversation("m", "L1", 0, true, vec![]);
         routed.router_in_front = true;
-        routed.tool_docs = Some(ToolVariant::Bare);
+        routed.tool_docs = Some(ToolVariant::BARE);
         let text = serde_json::to_string(&Record::Conversation(Box::new(routed))).expect("json");
         let text = text + "\n";
         let err = read(&text, &single).expect_err("bare not declared");

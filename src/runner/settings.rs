@@ -124,7 +124,7 @@ impl Default for RunSettings {
             models: DEFAULT_MODELS.map(String::from).to_vec(),
             suites: vec![SuiteChoice::Store, SuiteChoice::Router],
             trials: 5,
-            tool_docs: Levels::one(ToolVariant::Bare),
+            tool_docs: Levels::one(ToolVariant::BARE),
             router_in_front: Levels::one(false),
             toolless: false,
             temperature: 0.7,
@@ -709,7 +709,7 @@ mod tests {
         f.apply(&mut s).expect("apply");
         assert_eq!(
             (s.trials, s.tool_docs, s.call_caps.clone()),
-            (3, Levels::one(ToolVariant::Documented), vec![4, 8])
+            (3, Levels::one(ToolVariant::DOCUMENTED), vec![4, 8])
         );
         let err = ExperimentFile::parse("exp.toml", "trails = 3\n").expect_err("typo");
         assert!(
@@ -729,7 +729,7 @@ mod tests {
         f.apply(&mut s).expect("apply");
         assert_eq!(
             s.tool_docs.0,
-            vec![ToolVariant::Bare, ToolVariant::Documented]
+            vec![ToolVariant::BARE, ToolVariant::DOCUMENTED]
         );
         assert_eq!(s.router_in_front.0, vec![false, true]);
         assert!(s.default_run_id().contains("-bare+documented-"));

@@ -8,10 +8,14 @@ use crate::suite::{Domain, NearMiss, Task, ToolVariant};
 use crate::trace::{FailureMode, Verdict};
 
 /// A suite's counts, as `suite check` prints them: tools, parameters, tasks and tasks per category
-/// (`store: 8 tools, 13 parameters, 24 conversations (lookup 6, ...)`).
+/// and the tool documentation variants
+/// (`store: 8 tools, 13 parameters, 24 conversations (lookup 6, ...); tool docs: bare, documented`).
 pub fn counts_line(domain: &dyn Domain) -> String {
-    let docs = domain.presentation().docs(ToolVariant::Bare);
-    let parameters: usize = docs.tools.iter().map(|t| t.parameters.len()).sum();
+    let presentation = domain.presentation();
+    let tools = presentation
+        .docs(ToolVariant::BARE)
+        .map_or(&[][..], |d| &d.tools);
+    let parameters: usize = tools.iter().map(|t| t.parameters.len()).sum();
     let tasks = domain.tasks();
     let categories: Vec<String> = domain
         .categories()
@@ -22,12 +26,18 @@ pub fn counts_line(domain: &dyn Domain) -> String {
         })
         .collect();
     format!(
-        "{}: {} tools, {parameters} parameters, {} {} ({})",
+        "{}: {} tools, {parameters} parameters, {} {} ({}); tool docs: {}",
         domain.name(),
-        docs.tools.len(),
+        tools.len(),
         tasks.len(),
         domain.task_noun(),
-        categories.join(", ")
+        categories.join(", "),
+        presentation
+            .variants()
+            .iter()
+            .map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 

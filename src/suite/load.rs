@@ -49,23 +49,54 @@ pub fn read_text(path: &Path) -> Result<FileText, SuiteError> {
 /// Reads and deserializes a JSON file; a syntax or type error names the line and column.
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<(T, FileText), SuiteError> {
     let file = read_text(path)?;
-    let value = serde_json::from_str(&file.text).map_err(|e| parse_error(path, &e))?;
+    let value = serde_json::from_str(&file.text).map_err(|e| parse_error(path, &file.text, &e))?;
     Ok((value, file))
 }
 
-/// Turns a serde_json error into [`SuiteError::Parse`].
-pub fn parse_error(path: &Path, e: &serde_json::Error) -> SuiteError {
+/// Turns a serde_json error in `text` into [`SuiteError::Parse`]. A value that parsed but was
+/// refused (a bad date, a wrong type) is named where it ends: serde_json may report the error past
+/// the whitespace that follows it, which would name another line in another layout.
+pub fn parse_error(path: &Path, text: &str, e: &serde_json::Error) -> SuiteError {
     let full = e.to_string();
     let message = match full.rsplit_once(" at line ") {
         Some((m, _)) => m.to_string(),
         None => full,
     };
+    let (mut line, mut column) = (e.line(), e.column());
+    if e.classify() == serde_json::error::Category::Data {
+        (line, column) = end_of_value(text, line, column);
+    }
     SuiteError::Parse {
         path: path.to_path_buf(),
-        line: e.line(),
-        column: e.column(),
+        line,
+        column,
         message,
     }
+}
+
+/// The position (1-based line, column in characters) reached from `line`:`column` by stepping
+/// back over whitespace.
+fn end_of_value(text: &str, line: usize, column: usize) -> (usize, usize) {
+    let Some(line_start) = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .reduce(|a, b| a + b)
+        .or((line <= 1).then_some(0))
+    else {
+        return (line, column);
+    };
+    let at = text[line_start..]
+        .char_indices()
+        .nth(column)
+        .map_or(text.len(), |(i, _)| line_start + i);
+    let end = text[..at].trim_end().len();
+    let before = &text[..end];
+    let start = before.rfind('\n').map_or(0, |n| n + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[start..].chars().count(),
+    )
 }
 
 /// Shorthand for an [`SuiteError::Invalid`].
@@ -89,6 +120,32 @@ mod tests {
         let err = read_json::<serde_json::Value>(&p).expect_err("bad json");
         let text = err.to_string();
         assert!(text.contains("x.json:3:8"), "{text}");
+    }
+
+    #[test]
+    fn a_refused_value_is_named_on_its_own_line_in_any_layout() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        #[allow(dead_code)]
+        enum Fact {
+            Date(crate::suite::date::Date),
+        }
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = dir.path().join("x.json");
+        for (text, at) in [
+            ("[{\"date\": \"2026-10-32\"}]", "1:22"),
+            ("[\n  {\n    \"date\": \"2026-10-32\"\n  }\n]", "3:24"),
+            ("[\n  {\"date\": \"2026-10-32\"  \n\n  }]", "2:23"),
+        ] {
+            std::fs::write(&p, text).expect("write");
+            let err = read_json::<Vec<Fact>>(&p)
+                .expect_err("bad date")
+                .to_string();
+            assert!(
+                err.contains(&format!("x.json:{at}: invalid date")),
+                "{text}: {err}"
+            );
+        }
     }
 
     #[test]

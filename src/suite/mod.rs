@@ -26,35 +26,76 @@ use crate::trace::{ToolEvent, Verdict};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Which documentation variant of the tool schemas the model is shown.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolVariant {
-    /// Tool descriptions, and a description for one parameter only.
-    Bare,
-    /// Every parameter described, each with an example value not in the store data.
-    Documented,
-}
+/// Which documentation variant of the tool schemas the model is shown: the name of a file
+/// `tasks/<suite>/tools/<name>.json`. `bare` and `documented` ship with every conversation suite; a
+/// researcher adds another by adding a file. Names are interned, so a variant is `Copy` and orders
+/// by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ToolVariant(&'static str);
 
 impl ToolVariant {
+    /// Tool descriptions, and a description for one parameter only.
+    pub const BARE: ToolVariant = ToolVariant("bare");
+    /// Every parameter described, each with an example value not in the suite's data.
+    pub const DOCUMENTED: ToolVariant = ToolVariant("documented");
+
+    /// The variant named `name`: lower-case letters, digits, `-` and `_`, starting with a letter or
+    /// a digit (it names a file).
+    pub fn named(name: &str) -> Result<ToolVariant, String> {
+        let ok = name.chars().enumerate().all(|(i, c)| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || (i > 0 && (c == '-' || c == '_'))
+        });
+        if name.is_empty() || !ok {
+            return Err(format!(
+                "invalid tool docs variant '{name}': a file name of lower-case letters, digits, '-' and '_'"
+            ));
+        }
+        Ok(ToolVariant(intern(name)))
+    }
+
     /// The variant's name as used in file names and records.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ToolVariant::Bare => "bare",
-            ToolVariant::Documented => "documented",
-        }
+        self.0
+    }
+}
+
+/// The one `'static` copy of `name` (variant names are few: each is leaked once).
+fn intern(name: &str) -> &'static str {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
+impl std::str::FromStr for ToolVariant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ToolVariant, String> {
+        ToolVariant::named(s)
+    }
+}
+
+impl std::fmt::Display for ToolVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl Serialize for ToolVariant {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolVariant {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ToolVariant, D::Error> {
+        let name = String::deserialize(d)?;
+        ToolVariant::named(&name).map_err(serde::de::Error::custom)
     }
 }
 

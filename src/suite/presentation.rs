@@ -8,7 +8,8 @@ use crate::suite::load::{invalid, read_json, read_text};
 use crate::suite::tool_docs::{ParamDoc, ToolDoc, ToolDocs};
 use crate::suite::{SuiteDigests, SuiteError, ToolVariant};
 use serde_json::Value;
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// A suite's tools and their parameters, as its environment implements them.
 pub type ToolTable = [(&'static str, &'static [&'static str])];
@@ -79,47 +80,49 @@ struct Variant {
     digest: String,
 }
 
-/// Policy and tool documentation of a suite, both variants, loaded and checked.
+/// Policy and tool documentation of a suite, every variant, loaded and checked.
 #[derive(Debug, Clone)]
 pub struct Presentation {
     policy: String,
     policy_digest: String,
-    bare: Variant,
-    documented: Variant,
+    variants: BTreeMap<ToolVariant, Variant>,
 }
 
 impl Presentation {
-    /// Reads the policy at `policy` and `bare.json` and `documented.json` in `tools_dir`, in that
-    /// order, checking each documentation file against `rules`.
+    /// Reads the policy at `policy` and every `<name>.json` in `tools_dir` (`bare.json` and
+    /// `documented.json` first, then the others by name), checking each documentation file against
+    /// `rules`: the same tools and parameters as the table, whatever the descriptions, examples and
+    /// (where the rules allow) the order.
     pub fn load(
         policy: &Path,
         tools_dir: &Path,
         rules: &DocsRules<'_>,
     ) -> Result<Presentation, SuiteError> {
         let policy = read_text(policy)?;
-        let load = |variant: ToolVariant| -> Result<Variant, SuiteError> {
-            let path = tools_dir.join(format!("{}.json", variant.as_str()));
+        let mut variants = BTreeMap::new();
+        for (variant, path) in variant_files(tools_dir)? {
             let (docs, file): (ToolDocs, _) = read_json(&path)?;
             check_docs(&path, &docs, variant, rules)?;
-            Ok(Variant {
-                ollama: docs.to_ollama(),
-                docs,
-                digest: file.digest,
-            })
-        };
+            let ollama = docs.to_ollama();
+            variants.insert(
+                variant,
+                Variant {
+                    ollama,
+                    docs,
+                    digest: file.digest,
+                },
+            );
+        }
         Ok(Presentation {
-            bare: load(ToolVariant::Bare)?,
-            documented: load(ToolVariant::Documented)?,
+            variants,
             policy: policy.text,
             policy_digest: policy.digest,
         })
     }
 
-    fn variant(&self, variant: ToolVariant) -> &Variant {
-        match variant {
-            ToolVariant::Bare => &self.bare,
-            ToolVariant::Documented => &self.documented,
-        }
+    /// The documentation variants the suite has, by name.
+    pub fn variants(&self) -> Vec<ToolVariant> {
+        self.variants.keys().copied().collect()
     }
 
     /// The policy: the system prompt.
@@ -127,24 +130,45 @@ impl Presentation {
         &self.policy
     }
 
-    /// Tool documentation of a variant.
-    pub fn docs(&self, variant: ToolVariant) -> &ToolDocs {
-        &self.variant(variant).docs
+    /// Tool documentation of a variant (`None`: the suite has no such file).
+    pub fn docs(&self, variant: ToolVariant) -> Option<&ToolDocs> {
+        self.variants.get(&variant).map(|v| &v.docs)
     }
 
-    /// Tool schemas of a variant in Ollama's `tools` shape.
+    /// Tool schemas of a variant in Ollama's `tools` shape (empty for a variant the suite lacks,
+    /// which a run refuses before it starts).
     pub fn tools(&self, variant: ToolVariant) -> &[Value] {
-        &self.variant(variant).ollama
+        self.variants
+            .get(&variant)
+            .map_or(&[], |v| v.ollama.as_slice())
     }
 
-    /// The documented example values, as (parameter name, example).
+    /// The example values every variant documents, as (parameter name, example): the documented
+    /// variant's first, then each other variant's that are new, by variant name.
     pub fn example_values(&self) -> Vec<(String, String)> {
-        self.documented
-            .docs
-            .tools
+        let order = [ToolVariant::DOCUMENTED].into_iter().chain(
+            self.variants
+                .keys()
+                .copied()
+                .filter(|v| *v != ToolVariant::DOCUMENTED),
+        );
+        let mut out: Vec<(String, String)> = Vec::new();
+        for v in order.filter_map(|v| self.variants.get(&v)) {
+            for p in v.docs.tools.iter().flat_map(|t| &t.parameters) {
+                let Some(e) = &p.example else { continue };
+                if !out.iter().any(|(n, x)| n == &p.name && x == e) {
+                    out.push((p.name.clone(), e.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The SHA-256 of each variant's file, by variant name.
+    pub fn tool_docs_digests(&self) -> BTreeMap<String, String> {
+        self.variants
             .iter()
-            .flat_map(|t| &t.parameters)
-            .filter_map(|p| p.example.clone().map(|e| (p.name.clone(), e)))
+            .map(|(k, v)| (k.as_str().to_string(), v.digest.clone()))
             .collect()
     }
 
@@ -152,10 +176,50 @@ impl Presentation {
     pub fn digests(&self, variant: ToolVariant, tasks_digest: &str) -> SuiteDigests {
         SuiteDigests {
             tasks: tasks_digest.to_string(),
-            tools: self.variant(variant).digest.clone(),
+            tools: self
+                .variants
+                .get(&variant)
+                .map(|v| v.digest.clone())
+                .unwrap_or_default(),
             policy: self.policy_digest.clone(),
         }
     }
+}
+
+/// The variant files in `dir`: `bare.json` and `documented.json` (both required), then every other
+/// `<name>.json` by name; a name that cannot be a variant is refused with its file.
+fn variant_files(dir: &Path) -> Result<Vec<(ToolVariant, PathBuf)>, SuiteError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| SuiteError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut others = BTreeMap::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|source| SuiteError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?
+            .path();
+        let Some(stem) = path
+            .extension()
+            .is_some_and(|e| e == "json")
+            .then(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .flatten()
+        else {
+            continue;
+        };
+        let variant = ToolVariant::named(&stem).map_err(|m| invalid(&path, "(file name)", m))?;
+        others.insert(variant, path);
+    }
+    let mut files = Vec::new();
+    for required in [ToolVariant::BARE, ToolVariant::DOCUMENTED] {
+        let path = dir.join(format!("{required}.json"));
+        others.remove(&required);
+        files.push((required, path));
+    }
+    files.extend(others);
+    Ok(files)
 }
 
 /// Checks one documentation file: the tools against the table, each parameter against the
@@ -185,7 +249,7 @@ fn check_docs(
             }
         }
     }
-    if variant == ToolVariant::Bare {
+    if variant == ToolVariant::BARE {
         let described = docs
             .tools
             .iter()
@@ -281,35 +345,54 @@ fn check_parameter(
     variant: ToolVariant,
     data: &DataValues,
 ) -> Result<(), SuiteError> {
-    match (variant, &p.description, &p.example) {
-        (ToolVariant::Bare, _, None) => Ok(()),
-        (ToolVariant::Bare, _, Some(_)) => Err(invalid(
+    let documented = variant == ToolVariant::DOCUMENTED;
+    let needs_both = || {
+        invalid(
+            path,
+            key.clone(),
+            "the documented variant needs a description and an example",
+        )
+    };
+    match (&p.description, &p.example) {
+        (_, None) if documented => Err(needs_both()),
+        (_, None) => Ok(()),
+        (_, Some(_)) if variant == ToolVariant::BARE => Err(invalid(
             path,
             format!("{key}.example"),
             "the bare variant has no examples",
         )),
-        (ToolVariant::Documented, Some(desc), Some(ex)) => {
-            if !desc.contains(ex.as_str()) {
-                return Err(invalid(
-                    path,
-                    format!("{key}.example"),
-                    "the example must be quoted in the description",
-                ));
-            }
-            match data.overlap(ex) {
-                Some(hit) => Err(invalid(
-                    path,
-                    format!("{key}.example"),
-                    format!("'{ex}' overlaps {} '{hit}'", data.label),
-                )),
-                None => Ok(()),
-            }
-        }
-        (ToolVariant::Documented, _, _) => Err(invalid(
+        (Some(desc), Some(ex)) => check_example(path, &key, desc, ex, data),
+        (None, Some(_)) if documented => Err(needs_both()),
+        (None, Some(_)) => Err(invalid(
             path,
-            key,
-            "the documented variant needs a description and an example",
+            format!("{key}.example"),
+            "an example needs a description that quotes it",
         )),
+    }
+}
+
+/// An example is quoted in its description and stays clear of the suite's data.
+fn check_example(
+    path: &Path,
+    key: &str,
+    desc: &str,
+    ex: &str,
+    data: &DataValues,
+) -> Result<(), SuiteError> {
+    if !desc.contains(ex) {
+        return Err(invalid(
+            path,
+            format!("{key}.example"),
+            "the example must be quoted in the description",
+        ));
+    }
+    match data.overlap(ex) {
+        Some(hit) => Err(invalid(
+            path,
+            format!("{key}.example"),
+            format!("'{ex}' overlaps {} '{hit}'", data.label),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -385,10 +468,10 @@ mod tests {
     #[test]
     fn any_order_takes_a_permutation_and_names_an_unknown_tool_by_index() {
         let any = rules(ToolOrder::Any, 4);
-        assert_eq!(error(&bare(&["put", "get"]), ToolVariant::Bare, &any), None);
-        let e = refused(&bare(&["get", "gte"]), ToolVariant::Bare, &any);
+        assert_eq!(error(&bare(&["put", "get"]), ToolVariant::BARE, &any), None);
+        let e = refused(&bare(&["get", "gte"]), ToolVariant::BARE, &any);
         assert!(e.contains("tools[1].name: unknown tool 'gte'"), "{e}");
-        let e = refused(&bare(&["get", "get"]), ToolVariant::Bare, &any);
+        let e = refused(&bare(&["get", "get"]), ToolVariant::BARE, &any);
         assert!(e.contains("tools: must document exactly: get, put"), "{e}");
     }
 
@@ -396,11 +479,11 @@ mod tests {
     fn table_order_refuses_a_permutation_or_an_unknown_tool_as_a_whole() {
         let table = rules(ToolOrder::Table, 0);
         assert_eq!(
-            error(&bare(&["get", "put"]), ToolVariant::Bare, &table),
+            error(&bare(&["get", "put"]), ToolVariant::BARE, &table),
             None
         );
         for names in [["put", "get"], ["get", "gte"]] {
-            let e = refused(&bare(&names), ToolVariant::Bare, &table);
+            let e = refused(&bare(&names), ToolVariant::BARE, &table);
             assert!(
                 e.contains("tools: must document, in order: get, put"),
                 "{e}"
@@ -413,7 +496,7 @@ mod tests {
         let lenient = rules(ToolOrder::Any, 4);
         let strict = rules(ToolOrder::Table, 0);
         for r in [&lenient, &strict] {
-            let e = refused(&documented("a-17"), ToolVariant::Documented, r);
+            let e = refused(&documented("a-17"), ToolVariant::DOCUMENTED, r);
             assert!(
                 e.contains("tools[0].parameters[0].example: 'a-17' overlaps the data 'a-17'"),
                 "{e}"
@@ -421,8 +504,8 @@ mod tests {
         }
         // "x" is shorter than the lenient rule's minimum: it may stand inside an example.
         let docs = documented("Zx-42");
-        assert_eq!(error(&docs, ToolVariant::Documented, &lenient), None);
-        let e = refused(&docs, ToolVariant::Documented, &strict);
+        assert_eq!(error(&docs, ToolVariant::DOCUMENTED, &lenient), None);
+        let e = refused(&docs, ToolVariant::DOCUMENTED, &strict);
         assert!(e.contains("overlaps the data 'x'"), "{e}");
     }
 
@@ -431,15 +514,15 @@ mod tests {
         let any = rules(ToolOrder::Any, 4);
         let mut docs = bare(&["get", "put"]);
         docs.tools[1].parameters[1].example = Some("v".into());
-        let e = refused(&docs, ToolVariant::Bare, &any);
+        let e = refused(&docs, ToolVariant::BARE, &any);
         assert!(
             e.contains("tools[1].parameters[1].example: the bare variant has no examples"),
             "{e}"
         );
         docs.tools[1].parameters[1] = param("value", Some("what to store"), None);
-        let e = refused(&docs, ToolVariant::Bare, &any);
+        let e = refused(&docs, ToolVariant::BARE, &any);
         assert!(e.contains("describes exactly one parameter, not 2"), "{e}");
-        let e = refused(&bare(&["get", "put"]), ToolVariant::Documented, &any);
+        let e = refused(&bare(&["get", "put"]), ToolVariant::DOCUMENTED, &any);
         assert!(
             e.contains("tools[0].parameters[0]: the documented variant needs a description"),
             "{e}"
@@ -456,15 +539,17 @@ mod tests {
             (&triage.presentation, 6, "triage"),
         ] {
             assert!(p.system_prompt().contains(name));
-            assert_eq!(p.tools(ToolVariant::Bare).len(), tools);
+            assert_eq!(p.tools(ToolVariant::BARE).len(), tools);
             assert_eq!(
-                p.docs(ToolVariant::Documented).to_ollama(),
-                p.tools(ToolVariant::Documented)
+                p.docs(ToolVariant::DOCUMENTED)
+                    .expect("documented")
+                    .to_ollama(),
+                p.tools(ToolVariant::DOCUMENTED)
             );
             assert!(!p.example_values().is_empty());
             let (bare, doc) = (
-                p.digests(ToolVariant::Bare, "t"),
-                p.digests(ToolVariant::Documented, "t"),
+                p.digests(ToolVariant::BARE, "t"),
+                p.digests(ToolVariant::DOCUMENTED, "t"),
             );
             assert_ne!(bare.tools, doc.tools);
             assert_eq!((bare.tasks.as_str(), &bare.policy), ("t", &doc.policy));

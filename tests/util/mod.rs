@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod exporter;
+pub mod layout;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

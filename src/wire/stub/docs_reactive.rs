@@ -51,9 +51,12 @@ impl DocsRates {
     /// The mistake of the conversation opening with `opening`, trial `trial`, under `variant`
     /// (`None`: it plays the gold trajectory).
     pub fn mistake(&self, opening: &str, trial: u32, variant: ToolVariant) -> Option<DocsMistake> {
-        let rate = match variant {
-            ToolVariant::Bare => self.bare,
-            ToolVariant::Documented => self.documented,
+        // The stub reads only whether every parameter is described (`variant_of`), so any
+        // variant but `bare` is held to the documented rate.
+        let rate = if variant == ToolVariant::BARE {
+            self.bare
+        } else {
+            self.documented
         };
         let h = mix(mix(self.seed ^ hash_str(opening.trim())) ^ u64::from(trial));
         // The same draw under both variants: documenting only ever removes mistakes when its rate
@@ -105,13 +108,13 @@ pub fn variant_of(req: &ChatRequest) -> ToolVariant {
     for p in params {
         any = true;
         if p.get("description").is_none() {
-            return ToolVariant::Bare;
+            return ToolVariant::BARE;
         }
     }
     if any {
-        ToolVariant::Documented
+        ToolVariant::DOCUMENTED
     } else {
-        ToolVariant::Bare
+        ToolVariant::BARE
     }
 }
 
@@ -162,8 +165,8 @@ mod tests {
     fn documented_docs_remove_mistakes_at_the_rates_given() {
         let tasks = store_tasks();
         let r = DocsRates::DEFAULT;
-        let bare = r.expected_passes(&tasks, 5, ToolVariant::Bare);
-        let documented = r.expected_passes(&tasks, 5, ToolVariant::Documented);
+        let bare = r.expected_passes(&tasks, 5, ToolVariant::BARE);
+        let documented = r.expected_passes(&tasks, 5, ToolVariant::DOCUMENTED);
         let n = tasks.len() * 5;
         assert!(
             bare < documented && documented <= n,
@@ -183,7 +186,7 @@ mod tests {
             ..r
         };
         assert_eq!(
-            flat.expected_passes(&tasks, 5, ToolVariant::Documented),
+            flat.expected_passes(&tasks, 5, ToolVariant::DOCUMENTED),
             bare
         );
     }
@@ -198,8 +201,8 @@ mod tests {
         let documented = req(json!({"a": {"type": "string", "description": "x"}}));
         let bare =
             req(json!({"a": {"type": "string", "description": "x"}, "b": {"type": "string"}}));
-        assert_eq!(variant_of(&documented), ToolVariant::Documented);
-        assert_eq!(variant_of(&bare), ToolVariant::Bare);
-        assert_eq!(variant_of(&ChatRequest::default()), ToolVariant::Bare);
+        assert_eq!(variant_of(&documented), ToolVariant::DOCUMENTED);
+        assert_eq!(variant_of(&bare), ToolVariant::BARE);
+        assert_eq!(variant_of(&ChatRequest::default()), ToolVariant::BARE);
     }
 }
