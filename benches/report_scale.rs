@@ -101,10 +101,30 @@ fn generate(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Copies `base` `times` times over, each copy under new task ids (router: new message indexes).
+/// Copies `base` `times` times over, each copy under new task ids (router: new message indexes),
+/// which the manifest's task lists name, as the record reader checks.
 fn replicate(base: &Path, dir: &Path, times: u32) -> Result<()> {
     std::fs::create_dir_all(dir)?;
-    std::fs::copy(base.join("manifest.json"), dir.join("manifest.json"))?;
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(base.join("manifest.json"))?)?;
+    if let Some(suites) = manifest["suite_tasks"].as_object_mut() {
+        for (suite, tasks) in suites.iter_mut() {
+            let ids: Vec<String> = tasks
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect();
+            let copies = (0..times).flat_map(|copy| {
+                ids.iter().map(move |t| match t.parse::<u32>() {
+                    Ok(i) if suite == "router" => (i + 1000 * copy).to_string(),
+                    _ => format!("{t}~{copy:03}"),
+                })
+            });
+            *tasks = copies.collect::<Vec<_>>().into();
+        }
+    }
+    std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&manifest)?)?;
     for name in ["conversations.jsonl", "router.jsonl"] {
         let lines: Vec<String> = BufReader::new(std::fs::File::open(base.join(name))?)
             .lines()

@@ -58,36 +58,97 @@ pub fn ci95(values: &mut [f64]) -> Option<Interval> {
 }
 
 /// The central interval between quantiles `lower` and `upper` of `values`, positioned as
-/// [`ci95`]: sort, then the values at `int(lower N)` and `int(upper N) - 1`.
+/// [`ci95`]: the values at `int(lower N)` and `int(upper N) - 1` of the sorted values. Each is
+/// found by selection (O(N)) rather than a full sort; the slice is left reordered.
 pub fn percentile_interval(values: &mut [f64], lower: f64, upper: f64) -> Option<Interval> {
     if values.is_empty() {
         return None;
     }
-    values.sort_by(f64::total_cmp);
     let n = values.len();
     let lo = ((lower * n as f64) as usize).min(n - 1);
     let hi = ((upper * n as f64) as usize)
         .checked_sub(1)
-        .unwrap_or(n - 1);
+        .unwrap_or(n - 1)
+        .min(n - 1);
     Some(Interval {
-        low: values[lo],
-        high: values[hi.min(n - 1)],
+        low: nth_smallest(values, lo),
+        high: nth_smallest(values, hi),
     })
+}
+
+/// The value at position `i` of `values` sorted by [`f64::total_cmp`] (values equal under it
+/// are the same bits, so this is exactly the sorted slice's element).
+fn nth_smallest(values: &mut [f64], i: usize) -> f64 {
+    *values.select_nth_unstable_by(i, f64::total_cmp).1
 }
 
 /// Calls `f` once per resample with the drawn positions into the sorted id list: `resamples`
 /// times, `n` draws `randbelow(n)` each, from one generator started at `seed`.
+///
+/// The statistics of one analysis resample the same ids with the same seed again and again (each
+/// model's pass^k, the comparison between them): the draws of the last few `(n, resamples, seed)`
+/// are kept, up to [`KEPT_DRAWS`] positions in all, and replayed rather than drawn again.
 pub fn for_each_resample(n: usize, resamples: usize, seed: u64, mut f: impl FnMut(&[usize])) {
     if n == 0 {
         return;
     }
+    let key = (n, resamples, seed);
+    if let Some(draws) = kept_draws::get(key) {
+        let mut sample = vec![0usize; n];
+        for chunk in draws.chunks_exact(n) {
+            for (slot, &d) in sample.iter_mut().zip(chunk) {
+                *slot = d as usize;
+            }
+            f(&sample);
+        }
+        return;
+    }
+    let keep = n.saturating_mul(resamples) <= KEPT_DRAWS && n <= u32::MAX as usize;
+    let mut kept = Vec::with_capacity(if keep { n * resamples } else { 0 });
     let mut rng = PyRandom::new(seed);
     let mut sample = vec![0usize; n];
     for _ in 0..resamples {
         for slot in sample.iter_mut() {
             *slot = rng.randbelow(n);
         }
+        if keep {
+            kept.extend(sample.iter().map(|&i| i as u32));
+        }
         f(&sample);
+    }
+    if keep {
+        kept_draws::put(key, kept);
+    }
+}
+
+/// Positions kept for replay, in all (4 bytes each: 8 MiB). A run of 24 tasks and 10,000 resamples
+/// draws 240,000; one of thousands of tasks draws afresh each time.
+pub const KEPT_DRAWS: usize = 1 << 21;
+
+/// The draws kept for replay, per thread: the most recent first, at most [`KEPT_DRAWS`] in all.
+mod kept_draws {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    type Key = (usize, usize, u64);
+
+    thread_local! {
+        static KEPT: RefCell<Vec<(Key, Rc<[u32]>)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub fn get(key: Key) -> Option<Rc<[u32]>> {
+        KEPT.with_borrow(|k| k.iter().find(|(x, _)| *x == key).map(|(_, d)| d.clone()))
+    }
+
+    pub fn put(key: Key, draws: Vec<u32>) {
+        KEPT.with_borrow_mut(|k| {
+            k.insert(0, (key, draws.into()));
+            let mut total = 0;
+            k.retain(|(_, d)| {
+                total += d.len();
+                total <= super::KEPT_DRAWS
+            });
+        });
     }
 }
 
@@ -274,19 +335,26 @@ pub fn task_bootstrap(
 
 /// One model's 95% intervals of pass^k, k = 1..`kmax`, resampling its tasks (each drawn task
 /// bringing all its trials) from a generator started at `seed`; `tasks` holds (trials, passes).
+/// Each task's pass^k is computed once; a resample adds the drawn tasks' values in draw order, so
+/// the sums are those of computing them per draw.
 pub fn pass_hat_k_intervals(
     tasks: &[(usize, usize)],
     kmax: usize,
     resamples: usize,
     seed: u64,
 ) -> BTreeMap<usize, Interval> {
-    let mut values: Vec<Vec<f64>> = vec![Vec::new(); kmax];
-    for_each_resample(tasks.len(), resamples, seed, |sample| {
-        for (k, v) in (1..=kmax).zip(values.iter_mut()) {
-            let sum: f64 = sample
+    let table: Vec<Vec<Option<f64>>> = (1..=kmax)
+        .map(|k| {
+            tasks
                 .iter()
-                .filter_map(|&i| super::passk::pass_hat_k_task(tasks[i].0, tasks[i].1, k))
-                .sum();
+                .map(|&(n, c)| super::passk::pass_hat_k_task(n, c, k))
+                .collect()
+        })
+        .collect();
+    let mut values: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); kmax];
+    for_each_resample(tasks.len(), resamples, seed, |sample| {
+        for (by_task, v) in table.iter().zip(values.iter_mut()) {
+            let sum: f64 = sample.iter().filter_map(|&i| by_task[i]).sum();
             v.push(sum / sample.len() as f64);
         }
     });
@@ -299,7 +367,7 @@ pub fn pass_hat_k_intervals(
 /// The 95% interval of a success rate (passes / trials summed over the drawn tasks), resampling
 /// the tasks given as (trials, passes); `None` without tasks.
 pub fn success_interval(tasks: &[(usize, usize)], resamples: usize, seed: u64) -> Option<Interval> {
-    let mut values = Vec::new();
+    let mut values = Vec::with_capacity(resamples);
     for_each_resample(tasks.len(), resamples, seed, |sample| {
         let (n, c) = sample
             .iter()
@@ -415,6 +483,124 @@ mod tests {
         let mut got = Vec::new();
         for_each_resample(24, 1, 0, |s| got.extend_from_slice(&s[..6]));
         assert_eq!(got, [12, 13, 1, 8, 16, 15]);
+    }
+
+    #[test]
+    fn kept_draws_replay_the_generator() {
+        let direct = |n: usize, resamples: usize, seed: u64| {
+            let mut rng = PyRandom::new(seed);
+            (0..n * resamples)
+                .map(|_| rng.randbelow(n))
+                .collect::<Vec<_>>()
+        };
+        let drawn = |n: usize, resamples: usize, seed: u64| {
+            let mut all = Vec::new();
+            for_each_resample(n, resamples, seed, |s| all.extend_from_slice(s));
+            all
+        };
+        // Kept (a small run) and drawn afresh (past the bound), each asked twice, and a
+        // different seed in between so that the replay must find its own key.
+        for (n, resamples) in [(24, 300), (2048, KEPT_DRAWS / 2048 + 1)] {
+            let want = direct(n, resamples, 11);
+            assert_eq!(drawn(n, resamples, 11), want);
+            assert_ne!(drawn(n, resamples, 12), want);
+            assert_eq!(drawn(n, resamples, 11), want);
+        }
+    }
+
+    /// The interval as it was first taken: a full sort, then the two positions.
+    fn sorted_interval(values: &mut [f64], lower: f64, upper: f64) -> Option<Interval> {
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let lo = ((lower * n as f64) as usize).min(n - 1);
+        let hi = ((upper * n as f64) as usize)
+            .checked_sub(1)
+            .unwrap_or(n - 1);
+        Some(Interval {
+            low: values[lo],
+            high: values[hi.min(n - 1)],
+        })
+    }
+
+    /// pass^k intervals as first computed: each drawn task's pass^k from its binomials, per draw.
+    fn pass_hat_k_intervals_per_draw(
+        tasks: &[(usize, usize)],
+        kmax: usize,
+        resamples: usize,
+        seed: u64,
+    ) -> BTreeMap<usize, Interval> {
+        let mut values: Vec<Vec<f64>> = vec![Vec::new(); kmax];
+        for_each_resample(tasks.len(), resamples, seed, |sample| {
+            for (k, v) in (1..=kmax).zip(values.iter_mut()) {
+                let sum: f64 = sample
+                    .iter()
+                    .filter_map(|&i| {
+                        crate::analysis::passk::pass_hat_k_task(tasks[i].0, tasks[i].1, k)
+                    })
+                    .sum();
+                v.push(sum / sample.len() as f64);
+            }
+        });
+        (1..=kmax)
+            .zip(values.iter_mut())
+            .filter_map(|(k, v)| Some((k, sorted_interval(v, 0.025, 0.975)?)))
+            .collect()
+    }
+
+    fn bits(i: &Interval) -> (u64, u64) {
+        (i.low.to_bits(), i.high.to_bits())
+    }
+
+    #[test]
+    fn selection_finds_the_sorted_positions() {
+        let mut rng = PyRandom::new(7);
+        let pool = [
+            0.0,
+            -0.0,
+            1.0,
+            0.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1.0 / 3.0,
+        ];
+        for n in [1, 2, 3, 7, 39, 40, 41, 1000, 10_000] {
+            for (lower, upper) in [(0.025, 0.975), (0.0025, 0.9975), (0.5, 0.5)] {
+                let v: Vec<f64> = (0..n)
+                    .map(|_| match rng.randbelow(3) {
+                        0 => pool[rng.randbelow(pool.len())],
+                        _ => rng.random(),
+                    })
+                    .collect();
+                let want = sorted_interval(&mut v.clone(), lower, upper).unwrap();
+                let got = percentile_interval(&mut v.clone(), lower, upper).unwrap();
+                assert_eq!(bits(&got), bits(&want), "n = {n}, {lower}..{upper}");
+            }
+        }
+    }
+
+    #[test]
+    fn pass_hat_k_intervals_keep_the_per_draw_numbers() {
+        // Uneven trial counts and every pass count, so that sums of thirds, fifths and sevenths
+        // round the way the per-draw computation rounded them.
+        let mut rng = PyRandom::new(3);
+        for (tasks, seed) in [(1, 0), (2, 1), (24, 0), (24, 5), (97, 2)] {
+            let counts: Vec<(usize, usize)> = (0..tasks)
+                .map(|_| {
+                    let n = 1 + rng.randbelow(7);
+                    (n, rng.randbelow(n + 1))
+                })
+                .collect();
+            let kmax = counts.iter().map(|t| t.0).max().unwrap();
+            let want = pass_hat_k_intervals_per_draw(&counts, kmax, 500, seed);
+            let got = pass_hat_k_intervals(&counts, kmax, 500, seed);
+            assert_eq!(got.len(), want.len());
+            for (k, w) in &want {
+                assert_eq!(bits(&got[k]), bits(w), "{tasks} tasks, k = {k}");
+            }
+        }
     }
 
     fn totals(trials: f64, passes: f64, tokens: f64) -> IdTotals {

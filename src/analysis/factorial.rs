@@ -141,7 +141,7 @@ fn factorial(
                 .cells()
                 .filter_map(|(d, r)| {
                     let key = (m.to_string(), d, r);
-                    let (trials, passes) = sums(tallies.get(&key)?, None);
+                    let (trials, passes) = sums(tallies.get(&key)?);
                     Some((cell_name(d, r), passes / trials))
                 })
                 .collect();
@@ -265,16 +265,11 @@ impl Design {
     }
 }
 
-/// Trials and passes of a tally over `draw` (positions into `ids`), or over every task.
-fn sums(tally: &Tally, draw: Option<(&[usize], &[&String])>) -> (f64, f64) {
-    let add = |(t, p): (f64, f64), id: &String| {
-        let (dt, dp) = tally.get(id).copied().unwrap_or_default();
-        (t + dt, p + dp)
-    };
-    match draw {
-        Some((positions, ids)) => positions.iter().map(|&i| ids[i]).fold((0.0, 0.0), add),
-        None => tally.keys().fold((0.0, 0.0), add),
-    }
+/// Trials and passes of a tally over every task.
+fn sums(tally: &Tally) -> (f64, f64) {
+    tally
+        .values()
+        .fold((0.0, 0.0), |(t, p), &(dt, dp)| (t + dt, p + dp))
 }
 
 /// The weighted sum of cell success rates over the tasks every cell shares, with its paired
@@ -293,9 +288,16 @@ fn contrast(terms: &[Term], tallies: &BTreeMap<Cell, Tally>, opts: &AnalysisOpti
         shared.retain(|id| tally.contains_key(*id));
     }
     let ids: Vec<&String> = shared.into_iter().collect();
+    // Each cell's (trials, passes) per shared task, looked up once: a resample indexes them.
+    let by_task: Vec<(Vec<(f64, f64)>, f64)> = cells
+        .iter()
+        .map(|(tally, w)| (ids.iter().map(|id| tally[*id]).collect(), *w))
+        .collect();
     let value = |positions: &[usize]| -> Option<f64> {
-        cells.iter().try_fold(0.0, |acc, (tally, w)| {
-            let (trials, passes) = sums(tally, Some((positions, &ids)));
+        by_task.iter().try_fold(0.0, |acc, (counts, w)| {
+            let (trials, passes) = positions
+                .iter()
+                .fold((0.0, 0.0), |(t, p), &i| (t + counts[i].0, p + counts[i].1));
             (trials > 0.0).then(|| acc + w * passes / trials)
         })
     };

@@ -181,9 +181,11 @@ pub fn difference_intervals(
 ) -> BTreeMap<String, DifferenceDraws> {
     let ids: Vec<&String> = a.keys().filter(|t| b.contains_key(*t)).collect();
     let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    // Each side's sums per shared task, looked up once: a resample indexes them.
+    let (sa, sb): (Vec<&TaskSums>, Vec<&TaskSums>) = ids.iter().map(|t| (&a[*t], &b[*t])).unzip();
     for_each_resample(ids.len(), resamples, seed, |sample| {
-        let pa = pool(sample.iter().map(|&i| &a[ids[i]]), k);
-        let pb = pool(sample.iter().map(|&i| &b[ids[i]]), k);
+        let pa = pool(sample.iter().map(|&i| sa[i]), k);
+        let pb = pool(sample.iter().map(|&i| sb[i]), k);
         for (name, d) in names.iter().zip(diffs.iter_mut()) {
             if let (Some(x), Some(y)) = (metric(name, &pa), metric(name, &pb))
                 && !(x.is_infinite() && y.is_infinite())

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# CPU and peak memory of `passk report` against the reference's Python analysis on the same
+# records: the reference's run 2, imported once, then each analysis run in turn (passk, Python,
+# passk, ...) so that both see the same load. Prints one line per run and the medians.
+#
+# Usage: scripts/report-vs-python.sh [--pairs N] [--reference-repo DIR]
+#   --pairs           alternating pairs (default 7, at least 5)
+#   --reference-repo  a checkout of the reference repository (MohanVishe/product-case-studies);
+#                     its cheaper-per-token/experiment/analyze.py is run as its README says,
+#                     `EVAL_RESULTS=results-run2 python analyze.py`. Without it (the records in
+#                     ../shared/reference come without the analysis scripts) only passk is timed,
+#                     and the script says so.
+# Needs ../shared/reference (the reference's records) and python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pairs=7
+repo=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pairs) pairs="$2"; shift 2 ;;
+    --reference-repo) repo="$2"; shift 2 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+if [ "$pairs" -lt 5 ]; then echo "--pairs must be at least 5" >&2; exit 2; fi
+records=../shared/reference/cheaper-per-token/experiment/results-run2
+if [ ! -d "$records" ]; then echo "skipped: $records is absent" >&2; exit 0; fi
+
+cargo build --release --quiet --bin passk
+passk="${CARGO_TARGET_DIR:-target}/release/passk"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$passk" import --reference "$records" --out "$work/run2" >/dev/null 2>&1
+
+python_dir=""
+if [ -n "$repo" ]; then
+  python_dir="$repo/cheaper-per-token/experiment"
+  if [ ! -f "$python_dir/analyze.py" ]; then
+    echo "no analyze.py under $python_dir" >&2; exit 2
+  fi
+  # The Python analysis reads its records beside itself: give it the very files passk imported.
+  mkdir -p "$work/python"
+  cp -r "$python_dir/." "$work/python/"
+  rm -rf "$work/python/results-run2"
+  cp -r "$records" "$work/python/results-run2"
+else
+  echo "the reference's Python analysis (analyze.py) is not in ../shared/reference: timing passk only" >&2
+fi
+
+# One run: prints "user+sys seconds  peak RSS KiB" of the command and its children (getrusage,
+# microsecond resolution; GNU time rounds to 10 ms, which is most of a passk report).
+measure() {
+  python3 - "$@" <<'PY'
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{r.ru_utime + r.ru_stime:.4f} {r.ru_maxrss}")
+PY
+}
+
+echo "load: $(uptime)"
+printf "%-4s  %-8s  %10s  %14s\n" pair analysis "CPU (s)" "peak RSS (MiB)"
+: >"$work/passk.txt"; : >"$work/python.txt"
+for i in $(seq 1 "$pairs"); do
+  read -r cpu rss < <(measure "$passk" report "$work/run2")
+  echo "$cpu $rss" >>"$work/passk.txt"
+  printf "%-4s  %-8s  %10s  %14.1f\n" "$i" passk "$cpu" "$(echo "$rss / 1024" | bc -l)"
+  if [ -n "$python_dir" ]; then
+    read -r cpu rss < <(cd "$work/python" && EVAL_RESULTS=results-run2 measure python3 analyze.py)
+    echo "$cpu $rss" >>"$work/python.txt"
+    printf "%-4s  %-8s  %10s  %14.1f\n" "$i" python "$cpu" "$(echo "$rss / 1024" | bc -l)"
+  fi
+done
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+p_cpu=$(cut -d' ' -f1 "$work/passk.txt" | median)
+p_rss=$(cut -d' ' -f2 "$work/passk.txt" | median)
+echo "median passk:  ${p_cpu} s CPU, $(echo "scale=1; $p_rss / 1024" | bc) MiB"
+if [ -n "$python_dir" ]; then
+  y_cpu=$(cut -d' ' -f1 "$work/python.txt" | median)
+  y_rss=$(cut -d' ' -f2 "$work/python.txt" | median)
+  echo "median python: ${y_cpu} s CPU, $(echo "scale=1; $y_rss / 1024" | bc) MiB"
+  echo "passk uses $(echo "scale=1; $y_cpu / $p_cpu" | bc)x less CPU (target: at least 100x)"
+fi
