@@ -15,9 +15,17 @@
 //!   temperature 0.7 and with its graders of the time), at its own per-task rates, and with the
 //!   difference to detect stated as run 2's (`--difference 27.5`).
 //!
-//! Run with `cargo bench --bench plan_validation` (skips where `../shared` is absent).
-//! `PASSK_VALIDATION_EXPERIMENTS` and `PASSK_VALIDATION_RESAMPLES` change the counts (defaults
-//! 1,000 experiments and 2,000 resamples per experiment).
+//! Then the assurance, over many pilots: each a fresh two-trial pilot of run 2 (for every task
+//! and model, two of its recorded trials drawn without replacement), planned at k = 2 and 5. For
+//! each it compares the point power and the assurance with the resampled power, and reports the
+//! error averaged over pilots with its spread (10th-90th percentile over pilots), over all pilots
+//! and over the quarter whose gap came out smallest, and how often the too-small warning fires.
+//!
+//! Run with `cargo bench --profile dev --bench plan_validation` (skips where `../shared` is
+//! absent). `PASSK_VALIDATION_EXPERIMENTS` and `PASSK_VALIDATION_RESAMPLES` change the counts
+//! (defaults 1,000 experiments and 2,000 resamples per experiment), `PASSK_VALIDATION_PILOTS`
+//! the number of pilots (default 40) and `PASSK_VALIDATION_DRAWS` the resampled pilots per plan
+//! (default 20).
 
 mod common;
 
@@ -125,6 +133,148 @@ fn main() {
         );
     }
     println!("({experiments} experiments per k and pilot, {resamples} resamples each)");
+    let many = env_or("PASSK_VALIDATION_PILOTS", 40);
+    let draws = env_or("PASSK_VALIDATION_DRAWS", 20);
+    let observed: Vec<(usize, f64)> = KS
+        .iter()
+        .zip(&truth)
+        .filter(|(k, _)| MANY_KS.contains(k))
+        .map(|(&k, &t)| (k, t))
+        .collect();
+    let scale = Scale {
+        experiments,
+        resamples,
+        draws,
+    };
+    assurance_over_pilots(&manifest, &run2, &observed, many, &scale);
+}
+
+/// Trials per task the many pilots keep, and the designs they plan.
+const MANY_KS: [usize; 2] = [2, 5];
+
+/// The simulation's counts.
+struct Scale {
+    experiments: usize,
+    resamples: usize,
+    draws: usize,
+}
+
+/// One pilot's gap and, per k of [`MANY_KS`], its (point power, assurance mean, low, high).
+struct PilotPlan {
+    gap: f64,
+    predicted: Vec<(f64, f64, f64, f64)>,
+    too_small: bool,
+}
+
+/// Plans from `count` fresh two-trial pilots of run 2 and prints the prediction errors against
+/// `observed` (k, resampled power).
+fn assurance_over_pilots(
+    manifest: &passk::runner::record::Manifest,
+    run2: &[ConversationRecord],
+    observed: &[(usize, f64)],
+    count: usize,
+    scale: &Scale,
+) {
+    let mut rng = PyRandom::new(2024);
+    let plans: Vec<PilotPlan> = (0..count)
+        .map(|i| {
+            let records = two_trial_pilot(run2, &mut rng);
+            let pilot = common::store_pilot(&format!("pilot {i}"), manifest, &records);
+            let (s, l) = pilot.rates();
+            let opts = PlanOptions {
+                ks: MANY_KS.to_vec(),
+                simulations: scale.experiments,
+                resamples: scale.resamples,
+                seed: i as u64,
+                assurance_draws: scale.draws,
+                ..PlanOptions::default()
+            };
+            let plan = plan(&pilot, Question::Difference { stated: None }, &opts).expect("plan");
+            PilotPlan {
+                gap: l - s,
+                predicted: plan
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        let a = r.assurance.expect("a pilot run has trials to resample");
+                        (r.power, a.mean, a.low, a.high)
+                    })
+                    .collect(),
+                too_small: !plan.too_small.is_empty(),
+            }
+        })
+        .collect();
+    let mut by_gap: Vec<&PilotPlan> = plans.iter().collect();
+    by_gap.sort_by(|a, b| a.gap.total_cmp(&b.gap));
+    let small_gap = &by_gap[..(count / 4).max(1)];
+    println!(
+        "\n{count} two-trial pilots of run 2 (gaps {:+.1} to {:+.1} pp; the smallest quarter up to \
+         {:+.1} pp); {} say they are too small to choose",
+        100.0 * by_gap[0].gap,
+        100.0 * by_gap[count - 1].gap,
+        100.0 * small_gap[small_gap.len() - 1].gap,
+        plans.iter().filter(|p| p.too_small).count()
+    );
+    println!(
+        "k  observed | pilots | point power: mean error [10th-90th] | assurance: mean error \
+         [10th-90th] | observed inside 10th-90th"
+    );
+    for (j, &(k, truth)) in observed.iter().enumerate() {
+        for (name, set) in [("all", by_gap.as_slice()), ("small gap", small_gap)] {
+            let errors = |f: fn(&(f64, f64, f64, f64)) -> f64| -> Vec<f64> {
+                set.iter().map(|p| f(&p.predicted[j]) - truth).collect()
+            };
+            let inside = set
+                .iter()
+                .filter(|p| (p.predicted[j].2..=p.predicted[j].3).contains(&truth))
+                .count();
+            println!(
+                "{k:<2} {:>7.1}% | {name:<9} | {} | {} | {inside}/{}",
+                100.0 * truth,
+                spread(&errors(|p| p.0)),
+                spread(&errors(|p| p.1)),
+                set.len()
+            );
+        }
+    }
+    println!(
+        "({} experiments per design and pilot, shared among {} resampled pilots for the assurance; \
+         {} resamples each)",
+        scale.experiments, scale.draws, scale.resamples
+    );
+}
+
+/// "mean [10th-90th]" of errors, in percentage points.
+fn spread(errors: &[f64]) -> String {
+    let mut sorted = errors.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[(q * (sorted.len() - 1) as f64).round() as usize];
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    format!(
+        "{:+6.1} pp [{:+.1} to {:+.1}]",
+        100.0 * mean,
+        100.0 * at(0.1),
+        100.0 * at(0.9)
+    )
+}
+
+/// A fresh pilot of run 2: for every task and model, [`PILOT_TRIALS`] of its recorded graded
+/// trials, drawn without replacement.
+fn two_trial_pilot(run2: &[ConversationRecord], rng: &mut PyRandom) -> Vec<ConversationRecord> {
+    let mut by: BTreeMap<(&str, &str), Vec<&ConversationRecord>> = BTreeMap::new();
+    for c in run2.iter().filter(|c| c.outcome.is_graded()) {
+        by.entry((c.model.as_str(), c.task.as_str()))
+            .or_default()
+            .push(c);
+    }
+    let mut out = Vec::new();
+    for mut trials in by.into_values() {
+        for _ in 0..(PILOT_TRIALS as usize).min(trials.len()) {
+            let c = trials.swap_remove(rng.randbelow(trials.len()));
+            out.push(c.clone());
+        }
+    }
+    out
 }
 
 /// The planner's power at each k of [`KS`], from `pilot`.
@@ -137,6 +287,7 @@ fn predicted_power(
     let opts = PlanOptions {
         ks: KS.to_vec(),
         simulations: experiments,
+        assurance_draws: 0,
         resamples,
         ..PlanOptions::default()
     };

@@ -22,6 +22,8 @@ fn stated_rates_give_a_table_of_designs_and_a_recommendation() {
     );
     // A gap of 60 pp over 24 tasks alike is settled with one trial each.
     assert!(out.contains("24 tasks x k = 1"), "{out}");
+    // Stated rates carry no pilot uncertainty: point power decides, and says so.
+    assert!(out.contains("Assurance: n/a"), "{out}");
 }
 
 #[test]
@@ -94,6 +96,12 @@ fn a_pilot_run_is_read_from_its_records() {
     assert!(
         out.contains("`qwen2.5-coder:3b` 40.8%, `qwen2.5-coder:7b` 68.3%")
             && out.contains("+27.5 pp"),
+        "{out}"
+    );
+    // A pilot run's plan carries each design's assurance over resampled pilots, and picks by it.
+    assert!(
+        out.contains("assurance (10th-90th)")
+            && out.contains("Fewest conversations with assurance >= 80.0%"),
         "{out}"
     );
     let (code, out, err) = output(

@@ -9,6 +9,7 @@
 //! `BTreeMap`s and the bootstrap is seeded, so the same records give the same summary, byte for
 //! byte.
 
+pub mod assurance;
 pub mod behaviour;
 pub mod bootstrap;
 pub mod calibration;

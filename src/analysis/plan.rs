@@ -11,6 +11,7 @@
 //! which the interval settles the question; the same designs are also simulated with no difference
 //! at all, to show how often the interval wrongly declares one.
 
+use super::assurance::{self, Assurance};
 use super::bootstrap::for_each_resample;
 use super::cost::blended_calls;
 use super::load::Run;
@@ -378,6 +379,9 @@ pub struct PlanOptions {
     pub resamples: usize,
     /// Seed of the simulation.
     pub seed: u64,
+    /// Resampled pilots the assurance averages over (0: point power only).
+    #[serde(default)]
+    pub assurance_draws: usize,
 }
 
 impl Default for PlanOptions {
@@ -390,6 +394,7 @@ impl Default for PlanOptions {
             simulations: 1000,
             resamples: 1000,
             seed: 0,
+            assurance_draws: 20,
         }
     }
 }
@@ -416,6 +421,9 @@ impl PlanOptions {
         if !(10..=1_000_000).contains(&self.resamples) {
             return bad("--resamples must lie in 10..=1000000");
         }
+        if self.assurance_draws == 1 || self.assurance_draws > 10_000 {
+            return bad("--assurance-draws must be 0 or lie in 2..=10000");
+        }
         Ok(())
     }
 }
@@ -436,6 +444,10 @@ pub struct DesignRow {
     /// Expected GPU seconds (both models), from the pilot's seconds per conversation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_seconds: Option<f64>,
+    /// Power averaged over resampled pilots, with its 10th-90th percentile interval (pilot
+    /// runs only: stated rates carry no uncertainty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assurance: Option<Assurance>,
 }
 
 /// The planner's answer.
@@ -457,33 +469,25 @@ pub struct Plan {
     pub options: PlanOptions,
     /// One row per design, by tasks then k.
     pub rows: Vec<DesignRow>,
-    /// The design with the fewest conversations that reaches the wanted power.
+    /// The design with the fewest conversations that reaches the wanted power (by assurance
+    /// when the rows carry it, else by point power).
     pub recommended: Option<DesignRow>,
+    /// What the recommendation compares with the wanted power: "assurance" or "power".
+    pub recommended_by: String,
+    /// Why the pilot is too small to choose a design (empty when it is not).
+    pub too_small: Vec<String>,
 }
 
 /// Simulates every design of `opts` for `question` on `pilot`.
 pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Plan, PlanError> {
     opts.validate()?;
-    let truth = match question {
-        Question::Difference { stated: None } => pilot.clone(),
-        Question::Difference {
-            stated: Some(difference),
-        } => pilot.with_difference(difference)?,
-        Question::BreakEvenBelow { ratio } => {
-            if !(ratio.is_finite() && ratio > 0.0) {
-                return Err(PlanError::Invalid(
-                    "--break-even-below must be a positive ratio".into(),
-                ));
-            }
-            if !pilot.has_tokens() {
-                return Err(PlanError::Invalid(
-                    "a break-even question needs a pilot run (tokens), not stated rates".into(),
-                ));
-            }
-            pilot.clone()
-        }
-    };
+    let truth = truth_of(pilot, question)?;
     let null = matches!(question, Question::Difference { .. }).then(|| pilot.without_difference());
+    let draws = plausible_truths(pilot, question, opts);
+    let direction = {
+        let (small, large) = truth.rates();
+        large - small
+    };
     let task_counts = if opts.task_counts.is_empty() {
         vec![pilot.tasks.len()]
     } else {
@@ -506,14 +510,21 @@ pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Pla
                 power,
                 false_positive,
                 gpu_seconds,
+                assurance: assurance_of(&draws, question, (tasks, k), opts, seed, direction),
             });
         }
     }
+    let by_assurance = rows.iter().all(|r| r.assurance.is_some());
+    let judged = |r: &DesignRow| match r.assurance {
+        Some(a) if by_assurance => a.mean,
+        _ => r.power,
+    };
     let recommended = rows
         .iter()
-        .filter(|r| r.power >= opts.power)
+        .filter(|r| judged(r) >= opts.power)
         .min_by_key(|r| (r.tasks * r.k, r.k))
         .cloned();
+    let too_small = assurance::too_small(pilot, &rows, recommended.as_ref(), opts.power);
     Ok(Plan {
         source: pilot.source.clone(),
         small: pilot.small.clone(),
@@ -524,7 +535,69 @@ pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Pla
         options: opts.clone(),
         rows,
         recommended,
+        recommended_by: if by_assurance { "assurance" } else { "power" }.into(),
+        too_small,
     })
+}
+
+/// The per-task rates the question is simulated at, from `pilot`'s.
+fn truth_of(pilot: &Pilot, question: Question) -> Result<Pilot, PlanError> {
+    match question {
+        Question::Difference { stated: None } => Ok(pilot.clone()),
+        Question::Difference {
+            stated: Some(difference),
+        } => pilot.with_difference(difference),
+        Question::BreakEvenBelow { ratio } => {
+            if !(ratio.is_finite() && ratio > 0.0) {
+                return Err(PlanError::Invalid(
+                    "--break-even-below must be a positive ratio".into(),
+                ));
+            }
+            if !pilot.has_tokens() {
+                return Err(PlanError::Invalid(
+                    "a break-even question needs a pilot run (tokens), not stated rates".into(),
+                ));
+            }
+            Ok(pilot.clone())
+        }
+    }
+}
+
+/// The truths of the resampled pilots (none for stated rates, or with no draws asked); a draw
+/// from which a stated difference cannot be reached is left out.
+fn plausible_truths(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Vec<Pilot> {
+    if opts.assurance_draws == 0 || !assurance::has_trials(pilot) {
+        return Vec::new();
+    }
+    assurance::plausible_pilots(pilot, opts.assurance_draws, opts.seed ^ 0xa55e)
+        .iter()
+        .filter_map(|d| truth_of(d, question).ok())
+        .collect()
+}
+
+/// A design's power under each resampled pilot (`opts.simulations` experiments shared among the
+/// draws, at least 10 each), summarised.
+fn assurance_of(
+    draws: &[Pilot],
+    question: Question,
+    design: (usize, usize),
+    opts: &PlanOptions,
+    seed: u64,
+    direction: f64,
+) -> Option<Assurance> {
+    let each = PlanOptions {
+        simulations: (opts.simulations / draws.len().max(1)).max(10),
+        ..opts.clone()
+    };
+    let powers: Vec<f64> = draws
+        .iter()
+        .enumerate()
+        .map(|(d, truth)| {
+            let seed = seed ^ (0xd0 + d as u64).wrapping_mul(0x9e37_79b9);
+            share_settled_toward(truth, question, design, &each, seed, direction)
+        })
+        .collect();
+    Assurance::from_powers(&powers)
 }
 
 /// One simulated task's totals for both models.
@@ -545,9 +618,22 @@ fn share_settled(
     opts: &PlanOptions,
     seed: u64,
 ) -> f64 {
-    let mut rng = PyRandom::new(seed);
     let (small, large) = pilot.rates();
-    let direction = large - small;
+    share_settled_toward(pilot, question, (tasks, k), opts, seed, large - small)
+}
+
+/// [`share_settled`] with the side a difference must be settled on given (`direction`'s sign;
+/// 0: either side), so that a resampled pilot whose gap changed sign is not counted as settling
+/// the pilot's question.
+fn share_settled_toward(
+    pilot: &Pilot,
+    question: Question,
+    (tasks, k): (usize, usize),
+    opts: &PlanOptions,
+    seed: u64,
+    direction: f64,
+) -> f64 {
+    let mut rng = PyRandom::new(seed);
     let mut settled = 0usize;
     let mut drawn = vec![Drawn::default(); tasks];
     let mut stats = Vec::with_capacity(opts.resamples);
@@ -788,6 +874,63 @@ mod tests {
         assert!(statistic(Question::BreakEvenBelow { ratio: 2.0 }, &t, 3).is_infinite());
         let stated = Pilot::from_rates(0.3, 0.9, 12).unwrap();
         assert!(plan(&stated, Question::BreakEvenBelow { ratio: 2.0 }, &opts).is_err());
+    }
+
+    #[test]
+    fn a_pilot_run_carries_assurance_and_stated_rates_do_not() {
+        // Half the tasks show a gap, half none: resampling the pilot's tasks moves the gap, so
+        // the assurance interval has width, and the recommendation is judged by assurance.
+        let p = pilot(&[0.3; 24], &[0.9, 0.3].repeat(12));
+        let got = plan(&p, Question::Difference { stated: None }, &quick()).unwrap();
+        assert_eq!(got.recommended_by, "assurance");
+        for r in &got.rows {
+            let a = r.assurance.expect("assurance");
+            assert!(
+                a.low <= a.mean && a.mean <= a.high && a.low < a.high,
+                "{a:?}"
+            );
+            assert_eq!(a.draws, 20);
+        }
+        let stated = Pilot::from_rates(0.3, 0.6, 24).unwrap();
+        let got = plan(&stated, Question::Difference { stated: None }, &quick()).unwrap();
+        assert_eq!(got.recommended_by, "power");
+        assert!(got.rows.iter().all(|r| r.assurance.is_none()));
+        let json = serde_json::to_value(&got).unwrap();
+        assert!(json["too_small"].is_array(), "{json}");
+    }
+
+    #[test]
+    fn a_small_pilot_is_called_too_small_and_a_big_one_is_not() {
+        let q = Question::Difference { stated: None };
+        let small = pilot(&[0.3, 0.5, 0.4, 0.2], &[0.9, 0.5, 0.8, 0.3]);
+        let why = plan(&small, q, &quick()).unwrap().too_small;
+        assert!(why.iter().any(|w| w.contains("4 tasks")), "{why:?}");
+        let big = pilot(&[0.1; 48], &[0.9; 48]);
+        let why = plan(&big, q, &quick()).unwrap().too_small;
+        assert!(why.is_empty(), "{why:?}");
+    }
+
+    #[test]
+    fn the_choice_flips_when_a_cheaper_design_may_be_enough() {
+        let row = |k: usize, low: f64, high: f64| DesignRow {
+            tasks: 24,
+            k,
+            power: 0.8,
+            false_positive: None,
+            gpu_seconds: None,
+            assurance: Some(Assurance {
+                mean: (low + high) / 2.0,
+                low,
+                high,
+                draws: 20,
+            }),
+        };
+        let p = pilot(&[0.3; 24], &[0.9; 24]);
+        let rows = [row(1, 0.5, 0.85), row(2, 0.7, 0.95)];
+        let why = assurance::too_small(&p, &rows, Some(&rows[1]), 0.8);
+        assert!(why.iter().any(|w| w.contains("choice flips")), "{why:?}");
+        let settled = [row(1, 0.3, 0.6), row(2, 0.85, 0.95)];
+        assert!(assurance::too_small(&p, &settled, Some(&settled[1]), 0.8).is_empty());
     }
 
     #[test]

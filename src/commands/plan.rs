@@ -70,6 +70,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<u8> {
         simulations: args.simulations,
         resamples: args.resamples,
         seed: args.seed,
+        assurance_draws: args.assurance_draws,
     };
     let result = pilot.and_then(|p| plan(&p, question, &opts));
     let plan = match result {

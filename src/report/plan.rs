@@ -48,11 +48,13 @@ pub fn markdown(plan: &Plan) -> String {
          difference when both models play at the smaller one's rates. Seed {}.\n",
         plan.options.simulations, plan.options.resamples, plan.options.seed
     );
+    let _ = writeln!(out, "{}\n", assurance_method(plan));
     let mut t = MarkdownTable::new([
         "tasks",
         "k",
         "conversations per model",
         "power",
+        "assurance (10th-90th)",
         "false positives",
         "GPU time",
     ]);
@@ -63,6 +65,14 @@ pub fn markdown(plan: &Plan) -> String {
             r.k.to_string(),
             (r.tasks * r.k).to_string(),
             percent(r.power),
+            r.assurance.map_or("n/a".into(), |a| {
+                format!(
+                    "{} ({}-{})",
+                    percent(a.mean),
+                    percent(a.low),
+                    percent(a.high)
+                )
+            }),
             r.false_positive.map_or("n/a".into(), percent),
             r.gpu_seconds.map_or("unknown".into(), hours),
         ]);
@@ -70,7 +80,30 @@ pub fn markdown(plan: &Plan) -> String {
     out.push_str(&t.render());
     let _ = writeln!(out);
     let _ = writeln!(out, "{}", recommendation(plan));
+    if !plan.too_small.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWarning: the pilot is too small to choose a design: {}. Run a larger pilot \
+             (more tasks or trials) before trusting the choice.",
+            plan.too_small.join("; ")
+        );
+    }
     out
+}
+
+/// The sentence saying how the assurance was taken, or why there is none.
+fn assurance_method(plan: &Plan) -> String {
+    match plan.rows.first().and_then(|r| r.assurance) {
+        Some(a) => format!(
+            "Assurance: the mean power over {} plausible pilots (the pilot's tasks resampled \
+             with replacement), with the 10th-90th percentile of power over them; the \
+             recommendation compares assurance with the wanted power.",
+            a.draws
+        ),
+        None => "Assurance: n/a (stated rates, or --assurance-draws 0, carry no pilot \
+                 uncertainty); the recommendation compares point power with the wanted power."
+            .into(),
+    }
 }
 
 /// The line naming the cheapest design that reaches the wanted power, or saying none does.
@@ -78,15 +111,17 @@ fn recommendation(plan: &Plan) -> String {
     let wanted = percent(plan.options.power);
     match &plan.recommended {
         Some(r) => format!(
-            "Fewest conversations with power >= {wanted}: {} tasks x k = {} ({} conversations per \
+            "Fewest conversations with {} >= {wanted}: {} tasks x k = {} ({} conversations per \
              model{}).",
+            plan.recommended_by,
             r.tasks,
             r.k,
             r.tasks * r.k,
             gpu_note(r)
         ),
         None => format!(
-            "No design tried reaches power {wanted}: try more trials (--k) or more tasks (--tasks)."
+            "No design tried reaches {} {wanted}: try more trials (--k) or more tasks (--tasks).",
+            plan.recommended_by
         ),
     }
 }
