@@ -19,11 +19,24 @@ pub fn shared_reference() -> Option<PathBuf> {
     p.is_dir().then_some(p)
 }
 
-/// The built `passk` binary, run from the project root.
+/// The built `passk` binary, run from the project root, with SIGINT, SIGTERM and SIGHUP at their
+/// default action as a shell's foreground job has them: passk keeps a signal ignored at start
+/// ignored (as under `nohup`), so a test runner started in the background, which inherits SIGINT
+/// ignored, would otherwise turn every signal test into a test of that rule.
 pub fn passk() -> Command {
+    use std::os::unix::process::CommandExt;
     let mut c = Command::new(env!("CARGO_BIN_EXE_passk"));
     c.current_dir(root());
     c.env_remove("OLLAMA_HOST");
+    // SAFETY: between fork and exec only `signal`, which is async-signal-safe, is called.
+    unsafe {
+        c.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
     c
 }
 
