@@ -86,6 +86,8 @@ fn conversation(
         router_in_front: false,
         tool_docs: None,
         tool_docs_sha256: None,
+        prompt: None,
+        prompt_sha256: None,
         status: Status::Ok,
         outcome,
         calls: vec![call(0, start), call(1, start + 1_000)],

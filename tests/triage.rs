@@ -253,7 +253,7 @@ async fn play_all(book: ScriptBook, model: &str, behaviour: Behaviour) -> Vec<Co
                     0,
                     6,
                     passk::runner::record::Mode::Agent,
-                    passk::suite::ToolVariant::BARE,
+                    passk::suite::Shown::docs(passk::suite::ToolVariant::BARE),
                 )
                 .await,
         );

@@ -1,6 +1,7 @@
-//! Tool documentation variants as files: a researcher's own `tasks/store/tools/<name>.json`,
-//! checked against the tool table at load, crossed with the router in one factorial run through
-//! the binary, its digest in the manifest and on each record, and named by compare.
+//! Tool documentation and prompt variants as files: a researcher's own
+//! `tasks/store/tools/<name>.json`, checked against the tool table at load, and
+//! `tasks/store/prompts/<name>.md`, crossed with each other and the router in factorial runs
+//! through the binary, their digests in the manifest and on each record, and named by compare.
 
 use crate::util::{Stub, copy_data, load, output, passk, run_args, tempdir};
 use serde_json::{Value, json};
@@ -155,6 +156,132 @@ fn a_variant_may_not_change_the_tool_table_and_each_refusal_names_file_and_field
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("--tool-docs v3: the store suite has no tasks/store/tools/v3.json"),
+        "{err}"
+    );
+}
+
+/// A second prompt: the store's policy with one rule stated more firmly, as
+/// `tasks/store/prompts/strict.md` under `root`.
+fn write_prompt(root: &Path) -> std::path::PathBuf {
+    let policy = std::fs::read_to_string(root.join("tasks/store/policy.md")).expect("policy");
+    let dir = root.join("tasks/store/prompts");
+    std::fs::create_dir_all(&dir).expect("prompts");
+    let path = dir.join("strict.md");
+    let text = format!("{policy}\nLook every order up before you say anything about it.\n");
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+#[test]
+fn a_second_prompt_crossed_with_a_third_docs_variant_runs_reports_and_compares() {
+    let tmp = tempdir();
+    let root = tmp.path().join("data");
+    copy_data(&root);
+    write_variant(&root, "documented-v2", better_order_id);
+    let prompt = write_prompt(&root);
+    let digest = passk::suite::load::sha256_hex(&std::fs::read(&prompt).expect("read"));
+    let (code, out, err) = output(passk().args(["suite", "check", "--root"]).arg(&root));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("; prompts: policy, strict"), "{out}");
+
+    // The prompt factor comes from the experiment file, the docs factor from the flags.
+    let config = tmp.path().join("exp.toml");
+    std::fs::write(&config, "prompt = [\"policy\", \"strict\"]\n").expect("config");
+    let stub = Stub::oracles(&["oracle-a"]);
+    let play = |dir: &str, extra: &str| {
+        let out = tmp.path().join(dir);
+        let extra = format!(
+            "--root {} --trials 1 --suite store --tasks L1,L2 {extra}",
+            root.display()
+        );
+        let (code, _, err) = output(passk().args(run_args(&stub, &out, "oracle-a", &extra)));
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let crossed = play(
+        "crossed",
+        &format!(
+            "--config {} --tool-docs documented,documented-v2",
+            config.display()
+        ),
+    );
+    let manifest = read(&crossed.join("manifest.json"));
+    assert_eq!(manifest["settings"]["prompt"], json!(["policy", "strict"]));
+    assert_eq!(manifest["prompt_digests"]["store"]["strict"], json!(digest));
+    let run = load(&crossed);
+    // 2 tasks x 2 prompts x 2 docs variants.
+    assert_eq!(run.conversations.len(), 8);
+    let strict: Vec<_> = run
+        .conversations
+        .iter()
+        .filter(|c| c.prompt.is_some_and(|p| p.as_str() == "strict"))
+        .collect();
+    assert_eq!(strict.len(), 4);
+    for c in &run.conversations {
+        let expected = c.prompt.map(|_| digest.as_str());
+        assert_eq!(c.prompt_sha256.as_deref(), expected);
+        let system = c.transcript[0]["content"].as_str().expect("system prompt");
+        assert_eq!(system.contains("Look every order up"), expected.is_some());
+    }
+    let (code, _, err) = output(passk().arg("report").arg(&crossed));
+    assert_eq!(code, 0, "{err}");
+    let md = std::fs::read_to_string(crossed.join("report/report.md")).expect("report.md");
+    let md = md.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(md.contains("| prompt (strict − policy) | 0.0 pp ["), "{md}");
+    assert!(
+        md.contains("documentation (documented-v2 − documented)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("docs × prompt (difference-in-differences)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| prompt=strict/docs=documented-v2/router=off |"),
+        "{md}"
+    );
+
+    let policy_only = play("policy", "--tool-docs documented");
+    let manifest = read(&policy_only.join("manifest.json"));
+    assert!(manifest["settings"].get("prompt").is_none(), "{manifest}");
+    assert!(manifest.get("prompt_digests").is_none(), "{manifest}");
+    assert!(
+        load(&policy_only)
+            .conversations
+            .iter()
+            .all(|c| c.prompt.is_none())
+    );
+    let (code, out, err) = output(
+        passk()
+            .arg("compare")
+            .arg(&crossed)
+            .arg(&policy_only)
+            .arg("--out")
+            .arg(tmp.path().join("cmp")),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let md = std::fs::read_to_string(tmp.path().join("cmp/compare.md")).expect("compare.md");
+    assert!(md.contains("settings.prompt"), "{md}");
+    assert!(md.contains("\"policy\""), "{md}");
+    assert!(md.contains("prompt_digests.store.strict"), "{md}");
+
+    // A prompt no suite file defines is refused before anything is played, naming those that
+    // exist.
+    let (code, _, err) = output(passk().args(run_args(
+        &stub,
+        &tmp.path().join("r"),
+        "oracle-a",
+        &format!(
+            "--root {} --suite store --prompt policy,terse",
+            root.display()
+        ),
+    )));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "--prompt terse: the store suite has no tasks/store/prompts/terse.md (its prompt \
+             files: tasks/store/policy.md (policy), tasks/store/prompts/strict.md)"
+        ),
         "{err}"
     );
 }

@@ -448,7 +448,7 @@ pub fn factorial_checks(run: &Run, docs_effects: &BTreeMap<String, f64>) -> Vec<
         for (model, m) in &f.models {
             out.push(Check::new(
                 format!("factorial {}: {model} cells played", f.suite),
-                f.tool_docs.len() * f.router_in_front.len(),
+                f.prompt.len() * f.tool_docs.len() * f.router_in_front.len(),
                 m.cells.len(),
             ));
             let docs = effect_of(model);

@@ -11,7 +11,7 @@ use super::paired_metrics::{
 use super::settings_diff::{NOISE_MAY_DIFFER, SettingDifference, setting_differences};
 use super::{AnalysisOptions, GroupSummary, ModelSummary, RecordsError, Run, Summary, summarize};
 use crate::runner::record::{ConversationRecord, Mode};
-use crate::suite::ToolVariant;
+use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -262,31 +262,34 @@ fn task_totals(
     out
 }
 
-/// Identity of a task within a configuration (suite, mode, call cap, tool docs, router) and
-/// model, as a record carries it.
+/// Identity of a task within a configuration (suite, mode, call cap, tool docs, router, prompt)
+/// and model, as a record carries it.
 type TaskKey = (
     String,
     u8,
     u32,
     Option<ToolVariant>,
     Option<bool>,
+    Option<PromptVariant>,
     String,
     String,
 );
 
 /// Which factors a run's agent records vary, so that its configurations name them (as the
-/// summary's group keys do): (tool docs, router in front).
-fn varied(records: &[ConversationRecord]) -> (bool, bool) {
+/// summary's group keys do): (tool docs, router in front, prompt).
+fn varied(records: &[ConversationRecord]) -> (bool, bool, bool) {
     let agent = || records.iter().filter(|c| c.mode == Mode::Agent);
     let docs: BTreeSet<Option<ToolVariant>> = agent().map(|c| c.tool_docs).collect();
     let routers: BTreeSet<bool> = agent().map(|c| c.router_in_front).collect();
-    (docs.len() > 1, routers.len() > 1)
+    let prompts: BTreeSet<PromptVariant> =
+        agent().map(ConversationRecord::prompt_variant).collect();
+    (docs.len() > 1, routers.len() > 1, prompts.len() > 1)
 }
 
 /// A record's task key; tool docs and router count only where the run varied them (a run of bare
 /// docs compared with one of documented docs compares the same tasks; the cells of a factorial
 /// run are configurations of their own).
-fn task_key(c: &ConversationRecord, (docs, router): (bool, bool)) -> TaskKey {
+fn task_key(c: &ConversationRecord, (docs, router, prompt): (bool, bool, bool)) -> TaskKey {
     let factorial = c.mode == Mode::Agent;
     (
         c.suite.clone(),
@@ -294,6 +297,7 @@ fn task_key(c: &ConversationRecord, (docs, router): (bool, bool)) -> TaskKey {
         c.call_cap,
         c.tool_docs.filter(|_| docs && factorial),
         (router && factorial).then_some(c.router_in_front),
+        (prompt && factorial).then(|| c.prompt_variant()),
         c.model.clone(),
         c.task.clone(),
     )

@@ -1,7 +1,8 @@
 //! Effects of a factorial run (metrics.md, "Factorial effects"): a run that crosses tool docs
-//! (bare, documented) with the router in front (off, on) gets, per model, each factor's main
-//! effect on the success rate and their interaction, and, between two models, the difference of
-//! each factor's effect (model x docs, model x router). Every figure is a linear contrast of cell
+//! (bare, documented), the router in front (off, on) and the prompt variant (policy, another)
+//! gets, per model, each factor's main effect on the success rate and each two-factor
+//! interaction, and, between two models, the difference of each factor's effect (model x docs,
+//! model x router, model x prompt). Every figure is a linear contrast of cell
 //! success rates, with a paired task bootstrap: one resample of the tasks all its cells share is
 //! applied to every cell, drawn from [`PyRandom`](super::mt19937) at the analysis seed.
 
@@ -9,7 +10,7 @@ use super::AnalysisOptions;
 use super::bootstrap::{Interval, ci95, for_each_resample};
 use super::taxonomy::OutcomeCounts;
 use crate::runner::record::{ConversationRecord, Mode};
-use crate::suite::ToolVariant;
+use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,7 +28,8 @@ pub struct Effect {
 /// One model's factor effects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelEffects {
-    /// Success rate per cell, keyed `docs=<variant>/router=<off|on>`.
+    /// Success rate per cell, keyed `docs=<variant>/router=<off|on>`, preceded by
+    /// `prompt=<variant>/` where the run played another prompt than the suite's policy.
     pub cells: BTreeMap<String, f64>,
     /// How each cell's conversations ended: the rate's passes and graded denominator, and the
     /// transport and protocol exclusions.
@@ -37,8 +39,18 @@ pub struct ModelEffects {
     pub docs: Option<Effect>,
     /// Router on − off, averaged over the tool docs variants played.
     pub router: Option<Effect>,
-    /// (documented − bare with the router on) − (documented − bare with it off).
+    /// (documented − bare with the router on) − (documented − bare with it off), averaged over
+    /// the prompt variants played.
     pub docs_x_router: Option<Effect>,
+    /// The later prompt variant − the earlier (`policy` first), averaged over the other cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<Effect>,
+    /// The docs effect under the later prompt − under the earlier, averaged over router levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs_x_prompt: Option<Effect>,
+    /// The router effect under the later prompt − under the earlier, averaged over docs variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_x_prompt: Option<Effect>,
 }
 
 /// Two models' factor effects set against each other: `first`'s effect minus `second`'s.
@@ -52,6 +64,9 @@ pub struct ModelContrast {
     pub docs: Option<Effect>,
     /// Model x router: how much more the router helps `first` than `second`.
     pub router: Option<Effect>,
+    /// Model x prompt: how much more the later prompt variant helps `first` than `second`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<Effect>,
 }
 
 /// The factorial analysis of one suite (agent mode, at the largest call cap played).
@@ -65,14 +80,24 @@ pub struct Factorial {
     pub tool_docs: Vec<ToolVariant>,
     /// Router levels played (false: off).
     pub router_in_front: Vec<bool>,
+    /// Prompt variants played, `policy` first (absent in analyses written before prompt variants:
+    /// the suite's policy alone).
+    #[serde(default = "policy_only")]
+    pub prompt: Vec<PromptVariant>,
     /// Per model, in report order.
     pub models: BTreeMap<String, ModelEffects>,
     /// Every pair of models, in report order.
     pub between_models: Vec<ModelContrast>,
 }
 
+fn policy_only() -> Vec<PromptVariant> {
+    vec![PromptVariant::POLICY]
+}
+
+/// The levels of one cell of the design.
+type Levels = (PromptVariant, ToolVariant, bool);
 /// A cell of the design for one model.
-type Cell = (String, ToolVariant, bool);
+type Cell = (String, Levels);
 /// Graded trials and passes per task.
 type Tally = BTreeMap<String, (f64, f64)>;
 /// A weighted cell in a contrast.
@@ -110,7 +135,10 @@ fn factorial(
         let Some(docs) = c.tool_docs else {
             continue;
         };
-        let cell = (c.model.clone(), docs, c.router_in_front);
+        let cell = (
+            c.model.clone(),
+            (c.prompt_variant(), docs, c.router_in_front),
+        );
         outcomes.entry(cell.clone()).or_default().add(c.outcome);
         if !c.outcome.is_graded() {
             continue;
@@ -120,15 +148,7 @@ fn factorial(
         *trials += 1.0;
         *passes += f64::from(u8::from(c.verdict.passed));
     }
-    let docs: BTreeSet<ToolVariant> = tallies.keys().map(|k| k.1).collect();
-    let routers: BTreeSet<bool> = tallies.keys().map(|k| k.2).collect();
-    if docs.len() < 2 && routers.len() < 2 {
-        return None;
-    }
-    let design = Design {
-        docs: docs.into_iter().collect(),
-        routers: routers.into_iter().collect(),
-    };
+    let design = Design::of(tallies.keys().map(|k| k.1))?;
     let present: Vec<&String> = models
         .iter()
         .filter(|m| tallies.keys().any(|k| &k.0 == *m))
@@ -137,44 +157,26 @@ fn factorial(
     let per_model = present
         .iter()
         .map(|m| {
-            let cells = design
-                .cells()
-                .filter_map(|(d, r)| {
-                    let key = (m.to_string(), d, r);
-                    let (trials, passes) = sums(tallies.get(&key)?);
-                    Some((cell_name(d, r), passes / trials))
-                })
-                .collect();
-            let cell_outcomes = design
-                .cells()
-                .filter_map(|(d, r)| {
-                    let o = outcomes.get(&(m.to_string(), d, r))?;
-                    Some((cell_name(d, r), o.clone()))
-                })
-                .collect();
-            let effects = ModelEffects {
-                cells,
-                cell_outcomes,
-                docs: design.docs_terms(m, 1.0).map(&effect),
-                router: design.router_terms(m, 1.0).map(&effect),
-                docs_x_router: design.interaction_terms(m).map(&effect),
-            };
-            (m.to_string(), effects)
+            (
+                m.to_string(),
+                model_effects(m, &design, &tallies, &outcomes, opts),
+            )
         })
         .collect();
     let mut between_models = Vec::new();
     for (i, a) in present.iter().enumerate() {
         for b in &present[i + 1..] {
-            let both = |f: &dyn Fn(&str, f64) -> Option<Vec<Term>>| {
-                let mut terms = f(a, 1.0)?;
-                terms.extend(f(b, -1.0)?);
+            let both = |f: Factor| {
+                let mut terms = design.terms(a, &[f], 1.0)?;
+                terms.extend(design.terms(b, &[f], -1.0)?);
                 Some(effect(terms))
             };
             between_models.push(ModelContrast {
                 first: a.to_string(),
                 second: b.to_string(),
-                docs: both(&|m, w| design.docs_terms(m, w)),
-                router: both(&|m, w| design.router_terms(m, w)),
+                docs: both(Factor::Docs),
+                router: both(Factor::Router),
+                prompt: both(Factor::Prompt),
             });
         }
     }
@@ -183,85 +185,176 @@ fn factorial(
         call_cap,
         tool_docs: design.docs,
         router_in_front: design.routers,
+        prompt: design.prompts,
         models: per_model,
         between_models,
     })
 }
 
-/// A cell's name in tables and JSON.
-pub fn cell_name(docs: ToolVariant, router: bool) -> String {
-    let router = if router { "on" } else { "off" };
-    format!("docs={}/router={router}", docs.as_str())
+impl Factorial {
+    /// Whether the run crossed or changed the prompt (cells then name their prompt variant).
+    pub fn names_prompts(&self) -> bool {
+        self.prompt != [PromptVariant::POLICY]
+    }
+
+    /// Every cell's name, prompt by prompt, docs by docs, router off before on.
+    pub fn cell_names(&self) -> Vec<String> {
+        let named = self.names_prompts();
+        let mut out = Vec::new();
+        for &p in &self.prompt {
+            for &d in &self.tool_docs {
+                for &r in &self.router_in_front {
+                    out.push(cell_name((p, d, r), named));
+                }
+            }
+        }
+        out
+    }
 }
 
-/// The levels each factor took.
+/// One model's cells and effects.
+fn model_effects(
+    m: &str,
+    design: &Design,
+    tallies: &BTreeMap<Cell, Tally>,
+    outcomes: &BTreeMap<Cell, OutcomeCounts>,
+    opts: &AnalysisOptions,
+) -> ModelEffects {
+    let named = design.named_prompts();
+    let key = |l: Levels| (m.to_string(), l);
+    let cells = design
+        .cells()
+        .filter_map(|l| {
+            let (trials, passes) = sums(tallies.get(&key(l))?);
+            Some((cell_name(l, named), passes / trials))
+        })
+        .collect();
+    let cell_outcomes = design
+        .cells()
+        .filter_map(|l| Some((cell_name(l, named), outcomes.get(&key(l))?.clone())))
+        .collect();
+    let effect = |factors: &[Factor]| {
+        let terms = design.terms(m, factors, 1.0)?;
+        Some(contrast(&terms, tallies, opts))
+    };
+    ModelEffects {
+        cells,
+        cell_outcomes,
+        docs: effect(&[Factor::Docs]),
+        router: effect(&[Factor::Router]),
+        docs_x_router: effect(&[Factor::Docs, Factor::Router]),
+        prompt: effect(&[Factor::Prompt]),
+        docs_x_prompt: effect(&[Factor::Docs, Factor::Prompt]),
+        router_x_prompt: effect(&[Factor::Router, Factor::Prompt]),
+    }
+}
+
+/// A cell's name in tables and JSON: `docs=<variant>/router=<off|on>`, preceded by
+/// `prompt=<variant>/` when `named_prompt` (the run played another prompt than the policy).
+fn cell_name((prompt, docs, router): Levels, named_prompt: bool) -> String {
+    let router = if router { "on" } else { "off" };
+    let prompt = if named_prompt {
+        format!("prompt={}/", prompt.as_str())
+    } else {
+        String::new()
+    };
+    format!("{prompt}docs={}/router={router}", docs.as_str())
+}
+
+/// A factor of the design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Factor {
+    Docs,
+    Router,
+    Prompt,
+}
+
+/// The levels each factor took, each in contrast order (baseline first).
 struct Design {
     docs: Vec<ToolVariant>,
     routers: Vec<bool>,
+    prompts: Vec<PromptVariant>,
 }
 
 impl Design {
-    fn cells(&self) -> impl Iterator<Item = (ToolVariant, bool)> + '_ {
-        self.docs
-            .iter()
-            .flat_map(|&d| self.routers.iter().map(move |&r| (d, r)))
+    /// The design of the cells played (docs by name, router off first, prompts with `policy`
+    /// first and then by name); `None` when every factor took one level.
+    fn of(cells: impl Iterator<Item = Levels>) -> Option<Design> {
+        let mut prompts = BTreeSet::new();
+        let mut docs = BTreeSet::new();
+        let mut routers = BTreeSet::new();
+        for (p, d, r) in cells {
+            prompts.insert(p);
+            docs.insert(d);
+            routers.insert(r);
+        }
+        if prompts.len() < 2 && docs.len() < 2 && routers.len() < 2 {
+            return None;
+        }
+        let mut prompts: Vec<PromptVariant> = prompts.into_iter().collect();
+        prompts.sort_by_key(|p| !p.is_policy());
+        Some(Design {
+            docs: docs.into_iter().collect(),
+            routers: routers.into_iter().collect(),
+            prompts,
+        })
     }
 
-    /// The two variants a docs effect compares, (baseline, treatment): with exactly two played,
-    /// the later name minus the earlier (`documented` − `bare`; `documented-v2` − `documented`).
-    fn two_docs(&self) -> Option<(ToolVariant, ToolVariant)> {
-        match self.docs.as_slice() {
-            [a, b] => Some((*a, *b)),
-            _ => None,
+    /// Whether cells are named with their prompt: the run played another than the policy.
+    fn named_prompts(&self) -> bool {
+        self.prompts != [PromptVariant::POLICY]
+    }
+
+    fn cells(&self) -> impl Iterator<Item = Levels> + '_ {
+        self.prompts.iter().flat_map(move |&p| {
+            self.docs
+                .iter()
+                .flat_map(move |&d| self.routers.iter().map(move |&r| (p, d, r)))
+        })
+    }
+
+    /// How many levels a factor took.
+    fn levels(&self, f: Factor) -> usize {
+        match f {
+            Factor::Docs => self.docs.len(),
+            Factor::Router => self.routers.len(),
+            Factor::Prompt => self.prompts.len(),
         }
     }
 
-    fn two_routers(&self) -> bool {
-        self.routers == [false, true]
+    /// +1 for a cell at a factor's treatment level, −1 at its baseline.
+    fn sign(&self, f: Factor, (p, d, r): Levels) -> f64 {
+        let treated = match f {
+            Factor::Docs => self.docs[1] == d,
+            Factor::Router => self.routers[1] == r,
+            Factor::Prompt => self.prompts[1] == p,
+        };
+        if treated { 1.0 } else { -1.0 }
     }
 
-    /// Treatment − baseline docs for `model`, averaged over the router levels, times `w`.
-    fn docs_terms(&self, model: &str, w: f64) -> Option<Vec<Term>> {
-        self.two_docs().map(|(base, treated)| {
-            let share = w / self.routers.len() as f64;
-            self.routers
-                .iter()
-                .flat_map(|&r| {
-                    [
-                        ((model.to_string(), treated, r), share),
-                        ((model.to_string(), base, r), -share),
-                    ]
-                })
-                .collect()
-        })
-    }
-
-    /// Router on − off for `model`, averaged over the tool docs variants, times `w`.
-    fn router_terms(&self, model: &str, w: f64) -> Option<Vec<Term>> {
-        self.two_routers().then(|| {
-            let share = w / self.docs.len() as f64;
-            self.docs
-                .iter()
-                .flat_map(|&d| {
-                    [
-                        ((model.to_string(), d, true), share),
-                        ((model.to_string(), d, false), -share),
-                    ]
-                })
-                .collect()
-        })
-    }
-
-    /// The docs x router difference-in-differences for `model`.
-    fn interaction_terms(&self, model: &str) -> Option<Vec<Term>> {
-        let (base, treated) = self.two_docs().filter(|_| self.two_routers())?;
-        let cell = |d, r, w| ((model.to_string(), d, r), w);
-        Some(vec![
-            cell(treated, true, 1.0),
-            cell(base, true, -1.0),
-            cell(treated, false, -1.0),
-            cell(base, false, 1.0),
-        ])
+    /// The contrast of `factors` for `model`, times `w`: with one factor its main effect
+    /// (treatment − baseline), with two their difference-in-differences, each averaged over the
+    /// levels of the factors not contrasted. `None` unless each contrasted factor took exactly
+    /// two levels (the later variant name against the earlier; router on against off; the other
+    /// prompt against `policy`).
+    fn terms(&self, model: &str, factors: &[Factor], w: f64) -> Option<Vec<Term>> {
+        if factors.iter().any(|&f| self.levels(f) != 2) {
+            return None;
+        }
+        let others: usize = [Factor::Docs, Factor::Router, Factor::Prompt]
+            .into_iter()
+            .filter(|f| !factors.contains(f))
+            .map(|f| self.levels(f))
+            .product();
+        let share = w / others as f64;
+        let terms = self
+            .cells()
+            .map(|l| {
+                let sign: f64 = factors.iter().map(|&f| self.sign(f, l)).product();
+                ((model.to_string(), l), share * sign)
+            })
+            .collect();
+        Some(terms)
     }
 }
 
@@ -383,6 +476,37 @@ mod tests {
         assert_eq!(m.docs_x_router.as_ref().map(|e| e.estimate), Some(-0.25));
         let pair = &f.between_models[0];
         assert_eq!(pair.docs.as_ref().map(|e| e.estimate), Some(0.0));
+    }
+
+    #[test]
+    fn a_third_factor_has_its_main_effect_and_its_interactions() {
+        // Under the policy everything passes; under a second prompt T0 fails with bare docs,
+        // router or not. Prompt effect: mean of −25 pp (bare, twice) and 0 (documented, twice);
+        // docs x prompt: +25 pp (under the strict prompt) − 0 (under the policy); the docs effect
+        // is averaged over both prompts; router and its interactions stay 0.
+        let strict = PromptVariant::named("strict").expect("name");
+        let policy = records(|_, _, _, _| true);
+        let mut all = policy.clone();
+        for mut c in policy {
+            c.prompt = Some(strict);
+            c.verdict.passed = !(c.tool_docs == Some(ToolVariant::BARE) && c.task == "T0");
+            all.push(c);
+        }
+        let f = run(&all);
+        assert_eq!(f.prompt, [PromptVariant::POLICY, strict]);
+        let m = &f.models["small"];
+        assert_eq!(m.cells.len(), 8);
+        assert_eq!(m.cells["prompt=strict/docs=bare/router=on"], 0.75);
+        assert_eq!(m.cells["prompt=policy/docs=bare/router=on"], 1.0);
+        let estimate = |e: &Option<Effect>| e.as_ref().map(|e| e.estimate);
+        assert_eq!(estimate(&m.prompt), Some(-0.125));
+        assert_eq!(estimate(&m.docs_x_prompt), Some(0.25));
+        assert_eq!(estimate(&m.docs), Some(0.125));
+        assert_eq!(estimate(&m.router), Some(0.0));
+        assert_eq!(estimate(&m.router_x_prompt), Some(0.0));
+        assert_eq!(estimate(&m.docs_x_router), Some(0.0));
+        assert_eq!(estimate(&f.between_models[0].prompt), Some(0.0));
+        assert_eq!(f.cell_names()[0], "prompt=policy/docs=bare/router=off");
     }
 
     #[test]

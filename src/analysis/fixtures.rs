@@ -61,6 +61,8 @@ pub fn conversation(
         router_in_front: false,
         tool_docs: None,
         tool_docs_sha256: None,
+        prompt: None,
+        prompt_sha256: None,
         status: Status::Ok,
         outcome: if passed {
             Outcome::Pass

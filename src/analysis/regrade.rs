@@ -6,7 +6,7 @@
 
 use super::Run;
 use crate::runner::record::{ConversationRecord, Mode, Node, RouterRecord, Status};
-use crate::suite::{Domain, Evidence, ToolVariant};
+use crate::suite::{Domain, Evidence, PromptVariant, ToolVariant};
 use crate::suites::router::RouterSuite;
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +31,9 @@ pub struct MovedVerdict {
     /// Router in front of the agent.
     #[serde(default)]
     pub router_in_front: bool,
+    /// Prompt variant of a factorial cell (absent: the suite's own policy, or a router call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PromptVariant>,
     /// Passed before.
     pub was: bool,
     /// Passes now.
@@ -100,7 +103,7 @@ pub fn regrade(
     }
     out.moved.sort_by(|a, b| {
         let key = |m: &MovedVerdict| {
-            let cell = (m.mode, m.call_cap, m.tool_docs, m.router_in_front);
+            let cell = (m.mode, m.call_cap, m.tool_docs, m.router_in_front, m.prompt);
             (
                 m.suite.clone(),
                 m.model.clone(),
@@ -157,6 +160,7 @@ impl Regrade {
                 call_cap: c.call_cap,
                 tool_docs: c.tool_docs,
                 router_in_front: c.router_in_front,
+                prompt: c.prompt,
                 was: c.verdict.passed,
                 now: verdict.passed,
                 reasons: verdict.reasons,
@@ -198,6 +202,7 @@ impl Regrade {
                 call_cap: 1,
                 tool_docs: None,
                 router_in_front: false,
+                prompt: None,
                 was: r.correct,
                 now,
                 reasons: if now {

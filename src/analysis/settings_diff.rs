@@ -73,6 +73,11 @@ fn settings_of(m: &Manifest) -> BTreeMap<String, String> {
         for k in NOT_SETTINGS_KEYS {
             settings.remove(k);
         }
+        // A run at the suite's own policy leaves the prompt out of its settings: it reads as
+        // `policy`, so a run of another prompt shows the two variants side by side.
+        settings
+            .entry("prompt")
+            .or_insert_with(|| Value::from(crate::suite::PromptVariant::POLICY.as_str()));
     }
     fields.remove("models");
     flatten("", &Value::Object(fields), &mut out);
@@ -150,5 +155,18 @@ mod tests {
         );
         assert_eq!(d[2].a.as_deref(), Some("\"plain\""));
         assert!(setting_differences(&a, &a).is_empty());
+    }
+
+    #[test]
+    fn a_run_at_the_policy_reads_as_the_policy_prompt() {
+        let a = manifest("a", json!({"trials": 5}), "d");
+        let b = manifest("b", json!({"trials": 5, "prompt": "strict"}), "d");
+        let d = setting_differences(&a, &b);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].setting, "settings.prompt");
+        assert_eq!(
+            (d[0].a.as_deref(), d[0].b.as_deref()),
+            (Some("\"policy\""), Some("\"strict\""))
+        );
     }
 }

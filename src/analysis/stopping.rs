@@ -7,7 +7,7 @@ use crate::analysis::sequence::{Decision, RoundState, replay};
 use crate::analysis::summary::order_models;
 use crate::runner::record::{ConversationRecord, Manifest, Mode, TrialKey};
 use crate::runner::settings::{RunSettings, SuiteChoice};
-use crate::suite::ToolVariant;
+use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -31,6 +31,9 @@ pub struct Pairing {
     pub tool_docs: ToolVariant,
     /// Router in front (the first level of a factorial design).
     pub router_in_front: bool,
+    /// Prompt variant (the first of a factorial design).
+    #[serde(default)]
+    pub prompt: PromptVariant,
 }
 
 /// A round whose trials all have records, some of which ended ungraded (a wire failure): the
@@ -70,6 +73,7 @@ impl Pairing {
             call_cap: *settings.call_caps.first()?,
             tool_docs: *settings.tool_docs.0.first()?,
             router_in_front: *settings.router_in_front.0.first()?,
+            prompt: *settings.prompt.0.first()?,
         })
     }
 
@@ -99,6 +103,7 @@ impl Pairing {
             && key.call_cap == self.call_cap
             && key.tool_docs.is_none_or(|d| d == self.tool_docs)
             && key.router_in_front == self.router_in_front
+            && key.prompt.unwrap_or(PromptVariant::POLICY) == self.prompt
     }
 
     /// Each record of the pair's cell, by (trial, task), as [small, large]: `None` while a model
@@ -274,6 +279,7 @@ mod tests {
             call_cap: 8,
             tool_docs: ToolVariant::BARE,
             router_in_front: false,
+            prompt: PromptVariant::POLICY,
         }
     }
 

@@ -22,7 +22,7 @@ use super::server_process::{ServerProcessSummary, server_process_summary};
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
 use super::tools_add::{ToolsAdd, toolless_key, tools_add};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
-use crate::suite::ToolVariant;
+use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -125,6 +125,9 @@ pub struct GroupSummary {
     /// Router in front, when the run crossed off and on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub router_in_front: Option<bool>,
+    /// Prompt variant, when the run crossed several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PromptVariant>,
     /// Per model.
     pub models: BTreeMap<String, ModelSummary>,
     /// Small vs large, when both ran this configuration.
@@ -143,6 +146,7 @@ impl GroupSummary {
             && self.call_cap.is_none_or(|n| n == c.call_cap)
             && self.tool_docs.is_none_or(|v| Some(v) == c.tool_docs)
             && self.router_in_front.is_none_or(|r| r == c.router_in_front)
+            && self.prompt.is_none_or(|p| p == c.prompt_variant())
     }
 }
 
@@ -840,6 +844,7 @@ fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cm
         a.mode as u8,
         a.tool_docs,
         a.router_in_front,
+        a.prompt,
     )
         .cmp(&(
             &b.suite,
@@ -850,6 +855,7 @@ fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cm
             b.mode as u8,
             b.tool_docs,
             b.router_in_front,
+            b.prompt,
         ))
 }
 
@@ -881,17 +887,20 @@ fn tools_add_by_group(
 }
 
 /// Splits conversations into configurations: suite, mode, and, where the run varied them, the
-/// call cap, the tool docs variant and the router in front (the toolless baseline plays one cell
-/// of a factorial, so only its cap can vary). Keys read `store/docs=bare/router=on/cap=4`.
+/// call cap, the prompt variant, the tool docs variant and the router in front (the toolless
+/// baseline plays one cell of a factorial, so only its cap can vary). Keys read
+/// `store/prompt=strict/docs=bare/router=on/cap=4`.
 fn group_records<'a>(convs: &[&'a ConversationRecord]) -> BTreeMap<String, GroupRecords<'a>> {
     let mut caps: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
     let mut docs = BTreeSet::new();
     let mut routers = BTreeSet::new();
+    let mut prompts = BTreeSet::new();
     for c in convs {
         caps.entry(c.suite.as_str()).or_default().insert(c.call_cap);
         if c.mode == Mode::Agent {
             docs.insert(c.tool_docs);
             routers.insert(c.router_in_front);
+            prompts.insert(c.prompt_variant());
         }
     }
     let mut grouped: BTreeMap<String, GroupRecords> = BTreeMap::new();
@@ -900,10 +909,14 @@ fn group_records<'a>(convs: &[&'a ConversationRecord]) -> BTreeMap<String, Group
         let agent = c.mode == Mode::Agent;
         let tool_docs = (agent && docs.len() > 1).then_some(c.tool_docs).flatten();
         let router_in_front = (agent && routers.len() > 1).then_some(c.router_in_front);
+        let prompt = (agent && prompts.len() > 1).then(|| c.prompt_variant());
         let call_cap = several.then_some(c.call_cap);
         let mut key = c.suite.clone();
         if !agent {
             key.push_str("/toolless");
+        }
+        if let Some(p) = prompt {
+            key.push_str(&format!("/prompt={}", p.as_str()));
         }
         if let Some(v) = tool_docs {
             key.push_str(&format!("/docs={}", v.as_str()));
@@ -920,6 +933,7 @@ fn group_records<'a>(convs: &[&'a ConversationRecord]) -> BTreeMap<String, Group
             call_cap,
             tool_docs,
             router_in_front,
+            prompt,
             models: BTreeMap::new(),
             comparison: None,
             ladder: BTreeMap::new(),

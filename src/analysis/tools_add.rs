@@ -75,7 +75,12 @@ pub fn toolless_key(agent_key: &str) -> String {
     let mut parts = agent_key.split('/');
     let suite = parts.next().unwrap_or_default();
     let mut key = format!("{suite}/toolless");
-    for part in parts.filter(|p| !p.starts_with("docs=") && !p.starts_with("router=")) {
+    let factor = |p: &&str| {
+        ["docs=", "router=", "prompt="]
+            .iter()
+            .any(|f| p.starts_with(f))
+    };
+    for part in parts.filter(|p| !factor(p)) {
         key.push('/');
         key.push_str(part);
     }

@@ -85,6 +85,9 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
     if !args.tool_docs.is_empty() {
         s.tool_docs = Levels(args.tool_docs.clone());
     }
+    if !args.prompt.is_empty() {
+        s.prompt = Levels(args.prompt.clone());
+    }
     if !args.router_in_front.is_empty() {
         s.router_in_front = Levels(
             args.router_in_front

@@ -357,6 +357,8 @@ fn conversation_record(
         router_in_front: !r.router_spans.is_empty(),
         tool_docs: None,
         tool_docs_sha256: None,
+        prompt: None,
+        prompt_sha256: None,
         status,
         outcome: if passed {
             Outcome::Pass

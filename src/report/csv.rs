@@ -19,7 +19,7 @@ pub const BLENDED_OUTPUT_WEIGHT: u64 = 4;
 const MALFORMED_PREFIX: &str = "__malformed__:";
 
 /// The header row, in order.
-pub const COLUMNS: [&str; 34] = [
+pub const COLUMNS: [&str; 35] = [
     "suite",
     "task",
     "category",
@@ -54,6 +54,7 @@ pub const COLUMNS: [&str; 34] = [
     "router_blended_tokens",
     "router_retries",
     "router_truncated_calls",
+    "prompt",
 ];
 
 /// Exporter of `conversations.csv` from a slice of conversation records.
@@ -75,6 +76,7 @@ pub fn conversations_csv(records: &[ConversationRecord]) -> Result<Vec<u8>, Repo
             .then_with(|| mode_str(a.mode).cmp(mode_str(b.mode)))
             .then_with(|| a.router_in_front.cmp(&b.router_in_front))
             .then_with(|| a.tool_docs.cmp(&b.tool_docs))
+            .then_with(|| a.prompt.cmp(&b.prompt))
     });
     let mut w = ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::Any(b'\n'))
@@ -158,6 +160,7 @@ fn row(r: &ConversationRecord) -> Vec<String> {
             .sum::<u32>()
             .to_string(),
         r.router_calls().filter(|c| c.truncated).count().to_string(),
+        r.prompt_variant().as_str().into(),
     ]
 }
 
@@ -261,6 +264,8 @@ mod tests {
             router_in_front: false,
             tool_docs: None,
             tool_docs_sha256: None,
+            prompt: None,
+            prompt_sha256: None,
             status: Status::Ok,
             outcome: Outcome::Pass,
             calls: vec![call(Node::Orchestrator, 100, 10, Some(0.5), 0)],

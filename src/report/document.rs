@@ -520,9 +520,10 @@ fn gpu_text(gpu: &GpuInfo) -> String {
 
 /// The run's settings: the known ones under their names first, then every other scalar.
 fn settings_rows(t: &mut MarkdownTable, st: &Value) {
-    let known: [(&str, &str); 9] = [
+    let known: [(&str, &str); 10] = [
         ("trials", "trials per task"),
         ("tool_docs", "tool docs variant"),
+        ("prompt", "prompt variant"),
         ("temperature", "temperature"),
         ("router_temperature", "router temperature"),
         ("num_ctx", "num_ctx"),

@@ -6,7 +6,7 @@
 use super::document::{ci_points, points};
 use super::markdown::{MarkdownTable, NOT_AVAILABLE, number, percent, percent_with_n};
 use crate::analysis::Summary;
-use crate::analysis::factorial::{Effect, Factorial, ModelEffects, cell_name};
+use crate::analysis::factorial::{Effect, Factorial, ModelEffects};
 use std::fmt::Write as _;
 
 /// Appends one section per suite with a factorial design.
@@ -18,7 +18,7 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
              the design, then each factor's effect: documentation = {docs}, averaged \
              over the router levels; router = on − off, averaged over the tool docs variants; \
              docs × router = ({docs} with the router on) − ({docs} with it \
-             off). Graded conversations only; each effect is over the tasks all its cells share, \
+             off){prompt}. Graded conversations only; each effect is over the tasks all its cells share, \
              with a paired task-bootstrap 95% CI{} ({} resamples, seed {}). A cell reads \
              success (passes/graded), with its transport and protocol exclusions when any.\n",
             f.suite,
@@ -27,6 +27,7 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
             number(s.settings.resamples as f64, 0),
             s.settings.seed,
             docs = docs_contrast(f),
+            prompt = prompt_note(f),
         );
         let models: Vec<(&str, &ModelEffects)> = s
             .models
@@ -41,6 +42,21 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
     }
 }
 
+/// How the prompt factor reads, where the run crossed it: its effect and its interactions, each
+/// averaged over the levels of the factor it leaves out.
+fn prompt_note(f: &Factorial) -> String {
+    if f.prompt.len() < 2 {
+        return String::new();
+    }
+    format!(
+        "; prompt = {}, averaged over the docs variants and router levels; docs × prompt and \
+         router × prompt = that factor's effect under the later prompt − under the earlier, \
+         averaged over the third factor; the first three effects are averaged over the prompts \
+         as well",
+        prompt_contrast(f)
+    )
+}
+
 /// A table with a label column and one column per model, in report order.
 fn table(label: &str, models: &[(&str, &ModelEffects)]) -> MarkdownTable {
     let mut header = vec![label.to_string()];
@@ -51,13 +67,10 @@ fn table(label: &str, models: &[(&str, &ModelEffects)]) -> MarkdownTable {
 fn cells(f: &Factorial, models: &[(&str, &ModelEffects)]) -> String {
     let mut t = table("cell", models);
     t.numeric_after_first();
-    for &d in &f.tool_docs {
-        for &r in &f.router_in_front {
-            let name = cell_name(d, r);
-            let mut row = vec![name.clone()];
-            row.extend(models.iter().map(|(_, m)| cell_text(m, &name)));
-            t.row(row);
-        }
+    for name in f.cell_names() {
+        let mut row = vec![name.clone()];
+        row.extend(models.iter().map(|(_, m)| cell_text(m, &name)));
+        t.row(row);
     }
     t.render()
 }
@@ -84,7 +97,18 @@ type EffectOf = fn(&ModelEffects) -> &Option<Effect>;
 /// The documentation contrast in words: the later variant minus the earlier (`documented − bare`),
 /// or why there is none.
 fn docs_contrast(f: &Factorial) -> String {
-    match f.tool_docs.as_slice() {
+    two_levels(&f.tool_docs)
+}
+
+/// The prompt contrast in words: the other variant minus `policy` (or the later name minus the
+/// earlier), or why there is none.
+fn prompt_contrast(f: &Factorial) -> String {
+    two_levels(&f.prompt)
+}
+
+/// `b − a` for a factor played at exactly the levels `a`, `b`.
+fn two_levels<T: std::fmt::Display>(levels: &[T]) -> String {
+    match levels {
         [a, b] => format!("{b} − {a}"),
         many => format!("none with {} variants", many.len()),
     }
@@ -94,13 +118,25 @@ fn effects(f: &Factorial, models: &[(&str, &ModelEffects)]) -> String {
     let mut t = table("effect", models);
     t.numeric_after_first();
     let docs = format!("documentation ({})", docs_contrast(f));
-    let rows: [(&str, EffectOf); 3] = [
+    let prompt = format!("prompt ({})", prompt_contrast(f));
+    let mut rows: Vec<(&str, EffectOf)> = vec![
         (&docs, |m| &m.docs),
         ("router in front (on − off)", |m| &m.router),
         ("docs × router (difference-in-differences)", |m| {
             &m.docs_x_router
         }),
     ];
+    if f.prompt.len() > 1 {
+        rows.extend([
+            (prompt.as_str(), (|m| &m.prompt) as EffectOf),
+            ("docs × prompt (difference-in-differences)", |m| {
+                &m.docs_x_prompt
+            }),
+            ("router × prompt (difference-in-differences)", |m| {
+                &m.router_x_prompt
+            }),
+        ]);
+    }
     for (label, get) in rows {
         let mut row = vec![label.to_string()];
         row.extend(models.iter().map(|(_, m)| effect_text(get(m).as_ref())));
@@ -125,7 +161,12 @@ fn effect_text(e: Option<&Effect>) -> String {
 
 fn between_models(out: &mut String, f: &Factorial, mark: &str) {
     for pair in &f.between_models {
-        for (factor, e) in [("documentation", &pair.docs), ("the router", &pair.router)] {
+        let factors = [
+            ("docs", "documentation", &pair.docs),
+            ("router", "the router", &pair.router),
+            ("prompt", "the other prompt", &pair.prompt),
+        ];
+        for (short, factor, e) in factors {
             if let Some(e) = e {
                 let ci = e
                     .ci95
@@ -133,12 +174,7 @@ fn between_models(out: &mut String, f: &Factorial, mark: &str) {
                     .map_or_else(|| NOT_AVAILABLE.to_string(), ci_points);
                 let _ = writeln!(
                     out,
-                    "- Model × {}: {factor} helps `{}` by {} more than `{}` (95% CI{mark} {ci}; {} tasks).",
-                    if factor == "documentation" {
-                        "docs"
-                    } else {
-                        "router"
-                    },
+                    "- Model × {short}: {factor} helps `{}` by {} more than `{}` (95% CI{mark} {ci}; {} tasks).",
                     pair.first,
                     points(e.estimate),
                     pair.second,

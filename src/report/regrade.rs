@@ -86,6 +86,9 @@ fn configuration(m: &MovedVerdict) -> String {
             if m.router_in_front {
                 cell.push_str(", router in front");
             }
+            if let Some(prompt) = m.prompt {
+                cell.push_str(&format!(", prompt {}", prompt.as_str()));
+            }
             format!("{suite} ({cell})")
         }
     }
@@ -107,6 +110,7 @@ mod tests {
             mode: Mode::Agent,
             call_cap: 10,
             tool_docs: None,
+            prompt: None,
             router_in_front: false,
             was: true,
             now: false,

@@ -67,7 +67,8 @@ pub fn sequence_for(s: &Summary, g: &GroupSummary) -> Option<String> {
         && g.mode == Mode::Agent
         && g.call_cap.is_none_or(|n| n == p.call_cap)
         && g.tool_docs.is_none_or(|v| v == p.tool_docs)
-        && g.router_in_front.is_none_or(|r| r == p.router_in_front);
+        && g.router_in_front.is_none_or(|r| r == p.router_in_front)
+        && g.prompt.is_none_or(|v| v == p.prompt);
     same.then(|| sequence_interval(st))?
 }
 

@@ -15,7 +15,9 @@ use crate::runner::record::{
 use crate::runner::settings::RunSettings;
 use crate::runner::telemetry::Telemetry;
 use crate::seed::CallSeed;
-use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome, ToolVariant};
+use crate::suite::{
+    Domain, Environment, Evidence, PromptVariant, Shown, Task, ToolOutcome, ToolVariant,
+};
 use crate::suites::router::{RouterMessage, RouterSuite};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, ChatResponse};
@@ -189,11 +191,12 @@ impl Player<'_> {
         trial: u32,
         call_cap: u32,
         mode: Mode,
-        tool_docs: ToolVariant,
+        shown: Shown,
     ) -> ConversationRecord {
         let started = Instant::now();
+        let tool_docs = shown.tool_docs;
         let opening = format!("{}\n{}\n{tool_docs:?}\n{mode:?}", self.model, domain.name());
-        let mut t = Trial::new(domain, tool_docs, trial, call_cap, mode, opening);
+        let mut t = Trial::new(domain, shown, trial, call_cap, mode, opening);
         for (turn, text) in task.customer.iter().enumerate() {
             if !self.play_turn(&mut t, turn as u32, text).await {
                 break;
@@ -331,6 +334,9 @@ impl Player<'_> {
             router_in_front: self.router_in_front.is_some(),
             tool_docs: Some(t.tool_docs),
             tool_docs_sha256: Some(t.domain.digests(t.tool_docs).tools),
+            prompt: (!t.prompt.is_policy()).then_some(t.prompt),
+            prompt_sha256: (!t.prompt.is_policy())
+                .then(|| t.domain.presentation().prompt_digest(t.prompt).to_string()),
             status,
             outcome,
             calls: t.calls,
@@ -362,6 +368,7 @@ enum Step {
 struct Trial<'d> {
     domain: &'d dyn Domain,
     tool_docs: ToolVariant,
+    prompt: PromptVariant,
     trial: u32,
     call_cap: u32,
     toolless: bool,
@@ -380,13 +387,13 @@ struct Trial<'d> {
 impl<'d> Trial<'d> {
     fn new(
         domain: &'d dyn Domain,
-        tool_docs: ToolVariant,
+        shown: Shown,
         trial: u32,
         call_cap: u32,
         mode: Mode,
         opening: String,
     ) -> Trial<'d> {
-        let tools = domain.tools(tool_docs).to_vec();
+        let tools = domain.tools(shown.tool_docs).to_vec();
         let tool_names = tools
             .iter()
             .filter_map(|t| {
@@ -397,14 +404,15 @@ impl<'d> Trial<'d> {
             .collect();
         Trial {
             domain,
-            tool_docs,
+            tool_docs: shown.tool_docs,
+            prompt: shown.prompt,
             trial,
             call_cap,
             toolless: mode == Mode::Toolless,
             tools,
             tool_names,
             env: domain.new_environment(),
-            messages: vec![ChatMessage::system(domain.system_prompt())],
+            messages: vec![ChatMessage::system(domain.system_prompt(shown.prompt))],
             calls: Vec::new(),
             events: Vec::new(),
             replies: Vec::new(),

@@ -193,9 +193,28 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
     })
 }
 
-/// Every `--tool-docs` variant must be a file of every conversation suite played.
+/// Every `--tool-docs` and `--prompt` variant must be a file of every conversation suite played.
 fn check_variants(domains: &[Box<dyn Domain>], settings: &RunSettings) -> Result<(), RunError> {
     for d in domains {
+        let has = d.presentation().prompts();
+        if let Some(v) = settings.prompt.0.iter().find(|v| !has.contains(v)) {
+            let files: Vec<String> = has
+                .iter()
+                .map(|p| {
+                    if p.is_policy() {
+                        format!("tasks/{}/policy.md (policy)", d.name())
+                    } else {
+                        format!("tasks/{}/prompts/{p}.md", d.name())
+                    }
+                })
+                .collect();
+            return Err(RunError::Settings(format!(
+                "--prompt {v}: the {} suite has no tasks/{}/prompts/{v}.md (its prompt files: {})",
+                d.name(),
+                d.name(),
+                files.join(", ")
+            )));
+        }
         let has = d.presentation().variants();
         if let Some(v) = settings.tool_docs.0.iter().find(|v| !has.contains(v)) {
             let names: Vec<&str> = has.iter().map(|v| v.as_str()).collect();
@@ -407,7 +426,8 @@ pub fn prompt_size_warnings(suites: &Suites, s: &RunSettings) -> Vec<String> {
                     .unwrap_or_default()
             });
             let tools = serde_json::to_string(&largest).unwrap_or_default();
-            let tokens = (d.system_prompt().len() + tools.len()) / CHARS_PER_TOKEN;
+            let prompt = s.prompt.0.iter().map(|&p| d.system_prompt(p).len()).max();
+            let tokens = (prompt.unwrap_or_default() + tools.len()) / CHARS_PER_TOKEN;
             (s.num_ctx < tokens as u64).then(|| {
                 format!(
                     "--num-ctx {} is below the {} suite's prompt alone (about {tokens} tokens of \
@@ -474,6 +494,20 @@ fn new_manifest(
                     .0
                     .iter()
                     .filter_map(|v| Some((v.to_string(), all.get(v.as_str())?.clone())))
+                    .collect();
+                (d.name().to_string(), played)
+            })
+            .collect(),
+        prompt_digests: suites
+            .domains
+            .iter()
+            .filter(|_| !s.prompt.single().is_some_and(|p| p.is_policy()))
+            .map(|d| {
+                let played = s
+                    .prompt
+                    .0
+                    .iter()
+                    .map(|&p| (p.to_string(), d.presentation().prompt_digest(p).to_string()))
                     .collect();
                 (d.name().to_string(), played)
             })
@@ -633,6 +667,7 @@ fn plan_session(
         rounds: s.stop.is_some(),
         tool_docs: &s.tool_docs.0,
         router_in_front: &s.router_in_front.0,
+        prompt: &s.prompt.0,
     };
     let (todo, skipped) = plan(&input, session.journal.done());
     let mut per_model: Vec<(String, u64)> = Vec::new();

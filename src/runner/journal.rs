@@ -336,6 +336,20 @@ fn check_same_setup(
             ));
         }
     }
+    for (suite, prompts) in &now.prompt_digests {
+        let old = recorded.prompt_digests.get(suite);
+        for (name, digest) in prompts {
+            if let Some(was) = old.and_then(|o| o.get(name))
+                && was != digest
+            {
+                return Err(mixed(
+                    &format!("the {suite} suite's prompt variant {name}"),
+                    was,
+                    digest,
+                ));
+            }
+        }
+    }
     for model in &now.models {
         if let Some(old) = recorded.models.iter().find(|m| m.name == model.name)
             && old.digest.is_some()
@@ -563,6 +577,25 @@ mod tests {
         Journal::open(dir.path(), &with("p1")).expect("same suite");
         let err = Journal::open(dir.path(), &with("p2")).expect_err("policy moved");
         assert!(err.to_string().contains("store suite's policy"), "{err}");
+    }
+
+    #[test]
+    fn refuses_a_changed_prompt_variant() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let with = |digest: &str| {
+            let mut m = manifest();
+            let played = [("strict".to_string(), digest.to_string())].into();
+            m.prompt_digests.insert("store".into(), played);
+            m
+        };
+        Journal::open(dir.path(), &with("s1")).expect("open");
+        Journal::open(dir.path(), &with("s1")).expect("same prompt");
+        let err = Journal::open(dir.path(), &with("s2")).expect_err("prompt moved");
+        assert!(
+            err.to_string()
+                .contains("store suite's prompt variant strict"),
+            "{err}"
+        );
     }
 
     #[test]

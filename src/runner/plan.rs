@@ -6,7 +6,7 @@
 //! tasks; standalone router messages follow each model's conversations.
 
 use crate::runner::record::{Mode, TrialKey};
-use crate::suite::ToolVariant;
+use crate::suite::{PromptVariant, ToolVariant};
 use std::collections::BTreeSet;
 
 /// One unit of work.
@@ -30,6 +30,8 @@ pub enum TrialSpec {
         tool_docs: ToolVariant,
         /// Router in front of the agent.
         router_in_front: bool,
+        /// Prompt variant.
+        prompt: PromptVariant,
     },
     /// A standalone router call.
     Router {
@@ -55,6 +57,7 @@ impl TrialSpec {
                 mode,
                 tool_docs,
                 router_in_front,
+                prompt,
             } => TrialKey {
                 suite: suite.clone(),
                 model: model.clone(),
@@ -64,6 +67,7 @@ impl TrialSpec {
                 mode: *mode,
                 tool_docs: Some(*tool_docs),
                 router_in_front: *router_in_front,
+                prompt: (!prompt.is_policy()).then_some(*prompt),
             },
             TrialSpec::Router {
                 model,
@@ -78,6 +82,7 @@ impl TrialSpec {
                 mode: Mode::Agent,
                 tool_docs: None,
                 router_in_front: false,
+                prompt: None,
             },
         }
     }
@@ -109,14 +114,16 @@ pub struct PlanInput<'a> {
     pub tool_docs: &'a [ToolVariant],
     /// Router in front: off, on, or both (never empty).
     pub router_in_front: &'a [bool],
+    /// Prompt variants (never empty).
+    pub prompt: &'a [PromptVariant],
     /// Round by round (trial index outermost, every model in each), for a run that may stop
     /// after any round; otherwise model by model.
     pub rounds: bool,
 }
 
-/// The cells of the factorial design a mode plays: every (tool docs, router in front) pair for
-/// the agent; the first only for the toolless baseline, which is shown no tools.
-fn cells(input: &PlanInput<'_>, mode: Mode) -> Vec<(ToolVariant, bool)> {
+/// The cells of the factorial design a mode plays: every (prompt, tool docs, router in front)
+/// triple for the agent; the first only for the toolless baseline, which is shown no tools.
+fn cells(input: &PlanInput<'_>, mode: Mode) -> Vec<(PromptVariant, ToolVariant, bool)> {
     let n = |len: usize| {
         if mode == Mode::Toolless {
             len.min(1)
@@ -126,8 +133,12 @@ fn cells(input: &PlanInput<'_>, mode: Mode) -> Vec<(ToolVariant, bool)> {
     };
     let docs = &input.tool_docs[..n(input.tool_docs.len())];
     let routers = &input.router_in_front[..n(input.router_in_front.len())];
-    docs.iter()
-        .flat_map(|&d| routers.iter().map(move |&r| (d, r)))
+    input.prompt[..n(input.prompt.len())]
+        .iter()
+        .flat_map(|&p| {
+            docs.iter()
+                .flat_map(move |&d| routers.iter().map(move |&r| (p, d, r)))
+        })
         .collect()
 }
 
@@ -168,7 +179,7 @@ fn conversations(
         } else {
             input.call_caps
         };
-        for (tool_docs, router_in_front) in cells(input, mode) {
+        for (prompt, tool_docs, router_in_front) in cells(input, mode) {
             for &call_cap in caps {
                 for trial in trials.clone() {
                     for (suite, ids) in &input.suites {
@@ -182,6 +193,7 @@ fn conversations(
                                 mode,
                                 tool_docs,
                                 router_in_front,
+                                prompt,
                             });
                         }
                     }
@@ -227,6 +239,7 @@ mod tests {
             modes: vec![Mode::Agent],
             tool_docs: &[ToolVariant::BARE],
             router_in_front: &[false],
+            prompt: &[PromptVariant::POLICY],
             rounds: false,
         };
         let (all, skipped) = plan(&input, &BTreeSet::new());
@@ -261,6 +274,7 @@ mod tests {
             modes: vec![Mode::Agent, Mode::Toolless],
             tool_docs: &[ToolVariant::BARE, ToolVariant::DOCUMENTED],
             router_in_front: &[false, true],
+            prompt: &[PromptVariant::POLICY],
             rounds: false,
         };
         let (all, _) = plan(&input, &BTreeSet::new());
@@ -273,5 +287,32 @@ mod tests {
             .map(|k| (k.tool_docs, k.router_in_front))
             .collect();
         assert_eq!(cells.len(), 4);
+    }
+
+    #[test]
+    fn prompts_cross_the_other_factors_and_the_baseline_plays_the_first() {
+        let models = vec!["a".to_string()];
+        let strict = PromptVariant::named("strict").expect("name");
+        let input = PlanInput {
+            models: &models,
+            suites: vec![("store".into(), vec!["L1".into()])],
+            router_messages: Vec::new(),
+            trials: 1,
+            call_caps: &[4],
+            modes: vec![Mode::Agent, Mode::Toolless],
+            tool_docs: &[ToolVariant::BARE, ToolVariant::DOCUMENTED],
+            router_in_front: &[false, true],
+            prompt: &[PromptVariant::POLICY, strict],
+            rounds: false,
+        };
+        let (all, _) = plan(&input, &BTreeSet::new());
+        let keys: BTreeSet<TrialKey> = all.iter().map(TrialSpec::key).collect();
+        // Agent: 2 prompts x 2 docs x 2 routers; toolless: one cell, at the policy.
+        assert_eq!((all.len(), keys.len()), (9, 9));
+        let toolless: Vec<&TrialKey> = keys.iter().filter(|k| k.mode == Mode::Toolless).collect();
+        assert_eq!(toolless.len(), 1);
+        assert_eq!(toolless[0].prompt, None);
+        let strict_cells = keys.iter().filter(|k| k.prompt == Some(strict)).count();
+        assert_eq!(strict_cells, 4);
     }
 }

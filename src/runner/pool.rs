@@ -326,6 +326,7 @@ async fn play_trial(
             call_cap,
             mode,
             tool_docs,
+            prompt,
             ..
         } => {
             let (domain, task) = suites
@@ -333,8 +334,12 @@ async fn play_trial(
                 .iter()
                 .filter(|d| d.name() == suite)
                 .find_map(|d| d.tasks().iter().find(|t| &t.id == task_id).map(|t| (d, t)))?;
+            let shown = crate::suite::Shown {
+                tool_docs: *tool_docs,
+                prompt: *prompt,
+            };
             let rec = player
-                .play(domain.as_ref(), task, *trial, *call_cap, *mode, *tool_docs)
+                .play(domain.as_ref(), task, *trial, *call_cap, *mode, shown)
                 .await;
             if rec.calls.iter().any(|c| c.context_overflow) {
                 sink.emit(RunEvent::Warning(format!(

@@ -528,6 +528,7 @@ mod tests {
             mode: Mode::Agent,
             tool_docs: None,
             router_in_front: false,
+            prompt: None,
         }
     }
 

@@ -5,7 +5,7 @@
 //! line is one JSON object tagged by `type` and stamped with [`SCHEMA_VERSION`] and the grader digest.
 //! Analysis reads these types back; nothing downstream needs anything else.
 
-use crate::suite::ToolVariant;
+use crate::suite::{PromptVariant, ToolVariant};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::api::Timings;
 use crate::wire::outcome::{Attempt, CallOutcome};
@@ -371,6 +371,13 @@ pub struct ConversationRecord {
     /// SHA-256 of that variant's file (absent in older and imported records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_docs_sha256: Option<String>,
+    /// Prompt variant shown, when not the suite's own policy (absent: `policy`, as in every record
+    /// written before prompt variants).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PromptVariant>,
+    /// SHA-256 of that prompt variant's file (absent with the suite's own policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_sha256: Option<String>,
     /// Where the conversation stopped.
     pub status: Status,
     /// How it ended, for the denominators.
@@ -413,6 +420,11 @@ impl ConversationRecord {
         self.calls.iter().filter(|c| c.node == Node::Orchestrator)
     }
 
+    /// The prompt variant the conversation was shown (`policy` where the record names none).
+    pub fn prompt_variant(&self) -> PromptVariant {
+        self.prompt.unwrap_or(PromptVariant::POLICY)
+    }
+
     /// Router calls made in front of the agent.
     pub fn router_calls(&self) -> impl Iterator<Item = &CallRecord> {
         self.calls.iter().filter(|c| c.node == Node::Router)
@@ -429,6 +441,7 @@ impl ConversationRecord {
             mode: self.mode,
             tool_docs: self.tool_docs,
             router_in_front: self.router_in_front,
+            prompt: self.prompt,
         }
     }
 }
@@ -492,6 +505,7 @@ impl RouterRecord {
             mode: Mode::Agent,
             tool_docs: None,
             router_in_front: false,
+            prompt: None,
         }
     }
 }
@@ -519,6 +533,9 @@ pub struct TrialKey {
     /// Router in front of the agent (a factor of a factorial run).
     #[serde(default)]
     pub router_in_front: bool,
+    /// Prompt variant (a factor of a factorial run; `None`: the suite's own policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PromptVariant>,
 }
 
 /// What the run knows about one model (from `/api/show`, `/api/tags` and `/api/ps`).
@@ -683,6 +700,10 @@ pub struct Manifest {
     /// older manifests).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_docs_digests: BTreeMap<String, BTreeMap<String, String>>,
+    /// SHA-256 of each prompt variant played, per suite, by variant name (absent where the run
+    /// played the suite's own policy alone, whose digest is `suite_digests.<suite>.policy`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prompt_digests: BTreeMap<String, BTreeMap<String, String>>,
     /// Documented example values of the tool schemas shown (for counting example-copy calls).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub example_values: Vec<String>,

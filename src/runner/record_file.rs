@@ -17,7 +17,7 @@
 
 use crate::runner::levels::{Levels, declared};
 use crate::runner::record::{Manifest, Mode, Outcome, Record, SCHEMA_VERSION, TrialKey};
-use crate::suite::ToolVariant;
+use crate::suite::{PromptVariant, ToolVariant};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -183,8 +183,12 @@ pub fn show_key(k: &TrialKey) -> String {
         .map(|v| format!(" docs {}", v.as_str()))
         .unwrap_or_default();
     let router = if k.router_in_front { " router" } else { "" };
+    let prompt = k
+        .prompt
+        .map(|v| format!(" prompt {}", v.as_str()))
+        .unwrap_or_default();
     format!(
-        "{} {} {} trial {} cap {}{mode}{docs}{router}",
+        "{} {} {} trial {} cap {}{mode}{docs}{router}{prompt}",
         k.model, k.suite, k.task, k.trial, k.call_cap
     )
 }
@@ -201,6 +205,8 @@ struct Allowed {
     toolless: Option<bool>,
     tool_docs: Option<Levels<ToolVariant>>,
     router_in_front: Option<Levels<bool>>,
+    /// Prompt variants (absent from the settings: the suite's own policy alone).
+    prompt: Levels<PromptVariant>,
 }
 
 impl Allowed {
@@ -225,6 +231,7 @@ impl Allowed {
             toolless: settings["toolless"].as_bool(),
             tool_docs: declared(settings, "tool_docs"),
             router_in_front: declared(settings, "router_in_front"),
+            prompt: declared(settings, "prompt").unwrap_or(Levels::one(PromptVariant::POLICY)),
         }
     }
 
@@ -309,6 +316,10 @@ impl Allowed {
         {
             let v = if key.router_in_front { "on" } else { "off" };
             return missing("router in front", v);
+        }
+        let prompt = key.prompt.unwrap_or(PromptVariant::POLICY);
+        if key.suite != "router" && !self.prompt.0.contains(&prompt) {
+            return missing("prompt variant", prompt.as_str());
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! run id is derived from them, so the same command resumes the same run.
 
 use crate::runner::levels::Levels;
-use crate::suite::ToolVariant;
+use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
@@ -26,6 +26,11 @@ pub struct RunSettings {
     pub tool_docs: Levels<ToolVariant>,
     /// Router in front of the agent: off, on, or both (a factor of the factorial design).
     pub router_in_front: Levels<bool>,
+    /// Policy (system prompt) variants (several: a factor of the factorial design). Left out of
+    /// the settings at the suite's own policy alone, so such a run's id and manifest read as
+    /// before.
+    #[serde(default = "policy_only", skip_serializing_if = "is_policy_only")]
+    pub prompt: Levels<PromptVariant>,
     /// Also play the toolless baseline (one call per customer message, no tools) beside the agent.
     pub toolless: bool,
     /// Orchestrator temperature.
@@ -79,6 +84,14 @@ pub struct RunSettings {
     pub scrape_interval_s: Option<f64>,
 }
 
+fn policy_only() -> Levels<PromptVariant> {
+    Levels::one(PromptVariant::POLICY)
+}
+
+fn is_policy_only(p: &Levels<PromptVariant>) -> bool {
+    p.single().is_some_and(|v| v.is_policy())
+}
+
 fn one() -> u32 {
     1
 }
@@ -126,6 +139,7 @@ impl Default for RunSettings {
             trials: 5,
             tool_docs: Levels::one(ToolVariant::BARE),
             router_in_front: Levels::one(false),
+            prompt: policy_only(),
             toolless: false,
             temperature: 0.7,
             router_temperature: 0.0,
@@ -238,6 +252,8 @@ pub struct ExperimentFile {
     pub tool_docs: Option<Levels<ToolVariant>>,
     /// See `--router-in-front` (true, false, or a list).
     pub router_in_front: Option<Levels<bool>>,
+    /// See `--prompt` (one variant, or a list).
+    pub prompt: Option<Levels<PromptVariant>>,
     /// See `--baseline` (`none` or `toolless`).
     pub baseline: Option<String>,
     /// See `--temperature`.
@@ -380,6 +396,7 @@ impl ExperimentFile {
         set!(trials => trials);
         set!(tool_docs => tool_docs);
         set!(router_in_front => router_in_front);
+        set!(prompt => prompt);
         set!(temperature => temperature);
         set!(router_temperature => router_temperature);
         set!(num_ctx => num_ctx);
@@ -544,6 +561,12 @@ impl RunSettings {
         if let Some(v) = first_repeat(&self.tool_docs.0) {
             return bad("tool-docs", format!("{} is given twice", v.as_str()));
         }
+        if self.prompt.0.is_empty() {
+            return bad("prompt", "at least one variant is needed".into());
+        }
+        if let Some(v) = first_repeat(&self.prompt.0) {
+            return bad("prompt", format!("{} is given twice", v.as_str()));
+        }
         if self.router_in_front.0.is_empty() {
             return bad(
                 "router-in-front",
@@ -684,7 +707,11 @@ impl RunSettings {
         let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
         let suites: Vec<&str> = self.suites.iter().map(|s| s.name()).collect();
         let docs: Vec<&str> = self.tool_docs.0.iter().map(|v| v.as_str()).collect();
-        let docs = docs.join("+");
+        let mut docs = docs.join("+");
+        if !is_policy_only(&self.prompt) {
+            let prompts: Vec<&str> = self.prompt.0.iter().map(|v| v.as_str()).collect();
+            docs = format!("{docs}-{}", prompts.join("+"));
+        }
         let mode = if self.toolless {
             format!("{docs}+toolless")
         } else {
@@ -783,6 +810,33 @@ mod tests {
         old.as_object_mut().expect("object").remove("parallel");
         let back: RunSettings = serde_json::from_value(old).expect("old settings");
         assert_eq!(back.parallel, 1);
+    }
+
+    #[test]
+    fn the_policy_alone_leaves_settings_and_run_id_as_before_and_a_prompt_changes_them() {
+        let a = RunSettings::default();
+        let json = serde_json::to_value(&a).expect("json");
+        assert!(json.get("prompt").is_none(), "{json}");
+        let back: RunSettings = serde_json::from_value(json).expect("back");
+        assert_eq!(back.prompt, Levels::one(PromptVariant::POLICY));
+        let f =
+            ExperimentFile::load("exp.toml", "prompt = [\"policy\", \"strict\"]\n").expect("load");
+        let mut b = RunSettings::default();
+        f.apply(&mut b).expect("apply");
+        assert_eq!(b.prompt.0.len(), 2);
+        assert_ne!(a.default_run_id(), b.default_run_id());
+        assert!(
+            b.default_run_id().contains("-policy+strict-"),
+            "{}",
+            b.default_run_id()
+        );
+        let err = ExperimentFile::load("exp.toml", "prompt = [\"strict\", \"strict\"]\n")
+            .expect_err("twice");
+        assert!(
+            err.to_string()
+                .contains("key `prompt`: strict is given twice"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -9,9 +9,16 @@ use crate::trace::{FailureMode, Verdict};
 
 /// A suite's counts, as `suite check` prints them: tools, parameters, tasks and tasks per category
 /// and the tool documentation variants
-/// (`store: 8 tools, 13 parameters, 24 conversations (lookup 6, ...); tool docs: bare, documented`).
+/// (`store: 8 tools, 13 parameters, 24 conversations (lookup 6, ...); tool docs: bare, documented`),
+/// then the prompt variants where the suite has more than its policy (`; prompts: policy, strict`).
 pub fn counts_line(domain: &dyn Domain) -> String {
     let presentation = domain.presentation();
+    let prompts: Vec<&str> = presentation.prompts().iter().map(|p| p.as_str()).collect();
+    let prompts = if prompts.len() > 1 {
+        format!("; prompts: {}", prompts.join(", "))
+    } else {
+        String::new()
+    };
     let tools = presentation
         .docs(ToolVariant::BARE)
         .map_or(&[][..], |d| &d.tools);
@@ -26,7 +33,7 @@ pub fn counts_line(domain: &dyn Domain) -> String {
         })
         .collect();
     format!(
-        "{}: {} tools, {parameters} parameters, {} {} ({}); tool docs: {}",
+        "{}: {} tools, {parameters} parameters, {} {} ({}); tool docs: {}{prompts}",
         domain.name(),
         tools.len(),
         tasks.len(),

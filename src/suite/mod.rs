@@ -42,20 +42,78 @@ impl ToolVariant {
     /// The variant named `name`: lower-case letters, digits, `-` and `_`, starting with a letter or
     /// a digit (it names a file).
     pub fn named(name: &str) -> Result<ToolVariant, String> {
-        let ok = name.chars().enumerate().all(|(i, c)| {
-            c.is_ascii_lowercase() || c.is_ascii_digit() || (i > 0 && (c == '-' || c == '_'))
-        });
-        if name.is_empty() || !ok {
-            return Err(format!(
-                "invalid tool docs variant '{name}': a file name of lower-case letters, digits, '-' and '_'"
-            ));
-        }
-        Ok(ToolVariant(intern(name)))
+        file_name(name, "tool docs").map(ToolVariant)
     }
 
     /// The variant's name as used in file names and records.
     pub fn as_str(self) -> &'static str {
         self.0
+    }
+}
+
+/// The interned `name` if it can name a variant's file: lower-case letters, digits, `-` and `_`,
+/// starting with a letter or a digit; `what` names the kind of variant in the error.
+fn file_name(name: &str, what: &str) -> Result<&'static str, String> {
+    let ok = name.chars().enumerate().all(|(i, c)| {
+        c.is_ascii_lowercase() || c.is_ascii_digit() || (i > 0 && (c == '-' || c == '_'))
+    });
+    if name.is_empty() || !ok {
+        return Err(format!(
+            "invalid {what} variant '{name}': a file name of lower-case letters, digits, '-' and '_'"
+        ));
+    }
+    Ok(intern(name))
+}
+
+/// Which variant of the policy (the system prompt) the model is shown: `policy` is the suite's
+/// `tasks/<suite>/policy.md`; any other name is a file `tasks/<suite>/prompts/<name>.md`. Interned
+/// like [`ToolVariant`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PromptVariant(&'static str);
+
+impl PromptVariant {
+    /// The suite's own policy file.
+    pub const POLICY: PromptVariant = PromptVariant("policy");
+
+    /// The variant named `name` (the same file-name rule as a tool docs variant).
+    pub fn named(name: &str) -> Result<PromptVariant, String> {
+        file_name(name, "prompt").map(PromptVariant)
+    }
+
+    /// The variant's name as used in file names and records.
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// Whether this is the suite's own policy (left out of records and run ids, which read as
+    /// before).
+    pub fn is_policy(&self) -> bool {
+        *self == PromptVariant::POLICY
+    }
+}
+
+impl Default for PromptVariant {
+    fn default() -> Self {
+        PromptVariant::POLICY
+    }
+}
+
+/// What one conversation shows the model: its tool docs variant and its prompt variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    /// Tool documentation variant.
+    pub tool_docs: ToolVariant,
+    /// Policy (system prompt) variant.
+    pub prompt: PromptVariant,
+}
+
+impl Shown {
+    /// The tool docs variant `tool_docs` with the suite's own policy.
+    pub fn docs(tool_docs: ToolVariant) -> Shown {
+        Shown {
+            tool_docs,
+            prompt: PromptVariant::POLICY,
+        }
     }
 }
 
@@ -73,31 +131,39 @@ fn intern(name: &str) -> &'static str {
     leaked
 }
 
-impl std::str::FromStr for ToolVariant {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ToolVariant, String> {
-        ToolVariant::named(s)
-    }
+/// Parsing, display and serde of an interned variant name.
+macro_rules! variant_name_traits {
+    ($t:ident) => {
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<$t, String> {
+                $t::named(s)
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                let name = String::deserialize(d)?;
+                $t::named(&name).map_err(serde::de::Error::custom)
+            }
+        }
+    };
 }
 
-impl std::fmt::Display for ToolVariant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-impl Serialize for ToolVariant {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolVariant {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ToolVariant, D::Error> {
-        let name = String::deserialize(d)?;
-        ToolVariant::named(&name).map_err(serde::de::Error::custom)
-    }
-}
+variant_name_traits!(ToolVariant);
+variant_name_traits!(PromptVariant);
 
 /// What one tool call did to the environment.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,9 +219,10 @@ pub trait Domain: Send + Sync {
     fn presentation(&self) -> &presentation::Presentation;
     /// SHA-256 of the suite's task files.
     fn tasks_digest(&self) -> &str;
-    /// System prompt (the policy).
-    fn system_prompt(&self) -> &str {
-        self.presentation().system_prompt()
+    /// System prompt of a prompt variant (empty for a variant the suite lacks, which a run
+    /// refuses before it starts).
+    fn system_prompt(&self, prompt: PromptVariant) -> &str {
+        self.presentation().system_prompt(prompt)
     }
     /// Tool schemas in Ollama's `tools` shape for the variant.
     fn tools(&self, variant: ToolVariant) -> &[Value] {

@@ -6,7 +6,7 @@
 
 use crate::suite::load::{invalid, read_json, read_text};
 use crate::suite::tool_docs::{ParamDoc, ToolDoc, ToolDocs};
-use crate::suite::{SuiteDigests, SuiteError, ToolVariant};
+use crate::suite::{PromptVariant, SuiteDigests, SuiteError, ToolVariant};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -83,13 +83,15 @@ struct Variant {
 /// Policy and tool documentation of a suite, every variant, loaded and checked.
 #[derive(Debug, Clone)]
 pub struct Presentation {
-    policy: String,
-    policy_digest: String,
+    /// Each prompt variant's text and SHA-256, by name (`policy` first: the suite's policy file).
+    prompts: BTreeMap<PromptVariant, (String, String)>,
     variants: BTreeMap<ToolVariant, Variant>,
 }
 
 impl Presentation {
-    /// Reads the policy at `policy` and every `<name>.json` in `tools_dir` (`bare.json` and
+    /// Reads the policy at `policy` (prompt variant `policy`), every `<name>.md` in the
+    /// `prompts` folder beside it (variant `<name>`; the folder is optional) and every
+    /// `<name>.json` in `tools_dir` (`bare.json` and
     /// `documented.json` first, then the others by name), checking each documentation file against
     /// `rules`: the same tools and parameters as the table, whatever the descriptions, examples and
     /// (where the rules allow) the order.
@@ -98,7 +100,10 @@ impl Presentation {
         tools_dir: &Path,
         rules: &DocsRules<'_>,
     ) -> Result<Presentation, SuiteError> {
-        let policy = read_text(policy)?;
+        let prompts = prompt_files(policy)?
+            .into_iter()
+            .map(|(name, path)| read_text(&path).map(|f| (name, (f.text, f.digest))))
+            .collect::<Result<_, _>>()?;
         let mut variants = BTreeMap::new();
         for (variant, path) in variant_files(tools_dir)? {
             let (docs, file): (ToolDocs, _) = read_json(&path)?;
@@ -113,11 +118,7 @@ impl Presentation {
                 },
             );
         }
-        Ok(Presentation {
-            variants,
-            policy: policy.text,
-            policy_digest: policy.digest,
-        })
+        Ok(Presentation { variants, prompts })
     }
 
     /// The documentation variants the suite has, by name.
@@ -125,9 +126,19 @@ impl Presentation {
         self.variants.keys().copied().collect()
     }
 
-    /// The policy: the system prompt.
-    pub fn system_prompt(&self) -> &str {
-        &self.policy
+    /// The prompt variants the suite has, by name.
+    pub fn prompts(&self) -> Vec<PromptVariant> {
+        self.prompts.keys().copied().collect()
+    }
+
+    /// A prompt variant's text: the system prompt (empty for a variant the suite lacks).
+    pub fn system_prompt(&self, prompt: PromptVariant) -> &str {
+        self.prompts.get(&prompt).map_or("", |p| p.0.as_str())
+    }
+
+    /// The SHA-256 of a prompt variant's file (empty for a variant the suite lacks).
+    pub fn prompt_digest(&self, prompt: PromptVariant) -> &str {
+        self.prompts.get(&prompt).map_or("", |p| p.1.as_str())
     }
 
     /// Tool documentation of a variant (`None`: the suite has no such file).
@@ -181,34 +192,57 @@ impl Presentation {
                 .get(&variant)
                 .map(|v| v.digest.clone())
                 .unwrap_or_default(),
-            policy: self.policy_digest.clone(),
+            policy: self.prompt_digest(PromptVariant::POLICY).to_string(),
         }
     }
+}
+
+/// The prompt variant files: `policy` (the suite's policy file), then every `prompts/<name>.md`
+/// beside it by name; a name that cannot be a variant, or one that shadows `policy`, is refused
+/// with its file.
+fn prompt_files(policy: &Path) -> Result<Vec<(PromptVariant, PathBuf)>, SuiteError> {
+    let dir = policy.parent().unwrap_or(Path::new(".")).join("prompts");
+    let mut files = vec![(PromptVariant::POLICY, policy.to_path_buf())];
+    if !dir.is_dir() {
+        return Ok(files);
+    }
+    for (stem, path) in named_files(&dir, "md")? {
+        let name = PromptVariant::named(&stem).map_err(|m| invalid(&path, "(file name)", m))?;
+        if name.is_policy() {
+            return Err(invalid(
+                &path,
+                "(file name)",
+                "'policy' is the suite's policy file; name the variant otherwise",
+            ));
+        }
+        files.push((name, path));
+    }
+    Ok(files)
+}
+
+/// The `<stem>.<ext>` files in `dir`, as (stem, path), by stem.
+fn named_files(dir: &Path, ext: &str) -> Result<BTreeMap<String, PathBuf>, SuiteError> {
+    let io = |source| SuiteError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        if path.extension().is_some_and(|e| e == ext)
+            && let Some(stem) = path.file_stem()
+        {
+            out.insert(stem.to_string_lossy().into_owned(), path);
+        }
+    }
+    Ok(out)
 }
 
 /// The variant files in `dir`: `bare.json` and `documented.json` (both required), then every other
 /// `<name>.json` by name; a name that cannot be a variant is refused with its file.
 fn variant_files(dir: &Path) -> Result<Vec<(ToolVariant, PathBuf)>, SuiteError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| SuiteError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
     let mut others = BTreeMap::new();
-    for entry in entries {
-        let path = entry
-            .map_err(|source| SuiteError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?
-            .path();
-        let Some(stem) = path
-            .extension()
-            .is_some_and(|e| e == "json")
-            .then(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
-            .flatten()
-        else {
-            continue;
-        };
+    for (stem, path) in named_files(dir, "json")? {
         let variant = ToolVariant::named(&stem).map_err(|m| invalid(&path, "(file name)", m))?;
         others.insert(variant, path);
     }
@@ -530,6 +564,37 @@ mod tests {
     }
 
     #[test]
+    fn prompt_variants_are_the_policy_and_each_file_beside_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let policy = dir.path().join("policy.md");
+        std::fs::write(&policy, "Be kind.").expect("policy");
+        let names = |p: &Path| -> Result<Vec<String>, String> {
+            prompt_files(p)
+                .map(|f| f.into_iter().map(|(v, _)| v.to_string()).collect())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(names(&policy), Ok(vec!["policy".to_string()]));
+        let prompts = dir.path().join("prompts");
+        std::fs::create_dir(&prompts).expect("prompts");
+        std::fs::write(prompts.join("strict.md"), "Be strict.").expect("strict");
+        std::fs::write(prompts.join("notes.txt"), "not a prompt").expect("notes");
+        assert_eq!(names(&policy), Ok(vec!["policy".into(), "strict".into()]));
+        std::fs::write(prompts.join("policy.md"), "shadow").expect("shadow");
+        let e = names(&policy).expect_err("shadow refused");
+        assert!(
+            e.contains("policy.md") && e.contains("name the variant otherwise"),
+            "{e}"
+        );
+        std::fs::remove_file(prompts.join("policy.md")).expect("rm");
+        std::fs::write(prompts.join("Loud.md"), "LOUD").expect("loud");
+        let e = names(&policy).expect_err("bad name refused");
+        assert!(
+            e.contains("Loud.md") && e.contains("invalid prompt variant"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn the_real_suites_show_both_variants_with_their_own_digests() {
         let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let store = crate::suites::store::load_store(&root).expect("store");
@@ -538,7 +603,7 @@ mod tests {
             (&store.presentation, 8, "Hearth & Grain"),
             (&triage.presentation, 6, "triage"),
         ] {
-            assert!(p.system_prompt().contains(name));
+            assert!(p.system_prompt(PromptVariant::POLICY).contains(name));
             assert_eq!(p.tools(ToolVariant::BARE).len(), tools);
             assert_eq!(
                 p.docs(ToolVariant::DOCUMENTED)
