@@ -7,12 +7,12 @@ use passk::report::html::REPORT_HTML;
 use passk::report::{
     CHARTS_DIR, CONVERSATIONS_CSV, REPORT_DIR, REPORT_MD, SUMMARY_JSON, chart_files,
 };
+use passk::runner::record::Timings;
 use passk::runner::record::{
     CONVERSATIONS_FILE, CallRecord, ConversationRecord, GpuWindow, MANIFEST_FILE, Manifest, Mode,
     ModelInfo, Node, Outcome, Record, Status,
 };
 use passk::trace::Verdict;
-use passk::wire::api::Timings;
 use serde_json::json;
 use std::path::Path;
 

@@ -1,11 +1,11 @@
 //! Small hand-built records shared by the analysis unit tests, the report tests and the benches.
 
+use crate::runner::record::Timings;
 use crate::runner::record::{
     CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, RouterRecord,
     SCHEMA_VERSION, Status,
 };
 use crate::trace::{ToolEvent, Verdict};
-use crate::wire::api::Timings;
 use serde_json::{Value, json};
 
 /// An ok orchestrator call with these token counts and no timings.

@@ -13,12 +13,12 @@
 //!   call cap = the highest `step` + 1 seen in the file.
 
 use super::RecordsError;
+use crate::runner::record::Timings;
 use crate::runner::record::{
     CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, RouterRecord,
     SCHEMA_VERSION, Status,
 };
 use crate::trace::{CallFormat, FailureMode, ToolEvent, Verdict};
-use crate::wire::api::Timings;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};

@@ -10,7 +10,7 @@
 use crate::runner::context::{ContextUse, PromptCounts, history_bytes};
 use crate::runner::record::{
     CallRecord, ConversationRecord, Mode, Node, NotExecuted, Outcome, RouterRecord, SCHEMA_VERSION,
-    Status, UNEXECUTED_KEPT, UnexecutedCall,
+    Status, Timings, UNEXECUTED_KEPT, UnexecutedCall, transcript_entry,
 };
 use crate::runner::settings::RunSettings;
 use crate::runner::telemetry::Telemetry;
@@ -20,9 +20,10 @@ use crate::suite::{
 };
 use crate::suites::router::{RouterMessage, RouterSuite};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
-use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, ChatResponse};
-use crate::wire::client::{AttemptWatch, Client};
+use crate::wire::ChatApi;
+use crate::wire::chat::{CallOptions, CallRequest, Message, Reply, Role};
 use crate::wire::outcome::CallOutcome;
+use crate::wire::retry::AttemptWatch;
 use crate::wire::tool_call::{self, ExtractedCall, Extraction};
 use serde_json::Value;
 use std::time::Instant;
@@ -36,8 +37,8 @@ pub const TOOL_CALLS_PER_REPLY: usize = 8;
 
 /// Everything needed to play trials of one model.
 pub struct Player<'a> {
-    /// The Ollama (or stub) client.
-    pub client: &'a Client,
+    /// The server's chat API (Ollama's, the stub's, or any other behind the seam).
+    pub client: &'a dyn ChatApi,
     /// Model tag.
     pub model: &'a str,
     /// Resolved settings.
@@ -54,17 +55,16 @@ pub struct Player<'a> {
     pub watch: Option<AttemptWatch<'a>>,
 }
 
-/// Outcome of one model call: its record and, when ok, the response.
+/// Outcome of one model call: its record and, when ok, the reply.
 struct Called {
     record: CallRecord,
-    response: Option<ChatResponse>,
+    reply: Option<Reply>,
 }
 
 impl Player<'_> {
-    async fn call(&self, request: &ChatRequest, node: Node, turn: u32, step: u32) -> Called {
+    async fn call(&self, request: &CallRequest, node: Node, turn: u32, step: u32) -> Called {
         let mark = self.telemetry.begin();
-        let streamed = self.client.chat_watched(request, self.watch).await;
-        let (result, ttft_s) = (streamed.result, streamed.first_token_s);
+        let result = self.client.chat_watched(request, self.watch).await;
         let mut record = CallRecord::new(node, turn, step);
         record.seed = request.options.seed;
         record.started_unix_ms = Some(result.started_unix_ms);
@@ -73,38 +73,34 @@ impl Player<'_> {
         record.attempts = result.attempts;
         record.timeout_s = Some(self.settings.timeout_s);
         record.ttfb_s = result.ttfb_s;
-        record.ttft_s = ttft_s;
+        record.ttft_s = result.first_token_s;
         record.gpu = self.telemetry.finish(mark);
-        let response = result
-            .response
-            .filter(|_| result.outcome == CallOutcome::Ok);
-        if let Some(r) = &response {
-            record.timings = r.timings.clone();
-            record.truncated = r.timings.done_reason.as_deref() == Some("length");
-            if let Some(m) = &r.message {
-                record.set_thinking(m);
-            }
+        let reply = result.reply.filter(|_| result.outcome == CallOutcome::Ok);
+        if let Some(r) = &reply {
+            record.timings = Timings::of(&r.usage, r.done_reason.clone());
+            record.truncated = r.truncated();
+            record.set_thinking(&r.message);
         }
-        Called { record, response }
+        Called { record, reply }
     }
 
-    fn options(&self, temperature: f64, num_predict: i64, seed: i64) -> ChatOptions {
-        ChatOptions {
+    fn options(&self, temperature: f64, num_predict: i64, seed: i64) -> CallOptions {
+        CallOptions {
             temperature: Some(temperature),
             seed: Some(seed),
             num_ctx: Some(self.settings.num_ctx),
             num_predict: Some(num_predict),
-            ..ChatOptions::default()
+            ..CallOptions::default()
         }
     }
 
     fn request(
         &self,
-        messages: Vec<ChatMessage>,
+        messages: Vec<Message>,
         tools: Option<Vec<Value>>,
-        options: ChatOptions,
-    ) -> ChatRequest {
-        ChatRequest {
+        options: CallOptions,
+    ) -> CallRequest {
+        CallRequest {
             model: self.model.to_string(),
             messages,
             tools,
@@ -112,7 +108,6 @@ impl Player<'_> {
             options,
             keep_alive: Some(self.settings.keep_alive.clone()),
             think: self.settings.think,
-            format: None,
         }
     }
 
@@ -124,7 +119,7 @@ impl Player<'_> {
         seed: CallSeed,
         turn: u32,
     ) -> (CallRecord, Option<String>, String) {
-        let messages = vec![ChatMessage::system(&router.prompt), ChatMessage::user(text)];
+        let messages = vec![Message::system(&router.prompt), Message::user(text)];
         let options = self.options(
             self.settings.router_temperature,
             self.settings.router_num_predict,
@@ -133,10 +128,9 @@ impl Player<'_> {
         let request = self.request(messages, None, options);
         let mut called = self.call(&request, Node::Router, turn, 0).await;
         let reply = called
-            .response
+            .reply
             .as_ref()
-            .and_then(|r| r.message.as_ref())
-            .map(|m| m.content.clone())
+            .map(|r| r.message.content.clone())
             .unwrap_or_default();
         let predicted = router.parse_label(&reply);
         called.record.predicted = predicted.clone();
@@ -218,9 +212,9 @@ impl Player<'_> {
             }
             let label = predicted.unwrap_or_else(|| "unknown".into());
             t.messages
-                .push(ChatMessage::system(format!("intent router: {label}")));
+                .push(Message::system(format!("intent router: {label}")));
         }
-        t.messages.push(ChatMessage::user(text));
+        t.messages.push(Message::user(text));
         for step in 0.. {
             if step >= t.call_cap {
                 t.status = Status::LoopCap;
@@ -251,7 +245,7 @@ impl Player<'_> {
             t.aborted = Some(o);
             return Step::Stopped;
         }
-        let message = called.response.and_then(|r| r.message).unwrap_or_default();
+        let message = called.reply.map(|r| r.message).unwrap_or_default();
         let record = &mut called.record;
         let sent = history_bytes(&request.messages, request.tools.as_deref());
         t.context
@@ -316,11 +310,7 @@ impl Player<'_> {
                 (outcome, verdict)
             }
         };
-        let transcript = t
-            .messages
-            .iter()
-            .filter_map(|m| serde_json::to_value(m).ok())
-            .collect();
+        let transcript = t.messages.iter().map(transcript_entry).collect();
         ConversationRecord {
             schema_version: SCHEMA_VERSION,
             grader_digest: self.grader_digest.to_string(),
@@ -375,7 +365,7 @@ struct Trial<'d> {
     tools: Vec<Value>,
     tool_names: Vec<String>,
     env: Box<dyn Environment>,
-    messages: Vec<ChatMessage>,
+    messages: Vec<Message>,
     calls: Vec<CallRecord>,
     events: Vec<ToolEvent>,
     replies: Vec<Option<String>>,
@@ -412,7 +402,7 @@ impl<'d> Trial<'d> {
             tools,
             tool_names,
             env: domain.new_environment(),
-            messages: vec![ChatMessage::system(domain.system_prompt(shown.prompt))],
+            messages: vec![Message::system(domain.system_prompt(shown.prompt))],
             calls: Vec::new(),
             events: Vec::new(),
             replies: Vec::new(),
@@ -453,11 +443,8 @@ impl<'d> Trial<'d> {
             error,
             format: Some(call.format),
         });
-        self.messages.push(ChatMessage::tool(
-            call.name.clone(),
-            call.id.clone(),
-            content,
-        ));
+        self.messages
+            .push(Message::tool(call.name.clone(), call.id.clone(), content));
     }
 }
 
@@ -468,9 +455,9 @@ fn split_at_cap(mut calls: Vec<ExtractedCall>) -> (Vec<ExtractedCall>, Vec<Extra
 }
 
 /// The one error result telling the model that the calls past the cap were not run.
-fn over_cap_notice(over: &[ExtractedCall]) -> Option<ChatMessage> {
+fn over_cap_notice(over: &[ExtractedCall]) -> Option<Message> {
     let first = over.first()?;
-    Some(ChatMessage::tool(
+    Some(Message::tool(
         first.name.clone(),
         first.id.clone(),
         format!(
@@ -538,13 +525,13 @@ fn summarise_format(formats: impl Iterator<Item = CallFormat>) -> Option<CallFor
 
 /// The assistant message as it goes back into the history: what the model said, with its native
 /// tool calls kept (ids and indexes included) so the next request matches what the server sent.
-fn assistant_echo(message: &ChatMessage) -> ChatMessage {
-    ChatMessage {
-        role: "assistant".into(),
+fn assistant_echo(message: &Message) -> Message {
+    Message {
+        role: Role::Assistant,
         content: message.content.clone(),
         tool_calls: message.tool_calls.clone(),
         // Ollama's docs send a thinking model's reasoning back with its message.
         thinking: message.thinking.clone(),
-        ..ChatMessage::default()
+        ..Message::default()
     }
 }

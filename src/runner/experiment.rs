@@ -17,7 +17,10 @@ use crate::runner::settings::{RunSettings, SuiteChoice};
 use crate::runner::telemetry;
 use crate::suite::{Domain, ToolVariant};
 use crate::suites::router::RouterSuite;
-use crate::wire::client::{Client, ClientConfig};
+use crate::wire::ChatApi;
+use crate::wire::chat::ApiKind;
+use crate::wire::chat_api::connect;
+use crate::wire::config::ClientConfig;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,18 +232,21 @@ fn check_variants(domains: &[Box<dyn Domain>], settings: &RunSettings) -> Result
     Ok(())
 }
 
-fn client_for(exp: &Experiment, url: &str) -> Result<Client, RunError> {
+fn client_for(exp: &Experiment, url: &str) -> Result<Box<dyn ChatApi>, RunError> {
     let (connect_timeout, request_timeout, backoff) = exp
         .settings
         .wire_durations()
         .map_err(|e| RunError::Settings(e.to_string()))?;
-    Client::new(ClientConfig {
-        base_url: url.to_string(),
-        connect_timeout,
-        request_timeout,
-        retries: exp.settings.retries,
-        backoff,
-    })
+    connect(
+        ApiKind::Ollama,
+        ClientConfig {
+            base_url: url.to_string(),
+            connect_timeout,
+            request_timeout,
+            retries: exp.settings.retries,
+            backoff,
+        },
+    )
     .map_err(|e| RunError::Client(e.to_string()))
 }
 
@@ -351,11 +357,18 @@ async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Prefligh
         &probed,
         scrape_interval,
     );
-    let mut checks: Vec<(String, hosts::ServerCheck, Client)> = Vec::new();
+    let mut checks: Vec<(String, hosts::ServerCheck, Box<dyn ChatApi>)> = Vec::new();
     for url in &exp.hosts {
         let client = client_for(exp, url)?;
-        let check =
-            hosts::check_server(&client, url, &s.models, need_tools, s.think, &digests).await?;
+        let check = hosts::check_server(
+            client.as_ref(),
+            url,
+            &s.models,
+            need_tools,
+            s.think,
+            &digests,
+        )
+        .await?;
         if let Some((first, first_check, _)) = checks.first() {
             hosts::check_same_as_first((first.as_str(), first_check), (url.as_str(), &check))?;
         }
@@ -867,9 +880,12 @@ async fn start_model(
         let warm = live.iter().map(|&h| {
             let mut info = base.clone();
             async move {
-                let found =
-                    preflight::warm_up(&stage.hosts[h].client, &stage.exp.settings, &mut info)
-                        .await;
+                let found = preflight::warm_up(
+                    stage.hosts[h].client.as_ref(),
+                    &stage.exp.settings,
+                    &mut info,
+                )
+                .await;
                 (h, info, found)
             }
         });

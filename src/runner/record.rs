@@ -7,7 +7,7 @@
 
 use crate::suite::{PromptVariant, ToolVariant};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
-use crate::wire::api::Timings;
+use crate::wire::chat::{Message, Usage};
 use crate::wire::outcome::{Attempt, CallOutcome};
 use crate::wire::tool_call::Withheld;
 use serde::{Deserialize, Serialize};
@@ -152,6 +152,90 @@ pub struct GpuWindow {
     pub server_rss_mib: Option<f64>,
 }
 
+/// Token counts, server durations (nanoseconds) and `done_reason` of one call, under Ollama's
+/// field names so records of every API, and every record written before there were others, read
+/// alike. A figure the API did not give is absent, never 0.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timings {
+    /// Handler entry to final chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_duration: Option<u64>,
+    /// Scheduling and model load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_duration: Option<u64>,
+    /// Prompt tokens (the full prompt, cached tokens included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_eval_count: Option<u64>,
+    /// Time spent on prompt tokens actually processed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_eval_duration: Option<u64>,
+    /// Prompt tokens the server served from its cache, where it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_eval_cached_count: Option<u64>,
+    /// Output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_count: Option<u64>,
+    /// Decode time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_duration: Option<u64>,
+    /// `stop`, `length`, `load`, `unload`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_reason: Option<String>,
+}
+
+impl Timings {
+    /// The record of a reply's usage and `done_reason`.
+    pub fn of(usage: &Usage, done_reason: Option<String>) -> Timings {
+        Timings {
+            total_duration: usage.total_ns,
+            load_duration: usage.load_ns,
+            prompt_eval_count: usage.prompt_tokens,
+            prompt_eval_duration: usage.prefill_ns,
+            prompt_eval_cached_count: usage.cached_prompt_tokens,
+            eval_count: usage.output_tokens,
+            eval_duration: usage.decode_ns,
+            done_reason,
+        }
+    }
+}
+
+/// One message of a transcript as recorded: Ollama's message shape (`role`, `content`, then
+/// `tool_calls` as `{id, function: {index, name, arguments}}`, `tool_name`, `tool_call_id`,
+/// `thinking`, each left out when absent), whatever API carried it.
+pub fn transcript_entry(m: &Message) -> Value {
+    let mut o = serde_json::Map::new();
+    o.insert("role".into(), m.role.as_str().into());
+    o.insert("content".into(), m.content.clone().into());
+    if !m.tool_calls.is_empty() {
+        let calls = m.tool_calls.iter().map(|c| {
+            let mut f = serde_json::Map::new();
+            if let Some(i) = c.index {
+                f.insert("index".into(), i.into());
+            }
+            f.insert("name".into(), c.name.clone().into());
+            f.insert("arguments".into(), c.arguments.clone());
+            let mut call = serde_json::Map::new();
+            if let Some(id) = &c.id {
+                call.insert("id".into(), id.clone().into());
+            }
+            call.insert("function".into(), f.into());
+            Value::Object(call)
+        });
+        o.insert("tool_calls".into(), calls.collect());
+    }
+    let optional = [
+        ("tool_name", &m.tool_name),
+        ("tool_call_id", &m.tool_call_id),
+        ("thinking", &m.thinking),
+    ];
+    for (key, value) in optional {
+        if let Some(v) = value {
+            o.insert(key.into(), v.clone().into());
+        }
+    }
+    Value::Object(o)
+}
+
 /// One model call as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
@@ -170,7 +254,7 @@ pub struct CallRecord {
     /// Client wall time of the successful (or last) attempt, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_s: Option<f64>,
-    /// Ollama's own timing fields.
+    /// The server's token counts and durations (Ollama's field names, whatever the API).
     #[serde(default)]
     pub timings: Timings,
     /// Bucket of the call (the last attempt's).
@@ -300,14 +384,14 @@ impl CallRecord {
 
     /// Records a thinking model's reasoning and its estimated share of `eval_count`: the
     /// reasoning's share of the characters of reasoning, text and tool calls.
-    pub fn set_thinking(&mut self, message: &crate::wire::api::ChatMessage) {
+    pub fn set_thinking(&mut self, message: &Message) {
         let Some(thinking) = message.thinking.as_ref().filter(|t| !t.is_empty()) else {
             return;
         };
         let calls: usize = message
             .tool_calls
             .iter()
-            .map(|c| c.function.name.len() + c.function.arguments.to_string().len())
+            .map(|c| c.name.len() + c.arguments.to_string().len())
             .sum();
         let all = (thinking.len() + message.content.len() + calls) as f64;
         self.thinking_tokens = self
