@@ -7,7 +7,7 @@
 
 use crate::suite::{PromptVariant, ToolVariant};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
-use crate::wire::chat::{Message, Usage};
+use crate::wire::chat::{ApiKind, Message, Usage};
 use crate::wire::outcome::{Attempt, CallOutcome};
 use crate::wire::tool_call::Withheld;
 use serde::{Deserialize, Serialize};
@@ -438,6 +438,10 @@ pub struct ConversationRecord {
     pub category: String,
     /// Model tag.
     pub model: String,
+    /// The server API the calls went through (absent in records written before there were
+    /// several: Ollama's).
+    #[serde(default)]
+    pub api: ApiKind,
     /// Trial index (0-based), paired across models.
     pub trial: u32,
     /// Call cap in force (model calls per turn).
@@ -539,6 +543,10 @@ pub struct RouterRecord {
     pub grader_digest: String,
     /// Model tag.
     pub model: String,
+    /// The server API the calls went through (absent in records written before there were
+    /// several: Ollama's).
+    #[serde(default)]
+    pub api: ApiKind,
     /// Message index in the router suite.
     pub index: u32,
     /// Trial index (0-based).
@@ -751,14 +759,22 @@ pub struct Manifest {
     /// Digests of suite parts that are not graders, by suite.
     #[serde(default)]
     pub suite_digests: BTreeMap<String, crate::suite::SuiteDigests>,
-    /// Ollama version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ollama_version: Option<String>,
-    /// Ollama host URL (the first server of the first session).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ollama_host: Option<String>,
+    /// The server's version (`ollama_version` in manifests written before other servers).
+    #[serde(
+        default,
+        alias = "ollama_version",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_version: Option<String>,
+    /// Server base URL, the first server of the first session (`ollama_host` in older manifests).
+    #[serde(
+        default,
+        alias = "ollama_host",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_host: Option<String>,
     /// Every server any session of the run played on, in the order first used (absent in
-    /// manifests written before several servers: `ollama_host` alone).
+    /// manifests written before several servers: `server_host` alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<ServerInfo>,
     /// Backend: `ollama`, `stub` or `imported`.
