@@ -3,7 +3,7 @@
 //! but not made and why, a malformed call). Replies the rule misreads are marked so, and the error
 //! rates over the corpus are the ones docs/metrics.md states ("Text tool calls").
 
-use passk::wire::api::ChatMessage;
+use passk::wire::chat::Message;
 use passk::wire::tool_call::{Withheld, extract_all};
 use serde::Deserialize;
 use serde_json::Value;
@@ -97,7 +97,7 @@ struct Reading {
 
 fn read(r: &Reply) -> Reading {
     let known: Vec<String> = TOOLS.map(String::from).to_vec();
-    let mut message = ChatMessage::assistant(&r.content);
+    let mut message = Message::assistant(&r.content);
     message.thinking = r.thinking.clone();
     let all = extract_all(&message, &known);
     let (malformed, executed): (Vec<_>, Vec<_>) = all

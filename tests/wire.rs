@@ -171,7 +171,10 @@ async fn play(c: &Client, model: &str, task: &Task, trial: u32, router_notes: bo
             let r = c.chat(&request(model, messages.clone(), seed)).await;
             assert_eq!(r.outcome, CallOutcome::Ok, "{:?}", r.attempts);
             let msg = r.response.and_then(|r| r.message).expect("message");
-            let calls = extract(&msg, &known());
+            let calls = extract(
+                &passk::wire::ollama::convert::neutral_message(&msg),
+                &known(),
+            );
             messages.push(msg.clone());
             if calls.is_empty() {
                 reply = Some(msg.content.clone());

@@ -1,11 +1,11 @@
 //! Small hand-built records shared by the analysis unit tests, the report tests and the benches.
 
+use crate::runner::record::Timings;
 use crate::runner::record::{
     CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, RouterRecord,
     SCHEMA_VERSION, Status,
 };
 use crate::trace::{ToolEvent, Verdict};
-use crate::wire::api::Timings;
 use serde_json::{Value, json};
 
 /// An ok orchestrator call with these token counts and no timings.
@@ -55,6 +55,7 @@ pub fn conversation(
         task: task.into(),
         category: "lookup".into(),
         model: model.into(),
+        api: crate::wire::chat::ApiKind::Ollama,
         trial,
         call_cap: 8,
         mode: Mode::Agent,
@@ -154,6 +155,7 @@ pub fn router_record(
         schema_version: SCHEMA_VERSION,
         grader_digest: "g".into(),
         model: model.into(),
+        api: crate::wire::chat::ApiKind::Ollama,
         index,
         trial: 0,
         label: "a".into(),

@@ -9,8 +9,8 @@ use super::Run;
 use super::compare::{RunComparison, compare, compare_with_noise};
 use super::mt19937::PyRandom;
 use super::{AnalysisOptions, fixtures};
+use crate::runner::record::Timings;
 use crate::runner::record::{CallRecord, ConversationRecord, Manifest, Node};
-use crate::wire::api::Timings;
 use serde_json::json;
 
 /// Tasks of a simulated run.

@@ -242,7 +242,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         root: args.data.root.clone(),
         hosts,
         run_dir,
-        backend: "ollama".into(),
+        backend: passk::runner::experiment::Backend::Server(passk::wire::chat::ApiKind::Ollama),
         experiment_file,
         telemetry: true,
         resume: ResumePolicy {

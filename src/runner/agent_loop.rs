@@ -10,7 +10,7 @@
 use crate::runner::context::{ContextUse, PromptCounts, history_bytes};
 use crate::runner::record::{
     CallRecord, ConversationRecord, Mode, Node, NotExecuted, Outcome, RouterRecord, SCHEMA_VERSION,
-    Status, UNEXECUTED_KEPT, UnexecutedCall,
+    Status, Timings, UNEXECUTED_KEPT, UnexecutedCall, transcript_entry,
 };
 use crate::runner::settings::RunSettings;
 use crate::runner::telemetry::Telemetry;
@@ -20,9 +20,10 @@ use crate::suite::{
 };
 use crate::suites::router::{RouterMessage, RouterSuite};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
-use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, ChatResponse};
-use crate::wire::client::{AttemptWatch, Client};
+use crate::wire::ChatApi;
+use crate::wire::chat::{CallOptions, CallRequest, Message, Reply, Role};
 use crate::wire::outcome::CallOutcome;
+use crate::wire::retry::AttemptWatch;
 use crate::wire::tool_call::{self, ExtractedCall, Extraction};
 use serde_json::Value;
 use std::time::Instant;
@@ -36,8 +37,8 @@ pub const TOOL_CALLS_PER_REPLY: usize = 8;
 
 /// Everything needed to play trials of one model.
 pub struct Player<'a> {
-    /// The Ollama (or stub) client.
-    pub client: &'a Client,
+    /// The server's chat API (Ollama's, the stub's, or any other behind the seam).
+    pub client: &'a dyn ChatApi,
     /// Model tag.
     pub model: &'a str,
     /// Resolved settings.
@@ -54,17 +55,16 @@ pub struct Player<'a> {
     pub watch: Option<AttemptWatch<'a>>,
 }
 
-/// Outcome of one model call: its record and, when ok, the response.
+/// Outcome of one model call: its record and, when ok, the reply.
 struct Called {
     record: CallRecord,
-    response: Option<ChatResponse>,
+    reply: Option<Reply>,
 }
 
 impl Player<'_> {
-    async fn call(&self, request: &ChatRequest, node: Node, turn: u32, step: u32) -> Called {
+    async fn call(&self, request: &CallRequest, node: Node, turn: u32, step: u32) -> Called {
         let mark = self.telemetry.begin();
-        let streamed = self.client.chat_watched(request, self.watch).await;
-        let (result, ttft_s) = (streamed.result, streamed.first_token_s);
+        let result = self.client.chat_watched(request, self.watch).await;
         let mut record = CallRecord::new(node, turn, step);
         record.seed = request.options.seed;
         record.started_unix_ms = Some(result.started_unix_ms);
@@ -73,38 +73,34 @@ impl Player<'_> {
         record.attempts = result.attempts;
         record.timeout_s = Some(self.settings.timeout_s);
         record.ttfb_s = result.ttfb_s;
-        record.ttft_s = ttft_s;
+        record.ttft_s = result.first_token_s;
         record.gpu = self.telemetry.finish(mark);
-        let response = result
-            .response
-            .filter(|_| result.outcome == CallOutcome::Ok);
-        if let Some(r) = &response {
-            record.timings = r.timings.clone();
-            record.truncated = r.timings.done_reason.as_deref() == Some("length");
-            if let Some(m) = &r.message {
-                record.set_thinking(m);
-            }
+        let reply = result.reply.filter(|_| result.outcome == CallOutcome::Ok);
+        if let Some(r) = &reply {
+            record.timings = Timings::of(&r.usage, r.done_reason.clone());
+            record.truncated = r.truncated();
+            record.set_thinking(&r.message);
         }
-        Called { record, response }
+        Called { record, reply }
     }
 
-    fn options(&self, temperature: f64, num_predict: i64, seed: i64) -> ChatOptions {
-        ChatOptions {
+    fn options(&self, temperature: f64, num_predict: i64, seed: i64) -> CallOptions {
+        CallOptions {
             temperature: Some(temperature),
             seed: Some(seed),
             num_ctx: Some(self.settings.num_ctx),
             num_predict: Some(num_predict),
-            ..ChatOptions::default()
+            ..CallOptions::default()
         }
     }
 
     fn request(
         &self,
-        messages: Vec<ChatMessage>,
+        messages: Vec<Message>,
         tools: Option<Vec<Value>>,
-        options: ChatOptions,
-    ) -> ChatRequest {
-        ChatRequest {
+        options: CallOptions,
+    ) -> CallRequest {
+        CallRequest {
             model: self.model.to_string(),
             messages,
             tools,
@@ -112,7 +108,6 @@ impl Player<'_> {
             options,
             keep_alive: Some(self.settings.keep_alive.clone()),
             think: self.settings.think,
-            format: None,
         }
     }
 
@@ -124,7 +119,7 @@ impl Player<'_> {
         seed: CallSeed,
         turn: u32,
     ) -> (CallRecord, Option<String>, String) {
-        let messages = vec![ChatMessage::system(&router.prompt), ChatMessage::user(text)];
+        let messages = vec![Message::system(&router.prompt), Message::user(text)];
         let options = self.options(
             self.settings.router_temperature,
             self.settings.router_num_predict,
@@ -133,10 +128,9 @@ impl Player<'_> {
         let request = self.request(messages, None, options);
         let mut called = self.call(&request, Node::Router, turn, 0).await;
         let reply = called
-            .response
+            .reply
             .as_ref()
-            .and_then(|r| r.message.as_ref())
-            .map(|m| m.content.clone())
+            .map(|r| r.message.content.clone())
             .unwrap_or_default();
         let predicted = router.parse_label(&reply);
         called.record.predicted = predicted.clone();
@@ -167,6 +161,7 @@ impl Player<'_> {
             schema_version: SCHEMA_VERSION,
             grader_digest: self.grader_digest.to_string(),
             model: self.model.to_string(),
+            api: self.client.kind(),
             index: message.index,
             trial,
             label: message.label.clone(),
@@ -218,9 +213,9 @@ impl Player<'_> {
             }
             let label = predicted.unwrap_or_else(|| "unknown".into());
             t.messages
-                .push(ChatMessage::system(format!("intent router: {label}")));
+                .push(Message::system(format!("intent router: {label}")));
         }
-        t.messages.push(ChatMessage::user(text));
+        t.messages.push(Message::user(text));
         for step in 0.. {
             if step >= t.call_cap {
                 t.status = Status::LoopCap;
@@ -251,7 +246,7 @@ impl Player<'_> {
             t.aborted = Some(o);
             return Step::Stopped;
         }
-        let message = called.response.and_then(|r| r.message).unwrap_or_default();
+        let message = called.reply.map(|r| r.message).unwrap_or_default();
         let record = &mut called.record;
         let sent = history_bytes(&request.messages, request.tools.as_deref());
         t.context
@@ -316,11 +311,7 @@ impl Player<'_> {
                 (outcome, verdict)
             }
         };
-        let transcript = t
-            .messages
-            .iter()
-            .filter_map(|m| serde_json::to_value(m).ok())
-            .collect();
+        let transcript = t.messages.iter().map(transcript_entry).collect();
         ConversationRecord {
             schema_version: SCHEMA_VERSION,
             grader_digest: self.grader_digest.to_string(),
@@ -328,6 +319,7 @@ impl Player<'_> {
             task: task.id.clone(),
             category: task.category.clone(),
             model: self.model.to_string(),
+            api: self.client.kind(),
             trial: t.trial,
             call_cap: t.call_cap,
             mode,
@@ -375,7 +367,7 @@ struct Trial<'d> {
     tools: Vec<Value>,
     tool_names: Vec<String>,
     env: Box<dyn Environment>,
-    messages: Vec<ChatMessage>,
+    messages: Vec<Message>,
     calls: Vec<CallRecord>,
     events: Vec<ToolEvent>,
     replies: Vec<Option<String>>,
@@ -412,7 +404,7 @@ impl<'d> Trial<'d> {
             tools,
             tool_names,
             env: domain.new_environment(),
-            messages: vec![ChatMessage::system(domain.system_prompt(shown.prompt))],
+            messages: vec![Message::system(domain.system_prompt(shown.prompt))],
             calls: Vec::new(),
             events: Vec::new(),
             replies: Vec::new(),
@@ -453,11 +445,8 @@ impl<'d> Trial<'d> {
             error,
             format: Some(call.format),
         });
-        self.messages.push(ChatMessage::tool(
-            call.name.clone(),
-            call.id.clone(),
-            content,
-        ));
+        self.messages
+            .push(Message::tool(call.name.clone(), call.id.clone(), content));
     }
 }
 
@@ -468,9 +457,9 @@ fn split_at_cap(mut calls: Vec<ExtractedCall>) -> (Vec<ExtractedCall>, Vec<Extra
 }
 
 /// The one error result telling the model that the calls past the cap were not run.
-fn over_cap_notice(over: &[ExtractedCall]) -> Option<ChatMessage> {
+fn over_cap_notice(over: &[ExtractedCall]) -> Option<Message> {
     let first = over.first()?;
-    Some(ChatMessage::tool(
+    Some(Message::tool(
         first.name.clone(),
         first.id.clone(),
         format!(
@@ -538,13 +527,241 @@ fn summarise_format(formats: impl Iterator<Item = CallFormat>) -> Option<CallFor
 
 /// The assistant message as it goes back into the history: what the model said, with its native
 /// tool calls kept (ids and indexes included) so the next request matches what the server sent.
-fn assistant_echo(message: &ChatMessage) -> ChatMessage {
-    ChatMessage {
-        role: "assistant".into(),
+fn assistant_echo(message: &Message) -> Message {
+    Message {
+        role: Role::Assistant,
         content: message.content.clone(),
         tool_calls: message.tool_calls.clone(),
         // Ollama's docs send a thinking model's reasoning back with its message.
         thinking: message.thinking.clone(),
-        ..ChatMessage::default()
+        ..Message::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suites::store::{StoreSuite, load_store};
+    use crate::wire::WireError;
+    use crate::wire::chat::{ApiKind, CallResult, NativeCall};
+    use crate::wire::chat_api::{LoadedModel, ModelEntry, ModelInfo, ServerInfo};
+    use crate::wire::outcome::Attempt;
+    use futures_util::future::BoxFuture;
+    use serde_json::json;
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    /// A server that answers each call with the next scripted reply (a failed call for a
+    /// bucket), and "Done." once the script is spent; it keeps every request it was sent.
+    #[derive(Default)]
+    struct Scripted {
+        replies: Mutex<VecDeque<Result<Message, CallOutcome>>>,
+        sent: Mutex<Vec<CallRequest>>,
+    }
+
+    impl Scripted {
+        fn new(replies: Vec<Result<Message, CallOutcome>>) -> Scripted {
+            Scripted {
+                replies: Mutex::new(replies.into()),
+                sent: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn sent(&self) -> Vec<CallRequest> {
+            self.sent.lock().expect("sent").clone()
+        }
+    }
+
+    impl ChatApi for Scripted {
+        fn kind(&self) -> ApiKind {
+            ApiKind::Ollama
+        }
+
+        fn chat_watched<'a>(
+            &'a self,
+            req: &'a CallRequest,
+            _watch: Option<AttemptWatch<'a>>,
+        ) -> BoxFuture<'a, CallResult> {
+            self.sent.lock().expect("sent").push(req.clone());
+            let next = self.replies.lock().expect("script").pop_front();
+            let next = next.unwrap_or_else(|| Ok(Message::assistant("Done.")));
+            let outcome = next.as_ref().err().copied().unwrap_or(CallOutcome::Ok);
+            let reply = next.ok().map(|message| Reply {
+                model: req.model.clone(),
+                message,
+                ..Reply::default()
+            });
+            let attempt = Attempt {
+                outcome,
+                status: Some(200),
+                error: (outcome != CallOutcome::Ok).then(|| "scripted failure".into()),
+                elapsed_ms: 1.0,
+            };
+            Box::pin(async move {
+                CallResult {
+                    api: ApiKind::Ollama,
+                    reply,
+                    outcome,
+                    attempts: vec![attempt],
+                    wall_s: 0.001,
+                    ttfb_s: None,
+                    first_token_s: None,
+                    started_unix_ms: 0,
+                }
+            })
+        }
+
+        fn server_info(&self) -> BoxFuture<'_, Result<ServerInfo, WireError>> {
+            Box::pin(async { Ok(ServerInfo::default()) })
+        }
+
+        fn list_models(&self) -> BoxFuture<'_, Result<Vec<ModelEntry>, WireError>> {
+            Box::pin(async { Ok(Vec::new()) })
+        }
+
+        fn model_info<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<ModelInfo, WireError>> {
+            Box::pin(async { Ok(ModelInfo::default()) })
+        }
+
+        fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>> {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    fn store() -> StoreSuite {
+        load_store(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).expect("store suite")
+    }
+
+    fn native(name: &str, arguments: Value) -> NativeCall {
+        NativeCall {
+            id: Some(format!("call_{name}")),
+            name: name.into(),
+            arguments,
+            ..NativeCall::default()
+        }
+    }
+
+    fn calling(calls: Vec<NativeCall>, text: &str) -> Result<Message, CallOutcome> {
+        Ok(Message {
+            tool_calls: calls,
+            ..Message::assistant(text)
+        })
+    }
+
+    /// Plays the store's first task against `api` and returns the record.
+    async fn play(
+        api: &Scripted,
+        call_cap: u32,
+        router: Option<&RouterSuite>,
+    ) -> ConversationRecord {
+        let suite = store();
+        let task = suite.tasks.first().expect("a task").clone();
+        let settings = RunSettings::default();
+        let telemetry = Telemetry::disabled("test");
+        let counts = PromptCounts::new(false);
+        let player = Player {
+            client: api,
+            model: "m",
+            settings: &settings,
+            telemetry: &telemetry,
+            grader_digest: "d",
+            router_in_front: router,
+            prompt_counts: &counts,
+            watch: None,
+        };
+        let shown = Shown::docs(ToolVariant::DOCUMENTED);
+        player
+            .play(&suite, &task, 0, call_cap, Mode::Agent, shown)
+            .await
+    }
+
+    fn orders(n: usize) -> Vec<NativeCall> {
+        (0..n)
+            .map(|i| native("get_order", json!({"order_id": format!("A{i}")})))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_model_that_never_stops_calling_is_cut_at_the_call_cap() {
+        let api = Scripted::new((0..10).map(|_| calling(orders(1), "")).collect());
+        let r = play(&api, 3, None).await;
+        assert_eq!(r.status, Status::LoopCap);
+        assert_eq!(r.calls.len(), 3);
+        assert_eq!(api.sent().len(), 3);
+        assert_eq!(r.replies.last(), Some(&None));
+    }
+
+    #[tokio::test]
+    async fn calls_past_the_per_reply_cap_are_recorded_and_the_model_is_told() {
+        let over = 3;
+        let api = Scripted::new(vec![calling(orders(TOOL_CALLS_PER_REPLY + over), "")]);
+        let r = play(&api, 10, None).await;
+        let first = &r.calls[0];
+        assert_eq!(first.tool_calls as usize, TOOL_CALLS_PER_REPLY);
+        assert_eq!(first.unexecuted_calls as usize, over);
+        assert!(
+            first
+                .unexecuted
+                .iter()
+                .all(|u| u.reason == NotExecuted::OverCap)
+        );
+        assert_eq!(r.tool_events.len(), TOOL_CALLS_PER_REPLY);
+        let next = &api.sent()[1].messages;
+        let notice = next.last().expect("notice");
+        assert_eq!(notice.role, Role::Tool);
+        assert!(
+            notice.content.contains(&format!("{over} more tool calls")),
+            "{}",
+            notice.content
+        );
+    }
+
+    #[tokio::test]
+    async fn a_call_written_beside_native_calls_is_recorded_not_run() {
+        let text = r#"{"name": "find_customer", "arguments": {"query": "Ann"}}"#;
+        let api = Scripted::new(vec![calling(orders(1), text)]);
+        let r = play(&api, 10, None).await;
+        let tools: Vec<&str> = r.tool_events.iter().map(|e| e.tool.as_str()).collect();
+        assert_eq!(tools, vec!["get_order"]);
+        let beside = &r.calls[0].unexecuted;
+        assert_eq!(beside.len(), 1);
+        assert_eq!(
+            (beside[0].tool.as_str(), beside[0].reason),
+            ("find_customer", NotExecuted::BesideNative)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_router_that_fails_on_the_wire_ends_the_conversation_before_the_agent() {
+        let router = crate::suites::router::load::load_router(std::path::Path::new(env!(
+            "CARGO_MANIFEST_DIR"
+        )))
+        .expect("router suite");
+        let api = Scripted::new(vec![Err(CallOutcome::Transport)]);
+        let r = play(&api, 10, Some(&router)).await;
+        assert_eq!(r.outcome, Outcome::TransportFail);
+        assert_eq!(r.calls.len(), 1);
+        assert_eq!(r.calls[0].node, Node::Router);
+        assert_eq!(api.sent().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn string_arguments_run_decoded_and_go_back_as_the_model_wrote_them() {
+        let written = Value::String(r#"{"order_id": "A1"}"#.into());
+        let api = Scripted::new(vec![calling(
+            vec![native("get_order", written.clone())],
+            "",
+        )]);
+        let r = play(&api, 10, None).await;
+        assert_eq!(r.tool_events[0].args, json!({"order_id": "A1"}));
+        let history = &api.sent()[1].messages;
+        let echo = history
+            .iter()
+            .rfind(|m| m.role == Role::Assistant)
+            .expect("the reply goes back");
+        assert_eq!(echo.tool_calls[0].arguments, written);
+        assert_eq!(echo.tool_calls[0].id.as_deref(), Some("call_get_order"));
+        let answer = history.last().expect("tool result");
+        assert_eq!(answer.tool_call_id.as_deref(), Some("call_get_order"));
     }
 }

@@ -3,7 +3,7 @@
 //! (current Ollama) or only the tokens past its prefix cache (Ollama 0.30.0).
 
 use crate::runner::record::CallRecord;
-use crate::wire::api::ChatMessage;
+use crate::wire::chat::Message;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -38,15 +38,15 @@ impl PromptCounts {
 
 /// Bytes of the text a template renders from a request: the tools, then each message's role,
 /// text and tool calls (thinking left out, as some templates leave it out of the history).
-pub fn history_bytes(messages: &[ChatMessage], tools: Option<&[Value]>) -> u64 {
+pub fn history_bytes(messages: &[Message], tools: Option<&[Value]>) -> u64 {
     let tools = tools.map_or(0, |t| Value::Array(t.to_vec()).to_string().len());
-    let message = |m: &ChatMessage| {
+    let message = |m: &Message| {
         let calls: usize = m
             .tool_calls
             .iter()
-            .map(|c| c.function.name.len() + c.function.arguments.to_string().len())
+            .map(|c| c.name.len() + c.arguments.to_string().len())
             .sum();
-        m.role.len() + m.content.len() + calls
+        m.role.as_str().len() + m.content.len() + calls
     };
     (tools + messages.iter().map(message).sum::<usize>()) as u64
 }

@@ -17,7 +17,10 @@ use crate::runner::settings::{RunSettings, SuiteChoice};
 use crate::runner::telemetry;
 use crate::suite::{Domain, ToolVariant};
 use crate::suites::router::RouterSuite;
-use crate::wire::client::{Client, ClientConfig};
+use crate::wire::ChatApi;
+use crate::wire::chat::ApiKind;
+use crate::wire::chat_api::connect;
+use crate::wire::config::ClientConfig;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,8 +93,8 @@ pub struct Experiment {
     pub hosts: Vec<String>,
     /// Run directory.
     pub run_dir: PathBuf,
-    /// `ollama` or `stub`.
-    pub backend: String,
+    /// The server the run expects: a real one speaking an API, or passk's stub.
+    pub backend: Backend,
     /// The experiment file's text, when one was given.
     pub experiment_file: Option<String>,
     /// Sample GPU and server telemetry (of the servers on this machine).
@@ -229,18 +232,21 @@ fn check_variants(domains: &[Box<dyn Domain>], settings: &RunSettings) -> Result
     Ok(())
 }
 
-fn client_for(exp: &Experiment, url: &str) -> Result<Client, RunError> {
+fn client_for(exp: &Experiment, url: &str) -> Result<Box<dyn ChatApi>, RunError> {
     let (connect_timeout, request_timeout, backoff) = exp
         .settings
         .wire_durations()
         .map_err(|e| RunError::Settings(e.to_string()))?;
-    Client::new(ClientConfig {
-        base_url: url.to_string(),
-        connect_timeout,
-        request_timeout,
-        retries: exp.settings.retries,
-        backoff,
-    })
+    connect(
+        exp.backend.api(),
+        ClientConfig {
+            base_url: url.to_string(),
+            connect_timeout,
+            request_timeout,
+            retries: exp.settings.retries,
+            backoff,
+        },
+    )
     .map_err(|e| RunError::Client(e.to_string()))
 }
 
@@ -282,6 +288,33 @@ pub async fn run(
 /// The manifest's backend for a run against passk's own stub (`passk serve-stub`, calibrate).
 pub const STUB_BACKEND: &str = "stub";
 
+/// What a run plays against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A real server speaking this API.
+    Server(ApiKind),
+    /// passk's own stub (it speaks Ollama's API).
+    Stub,
+}
+
+impl Backend {
+    /// The API its client speaks.
+    pub fn api(self) -> ApiKind {
+        match self {
+            Backend::Server(api) => api,
+            Backend::Stub => ApiKind::Ollama,
+        }
+    }
+
+    /// The name the manifest records (`ollama`, `stub`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Server(api) => api.as_str(),
+            Backend::Stub => STUB_BACKEND,
+        }
+    }
+}
+
 /// Verifies the graders, loads the suites, preflights every server and each model on it, and
 /// opens (or resumes) the run directory.
 async fn open_session<'a>(
@@ -302,7 +335,7 @@ async fn open_session<'a>(
     let backend = if checked.stub {
         STUB_BACKEND
     } else {
-        exp.backend.as_str()
+        exp.backend.name()
     };
     let fresh = new_manifest(exp, &suites, backend, &checked);
     let journal = open_journal(exp, &fresh, sink)?;
@@ -351,11 +384,18 @@ async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Prefligh
         &probed,
         scrape_interval,
     );
-    let mut checks: Vec<(String, hosts::ServerCheck, Client)> = Vec::new();
+    let mut checks: Vec<(String, hosts::ServerCheck, Box<dyn ChatApi>)> = Vec::new();
     for url in &exp.hosts {
         let client = client_for(exp, url)?;
-        let check =
-            hosts::check_server(&client, url, &s.models, need_tools, s.think, &digests).await?;
+        let check = hosts::check_server(
+            client.as_ref(),
+            url,
+            &s.models,
+            need_tools,
+            s.think,
+            &digests,
+        )
+        .await?;
         if let Some((first, first_check, _)) = checks.first() {
             hosts::check_same_as_first((first.as_str(), first_check), (url.as_str(), &check))?;
         }
@@ -512,8 +552,8 @@ fn new_manifest(
                 (d.name().to_string(), played)
             })
             .collect(),
-        ollama_version: first.map(|i| i.version.clone()),
-        ollama_host: first.map(|i| i.url.clone()),
+        server_version: first.map(|i| i.version.clone()),
+        server_host: first.map(|i| i.url.clone()),
         servers: checked.hosts.iter().map(|h| h.info.clone()).collect(),
         backend: backend.to_string(),
         models: checked.models.clone(),
@@ -867,9 +907,12 @@ async fn start_model(
         let warm = live.iter().map(|&h| {
             let mut info = base.clone();
             async move {
-                let found =
-                    preflight::warm_up(&stage.hosts[h].client, &stage.exp.settings, &mut info)
-                        .await;
+                let found = preflight::warm_up(
+                    stage.hosts[h].client.as_ref(),
+                    &stage.exp.settings,
+                    &mut info,
+                )
+                .await;
                 (h, info, found)
             }
         });
@@ -926,7 +969,7 @@ mod tests {
             root: PathBuf::from("."),
             hosts: vec!["http://127.0.0.1:9".into()],
             run_dir: dir.to_path_buf(),
-            backend: "stub".into(),
+            backend: Backend::Stub,
             experiment_file: None,
             telemetry: false,
             resume: ResumePolicy {

@@ -8,7 +8,7 @@ use crate::runner::preflight::{self, PreflightError};
 use crate::runner::record::{GpuInfo, ModelInfo, ServerInfo};
 use crate::runner::telemetry::dcgm::{self, DcgmSource, Exporter};
 use crate::runner::telemetry::{self, Telemetry};
-use crate::wire::client::Client;
+use crate::wire::ChatApi;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +22,7 @@ pub struct Host {
     /// Base URL.
     pub url: String,
     /// Its client.
-    pub client: Client,
+    pub client: Box<dyn ChatApi>,
     /// Its GPU readings (shared by every server on this machine).
     pub telemetry: Arc<Telemetry>,
     /// What the preflight found.
@@ -54,7 +54,7 @@ pub struct ServerCheck {
 /// Version, stub suites, and each model (present, with tools when `need_tools`, thinking when
 /// asked) on one server.
 pub async fn check_server(
-    client: &Client,
+    client: &dyn ChatApi,
     url: &str,
     models: &[String],
     need_tools: bool,

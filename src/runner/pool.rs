@@ -157,7 +157,7 @@ async fn play_on<'t>(
     let mut reachable = true;
     if let Some(r) = &mut record {
         if key_and_outcome(r).1 == Outcome::TransportFail {
-            reachable = preflight::server_version(&server.client, &server.url)
+            reachable = preflight::server_version(server.client.as_ref(), &server.url)
                 .await
                 .is_ok();
         }
@@ -303,7 +303,7 @@ async fn play_trial(
         })
     };
     let player = Player {
-        client: &server.client,
+        client: server.client.as_ref(),
         model: spec.model(),
         settings: s,
         telemetry: &server.telemetry,

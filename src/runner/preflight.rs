@@ -2,11 +2,12 @@
 //! right before a model's trials, a recorded warm-up call and `/api/ps` (size in VRAM, effective
 //! context). A model partly on the CPU is flagged loudly, since its timings are not a GPU's.
 
-use crate::runner::record::{CallRecord, ModelInfo, Node};
+use crate::runner::record::{CallRecord, ModelInfo, Node, Timings};
 use crate::runner::settings::RunSettings;
-use crate::wire::api::{ChatMessage, ChatOptions, ChatRequest, VersionResponse};
-use crate::wire::client::Client;
-use crate::wire::name::{ModelName, same_model};
+use crate::wire::ChatApi;
+use crate::wire::chat::{CallOptions, CallRequest, Message};
+use crate::wire::chat_api::ServerInfo;
+use crate::wire::ollama::name::ModelName;
 use crate::wire::outcome::CallOutcome;
 use std::collections::BTreeMap;
 
@@ -104,7 +105,7 @@ pub enum PreflightError {
 }
 
 /// The server version, or `Unreachable`.
-pub async fn server_version(client: &Client, host: &str) -> Result<String, PreflightError> {
+pub async fn server_version(client: &dyn ChatApi, host: &str) -> Result<String, PreflightError> {
     server(client, host).await.map(|v| v.version)
 }
 
@@ -114,18 +115,16 @@ pub fn prompt_counts_only_new(version: &str) -> bool {
     version == "0.30.0" || version.starts_with("0.30.0-")
 }
 
-/// `/api/version`, with the digests of the suites passk's stub loaded (its own
-/// `/api/passk/suites`; a real Ollama has none), or `Unreachable`.
-pub async fn server(client: &Client, host: &str) -> Result<VersionResponse, PreflightError> {
-    let mut version = client
-        .version()
+/// The server's version, with the digests of the suites passk's stub loaded (a real server has
+/// none), or `Unreachable`.
+pub async fn server(client: &dyn ChatApi, host: &str) -> Result<ServerInfo, PreflightError> {
+    client
+        .server_info()
         .await
         .map_err(|e| PreflightError::Unreachable {
             host: host.to_string(),
             error: e.to_string(),
-        })?;
-    version.passk_suites = client.stub_suites().await;
-    Ok(version)
+        })
 }
 
 /// Refuses a stub whose loaded suites differ from the run's (suite name to tasks digest): its
@@ -155,53 +154,40 @@ pub fn check_stub_suites(
 /// What `/api/show` and `/api/tags` say about a model; refuses a missing model, and one without the
 /// `tools` capability when `need_tools`.
 pub async fn check_model(
-    client: &Client,
+    client: &dyn ChatApi,
     host: &str,
     model: &str,
     need_tools: bool,
 ) -> Result<ModelInfo, PreflightError> {
-    let show = client.show(model).await.map_err(|e| match e.status() {
-        // Only a 404 means the model is not there; anything else is the server's trouble.
-        Some(404) => PreflightError::ModelMissing {
-            model: model.to_string(),
-            host: host.to_string(),
-            error: e.to_string(),
-        },
-        _ => PreflightError::Unreachable {
-            host: host.to_string(),
-            error: format!("/api/show for '{model}' failed: {e}"),
-        },
-    })?;
-    if need_tools && !show.capabilities.iter().any(|c| c == "tools") {
+    let shown = client
+        .model_info(model)
+        .await
+        .map_err(|e| match e.status() {
+            // Only a 404 means the model is not there; anything else is the server's trouble.
+            Some(404) => PreflightError::ModelMissing {
+                model: model.to_string(),
+                host: host.to_string(),
+                error: e.to_string(),
+            },
+            _ => PreflightError::Unreachable {
+                host: host.to_string(),
+                error: format!("/api/show for '{model}' failed: {e}"),
+            },
+        })?;
+    if need_tools && shown.tools == Some(false) {
         return Err(PreflightError::NoTools {
             model: model.to_string(),
-            capabilities: show.capabilities.join(", "),
+            capabilities: shown.capabilities.join(", "),
         });
     }
-    let digest = client
-        .tags()
-        .await
-        .ok()
-        .and_then(|t| {
-            t.models
-                .into_iter()
-                .find(|m| same_model(&m.name, model) || same_model(&m.model, model))
-        })
-        .map(|m| m.digest)
-        .filter(|d| !d.is_empty());
-    let context_length = show
-        .model_info
-        .iter()
-        .find(|(k, _)| k.ends_with(".context_length"))
-        .and_then(|(_, v)| v.as_u64());
     Ok(ModelInfo {
         name: model.to_string(),
-        digest,
-        quantization: non_empty(&show.details.quantization_level),
-        parameter_size: non_empty(&show.details.parameter_size),
-        family: non_empty(&show.details.family),
-        context_length,
-        capabilities: show.capabilities.clone(),
+        digest: shown.digest,
+        quantization: shown.quantization,
+        parameter_size: shown.parameter_size,
+        family: shown.family,
+        context_length: shown.context_length,
+        capabilities: shown.capabilities,
         ..ModelInfo::default()
     })
 }
@@ -221,24 +207,24 @@ pub fn check_think(info: &ModelInfo, think: Option<bool>) -> Result<(), Prefligh
 /// Warms the model up with the run's own options (so it is not reloaded after), records the call,
 /// then reads `/api/ps`. Returns warnings to show (partial offload, smaller effective context).
 pub async fn warm_up(
-    client: &Client,
+    client: &dyn ChatApi,
     settings: &RunSettings,
     info: &mut ModelInfo,
 ) -> Result<Vec<String>, PreflightError> {
-    let request = ChatRequest {
+    let request = CallRequest {
         model: info.name.clone(),
-        messages: vec![ChatMessage::user(crate::wire::stub::WARM_UP_PROMPT)],
+        messages: vec![Message::user(crate::wire::stub::WARM_UP_PROMPT)],
         stream: false,
-        options: ChatOptions {
+        options: CallOptions {
             temperature: Some(0.0),
             num_ctx: Some(settings.num_ctx),
             num_predict: Some(8),
-            ..ChatOptions::default()
+            ..CallOptions::default()
         },
         keep_alive: Some(settings.keep_alive.clone()),
         // As every trial sends it: `--think off` must not let the warm-up think.
         think: settings.think,
-        ..ChatRequest::default()
+        ..CallRequest::default()
     };
     let result = client.chat(&request).await;
     let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
@@ -246,8 +232,8 @@ pub async fn warm_up(
     call.started_unix_ms = Some(result.started_unix_ms);
     call.outcome = result.outcome;
     call.attempts = result.attempts.clone();
-    if let Some(r) = &result.response {
-        call.timings = r.timings.clone();
+    if let Some(r) = &result.reply {
+        call.timings = Timings::of(&r.usage, r.done_reason.clone());
     }
     info.warmup = Some(call);
     let mut warnings = Vec::new();
@@ -271,11 +257,8 @@ pub async fn warm_up(
             info.name
         )),
     }
-    if let Ok(ps) = client.ps().await
-        && let Some(m) = ps
-            .models
-            .into_iter()
-            .find(|m| same_model(&m.name, &info.name) || same_model(&m.model, &info.name))
+    if let Ok(Some(loaded)) = client.loaded_models().await
+        && let Some(m) = loaded.into_iter().find(|m| m.is(client, &info.name))
     {
         info.size = Some(m.size);
         info.size_vram = Some(m.size_vram);
@@ -321,10 +304,6 @@ pub fn placement_warning(name: &str, size: u64, vram: u64) -> Option<String> {
             gib(size)
         ))
     }
-}
-
-fn non_empty(s: &str) -> Option<String> {
-    (!s.is_empty()).then(|| s.to_string())
 }
 
 #[cfg(test)]

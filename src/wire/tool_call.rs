@@ -24,7 +24,7 @@ mod strict;
 mod tokens;
 pub mod unread;
 
-use super::api::{ChatMessage, ToolCall};
+use super::chat::{Message, NativeCall};
 use super::depth;
 use crate::trace::CallFormat;
 use scan::{Braces, Budget, object_at};
@@ -105,13 +105,13 @@ struct Found {
 }
 
 /// The calls to answer of one assistant message, in order.
-pub fn extract(message: &ChatMessage, known_tools: &[String]) -> Vec<ExtractedCall> {
+pub fn extract(message: &Message, known_tools: &[String]) -> Vec<ExtractedCall> {
     extract_all(message, known_tools).calls
 }
 
 /// Every call of one assistant message: those to answer, those written beside native calls, and
 /// those read but not made (in the text or in the `thinking` field).
-pub fn extract_all(message: &ChatMessage, known_tools: &[String]) -> Extraction {
+pub fn extract_all(message: &Message, known_tools: &[String]) -> Extraction {
     let text = read_text(&message.content, known_tools);
     let mut withheld = text.withheld;
     if let Some(thinking) = message.thinking.as_deref().filter(|t| !t.is_empty()) {
@@ -132,8 +132,8 @@ pub fn extract_all(message: &ChatMessage, known_tools: &[String]) -> Extraction 
 }
 
 /// A native call; arguments nested past [`depth::MAX_JSON_DEPTH`] reject it.
-fn native(c: &ToolCall) -> ExtractedCall {
-    let arguments = decode_string_arguments(c.function.arguments.clone()).unwrap_or_else(|v| v);
+fn native(c: &NativeCall) -> ExtractedCall {
+    let arguments = decode_string_arguments(c.arguments.clone()).unwrap_or_else(|v| v);
     let error = depth::holds_too_deep(&arguments).then(|| {
         format!(
             "the arguments are nested too deeply (a reply may nest JSON {} levels); \
@@ -142,7 +142,7 @@ fn native(c: &ToolCall) -> ExtractedCall {
         )
     });
     ExtractedCall {
-        name: c.function.name.clone(),
+        name: c.name.clone(),
         arguments,
         format: CallFormat::Native,
         id: c.id.clone(),
@@ -545,7 +545,7 @@ fn shape_message(name: &str, why: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::api::{ToolCall, ToolCallFunction};
+    use crate::wire::chat::NativeCall;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -556,7 +556,7 @@ mod tests {
     }
 
     fn text(s: &str) -> Vec<ExtractedCall> {
-        extract(&ChatMessage::assistant(s), &known())
+        extract(&Message::assistant(s), &known())
     }
 
     fn names(calls: &[ExtractedCall]) -> Vec<(&str, CallFormat)> {
@@ -597,15 +597,12 @@ mod tests {
 
     #[test]
     fn native_calls_win_over_text() {
-        let mut m =
-            ChatMessage::assistant(r#"{"name": "get_order", "arguments": {"order_id": "X"}}"#);
-        m.tool_calls = vec![ToolCall {
+        let mut m = Message::assistant(r#"{"name": "get_order", "arguments": {"order_id": "X"}}"#);
+        m.tool_calls = vec![NativeCall {
             id: Some("call_1".into()),
-            function: ToolCallFunction {
-                index: Some(0),
-                name: "find_customer".into(),
-                arguments: json!({"query": "Ann"}),
-            },
+            index: Some(0),
+            name: "find_customer".into(),
+            arguments: json!({"query": "Ann"}),
         }];
         let calls = extract(&m, &known());
         assert_eq!(names(&calls), vec![("find_customer", CallFormat::Native)]);
@@ -717,8 +714,7 @@ mod tests {
 
     #[test]
     fn text_beside_native_calls_is_kept_apart_and_deep_arguments_are_rejected() {
-        let mut m =
-            ChatMessage::assistant(r#"{"name": "get_order", "arguments": {"order_id": "X"}}"#);
+        let mut m = Message::assistant(r#"{"name": "get_order", "arguments": {"order_id": "X"}}"#);
         let deep = format!(
             r#"{{"message": {{"role": "assistant", "content": "", "tool_calls": [{{"function": {{"name": "get_order", "arguments": {{"order_id": {}"5105"{}}}}}}}]}}}}"#,
             "[".repeat(130),
@@ -727,7 +723,9 @@ mod tests {
         let bounded = crate::wire::depth::bound(deep.as_bytes());
         let parsed: crate::wire::api::ChatResponse =
             serde_json::from_slice(&bounded).expect("a deep body decodes once bounded");
-        m.tool_calls = parsed.message.expect("message").tool_calls;
+        m.tool_calls =
+            crate::wire::ollama::convert::neutral_message(&parsed.message.expect("message"))
+                .tool_calls;
         let all = extract_all(&m, &known());
         assert_eq!(names(&all.calls), vec![("get_order", CallFormat::Native)]);
         assert!(

@@ -330,7 +330,7 @@ mod tests {
                 "description": "An order", "parameters": {"type": "object",
                 "properties": {"order_id": {"type": "string"}}}}})];
             let r = reply(shape, &call, &tools);
-            let message = crate::wire::api::ChatMessage::assistant(r.content);
+            let message = crate::wire::chat::Message::assistant(r.content);
             let got = extract_all(&message, &known).calls;
             let got: Vec<(&str, &Value)> = got
                 .iter()

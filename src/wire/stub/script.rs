@@ -341,7 +341,7 @@ fn position<'a>(trajectory: &'a Trajectory, req: &ChatRequest) -> Option<Positio
         .enumerate()
         .filter(|(_, m)| m.role == "assistant")
     {
-        for call in extract(m, &known) {
+        for call in extract(&crate::wire::ollama::convert::neutral_message(m), &known) {
             if i > last_user && t.calls.get(done).is_some_and(|g| same_call(g, &call)) {
                 done += 1;
             }

@@ -10,44 +10,14 @@ use super::api::{
     ChatMessage, ChatRequest, ChatResponse, ErrorBody, PsResponse, PullProgress, ShowRequest,
     ShowResponse, TagsResponse, VersionResponse,
 };
-pub use super::error::WireError;
-use super::outcome::{Attempt, CallOutcome, Failure, classify_status};
+pub use crate::wire::config::ClientConfig;
+pub use crate::wire::error::WireError;
+use crate::wire::outcome::{Attempt, CallOutcome, Failure, classify_status};
+pub use crate::wire::retry::AttemptWatch;
+use crate::wire::retry::{AttemptError, AttemptOk, with_retries};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// Settings of a [`Client`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClientConfig {
-    /// Base URL from [`super::host::parse_host`], e.g. `http://127.0.0.1:11434`.
-    pub base_url: String,
-    /// Time allowed to open the TCP connection.
-    pub connect_timeout: Duration,
-    /// Time allowed for one whole attempt (headers and body).
-    pub request_timeout: Duration,
-    /// Retries after a transport failure or a malformed body (0: one attempt only).
-    pub retries: u32,
-    /// Wait before the first retry; doubled for each further retry (capped at 64x).
-    pub backoff: Duration,
-}
-
-impl ClientConfig {
-    /// Defaults for `base_url`: 5 s connect, 300 s request, 3 retries from 250 ms.
-    pub fn new(base_url: impl Into<String>) -> ClientConfig {
-        ClientConfig {
-            base_url: base_url.into(),
-            connect_timeout: Duration::from_secs(5),
-            request_timeout: Duration::from_secs(300),
-            retries: 3,
-            backoff: Duration::from_millis(250),
-        }
-    }
-
-    /// The wait before retry number `n` (0-based): `backoff * 2^min(n, 6)`.
-    pub fn backoff_for(&self, n: u32) -> Duration {
-        self.backoff.saturating_mul(1u32 << n.min(6))
-    }
-}
+use std::time::Instant;
 
 /// Everything known about one chat call, successful or not.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,24 +63,6 @@ pub struct Client {
     http: reqwest::Client,
     pull_http: reqwest::Client,
     config: ClientConfig,
-}
-
-/// Hears of a failed attempt of a chat call as it fails: the attempt, and whether it is retried.
-pub type AttemptWatch<'a> = &'a (dyn Fn(&Attempt, bool) + Sync);
-
-/// One failed attempt before it becomes an [`Attempt`].
-struct AttemptError {
-    failure: Failure,
-    status: Option<u16>,
-    message: String,
-}
-
-/// What a successful attempt brings back.
-struct Reply<T> {
-    body: T,
-    status: u16,
-    ttfb_s: f64,
-    first_token_s: Option<f64>,
 }
 
 impl Client {
@@ -199,67 +151,24 @@ impl Client {
         stream: bool,
         watch: Option<AttemptWatch<'_>>,
     ) -> StreamedChat {
-        let mut attempts = Vec::new();
-        let mut n = 0u32;
-        loop {
-            let started_unix_ms = unix_ms();
-            let t0 = Instant::now();
-            let r = if stream {
+        let r = with_retries(self.config.policy(), watch, |t0| async move {
+            if stream {
                 self.chat_stream_once(req, t0).await
             } else {
                 self.chat_once(req, t0).await
-            };
-            let wall_s = t0.elapsed().as_secs_f64();
-            let elapsed_ms = wall_s * 1000.0;
-            match r {
-                Ok(reply) => {
-                    attempts.push(Attempt {
-                        outcome: CallOutcome::Ok,
-                        status: Some(reply.status),
-                        error: None,
-                        elapsed_ms,
-                    });
-                    return StreamedChat {
-                        result: ChatResult {
-                            response: Some(reply.body),
-                            outcome: CallOutcome::Ok,
-                            attempts,
-                            wall_s,
-                            ttfb_s: Some(reply.ttfb_s),
-                            started_unix_ms,
-                        },
-                        first_token_s: reply.first_token_s,
-                    };
-                }
-                Err(e) => {
-                    let outcome = e.failure.outcome();
-                    attempts.push(Attempt {
-                        outcome,
-                        status: e.status,
-                        error: Some(e.message),
-                        elapsed_ms,
-                    });
-                    let last = !e.failure.retryable() || n >= self.config.retries;
-                    if let (Some(watch), Some(attempt)) = (watch, attempts.last()) {
-                        watch(attempt, !last);
-                    }
-                    if last {
-                        return StreamedChat {
-                            result: ChatResult {
-                                response: None,
-                                outcome,
-                                attempts,
-                                wall_s,
-                                ttfb_s: None,
-                                started_unix_ms,
-                            },
-                            first_token_s: None,
-                        };
-                    }
-                    tokio::time::sleep(self.config.backoff_for(n)).await;
-                    n += 1;
-                }
             }
+        })
+        .await;
+        StreamedChat {
+            result: ChatResult {
+                response: r.body,
+                outcome: r.outcome,
+                attempts: r.attempts,
+                wall_s: r.wall_s,
+                ttfb_s: r.ttfb_s,
+                started_unix_ms: r.started_unix_ms,
+            },
+            first_token_s: r.first_token_s,
         }
     }
 
@@ -284,7 +193,7 @@ impl Client {
         &self,
         req: &ChatRequest,
         t0: Instant,
-    ) -> Result<Reply<ChatResponse>, AttemptError> {
+    ) -> Result<AttemptOk<ChatResponse>, AttemptError> {
         let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
         let bytes = resp
             .bytes()
@@ -296,7 +205,7 @@ impl Client {
             status: Some(status),
             message,
         })?;
-        Ok(Reply {
+        Ok(AttemptOk {
             body,
             status,
             ttfb_s,
@@ -308,7 +217,7 @@ impl Client {
         &self,
         req: &ChatRequest,
         t0: Instant,
-    ) -> Result<Reply<ChatResponse>, AttemptError> {
+    ) -> Result<AttemptOk<ChatResponse>, AttemptError> {
         let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
         if let Some(failure) = classify_status(status) {
             let bytes = resp
@@ -342,7 +251,7 @@ impl Client {
         }
         let first_token_s = acc.first_token_s;
         let body = acc.finish().map_err(|(f, m)| fail(f, m))?;
-        Ok(Reply {
+        Ok(AttemptOk {
             body,
             status,
             ttfb_s,
@@ -374,30 +283,27 @@ impl Client {
         body: Option<&serde_json::Value>,
     ) -> Result<T, WireError> {
         let url = self.url(path);
-        let mut n = 0u32;
-        loop {
-            let r = self.json_once::<T>(&url, body).await;
-            match r {
-                Ok(v) => return Ok(v),
-                Err(e) if e.failure.retryable() && n < self.config.retries => {
-                    tokio::time::sleep(self.config.backoff_for(n)).await;
-                    n += 1;
-                }
-                Err(e) => {
-                    return Err(match e.failure {
-                        Failure::Transport => WireError::Transport {
-                            url,
-                            status: e.status,
-                            message: e.message,
-                        },
-                        _ => WireError::Protocol {
-                            url,
-                            status: e.status,
-                            message: e.message,
-                        },
-                    });
-                }
-            }
+        let r = with_retries(self.config.policy(), None, |_| {
+            self.json_once::<T>(&url, body)
+        })
+        .await;
+        let last = r.attempts.last();
+        let (status, message) = (
+            last.and_then(|a| a.status),
+            last.and_then(|a| a.error.clone()).unwrap_or_default(),
+        );
+        match (r.body, r.outcome) {
+            (Some(v), _) => Ok(v),
+            (None, CallOutcome::Transport) => Err(WireError::Transport {
+                url,
+                status,
+                message,
+            }),
+            (None, _) => Err(WireError::Protocol {
+                url,
+                status,
+                message,
+            }),
         }
     }
 
@@ -405,7 +311,7 @@ impl Client {
         &self,
         url: &str,
         body: Option<&serde_json::Value>,
-    ) -> Result<T, AttemptError> {
+    ) -> Result<AttemptOk<T>, AttemptError> {
         let rb = match body {
             Some(b) => self.http.post(url).json(b),
             None => self.http.get(url),
@@ -417,10 +323,16 @@ impl Client {
             .await
             .map_err(|e| self.transport(&e, Some(status)))?;
         check_status(status, &bytes)?;
-        serde_json::from_slice(&bytes).map_err(|e| AttemptError {
+        let body = serde_json::from_slice(&bytes).map_err(|e| AttemptError {
             failure: Failure::Malformed,
             status: Some(status),
             message: format!("body is not the expected JSON: {e}: {}", snippet(&bytes)),
+        })?;
+        Ok(AttemptOk {
+            body,
+            status,
+            ttfb_s: 0.0,
+            first_token_s: None,
         })
     }
 
@@ -530,12 +442,13 @@ fn check_status(status: u16, body: &[u8]) -> Result<(), AttemptError> {
 
 /// Parses a non-streamed chat body: a message must be there.
 fn parse_chat(bytes: &[u8]) -> Result<ChatResponse, (Failure, String)> {
-    let body: ChatResponse = serde_json::from_slice(&super::depth::bound(bytes)).map_err(|e| {
-        (
-            Failure::Malformed,
-            format!("body is not the expected JSON: {e}: {}", snippet(bytes)),
-        )
-    })?;
+    let body: ChatResponse =
+        serde_json::from_slice(&crate::wire::depth::bound(bytes)).map_err(|e| {
+            (
+                Failure::Malformed,
+                format!("body is not the expected JSON: {e}: {}", snippet(bytes)),
+            )
+        })?;
     if body.message.is_none() {
         if let Ok(err) = serde_json::from_slice::<ErrorBody>(bytes) {
             return Err((Failure::Transport, format!("server error: {}", err.error)));
@@ -572,8 +485,8 @@ impl StreamAccumulator {
                 format!("line after the final chunk: {}", snippet(text)),
             ));
         }
-        let value: serde_json::Value =
-            serde_json::from_slice(&super::depth::bound(text)).map_err(|e| {
+        let value: serde_json::Value = serde_json::from_slice(&crate::wire::depth::bound(text))
+            .map_err(|e| {
                 (
                     Failure::Malformed,
                     format!("stream line is not JSON: {e}: {}", snippet(text)),
@@ -669,27 +582,9 @@ fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
     s
 }
 
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn backoff_doubles_and_is_capped() {
-        let c = ClientConfig {
-            backoff: Duration::from_millis(10),
-            ..ClientConfig::new("http://x")
-        };
-        assert_eq!(c.backoff_for(0), Duration::from_millis(10));
-        assert_eq!(c.backoff_for(2), Duration::from_millis(40));
-        assert_eq!(c.backoff_for(30), Duration::from_millis(640));
-    }
 
     #[test]
     fn a_body_without_message_is_malformed_and_an_error_body_is_transport() {
