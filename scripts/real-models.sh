@@ -54,7 +54,7 @@ say() { printf '%s\n' "$*" >&2; }
 die() { say "real-models: $*"; exit 1; }
 skipped() { printf 'SKIPPED: %s\n' "$*"; exit 3; }
 now() { date +%s.%N; }
-since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(now)"; }
+since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$(now)"; }
 
 # Fails loudly (exit 4) unless FILE has SHA-256 WANT.
 check_sha() {
