@@ -8,10 +8,11 @@
 //! defined in `docs/metrics.md`; the layout is described in `docs/report.md`.
 
 use super::CHARTS_DIR;
-use super::markdown::{
-    MarkdownTable, NOT_AVAILABLE, ci_percent, ci_ratio, counted, escape_cell, fixed, number,
-    percent, percent_with_n, ratio, seconds,
+use super::number::{
+    NOT_AVAILABLE, ci_percent, ci_ratio, counted, fixed, number, percent, percent_with_n, ratio,
+    seconds,
 };
+use super::table::{MarkdownTable, escape_cell};
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::{GroupSummary, ModelSummary, Rate, Summary};
 use crate::runner::record::{ConversationRecord, GpuInfo, Manifest, Mode, RouterRecord};

@@ -2,7 +2,7 @@
 //! steps (1, 2 or 5 times a power of ten), with the ticks written as numbers or percents.
 
 use super::text::text_width;
-use crate::report::markdown::number;
+use crate::report::number::number;
 
 /// A linear map from data units to pixels.
 pub(super) struct Scale {

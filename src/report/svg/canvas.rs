@@ -4,7 +4,7 @@
 
 use super::axis::{Axis, Scale};
 use super::text::{escape, id_safe, n, truncate, wrap};
-use crate::report::markdown::fixed;
+use crate::report::number::fixed;
 
 /// Width of every chart, in pixels.
 pub const WIDTH: f64 = 720.0;

@@ -4,7 +4,7 @@
 use super::axis::{Axis, Scale};
 use super::canvas::{AXIS, Area, CHAR_W, Canvas, HEIGHT, Labels, MUTED, PALETTE, TEXT, no_data};
 use super::text::n;
-use crate::report::markdown::number;
+use crate::report::number::number;
 
 /// The values of one distribution (e.g. latency per conversation of one model).
 #[derive(Debug, Clone, Default, PartialEq)]

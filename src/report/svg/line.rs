@@ -8,7 +8,7 @@ use super::canvas::{
     no_data,
 };
 use super::text::{escape, n, ordered, text_width, truncate};
-use crate::report::markdown::fixed;
+use crate::report::number::fixed;
 
 /// One named series of (x, y) points, drawn in the order given.
 #[derive(Debug, Clone, Default, PartialEq)]

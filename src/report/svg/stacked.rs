@@ -7,7 +7,7 @@ use super::canvas::{
     legend_width, no_data, top_margin,
 };
 use super::text::{auto_value, n, text_width, truncate};
-use crate::report::markdown::fixed;
+use crate::report::number::fixed;
 
 /// One row of a stacked bar chart: one value per segment, in segment order.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -3,7 +3,7 @@
 //! width, so layout never depends on the fonts of the host.
 
 use super::canvas::CHAR_W;
-use crate::report::markdown::{fixed, number};
+use crate::report::number::{fixed, number};
 
 /// `id` with every character but ASCII letters, digits, `-` and `_` replaced by `-`, so it is a valid
 /// XML id fragment and needs no escaping in `url(#…)`.
@@ -37,7 +37,7 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-pub(super) const NOT_AVAILABLE: &str = crate::report::markdown::NOT_AVAILABLE;
+pub(super) const NOT_AVAILABLE: &str = crate::report::number::NOT_AVAILABLE;
 
 /// A coordinate with two fixed decimals (a non-finite one, which layout never produces, as 0).
 pub(super) fn n(v: f64) -> String {
