@@ -89,6 +89,39 @@ pub(super) fn break_even(
         )
     );
     let mark = crate::report::stopping::mark(s);
+    out.push_str(&break_even_table(s, g, c, mark).render());
+    out.push('\n');
+    let sequence = crate::report::stopping::sequence_for(s, g).map_or(String::new(), |i| {
+        format!("; confidence sequence {i}, valid after optional stopping")
+    });
+    let _ = writeln!(
+        out,
+        "Success-rate gap (large minus small): {}{sequence}, 95% CI{mark} {} ({notes}).\n",
+        opt(c.success_rate_difference, points),
+        ci.success_rate_difference
+            .as_ref()
+            .map_or(NOT_AVAILABLE.into(), ci_points)
+    );
+}
+
+/// How many of a paired bootstrap's resamples gave an infinite break-even: `12 of 10,000`.
+pub fn infinite_resamples(ci: &crate::analysis::bootstrap::TaskBootstrap) -> String {
+    format!(
+        "{} of {}",
+        number(ci.resamples_with_infinite_break_even as f64, 0),
+        number(ci.resamples as f64, 0)
+    )
+}
+
+/// The break-even ratios: plain, with the re-sent prefix discounted, for the pipeline, at each
+/// output weight, and for energy, with their intervals where the bootstrap computed one.
+fn break_even_table(
+    s: &Summary,
+    g: &GroupSummary,
+    c: &crate::analysis::Comparison,
+    mark: &str,
+) -> MarkdownTable {
+    let ci = &c.ci95;
     let mut t = MarkdownTable::new(["break-even".into(), "ratio".into(), format!("95% CI{mark}")]);
     t.numeric_after_first();
     let ci_text = |i: Option<Interval>| i.map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high));
@@ -123,26 +156,5 @@ pub(super) fn break_even(
             String::new(),
         ]);
     }
-    out.push_str(&t.render());
-    out.push('\n');
-    let sequence = crate::report::stopping::sequence_for(s, g).map_or(String::new(), |i| {
-        format!("; confidence sequence {i}, valid after optional stopping")
-    });
-    let _ = writeln!(
-        out,
-        "Success-rate gap (large minus small): {}{sequence}, 95% CI{mark} {} ({notes}).\n",
-        opt(c.success_rate_difference, points),
-        ci.success_rate_difference
-            .as_ref()
-            .map_or(NOT_AVAILABLE.into(), ci_points)
-    );
-}
-
-/// How many of a paired bootstrap's resamples gave an infinite break-even: `12 of 10,000`.
-pub fn infinite_resamples(ci: &crate::analysis::bootstrap::TaskBootstrap) -> String {
-    format!(
-        "{} of {}",
-        number(ci.resamples_with_infinite_break_even as f64, 0),
-        number(ci.resamples as f64, 0)
-    )
+    t
 }

@@ -46,26 +46,7 @@ pub(super) fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
         let base = [percent_with_n(m.passes as u64, m.outcomes.graded as u64) + &excluded(m)];
         let pair = g.ladder.get(name).map_or_else(
             || ["(reference)".to_string(), String::new(), String::new()],
-            |c| {
-                [
-                    format!(
-                        "{} [{}]",
-                        opt(c.success_rate_difference, points),
-                        c.ci95
-                            .success_rate_difference
-                            .as_ref()
-                            .map_or(NOT_AVAILABLE.into(), ci_points)
-                    ),
-                    format!(
-                        "{} [{}]",
-                        break_even_point(g, c, c.break_even),
-                        c.ci95
-                            .break_even
-                            .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high))
-                    ),
-                    infinite_resamples(&c.ci95),
-                ]
-            },
+            |c| ladder_cells(g, c),
         );
         let mut row = vec![format!("`{name}`")];
         row.extend(base);
@@ -76,4 +57,26 @@ pub(super) fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
     }
     out.push_str(&t.render());
     out.push('\n');
+}
+
+/// A model's gap, break-even and infinite resamples against the reference, each with its interval.
+fn ladder_cells(g: &GroupSummary, c: &crate::analysis::Comparison) -> [String; 3] {
+    [
+        format!(
+            "{} [{}]",
+            opt(c.success_rate_difference, points),
+            c.ci95
+                .success_rate_difference
+                .as_ref()
+                .map_or(NOT_AVAILABLE.into(), ci_points)
+        ),
+        format!(
+            "{} [{}]",
+            break_even_point(g, c, c.break_even),
+            c.ci95
+                .break_even
+                .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high))
+        ),
+        infinite_resamples(&c.ci95),
+    ]
 }

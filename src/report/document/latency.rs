@@ -6,6 +6,12 @@ use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, fixed, number, seconds};
 
 pub(super) fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    latency_fit(out, s, models);
+    server_timing(out, s, models);
+}
+
+/// The latency fit's coefficients per model, or why the fit means nothing on these calls.
+fn latency_fit(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     if models.iter().any(|(_, m)| m.latency.fit.is_some()) {
         out.push_str("### Latency fit\n\n");
         out.push_str(
@@ -50,6 +56,11 @@ pub(super) fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSumm
         out.push_str(&t.render());
         out.push('\n');
     }
+}
+
+/// Time per call split by the server's own durations: model time, request overhead, decode and
+/// prefill speed.
+fn server_timing(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     if models
         .iter()
         .any(|(_, m)| m.latency.ollama_timing.is_some())

@@ -39,64 +39,80 @@ impl Observations {
         conversations: &[ConversationRecord],
         router: &[RouterRecord],
     ) -> Observations {
-        let mut obs = Observations::default();
-        for (key, g) in &summary.groups {
-            let mut by_model: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-            for c in conversations.iter().filter(|c| in_group(g, c)) {
-                let lats: Vec<f64> = c
-                    .orchestrator_calls()
-                    .filter_map(|x| x.latency_s())
-                    .collect();
-                if !lats.is_empty() {
-                    by_model
-                        .entry(c.model.clone())
-                        .or_default()
-                        .push(lats.iter().sum());
-                }
-            }
-            for v in by_model.values_mut() {
-                v.sort_by(f64::total_cmp);
-            }
-            obs.conversation_latency.insert(key.clone(), by_model);
+        Observations {
+            conversation_latency: conversation_latency(summary, conversations),
+            gpu_timeline: gpu_timeline(conversations, router),
+            record_grader_digests: conversations
+                .iter()
+                .map(|c| c.grader_digest.clone())
+                .chain(router.iter().map(|r| r.grader_digest.clone()))
+                .collect(),
         }
-        let calls = conversations
-            .iter()
-            .flat_map(|c| c.calls.iter().map(move |x| (&c.model, x)))
-            .chain(router.iter().map(|r| (&r.model, &r.call)));
-        let mut raw: Vec<(u64, f64, Option<f64>, String)> = calls
-            .filter_map(|(m, x)| {
-                let start = x.started_unix_ms?;
-                let util = x.gpu.as_ref().and_then(|g| g.util_mean);
-                Some((start, x.wall_s.unwrap_or(0.0).max(0.0), util, m.clone()))
-            })
-            .collect();
-        raw.sort_by(|a, b| {
-            (a.0, &a.3)
-                .cmp(&(b.0, &b.3))
-                .then(a.1.total_cmp(&b.1))
-                .then(a.2.unwrap_or(-1.0).total_cmp(&b.2.unwrap_or(-1.0)))
-        });
-        if let Some(first) = raw.first().map(|r| r.0) {
-            obs.gpu_timeline = raw
-                .into_iter()
-                .map(|(start, wall, util, model)| {
-                    let from = (start - first) as f64 / 1000.0;
-                    GpuPoint {
-                        t_s: from + wall / 2.0,
-                        util_pct: util,
-                        model,
-                        span: (from, from + wall),
-                    }
-                })
-                .collect();
-        }
-        obs.record_grader_digests = conversations
-            .iter()
-            .map(|c| c.grader_digest.clone())
-            .chain(router.iter().map(|r| r.grader_digest.clone()))
-            .collect();
-        obs
     }
+}
+
+/// By group key, then model: the latency of each graded conversation that has one, ascending.
+fn conversation_latency(
+    summary: &Summary,
+    conversations: &[ConversationRecord],
+) -> BTreeMap<String, BTreeMap<String, Vec<f64>>> {
+    let mut out = BTreeMap::new();
+    for (key, g) in &summary.groups {
+        let mut by_model: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for c in conversations.iter().filter(|c| in_group(g, c)) {
+            let lats: Vec<f64> = c
+                .orchestrator_calls()
+                .filter_map(|x| x.latency_s())
+                .collect();
+            if !lats.is_empty() {
+                by_model
+                    .entry(c.model.clone())
+                    .or_default()
+                    .push(lats.iter().sum());
+            }
+        }
+        for v in by_model.values_mut() {
+            v.sort_by(f64::total_cmp);
+        }
+        out.insert(key.clone(), by_model);
+    }
+    out
+}
+
+/// Every call with a start time, conversation and router calls alike, in time order (then by
+/// model), placed in seconds since the first.
+fn gpu_timeline(conversations: &[ConversationRecord], router: &[RouterRecord]) -> Vec<GpuPoint> {
+    let calls = conversations
+        .iter()
+        .flat_map(|c| c.calls.iter().map(move |x| (&c.model, x)))
+        .chain(router.iter().map(|r| (&r.model, &r.call)));
+    let mut raw: Vec<(u64, f64, Option<f64>, String)> = calls
+        .filter_map(|(m, x)| {
+            let start = x.started_unix_ms?;
+            let util = x.gpu.as_ref().and_then(|g| g.util_mean);
+            Some((start, x.wall_s.unwrap_or(0.0).max(0.0), util, m.clone()))
+        })
+        .collect();
+    raw.sort_by(|a, b| {
+        (a.0, &a.3)
+            .cmp(&(b.0, &b.3))
+            .then(a.1.total_cmp(&b.1))
+            .then(a.2.unwrap_or(-1.0).total_cmp(&b.2.unwrap_or(-1.0)))
+    });
+    let Some(first) = raw.first().map(|r| r.0) else {
+        return Vec::new();
+    };
+    raw.into_iter()
+        .map(|(start, wall, util, model)| {
+            let from = (start - first) as f64 / 1000.0;
+            GpuPoint {
+                t_s: from + wall / 2.0,
+                util_pct: util,
+                model,
+                span: (from, from + wall),
+            }
+        })
+        .collect()
 }
 
 /// Whether a graded conversation belongs to a group of the summary.

@@ -79,7 +79,7 @@ pub(super) fn router_rows<'r>(
     ci_of: &'r dyn Fn(&str) -> Option<Interval>,
     mark: &str,
 ) -> Vec<RouterRow<'r>> {
-    vec![
+    let mut rows: Vec<RouterRow<'r>> = vec![
         (
             "Accuracy".into(),
             Box::new(|_, r| {
@@ -99,6 +99,15 @@ pub(super) fn router_rows<'r>(
             "Unparseable replies".into(),
             Box::new(|_, r| opt(r.unparseable, percent)),
         ),
+    ];
+    rows.extend(token_rows());
+    rows.extend(time_rows());
+    rows
+}
+
+/// The router table's token rows: per call, blended, and per correct call.
+fn token_rows<'r>() -> Vec<RouterRow<'r>> {
+    vec![
         (
             "Tokens per call (input / output)".into(),
             Box::new(
@@ -120,6 +129,12 @@ pub(super) fn router_rows<'r>(
                 })
             }),
         ),
+    ]
+}
+
+/// The router table's time rows: latency, the fastest call, the server's split, and temperature.
+fn time_rows<'r>() -> Vec<RouterRow<'r>> {
+    vec![
         (
             "Latency per call, mean / p95".into(),
             Box::new(|_, r| match (r.latency_per_call_s, r.latency_p95_s) {
