@@ -40,6 +40,7 @@ pub mod server_process;
 pub mod settings_diff;
 pub mod stopping;
 mod summary;
+mod tally;
 pub mod taxonomy;
 pub mod tools_add;
 

@@ -7,18 +7,17 @@ use super::bootstrap::{
     IdTotals, Interval, MessageBootstrap, TaskBootstrap, message_bootstrap, task_bootstrap,
     with_point,
 };
-use super::cost::{
-    CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, break_even, cached_calls, per_success,
-};
+use super::cost::{CACHE_DISCOUNT, OUTPUT_WEIGHTS, break_even, per_success};
 use super::factorial::{Factorial, factorials};
 use super::gpu::{GpuSummary, gpu_summary};
 use super::interval;
-use super::latency::{LatencyFit, ServerSplit, latency_fit, mean, percentile, server_split};
+use super::latency::{LatencyFit, ServerSplit};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
 use super::placement::{Placement, PlayedTrial, placement};
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
-use super::router::{Pipeline, RouterSummary, pipeline, router_in_front_totals, router_summary};
+use super::router::{Pipeline, RouterSummary, pipeline, router_summary};
 use super::server_process::{ServerProcessSummary, server_process_summary};
+use super::tally::Tally;
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
 use super::tools_add::{ToolsAdd, toolless_key, tools_add};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
@@ -440,201 +439,6 @@ struct ModelWork {
     per_task: BTreeMap<String, IdTotals>,
     by_weight: BTreeMap<u32, f64>,
     has_pipeline: bool,
-}
-
-/// Running totals over one model's graded conversations, gathered in one pass.
-struct Tally {
-    /// Per task: (graded trials, passes).
-    tasks: BTreeMap<String, (usize, usize)>,
-    /// Per task: (graded trials, passes whose every tool call was native).
-    native_only: BTreeMap<String, (usize, usize)>,
-    /// Every tool event says how its call was written.
-    formats_known: bool,
-    /// Bootstrap totals per task.
-    per_task: BTreeMap<String, IdTotals>,
-    /// Blended tokens at each output weight of the sensitivity table.
-    by_weight: BTreeMap<u32, f64>,
-    input: f64,
-    output: f64,
-    /// Estimated thinking tokens (part of `output`), when any call recorded thinking.
-    thinking: Option<f64>,
-    blended: f64,
-    cached: f64,
-    /// Latency of each conversation that has one (sum of its calls).
-    conversation_latency: Vec<f64>,
-    /// Latency of each orchestrator call.
-    call_latency: Vec<f64>,
-    /// Input tokens of the j-th orchestrator call, per conversation.
-    growth: BTreeMap<usize, Vec<f64>>,
-}
-
-impl Tally {
-    fn new() -> Self {
-        Tally {
-            tasks: BTreeMap::new(),
-            native_only: BTreeMap::new(),
-            formats_known: true,
-            per_task: BTreeMap::new(),
-            by_weight: OUTPUT_WEIGHTS.iter().map(|&x| (x, 0.0)).collect(),
-            input: 0.0,
-            output: 0.0,
-            thinking: None,
-            blended: 0.0,
-            cached: 0.0,
-            conversation_latency: Vec::new(),
-            call_latency: Vec::new(),
-            growth: BTreeMap::new(),
-        }
-    }
-
-    /// Adds one graded conversation.
-    fn add(&mut self, c: &ConversationRecord, w: f64) {
-        self.add_verdict(c);
-        self.add_tokens(c, w);
-        self.add_latency(c);
-    }
-
-    fn add_verdict(&mut self, c: &ConversationRecord) {
-        let p = usize::from(c.verdict.passed);
-        let t = self.tasks.entry(c.task.clone()).or_default();
-        t.0 += 1;
-        t.1 += p;
-        // Native only: every tool call came as Ollama's own tool_calls (a text call, accepted or
-        // not, would have ended the turn as a reply in a harness that reads only those).
-        let native = c
-            .tool_events
-            .iter()
-            .all(|e| e.format == Some(crate::trace::CallFormat::Native));
-        self.formats_known &= c.tool_events.iter().all(|e| e.format.is_some());
-        let t = self.native_only.entry(c.task.clone()).or_default();
-        t.0 += 1;
-        t.1 += usize::from(c.verdict.passed && native);
-    }
-
-    fn add_tokens(&mut self, c: &ConversationRecord, w: f64) {
-        let b = blended_calls(c.orchestrator_calls(), w);
-        let cached = cached_calls(c.orchestrator_calls(), w, CACHE_DISCOUNT);
-        let (router_tokens, _) = router_in_front_totals(&[c], w);
-        let e = self.per_task.entry(c.task.clone()).or_default();
-        e.trials += 1.0;
-        e.passes += f64::from(u8::from(c.verdict.passed));
-        e.tokens += b;
-        e.cached += cached;
-        e.pipeline += b + router_tokens;
-        for (weight, total) in self.by_weight.iter_mut() {
-            *total += blended_calls(c.orchestrator_calls(), f64::from(*weight));
-        }
-        self.blended += b;
-        self.cached += cached;
-        for x in c.orchestrator_calls() {
-            self.input += x.input_tokens() as f64;
-            self.output += x.output_tokens() as f64;
-            if let Some(t) = x.thinking_tokens {
-                *self.thinking.get_or_insert(0.0) += t as f64;
-            }
-        }
-        for (j, x) in c.orchestrator_calls().enumerate() {
-            self.growth
-                .entry(j)
-                .or_default()
-                .push(x.input_tokens() as f64);
-        }
-    }
-
-    fn add_latency(&mut self, c: &ConversationRecord) {
-        let lats: Vec<f64> = c
-            .orchestrator_calls()
-            .filter_map(|x| x.latency_s())
-            .collect();
-        if !lats.is_empty() {
-            self.conversation_latency.push(lats.iter().sum::<f64>());
-        }
-        self.call_latency.extend(lats);
-    }
-
-    fn total_latency(&self) -> f64 {
-        self.conversation_latency.iter().sum()
-    }
-
-    fn task_counts(&self) -> Vec<(usize, usize)> {
-        self.tasks.values().copied().collect()
-    }
-
-    /// Token figures over `n` graded conversations with `passes` passes.
-    fn tokens(&self, n: usize, passes: usize) -> Tokens {
-        let per_conv = |total: f64| (n > 0).then(|| total / n as f64);
-        Tokens {
-            input_per_conversation: per_conv(self.input),
-            output_per_conversation: per_conv(self.output),
-            thinking_per_conversation: self.thinking.and_then(per_conv),
-            blended_per_conversation: per_conv(self.blended),
-            blended_total: self.blended,
-            cached_total: self.cached,
-            blended_per_success: per_success(self.blended, passes),
-            cached_blended_per_success: per_success(self.cached, passes),
-        }
-    }
-
-    /// Latency figures; the fit and Ollama's split read the calls again, and the every-attempt
-    /// time reads `all` conversations (graded or not).
-    fn latency(
-        &self,
-        all: &[&ConversationRecord],
-        graded: &[&ConversationRecord],
-        passes: usize,
-    ) -> Latency {
-        let lat = &self.conversation_latency;
-        let orch_calls = || graded.iter().flat_map(|c| c.orchestrator_calls());
-        Latency {
-            calls: self.call_latency.len(),
-            per_call_mean_s: mean(&self.call_latency),
-            conversation_mean_s: mean(lat),
-            conversation_p50_s: percentile(lat, 50.0),
-            conversation_p95_s: percentile(lat, 95.0),
-            time_per_success_s: if lat.is_empty() {
-                None
-            } else {
-                per_success(self.total_latency(), passes)
-            },
-            time_per_success_all_attempts_s: per_success(every_attempt_s(all), passes),
-            fit: latency_fit(orch_calls()),
-            ollama_timing: server_split(orch_calls()),
-        }
-    }
-
-    /// Mean input tokens per call position, where at least 5 conversations reached it.
-    fn context_growth(&self) -> BTreeMap<usize, ContextPoint> {
-        self.growth
-            .iter()
-            .filter(|(_, v)| v.len() >= 5)
-            .filter_map(|(j, v)| {
-                let point = ContextPoint {
-                    mean_input_tokens: mean(v)?,
-                    conversations: v.len(),
-                };
-                Some((*j, point))
-            })
-            .collect()
-    }
-}
-
-/// Agent time of these conversations counting every attempt: per orchestrator call, its latency
-/// (final attempt) plus the wall time of the attempts before it.
-fn every_attempt_s(convs: &[&ConversationRecord]) -> f64 {
-    convs
-        .iter()
-        .flat_map(|c| c.orchestrator_calls())
-        .map(|x| {
-            let earlier: f64 = x
-                .attempts
-                .iter()
-                .rev()
-                .skip(1)
-                .map(|a| a.elapsed_ms / 1000.0)
-                .sum();
-            x.latency_s().unwrap_or(0.0) + earlier
-        })
-        .sum()
 }
 
 /// Success by category; each category's outcomes count every conversation (graded or not), so

@@ -8,7 +8,7 @@
 
 use super::chart_files;
 use super::document::{Report, group_models, opt, primary_group, tokens};
-use super::markdown::{NOT_AVAILABLE, ci_ratio, counted, percent, ratio};
+use super::number::{NOT_AVAILABLE, ci_ratio, counted, percent, ratio};
 use super::svg::{
     self, Bar, BarChart, BarSeries, DistributionChart, Heatmap, HeatmapPanel, Labels, LineChart,
     Marks, Reference, Sample, Series, StackedBars, StackedRow, XBand,

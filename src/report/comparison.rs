@@ -6,7 +6,8 @@
 use super::document::{
     ci_points, group_order, infinite_resamples, opt, points, short_digest, tokens,
 };
-use super::markdown::{MarkdownTable, NOT_AVAILABLE, ci_ratio, number, percent, ratio, seconds};
+use super::number::{NOT_AVAILABLE, ci_ratio, number, percent, ratio, seconds};
+use super::table::MarkdownTable;
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::compare::{MetricPair, ModelComparison};
 use crate::analysis::{RunComparison, Summary};
@@ -397,7 +398,7 @@ pub fn terminal_table(c: &RunComparison) -> String {
         "95% CI",
     ]);
     t.numeric_after_first();
-    t.align(1, super::markdown::Align::Left);
+    t.align(1, super::table::Align::Left);
     for (key, models) in ordered(c) {
         for (model, m) in models {
             let get = |name: &str, which: fn(&MetricPair) -> Option<f64>| {

@@ -180,7 +180,7 @@ fn sum_or_empty(values: &[f64], decimals: usize) -> String {
 /// Fixed decimals; a non-finite value is an empty field.
 fn fixed(value: f64, decimals: usize) -> String {
     if value.is_finite() {
-        super::markdown::fixed(value, decimals)
+        super::number::fixed(value, decimals)
     } else {
         String::new()
     }

@@ -4,7 +4,8 @@
 //! effects").
 
 use super::document::{ci_points, points};
-use super::markdown::{MarkdownTable, NOT_AVAILABLE, number, percent, percent_with_n};
+use super::number::{NOT_AVAILABLE, number, percent, percent_with_n};
+use super::table::MarkdownTable;
 use crate::analysis::Summary;
 use crate::analysis::factorial::{Effect, Factorial, ModelEffects};
 use std::fmt::Write as _;

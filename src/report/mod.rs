@@ -5,7 +5,7 @@
 //! which maps each export to a [`Destination`] (a file, or standard output for `-`), renders them all,
 //! then writes them. The formats live beside this file: [`document`] (`report.md` and the terminal
 //! table), [`comparison`] (`compare.md` and its terminal table), [`charts`] (the report's charts,
-//! drawn with [`svg`]), [`markdown`] (table builder and number formats), [`csv`]
+//! drawn with [`svg`]), [`table`] (the Markdown table builder), [`number`] (the number formats), [`csv`]
 //! (`conversations.csv`), [`json`] (`summary.json`) and [`html`] (`report.html` and
 //! `compare.html`, which carry every transcript). Output is deterministic: the same input
 //! gives byte-identical files.
@@ -18,7 +18,7 @@ pub mod error;
 pub mod factorial;
 pub mod html;
 pub mod json;
-pub mod markdown;
+pub mod number;
 pub mod overview;
 pub mod placement;
 pub mod plan;
@@ -26,6 +26,7 @@ pub mod provenance;
 pub mod regrade;
 pub mod stopping;
 pub mod svg;
+pub mod table;
 
 pub use error::ReportError;
 

@@ -3,7 +3,8 @@
 //! compare with single-stream runs. Written only when a run used several servers or `--parallel`.
 
 use super::document::opt;
-use super::markdown::{Align, MarkdownTable, NOT_AVAILABLE, number, percent_with_n, seconds};
+use super::number::{NOT_AVAILABLE, number, percent_with_n, seconds};
+use super::table::{Align, MarkdownTable};
 use crate::analysis::Summary;
 use crate::analysis::placement::Placement;
 use std::fmt::Write as _;

@@ -2,7 +2,8 @@
 //! per design (tasks x k) with its power, its false-positive rate and its GPU time, and the
 //! cheapest design that reaches the wanted power.
 
-use super::markdown::{MarkdownTable, percent};
+use super::number::percent;
+use super::table::MarkdownTable;
 use crate::analysis::plan::{DesignRow, Plan, Question};
 use std::fmt::Write as _;
 

@@ -2,7 +2,7 @@
 //! run, from its summary's [`Provenance`].
 
 use super::document::short_digest;
-use super::markdown::MarkdownTable;
+use super::table::MarkdownTable;
 use crate::analysis::Summary;
 use crate::analysis::provenance::Provenance;
 use std::fmt::Write as _;

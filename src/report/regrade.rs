@@ -1,6 +1,6 @@
 //! `regrade.md`: every verdict a re-grade moved, with the current grader's reasons.
 
-use super::markdown::MarkdownTable;
+use super::table::MarkdownTable;
 use crate::analysis::regrade::{MovedVerdict, Regrade};
 
 /// Renders the re-grade report.

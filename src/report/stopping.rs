@@ -6,8 +6,8 @@ use crate::analysis::sequence::{Decision, RoundState};
 use crate::analysis::stopping::{Standing, Stopping};
 use crate::analysis::{GroupSummary, Summary};
 use crate::report::document::Report;
-use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{Labels, LineChart, Reference, Series};
+use crate::report::table::MarkdownTable;
 use crate::runner::record::Mode;
 use std::fmt::Write as _;
 

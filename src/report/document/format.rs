@@ -1,0 +1,92 @@
+//! The value formats the report, the comparison and the terminal table share: optional and
+//! per-success values, rates, percentage points, tokens and short digests.
+
+use crate::analysis::bootstrap::Interval;
+use crate::analysis::{ModelSummary, Rate};
+use crate::report::number::{NOT_AVAILABLE, fixed, number, percent_with_n};
+
+/// Length of a digest as shown in tables (the full digest is in `manifest.json`).
+pub(super) const SHORT_DIGEST: usize = 12;
+
+/// An optional value formatted by `f`, `n/a` when absent.
+pub fn opt(value: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    value.map_or_else(|| NOT_AVAILABLE.to_string(), f)
+}
+
+/// A per-success (or per-correct) figure formatted by `f`: `n/a (0 correct)` when its count is
+/// 0, so nothing reads as if divided by an empty count; `n/a` when otherwise absent.
+pub fn per_success(value: Option<f64>, count: usize, f: impl Fn(f64) -> String) -> String {
+    if count == 0 {
+        return NO_CORRECT.to_string();
+    }
+    opt(value, f)
+}
+
+/// What a per-success figure over no success reads.
+pub const NO_CORRECT: &str = "n/a (0 correct)";
+
+/// A rate as `40.8% (49/120)`, `n/a` when undefined.
+pub fn rate(r: Option<Rate>) -> String {
+    r.map_or_else(
+        || NOT_AVAILABLE.to_string(),
+        |r| percent_with_n(r.hits as u64, r.of as u64),
+    )
+}
+
+/// Percentage points with a sign and one decimal: `0.275` -> `+27.5 pp`.
+pub fn points(diff: f64) -> String {
+    if !diff.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    let v = fixed(diff * 100.0, 1);
+    if v.starts_with('-') || v == "0.0" {
+        format!("{v} pp")
+    } else {
+        format!("+{v} pp")
+    }
+}
+
+/// A CI of a difference in percentage points: `+13 to +42 pp`.
+pub fn ci_points(i: &Interval) -> String {
+    let p = |x: f64| {
+        let v = fixed(x * 100.0, 0);
+        if v.starts_with('-') || v == "0" {
+            v
+        } else {
+            format!("+{v}")
+        }
+    };
+    if !i.low.is_finite() || !i.high.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    format!("{} to {} pp", p(i.low), p(i.high))
+}
+
+/// Tokens: whole numbers with thousands separators.
+pub fn tokens(x: f64) -> String {
+    number(x, 0)
+}
+
+/// The first characters of a digest, after its `kind:` prefix (kept unless it is `sha256:`).
+pub fn short_digest(d: &str) -> String {
+    let (prefix, hex) = match d.rsplit_once(':') {
+        Some(("sha256", hex)) => ("", hex),
+        Some((p, hex)) => (p, hex),
+        None => ("", d),
+    };
+    let hex: String = hex.chars().take(SHORT_DIGEST).collect();
+    if prefix.is_empty() {
+        hex
+    } else {
+        format!("{prefix}:{hex}")
+    }
+}
+
+/// The note beside a rate: nothing when no conversation was excluded, else `(n = 118 of 120; ...)`.
+pub(super) fn excluded(m: &ModelSummary) -> String {
+    if m.outcomes.graded == m.outcomes.total {
+        String::new()
+    } else {
+        format!(" ({})", m.denominator_note)
+    }
+}

@@ -1,0 +1,134 @@
+//! A configuration's headline table: success, pass^k at each model's own k, tasks passing every
+//! trial, and tokens and time per successful task.
+
+use super::format::{excluded, opt, per_success, rate, tokens};
+use super::model_table::ModelTable;
+use crate::analysis::{ModelSummary, Summary};
+use crate::report::number::{
+    NOT_AVAILABLE, ci_percent, counted, number, percent, percent_with_n, seconds,
+};
+
+/// Some model ran its tasks a different number of times: the pooled success rate then weighs
+/// tasks by their trials and is no longer pass^1 (the mean over tasks).
+pub(super) fn trials_differ(models: &[(&str, &ModelSummary)]) -> bool {
+    models
+        .iter()
+        .any(|(_, m)| m.most_trials_per_task != m.trials_per_task)
+}
+
+/// pass^k at the model's own k (its fewest trials of a task): `pass^3: 40.0%`.
+pub(super) fn own_pass_hat_k(m: &ModelSummary) -> String {
+    let k = m.trials_per_task;
+    format!("pass^{k}: {}", opt(m.pass_hat_k.get(&k).copied(), percent))
+}
+
+/// The headline table: success (pooled, and pass^1 where they differ), pass^k at each model's k,
+/// tasks passing every trial, tokens and time per successful task.
+pub(crate) fn headline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    let differ = trials_differ(models);
+    let mut t = ModelTable::new(s, "", models);
+    t.row("Conversations graded", |m| m.denominator_note.clone());
+    let success = if differ {
+        "Success rate, pooled over conversations"
+    } else {
+        "Success rate (pass^1)"
+    };
+    t.row(success, |m| {
+        format!(
+            "{}{}",
+            percent_with_n(m.passes as u64, m.outcomes.graded as u64),
+            excluded(m)
+        )
+    });
+    let mark = crate::report::stopping::mark(s);
+    t.row(format!("  95% CI{mark}, tasks as clusters"), |m| {
+        m.success_ci95
+            .map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
+    });
+    if differ {
+        t.row("pass^1, mean over tasks of each task's success", |m| {
+            format!(
+                "{}{}",
+                opt(m.pass_hat_k.get(&1).copied(), percent),
+                excluded(m)
+            )
+        });
+    }
+    t.row(
+        "All k trials of a task succeed (pass^k, k = the model's fewest trials)",
+        |m| format!("{}{}", own_pass_hat_k(m), excluded(m)),
+    );
+    t.row("Tasks passing every trial", |m| {
+        format!(
+            "{} of {}",
+            m.tasks_passing_every_trial,
+            counted(m.tasks, "task")
+        )
+    });
+    headline_costs(&mut t, s, models);
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// The headline's behaviour, token and time rows.
+pub(super) fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    t.row("Model calls per conversation", |m| {
+        opt(m.behaviour.model_calls_per_conversation, |x| number(x, 2))
+    });
+    t.row("Tool errors (rejected calls) per conversation", |m| {
+        opt(m.behaviour.rejected_calls_per_conversation, |x| {
+            number(x, 2)
+        })
+    });
+    t.row("Identified customer first", |m| {
+        format!("{}{}", rate(m.behaviour.identify_first), excluded(m))
+    });
+    t.row("Tokens per conversation (agent calls; router apart)", |m| {
+        opt(m.tokens.blended_per_conversation, tokens)
+    });
+    if models
+        .iter()
+        .any(|(_, m)| m.tokens.thinking_per_conversation.is_some())
+    {
+        t.row(
+            "Thinking tokens per conversation (counted as output)",
+            |m| opt(m.tokens.thinking_per_conversation, tokens),
+        );
+    }
+    t.row(
+        "**Tokens per successful task** (agent calls; router apart)",
+        |m| {
+            per_success(m.tokens.blended_per_success, m.passes, |x| {
+                format!("**{}**", tokens(x))
+            })
+        },
+    );
+    t.row(
+        format!(
+            "Tokens per successful task, re-sent prefix at {}",
+            percent(s.settings.cache_discount)
+        ),
+        |m| per_success(m.tokens.cached_blended_per_success, m.passes, tokens),
+    );
+    t.row("Latency per call", |m| {
+        opt(m.latency.per_call_mean_s, seconds)
+    });
+    t.row("Latency per conversation, p50 / p95", |m| {
+        match (m.latency.conversation_p50_s, m.latency.conversation_p95_s) {
+            (Some(a), Some(b)) => format!("{} / {} s", number(a, 2), number(b, 2)),
+            _ => NOT_AVAILABLE.into(),
+        }
+    });
+    t.row(
+        "**Time per successful task** (graded conversations, final attempts)",
+        |m| {
+            per_success(m.latency.time_per_success_s, m.passes, |x| {
+                format!("**{}**", seconds(x))
+            })
+        },
+    );
+    t.row(
+        "Time per successful task, every attempt (retries and fault-ended conversations included)",
+        |m| per_success(m.latency.time_per_success_all_attempts_s, m.passes, seconds),
+    );
+}

@@ -1,0 +1,121 @@
+//! Values read straight off the records, one per conversation or call, for the charts and checks
+//! that a summary does not hold: latency per conversation, the GPU timeline, the grader digests.
+
+use crate::analysis::{GroupSummary, Summary};
+use crate::runner::record::{ConversationRecord, RouterRecord};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One point of the GPU timeline: a call's mean utilization at its midpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuPoint {
+    /// Seconds since the run's first recorded call start.
+    pub t_s: f64,
+    /// The call's mean GPU utilization, percent (`None`: no sample in its window).
+    pub util_pct: Option<f64>,
+    /// Model that made the call.
+    pub model: String,
+    /// Call start and end, seconds since the run's first call (for the loaded-model bands).
+    pub span: (f64, f64),
+}
+
+/// Values read straight off the records, one per conversation or call, for the charts and checks
+/// that a summary does not hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observations {
+    /// By group key, then model: latency of each graded conversation (sum of its orchestrator
+    /// calls' latency, seconds), sorted ascending; conversations without any latency are left out.
+    pub conversation_latency: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
+    /// Every call with a start time, in time order (then by model).
+    pub gpu_timeline: Vec<GpuPoint>,
+    /// Grader digests stamped on the records.
+    pub record_grader_digests: BTreeSet<String>,
+}
+
+impl Observations {
+    /// Reads the observations of these records; groups are matched as [`Summary::groups`] defines
+    /// them (suite, mode, and call cap where the group has one).
+    pub fn of(
+        summary: &Summary,
+        conversations: &[ConversationRecord],
+        router: &[RouterRecord],
+    ) -> Observations {
+        Observations {
+            conversation_latency: conversation_latency(summary, conversations),
+            gpu_timeline: gpu_timeline(conversations, router),
+            record_grader_digests: conversations
+                .iter()
+                .map(|c| c.grader_digest.clone())
+                .chain(router.iter().map(|r| r.grader_digest.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// By group key, then model: the latency of each graded conversation that has one, ascending.
+fn conversation_latency(
+    summary: &Summary,
+    conversations: &[ConversationRecord],
+) -> BTreeMap<String, BTreeMap<String, Vec<f64>>> {
+    let mut out = BTreeMap::new();
+    for (key, g) in &summary.groups {
+        let mut by_model: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for c in conversations.iter().filter(|c| in_group(g, c)) {
+            let lats: Vec<f64> = c
+                .orchestrator_calls()
+                .filter_map(|x| x.latency_s())
+                .collect();
+            if !lats.is_empty() {
+                by_model
+                    .entry(c.model.clone())
+                    .or_default()
+                    .push(lats.iter().sum());
+            }
+        }
+        for v in by_model.values_mut() {
+            v.sort_by(f64::total_cmp);
+        }
+        out.insert(key.clone(), by_model);
+    }
+    out
+}
+
+/// Every call with a start time, conversation and router calls alike, in time order (then by
+/// model), placed in seconds since the first.
+fn gpu_timeline(conversations: &[ConversationRecord], router: &[RouterRecord]) -> Vec<GpuPoint> {
+    let calls = conversations
+        .iter()
+        .flat_map(|c| c.calls.iter().map(move |x| (&c.model, x)))
+        .chain(router.iter().map(|r| (&r.model, &r.call)));
+    let mut raw: Vec<(u64, f64, Option<f64>, String)> = calls
+        .filter_map(|(m, x)| {
+            let start = x.started_unix_ms?;
+            let util = x.gpu.as_ref().and_then(|g| g.util_mean);
+            Some((start, x.wall_s.unwrap_or(0.0).max(0.0), util, m.clone()))
+        })
+        .collect();
+    raw.sort_by(|a, b| {
+        (a.0, &a.3)
+            .cmp(&(b.0, &b.3))
+            .then(a.1.total_cmp(&b.1))
+            .then(a.2.unwrap_or(-1.0).total_cmp(&b.2.unwrap_or(-1.0)))
+    });
+    let Some(first) = raw.first().map(|r| r.0) else {
+        return Vec::new();
+    };
+    raw.into_iter()
+        .map(|(start, wall, util, model)| {
+            let from = (start - first) as f64 / 1000.0;
+            GpuPoint {
+                t_s: from + wall / 2.0,
+                util_pct: util,
+                model,
+                span: (from, from + wall),
+            }
+        })
+        .collect()
+}
+
+/// Whether a graded conversation belongs to a group of the summary.
+pub(super) fn in_group(g: &GroupSummary, c: &ConversationRecord) -> bool {
+    c.outcome.is_graded() && g.holds(c)
+}

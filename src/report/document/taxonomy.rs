@@ -1,0 +1,81 @@
+//! The Failure taxonomy section: how conversations ended, and every model call by bucket.
+
+use super::model_table::ModelTable;
+use crate::analysis::{ModelSummary, Summary};
+use crate::report::number::{NOT_AVAILABLE, number};
+use crate::trace::FailureMode;
+use std::collections::BTreeMap;
+
+pub(super) fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    out.push_str("### Failure taxonomy\n\n");
+    out.push_str(
+        "How conversations ended (transport and protocol failures are excluded from every rate), \
+         and every model call by bucket.\n\n",
+    );
+    let mut t = ModelTable::new(s, "", models);
+    t.row("Conversations", |m| number(m.outcomes.total as f64, 0));
+    t.row("Passed", |m| number(m.outcomes.pass as f64, 0));
+    t.row("Failed (model)", |m| {
+        number(m.outcomes.model_fail as f64, 0)
+    });
+    t.row("Transport failure (excluded)", |m| {
+        number(m.outcomes.transport_fail as f64, 0)
+    });
+    t.row("Protocol failure (excluded)", |m| {
+        number(m.outcomes.protocol_fail as f64, 0)
+    });
+    call_bucket_rows(&mut t, "Agent model calls", |m| Some(&m.calls));
+    if models.iter().any(|(_, m)| m.router_calls.is_some()) {
+        call_bucket_rows(&mut t, "Router calls in front (apart)", |m| {
+            m.router_calls.as_ref()
+        });
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    out.push_str("Failure modes of failed conversations:\n\n");
+    let mut t = ModelTable::new(s, "failure mode", models);
+    for f in FailureMode::ALL {
+        t.row(f.describe(), |m| {
+            number(
+                m.failure_modes.by_mode.get(&f).copied().unwrap_or(0) as f64,
+                0,
+            )
+        });
+    }
+    t.row("unlabelled", |m| {
+        number(m.failure_modes.unlabelled as f64, 0)
+    });
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// The rows of one set of call buckets, each label prefixed by `what`.
+pub(super) fn call_bucket_rows(
+    t: &mut ModelTable,
+    what: &str,
+    of: impl Fn(&ModelSummary) -> Option<&crate::analysis::taxonomy::CallBuckets>,
+) {
+    type Field = fn(&crate::analysis::taxonomy::CallBuckets) -> usize;
+    let rows: [(&str, Field); 7] = [
+        ("", |b| b.calls),
+        (": ok", |b| b.ok),
+        (": failed, transport", |b| b.transport),
+        (": failed, protocol", |b| b.protocol),
+        (": retries (attempts beyond the first)", |b| b.retries),
+        (": truncated replies (hit num_predict)", |b| b.truncated),
+        (": context overflow", |b| b.context_overflow),
+    ];
+    for (label, field) in rows {
+        t.row(format!("{what}{label}"), |m| {
+            of(m).map_or(NOT_AVAILABLE.into(), |b| number(field(b) as f64, 0))
+        });
+    }
+}
+
+pub(super) fn keyed(by_key: &BTreeMap<String, usize>) -> String {
+    if by_key.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = by_key.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    format!(" ({})", parts.join(", "))
+}

@@ -1,0 +1,66 @@
+//! The report's title, its backend, and the banners that say how to read the run: a stub run,
+//! an imported run, graders that differ.
+
+use super::Report;
+use std::fmt::Write as _;
+
+pub(crate) fn title(out: &mut String, r: &Report) {
+    let s = r.summary;
+    let _ = writeln!(out, "# passk report: {}\n", s.run_id);
+    let backend = if s.backend.is_empty() {
+        "unknown"
+    } else {
+        s.backend.as_str()
+    };
+    let _ = writeln!(out, "Backend: `{backend}`.\n");
+    if s.backend == crate::runner::experiment::STUB_BACKEND {
+        let _ = writeln!(
+            out,
+            "> **STUB RUN.** The server was passk's own Ollama-compatible stub: its models replay \
+             scripted answers and its timings are simulated, so these figures test the harness, \
+             not a model.\n"
+        );
+    }
+    if s.backend == "imported" || s.imported_from.is_some() {
+        let _ = writeln!(
+            out,
+            "> **IMPORTED RUN.** These records were imported from `{}`, not produced by passk; \
+             their verdicts are kept as recorded and were not re-graded.\n",
+            s.imported_from.as_deref().unwrap_or("another harness")
+        );
+        if let Some(note) = &r.manifest.source_regrade {
+            out.push_str(&regrade_line(note));
+        }
+    }
+    let others: Vec<&String> = r
+        .observations
+        .record_grader_digests
+        .iter()
+        .filter(|d| **d != s.grader_digest)
+        .collect();
+    if !others.is_empty() {
+        let list: Vec<String> = others.iter().map(|d| format!("`{d}`")).collect();
+        let _ = writeln!(
+            out,
+            "> **GRADERS DIFFER.** The manifest's grader digest is `{}`, but records carry {}: \
+             verdicts in this run were not all produced by the same graders.\n",
+            s.grader_digest,
+            list.join(", ")
+        );
+    }
+}
+
+/// The quoted line of an imported run's `regrade.md` note: headed "RE-GRADED" only when the source
+/// changed some grades, and the note as a sentence.
+pub(super) fn regrade_line(note: &str) -> String {
+    let heading = if note.contains(" records 0 grades changed") {
+        "REGRADE NOTE AT THE SOURCE"
+    } else {
+        "RE-GRADED AT THE SOURCE"
+    };
+    let mut chars = note.chars();
+    let sentence = chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    });
+    format!("> **{heading}.** {sentence}.\n\n")
+}
