@@ -2,13 +2,15 @@
 //! quadratic time (64 KiB of `{` took 8.5 s), replies packed with calls, and each family's token
 //! format back to back. Target: every shape scans 1 MiB in under 25 ms (median) and time per MiB
 //! stays flat from 1 to 8 MiB; the work is bounded at `passk::wire::tool_call::scan::WORK_PER_BYTE`
-//! per byte. Run with `cargo bench --bench text_scan [-- RUNS] [SHAPE]` (default 7 runs per cell;
-//! SHAPE picks the shapes whose label contains it; the table gives the median, in ms per MiB).
+//! per byte. Run with `cargo bench --bench text_scan [-- RUNS] [SHAPE] [--mib=1,8]` (default 7 runs
+//! per cell; SHAPE picks the shapes whose label contains it; `--mib` picks the sizes, so that an
+//! instruction count under callgrind can compare 1 with 8 MiB; the table gives the median, in ms
+//! per MiB).
 
 use passk::wire::tool_call::extract_text;
 use std::time::Instant;
 
-/// Sizes measured, MiB.
+/// Sizes measured unless `--mib` says otherwise, MiB.
 const SIZES: [usize; 4] = [1, 2, 4, 8];
 
 fn shapes() -> Vec<(&'static str, String)> {
@@ -61,41 +63,48 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(7).max(1);
+    let sizes: Vec<usize> = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--mib="))
+        .map_or(SIZES.to_vec(), |l| {
+            l.split(',').filter_map(|m| m.parse().ok()).collect()
+        });
     // Any other argument picks the shapes whose label contains it.
     let only: Vec<&String> = args
         .iter()
-        .filter(|a| a.parse::<usize>().is_err())
+        .filter(|a| a.parse::<usize>().is_err() && !a.starts_with("--mib="))
         .collect();
     let known: Vec<String> = ["find_customer", "get_order", "create_ticket"]
         .map(String::from)
         .to_vec();
-    println!("median ms per MiB over {runs} runs; calls found at 1 MiB");
-    let head: Vec<String> = SIZES.iter().map(|m| format!("{m} MiB")).collect();
+    let first = sizes.first().copied().unwrap_or(1);
+    println!("median ms per MiB over {runs} runs; calls found at {first} MiB");
+    let head: Vec<String> = sizes.iter().map(|m| format!("{m} MiB")).collect();
     println!(
-        "| shape | {} | calls at 1 MiB |\n|---|{}---:|",
+        "| shape | {} | calls at {first} MiB |\n|---|{}---:|",
         head.join(" | "),
-        "---:|".repeat(SIZES.len())
+        "---:|".repeat(sizes.len())
     );
     for (label, unit) in shapes()
         .into_iter()
         .filter(|(l, _)| only.is_empty() || only.iter().any(|o| l.contains(o.as_str())))
     {
         let mut cells = Vec::new();
-        let mut found_at_1 = 0;
-        for &mib in &SIZES {
+        let mut found_at_first = 0;
+        for &mib in &sizes {
             let text = unit.repeat((mib << 20).div_ceil(unit.len()));
             let times: Vec<f64> = (0..runs)
                 .map(|_| {
                     let t0 = Instant::now();
                     let found = extract_text(&text, &known).len();
-                    if mib == 1 {
-                        found_at_1 = found;
+                    if mib == first {
+                        found_at_first = found;
                     }
                     t0.elapsed().as_secs_f64() * 1e3 / mib as f64
                 })
                 .collect();
             cells.push(format!("{:.1}", median(times)));
         }
-        println!("| {label} | {} | {found_at_1} |", cells.join(" | "));
+        println!("| {label} | {} | {found_at_first} |", cells.join(" | "));
     }
 }

@@ -96,9 +96,13 @@ struct Reading {
 }
 
 fn read(r: &Reply) -> Reading {
+    read_message(&r.content, r.thinking.clone())
+}
+
+fn read_message(content: &str, thinking: Option<String>) -> Reading {
     let known: Vec<String> = TOOLS.map(String::from).to_vec();
-    let mut message = Message::assistant(&r.content);
-    message.thinking = r.thinking.clone();
+    let mut message = Message::assistant(content);
+    message.thinking = thinking;
     let all = extract_all(&message, &known);
     let (malformed, executed): (Vec<_>, Vec<_>) = all
         .calls
@@ -219,6 +223,44 @@ fn the_embedded_call_rule_has_the_error_rates_the_docs_state() {
          false executions {false_exec}, missed calls {missed}",
         replies.len()
     );
+    let docs = std::fs::read_to_string(crate::util::root().join("docs/metrics.md")).expect("docs");
+    let docs = docs.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        docs.contains(&stated),
+        "docs/metrics.md should state: {stated}"
+    );
+}
+
+/// The final answers of the reference experiment's two runs (qwen2.5-coder 3b and 7b through
+/// Ollama, the store's tasks): each was passed to the customer as the answer, and none makes a
+/// call, though some echo a made-up `<tool_response>`, a JSON record, or name a tool in prose. The
+/// rule executes none of them and reads no malformed call in them, as docs/metrics.md states.
+/// Skipped where `../shared/reference` is absent.
+#[test]
+fn the_reference_final_answers_make_no_call() {
+    let Some(dir) = crate::util::shared_reference() else {
+        println!("skipped: ../shared/reference not found");
+        return;
+    };
+    let (mut replies, mut misread) = (0, Vec::new());
+    for run in ["results", "results-run2"] {
+        let path = dir.join(run).join("orchestrator.jsonl");
+        let text = std::fs::read_to_string(&path).expect("the reference records");
+        for (line, record) in text.lines().enumerate() {
+            let record: Value = serde_json::from_str(record)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), line + 1));
+            let answers = record["replies"].as_array().into_iter().flatten();
+            for (k, answer) in answers.filter_map(Value::as_str).enumerate() {
+                replies += 1;
+                let got = read_message(answer, None);
+                if !got.executed.is_empty() || !got.malformed.is_empty() {
+                    misread.push(format!("{run}:{}:{k}: {answer}", line + 1));
+                }
+            }
+        }
+    }
+    assert_eq!(misread, Vec::<String>::new());
+    let stated = format!("{replies} final answers of the reference experiment");
     let docs = std::fs::read_to_string(crate::util::root().join("docs/metrics.md")).expect("docs");
     let docs = docs.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(

@@ -272,8 +272,8 @@ fn text_call(start: usize, end: usize, name: String, arguments: Value) -> Found 
 /// naming its tool and saying which key is ambiguous.
 fn read_object(read: Read, known_tools: &[String]) -> Vec<ExtractedCall> {
     match read {
-        Read::Clear(value) => interpret(&value, known_tools),
-        Read::Ambiguous(value, why) => interpret(&value, known_tools)
+        Read::Clear(value) => interpret(value, known_tools),
+        Read::Ambiguous(value, why) => interpret(value.clone(), known_tools)
             .first()
             .map(|c| {
                 let mut call = malformed_named(&c.name, "", &why);
@@ -304,41 +304,51 @@ fn inside(spans: &[(usize, usize)], pos: usize) -> bool {
     k > 0 && pos < spans[k - 1].1
 }
 
-/// Turns a parsed object into the calls it holds: one call, a wrapped list of calls, or none.
-fn interpret(value: &Value, known_tools: &[String]) -> Vec<ExtractedCall> {
-    let Some(obj) = value.as_object() else {
+/// Turns a parsed object into the calls it holds: one call, a wrapped list of calls, or none. The
+/// object is taken apart, so a call's arguments are moved out of it, never copied.
+fn interpret(value: Value, known_tools: &[String]) -> Vec<ExtractedCall> {
+    let Value::Object(mut obj) = value else {
         return Vec::new();
     };
-    if let Some(items) = WRAPPER_KEYS
+    let wrapper = WRAPPER_KEYS
         .iter()
-        .find_map(|k| obj.get(*k).and_then(Value::as_array))
-    {
+        .find(|k| obj.get(**k).is_some_and(Value::is_array));
+    if let Some(Value::Array(items)) = wrapper.and_then(|k| obj.swap_remove(*k)) {
         return items
-            .iter()
-            .filter_map(Value::as_object)
-            .filter_map(|o| interpret_one(o, known_tools))
+            .into_iter()
+            .filter_map(|item| match item {
+                Value::Object(o) => interpret_one(o, known_tools),
+                _ => None,
+            })
             .collect();
     }
     interpret_one(obj, known_tools).into_iter().collect()
 }
 
 /// One call-shaped object as a call, if it is one.
-fn interpret_one(obj: &Map<String, Value>, known_tools: &[String]) -> Option<ExtractedCall> {
+fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<ExtractedCall> {
     // A call wrapped in one key: OpenAI's {"type": "function", "function": {"name": .., ..}}, or
     // {"tool_call": {..}} as small models write it.
-    let wrapped = ["function", "tool_call", "call"].iter().find_map(|k| {
-        obj.get(*k)
+    let wrapped = ["function", "tool_call", "call"].iter().find(|k| {
+        obj.get(**k)
             .and_then(Value::as_object)
-            .filter(|inner| inner.get("name").is_some_and(Value::is_string))
+            .is_some_and(|inner| inner.get("name").is_some_and(Value::is_string))
     });
-    let obj = wrapped.unwrap_or(obj);
-    if is_tool_definition(obj) {
+    let mut obj = match wrapped {
+        Some(k) => match obj.swap_remove(*k) {
+            Some(Value::Object(inner)) => inner,
+            _ => return None,
+        },
+        None => obj,
+    };
+    if is_tool_definition(&obj) {
         return None;
     }
     let name = NAME_KEYS
         .iter()
         .find_map(|k| obj.get(*k).and_then(Value::as_str))?;
-    let args = ARGUMENT_KEYS.iter().find_map(|k| obj.get(*k));
+    let args_key = ARGUMENT_KEYS.iter().find(|k| obj.contains_key(**k));
+    let args = args_key.and_then(|k| obj.get(*k));
     if is_placeholder(name) || args.is_some_and(holds_placeholder) || ANSWERS.contains(&name) {
         // The shape passk's own hint shows, echoed back: not a call.
         return None;
@@ -347,17 +357,20 @@ fn interpret_one(obj: &Map<String, Value>, known_tools: &[String]) -> Option<Ext
     if !known && args.is_none() {
         return None;
     }
-    let arguments = args.cloned().unwrap_or_else(|| Value::Object(Map::new()));
+    let name = name.to_string();
+    let arguments = args_key
+        .and_then(|k| obj.swap_remove(*k))
+        .unwrap_or_else(|| Value::Object(Map::new()));
     match decode_string_arguments(arguments) {
         Ok(arguments) => Some(ExtractedCall {
-            name: name.to_string(),
+            name,
             arguments,
             format: CallFormat::Text,
             id: None,
             error: None,
         }),
         Err(raw) => {
-            let mut call = malformed_named(name, "", "the arguments string is not a JSON object");
+            let mut call = malformed_named(&name, "", "the arguments string is not a JSON object");
             call.arguments = raw;
             Some(call)
         }

@@ -1,9 +1,11 @@
 //! The rule for calls embedded in prose (docs/metrics.md, "Text tool calls"): a call written into a
 //! reply counts unless the reply says it is not being made now. A call is withheld when it sits in
-//! a block quote (`> …`), when the prose just before it (same paragraph) refuses it, asks leave to
-//! make it or shows it as an example, or when the prose around it (same paragraph) puts it off. Only the
-//! prose between the call and its neighbours is read (at most [`WINDOW`] bytes each way), so the
-//! rule costs no more than the reply's length.
+//! a block quote (`> …`), when the prose just before it (same paragraph, or the paragraph before
+//! when that one ends with a colon) refuses it, asks leave to make it or shows it as an example, or
+//! when the prose around it (same paragraph) puts it off. Calls with no words between them (back to
+//! back, or in one list) share the prose before the first and after the last. Only the prose
+//! between the calls and their neighbours is read (at most [`WINDOW`] bytes each way), so the rule
+//! costs no more than the reply's length.
 
 use super::{Found, Withheld};
 
@@ -44,8 +46,8 @@ const NOT_REFUSALS: [&str; 6] = [
     "i cannot see",
 ];
 
-/// Words before a call that ask leave to make it or show it as an example.
-const PROPOSALS: [&str; 18] = [
+/// Words before a call that ask leave to make it, suggest it or show it as an example.
+const PROPOSALS: [&str; 21] = [
     "shall i",
     "should i",
     "would you like me to",
@@ -60,14 +62,17 @@ const PROPOSALS: [&str; 18] = [
     "i could run",
     "i would use",
     "i could use",
+    "i can suggest",
+    "i could suggest",
     "for example",
+    "an example of",
     "the call would be",
     "would look like",
     "looks like",
 ];
 
-/// Words before or after a call that put it off or ask leave.
-const DEFERRALS: [&str; 19] = [
+/// Words before or after a call that put it off, ask leave, or say not to run it.
+const DEFERRALS: [&str; 23] = [
     "once you confirm",
     "after you confirm",
     "when you confirm",
@@ -87,39 +92,63 @@ const DEFERRALS: [&str; 19] = [
     "should i proceed",
     "do you want me to",
     "tell me if you want",
+    "do not execute",
+    "don't execute",
+    "do not run it",
+    "don't run it",
 ];
 
 /// Why each of `found` (sorted by start) is withheld, `None` where it counts. Linear in the number
-/// of calls: the prose before a call starts after every earlier call's end, the prose after it ends
-/// at the next call that starts past its end.
+/// of calls: a run of calls with no words between them is judged once, on the prose after every
+/// earlier call's end and before the run, and the prose after the run up to the next call.
 pub(super) fn judge(text: &str, found: &[Found]) -> Vec<Option<Withheld>> {
+    let mut verdicts = Vec::with_capacity(found.len());
     let mut reached = 0;
-    found
-        .iter()
-        .map(|f| {
-            let end = f.end.max(f.start);
-            let prev_end = reached.min(f.start);
-            reached = reached.max(end);
-            let next = found.partition_point(|n| n.start < end);
-            let next_start = found.get(next).map_or(text.len(), |n| n.start);
-            judge_one(text, f.start, end, prev_end, next_start)
-        })
-        .collect()
+    let mut first = 0;
+    while first < found.len() {
+        let before_from = reached.min(found[first].start);
+        // The run: each next call starts with no words since the end of every call before it.
+        let mut last = first;
+        reached = reached.max(span_end(&found[first]));
+        while let Some(n) = found.get(last + 1)
+            && !has_words(slice(text, reached, n.start))
+        {
+            last += 1;
+            reached = reached.max(span_end(n));
+        }
+        let next = found.partition_point(|n| n.start < reached);
+        let next_start = found.get(next).map_or(text.len(), |n| n.start);
+        let run = judge_run(text, before_from, found[first].start, reached, next_start);
+        let mut prev_end = before_from;
+        for f in &found[first..=last] {
+            let quoted = quoted(text, prev_end.max(f.start.saturating_sub(WINDOW)), f.start);
+            verdicts.push(if quoted { Some(Withheld::Quoted) } else { run });
+            prev_end = prev_end.max(span_end(f));
+        }
+        first = last + 1;
+    }
+    verdicts
 }
 
-fn judge_one(
+fn span_end(f: &Found) -> usize {
+    f.end.max(f.start)
+}
+
+fn has_words(s: &str) -> bool {
+    s.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// The verdict on a run of calls covering `start..end` from its prose: what lies after
+/// `prev_end` before it and before `next_start` after it.
+fn judge_run(
     text: &str,
+    prev_end: usize,
     start: usize,
     end: usize,
-    prev_end: usize,
     next_start: usize,
 ) -> Option<Withheld> {
-    if quoted(text, prev_end.max(start.saturating_sub(WINDOW)), start) {
-        return Some(Withheld::Quoted);
-    }
     let before = paragraph_before(text, prev_end.max(start.saturating_sub(WINDOW)), start);
     let after = paragraph_after(text, end, next_start.min(end + WINDOW));
-    let has_words = |s: &str| s.bytes().any(|b| b.is_ascii_alphabetic());
     if !has_words(before) && !has_words(after) {
         // Calls back to back, or a call alone: no prose to read.
         return None;
@@ -153,10 +182,19 @@ fn quoted(text: &str, from: usize, at: usize) -> bool {
     text[line_start..at].trim_start().starts_with('>')
 }
 
-/// The prose in `from..to` after its last paragraph break.
+/// The prose in `from..to` after its last paragraph break; when nothing but punctuation follows
+/// that break and the paragraph before it ends with a colon (it introduces the call), that
+/// paragraph.
 fn paragraph_before(text: &str, from: usize, to: usize) -> &str {
     let s = slice(text, from, to);
-    s.rfind("\n\n").map_or(s, |p| &s[p..])
+    let Some(p) = s.rfind("\n\n") else {
+        return s;
+    };
+    let head = s[..p].trim_end();
+    if has_words(&s[p..]) || !head.ends_with(':') {
+        return &s[p..];
+    }
+    head.rfind("\n\n").map_or(head, |q| &head[q..])
 }
 
 /// The prose in `from..to` before its first paragraph break.
@@ -237,5 +275,47 @@ mod tests {
         // Words in another paragraph say nothing about the call.
         assert_eq!(at("I can't find it.\n\n{c}", "{c}"), None);
         assert_eq!(at("{c}", "{c}"), None);
+        // A paragraph ending with a colon introduces the call after the break.
+        assert_eq!(
+            at("I can suggest this call:\n\n[{c}]", "{c}"),
+            Some(Withheld::Deferred)
+        );
+        assert_eq!(at("Here is what I found.\n\n[{c}]", "{c}"), None);
+    }
+
+    fn calls_at(text: &str, needles: &[&str]) -> Vec<Option<Withheld>> {
+        let found: Vec<Found> = needles
+            .iter()
+            .map(|n| {
+                let start = text.find(n).expect("the call");
+                Found {
+                    start,
+                    end: start + n.len(),
+                    call: ExtractedCall {
+                        name: "x".into(),
+                        arguments: serde_json::Value::Null,
+                        format: CallFormat::Text,
+                        id: None,
+                        error: None,
+                    },
+                }
+            })
+            .collect();
+        judge(text, &found)
+    }
+
+    #[test]
+    fn calls_with_no_words_between_share_their_prose() {
+        let refused = Some(Withheld::Refused);
+        assert_eq!(
+            calls_at("I won't send these: {a}, {b}; {c}", &["{a}", "{b}", "{c}"]),
+            vec![refused; 3]
+        );
+        // Words between calls end the run: the second is judged on its own prose.
+        assert_eq!(
+            calls_at("{a}\nDone. I won't send {b}.", &["{a}", "{b}"]),
+            vec![None, refused]
+        );
+        assert_eq!(calls_at("{a} {b}", &["{a}", "{b}"]), vec![None, None]);
     }
 }

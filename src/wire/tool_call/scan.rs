@@ -54,10 +54,11 @@ pub(super) struct Braces<'a> {
     dead_from: usize,
 }
 
-/// Not resolved by any pass yet.
-const UNKNOWN: u32 = u32::MAX;
+/// Not resolved by any pass yet: zero, so the table starts as zeroed memory, which the system
+/// gives without touching the pages no `{` lies in (an end is never 0: it is past its `{`).
+const UNKNOWN: u32 = 0;
 /// Resolved: never closes.
-const NEVER: u32 = u32::MAX - 1;
+const NEVER: u32 = u32::MAX;
 
 impl<'a> Braces<'a> {
     pub fn new(text: &'a str) -> Braces<'a> {

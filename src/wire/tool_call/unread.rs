@@ -2,6 +2,8 @@
 //! list. The reply is split into what is read for calls (reasoning and tool lists blanked, replaced
 //! by spaces so positions hold) and the reasoning alone (the calls there were only considered).
 
+use std::borrow::Cow;
+
 /// Reasoning blocks as thinking models write them into the text (open tag, close tag): `<think>`
 /// (Qwen 3, DeepSeek R1 and V3.1, GLM, Kimi K2 Thinking), Anthropic-style `<thinking>`,
 /// `<reasoning>`, Mistral Magistral's `[THINK]`, Kimi's `◁think▷`, Seed-OSS's `<seed:think>`,
@@ -27,9 +29,10 @@ pub const HARMONY_MESSAGE: &str = "<|message|>";
 
 /// A reply split into what is read for calls and its reasoning.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Split {
-    /// The reply with reasoning and echoed tool lists blanked.
-    pub outside: String,
+pub struct Split<'a> {
+    /// The reply with reasoning and echoed tool lists blanked (the reply itself, not a copy, when
+    /// it holds neither).
+    pub outside: Cow<'a, str>,
     /// The reply with everything but reasoning blanked; `None` when it holds no reasoning.
     pub reasoning: Option<String>,
 }
@@ -38,12 +41,12 @@ pub struct Split {
 /// never closes runs to the end (the reply was cut mid-thought); a close tag with no open tag before
 /// it ends reasoning that started with the reply (templates that put the open tag in the prompt).
 pub fn blank(content: &str) -> String {
-    split(content).outside
+    split(content).outside.into_owned()
 }
 
 /// The reply split into what is read for calls and its reasoning (see [`blank`]); Harmony's
 /// `analysis` channel is reasoning unless its header names a recipient (then it is a call).
-pub fn split(content: &str) -> Split {
+pub fn split(content: &str) -> Split<'_> {
     let mut reasoning = Vec::new();
     for (open, close) in REASONING_TAGS {
         pairs(content, open, close, true, &mut reasoning);
@@ -51,6 +54,12 @@ pub fn split(content: &str) -> Split {
     harmony_analysis(content, &mut reasoning);
     let mut tools = Vec::new();
     pairs(content, TOOLS_TAG.0, TOOLS_TAG.1, false, &mut tools);
+    if reasoning.is_empty() && tools.is_empty() {
+        return Split {
+            outside: Cow::Borrowed(content),
+            reasoning: None,
+        };
+    }
     let mut bytes = content.as_bytes().to_vec();
     for &(s, e) in reasoning.iter().chain(&tools) {
         bytes[s..e].fill(b' ');
@@ -66,7 +75,7 @@ pub fn split(content: &str) -> Split {
         text(keep, content)
     });
     Split {
-        outside: text(bytes, content),
+        outside: Cow::Owned(text(bytes, content)),
         reasoning: reasoning_text,
     }
 }
@@ -164,6 +173,6 @@ mod tests {
     }
 
     fn split_none(s: &str) -> String {
-        super::split(s).outside
+        super::split(s).outside.into_owned()
     }
 }
