@@ -6,13 +6,23 @@
 //! tasks differ as real ones do and the mean is still μ). An interval covers when it holds μ.
 //! docs/metrics.md quotes the figures.
 //!
+//! Then the success gap (`analysis::interval::difference`): two models on the same tasks, the
+//! reported gap (the paired bootstrap, or Newcombe's hybrid interval where the bootstrap is
+//! degenerate or a rate is at 0 or 1) beside Newcombe's interval everywhere and the bootstrap
+//! alone. In `mixed` runs a task's two rates move together (one difficulty per task: the models
+//! find the same tasks hard), the harder case for an interval that ignores the pairing.
+//!
 //! Run with `cargo bench --profile dev --bench interval_coverage` (optionally followed by the
-//! number of simulated runs per cell, default 400; `RESAMPLES` sets the bootstrap's, default 400).
+//! number of simulated runs per cell, default 400, and `gap` for the gap table alone; `RESAMPLES`
+//! sets the bootstrap's, default 400).
 
-use passk::analysis::bootstrap::{Interval, pass_hat_k_intervals, success_interval};
+use passk::analysis::bootstrap::{
+    IdTotals, Interval, difference_bootstrap, pass_hat_k_intervals, success_interval,
+};
 use passk::analysis::interval;
 use passk::analysis::mt19937::PyRandom;
 use passk::analysis::passk::pass_hat_k_task;
+use std::collections::BTreeMap;
 
 const RATES: [f64; 5] = [0.01, 0.05, 0.5, 0.95, 0.99];
 const TASKS: [usize; 4] = [6, 12, 24, 48];
@@ -85,6 +95,14 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(400);
+    if !std::env::args().any(|a| a == "gap") {
+        rates_table(sims, resamples);
+    }
+    gap_table(sims, resamples);
+}
+
+/// Coverage of the success rate's and pass^k's intervals, cell by cell, and the lowest and mean.
+fn rates_table(sims: usize, resamples: usize) {
     println!(
         "coverage at nominal 95%, {sims} runs per cell, {resamples} resamples; per k = {TRIALS:?}: \
          success rate reported (bootstrap alone) | pass^k reported (bootstrap alone)"
@@ -95,9 +113,7 @@ fn main() {
         "pass^k, reported",
         "pass^k, bootstrap alone",
     ];
-    let mut worst: [(f64, String); 4] = std::array::from_fn(|_| (f64::INFINITY, String::new()));
-    let mut sums = [0.0; 4];
-    let mut cells = 0;
+    let mut tally = Tally::default();
     for mixed in [false, true] {
         let regime = if mixed { "mixed" } else { "equal" };
         for mu in RATES {
@@ -106,13 +122,7 @@ fn main() {
                 for k in TRIALS {
                     let hits = cell(mu, mixed, tasks, k, sims, resamples);
                     let cov = hits.map(|h| h as f64 / sims as f64);
-                    for i in 0..4 {
-                        if cov[i] < worst[i].0 {
-                            worst[i] = (cov[i], format!("{regime} mu={mu} T={tasks} k={k}"));
-                        }
-                        sums[i] += cov[i];
-                    }
-                    cells += 1;
+                    tally.add(&cov, || format!("{regime} mu={mu} T={tasks} k={k}"));
                     let p = |x: f64| 100.0 * x;
                     row.push(format!(
                         "{:5.1} ({:5.1}) | {:5.1} ({:5.1})",
@@ -126,12 +136,158 @@ fn main() {
             }
         }
     }
-    for (i, name) in names.iter().enumerate() {
-        println!(
-            "{name:<30} lowest {:5.1}% ({}), mean {:5.1}% over {cells} cells",
-            100.0 * worst[i].0,
-            worst[i].1,
-            100.0 * sums[i] / cells as f64
-        );
+    tally.print(&names);
+}
+
+/// (small, large) true mean rates of the gap cells: both near 0, near 1, in the middle, across.
+const GAPS: [(f64, f64); 7] = [
+    (0.01, 0.01),
+    (0.01, 0.05),
+    (0.05, 0.5),
+    (0.5, 0.5),
+    (0.5, 0.95),
+    (0.95, 0.99),
+    (0.99, 0.99),
+];
+
+/// (trials, passes) per task of one model's run.
+type Counts = Vec<(usize, usize)>;
+
+/// One simulated pair of runs on the same tasks: (trials, passes) per task for each model. In
+/// `mixed` runs both models' rates on a task share one draw of its difficulty.
+fn pair(
+    rng: &mut PyRandom,
+    (ms, ml): (f64, f64),
+    mixed: bool,
+    tasks: usize,
+    k: usize,
+) -> (Counts, Counts) {
+    let spread = |mu: f64, u: f64| mu + mu.min(1.0 - mu) * (2.0 * u - 1.0);
+    let play = |rng: &mut PyRandom, p: f64| (k, (0..k).filter(|_| rng.random() < p).count());
+    (0..tasks)
+        .map(|_| {
+            let u = if mixed { rng.random() } else { 0.5 };
+            let small = play(rng, spread(ms, u));
+            (small, play(rng, spread(ml, u)))
+        })
+        .unzip()
+}
+
+/// The counts as the paired bootstrap takes them, keyed by task.
+fn totals(counts: &[(usize, usize)]) -> BTreeMap<String, IdTotals> {
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &(n, c))| {
+            let t = IdTotals {
+                trials: n as f64,
+                passes: c as f64,
+                ..IdTotals::default()
+            };
+            (format!("{i:04}"), t)
+        })
+        .collect()
+}
+
+/// Covering pairs of one gap cell: [reported, Newcombe everywhere, bootstrap alone].
+fn gap_cell(
+    rates: (f64, f64),
+    mixed: bool,
+    (tasks, k): (usize, usize),
+    sims: usize,
+    resamples: usize,
+) -> [usize; 3] {
+    let seed = (tasks * 1000 + k) as u64 + (rates.0 * 1e4 + rates.1 * 1e6) as u64;
+    let mut rng = PyRandom::new(seed + u64::from(mixed));
+    let truth = rates.1 - rates.0;
+    let mut hits = [0; 3];
+    for s in 0..sims {
+        let (small, large) = pair(&mut rng, rates, mixed, tasks, k);
+        let boot = difference_bootstrap(&totals(&small), &totals(&large), resamples, s as u64);
+        let rate = |t: &[(usize, usize)]| {
+            let (n, c) = t.iter().fold((0, 0), |(n, c), x| (n + x.0, c + x.1));
+            (
+                c as f64 / n as f64,
+                interval::success_rate(t).expect("trials"),
+            )
+        };
+        let (a, b) = (rate(&small), rate(&large));
+        let got = [
+            covers(interval::difference(a, b, boot), truth),
+            covers(interval::difference(a, b, None), truth),
+            covers(boot, truth),
+        ];
+        for (h, g) in hits.iter_mut().zip(got) {
+            *h += usize::from(g);
+        }
+    }
+    hits
+}
+
+/// Coverage of the success gap's intervals, cell by cell, and the lowest and mean.
+fn gap_table(sims: usize, resamples: usize) {
+    println!(
+        "\nsuccess gap (large - small), {sims} pairs of runs per cell; per k = {TRIALS:?}: \
+         reported | Newcombe everywhere | bootstrap alone"
+    );
+    let names = [
+        "gap, reported",
+        "gap, Newcombe everywhere",
+        "gap, bootstrap alone",
+    ];
+    let mut tally = Tally::default();
+    for mixed in [false, true] {
+        let regime = if mixed { "mixed" } else { "equal" };
+        for rates in GAPS {
+            for tasks in TASKS {
+                let mut row = Vec::new();
+                for k in TRIALS {
+                    let cov = gap_cell(rates, mixed, (tasks, k), sims, resamples)
+                        .map(|h| h as f64 / sims as f64);
+                    tally.add(&cov, || format!("{regime} {rates:?} T={tasks} k={k}"));
+                    let p = cov.map(|x| format!("{:5.1}", 100.0 * x));
+                    row.push(p.join(" | "));
+                }
+                println!("  {regime} {rates:?} T={tasks:<2}  {}", row.join("   "));
+            }
+        }
+    }
+    tally.print(&names);
+}
+
+/// Each interval's lowest coverage (with its cell) and the sum over cells, for the summary lines.
+#[derive(Default)]
+struct Tally {
+    worst: Vec<(f64, String)>,
+    sums: Vec<f64>,
+    cells: usize,
+}
+
+impl Tally {
+    /// One cell's coverage of each interval; `cell` names it.
+    fn add(&mut self, coverage: &[f64], cell: impl Fn() -> String) {
+        self.worst
+            .resize(coverage.len(), (f64::INFINITY, String::new()));
+        self.sums.resize(coverage.len(), 0.0);
+        for (i, &c) in coverage.iter().enumerate() {
+            if c < self.worst[i].0 {
+                self.worst[i] = (c, cell());
+            }
+            self.sums[i] += c;
+        }
+        self.cells += 1;
+    }
+
+    /// One line per interval: its lowest coverage, where, and its mean.
+    fn print(&self, names: &[&str]) {
+        for (i, name) in names.iter().enumerate() {
+            println!(
+                "{name:<30} lowest {:5.1}% ({}), mean {:5.1}% over {} cells",
+                100.0 * self.worst[i].0,
+                self.worst[i].1,
+                100.0 * self.sums[i] / self.cells as f64,
+                self.cells
+            );
+        }
     }
 }

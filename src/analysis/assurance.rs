@@ -7,7 +7,7 @@
 //! with the 10th and 90th percentiles as its interval (docs/metrics.md, "Power planning").
 
 use super::mt19937::PyRandom;
-use super::plan::{DesignRow, Pilot};
+use super::plan::{DesignRow, Pilot, Side};
 use serde::{Deserialize, Serialize};
 
 /// Fewer pilot tasks than this, and the pilot is too small to choose a design.
@@ -56,8 +56,9 @@ pub fn has_trials(pilot: &Pilot) -> bool {
 
 /// `draws` plausible pilots (the same for a seed, so every design is judged under the same
 /// plausible truths): the pilot's tasks resampled with replacement, as the report's bootstrap
-/// resamples them, each keeping its rates and trials.
+/// resamples them, each keeping its trials and its rates shrunk as [`shrunk`] shrinks them.
 pub fn plausible_pilots(pilot: &Pilot, draws: usize, seed: u64) -> Vec<Pilot> {
+    let pilot = &shrunk(pilot);
     let mut rng = PyRandom::new(seed);
     let n = pilot.tasks.len();
     (0..draws)
@@ -127,4 +128,164 @@ fn flips_with(chosen: &DesignRow, rows: &[DesignRow], wanted: f64) -> Option<Str
             100.0 * b.high
         )
     })
+}
+
+/// The pilot with each model's per-task rates shrunk toward that model's mean rate, as an
+/// empirical-Bayes posterior mean under a beta prior fitted to the pilot (beta-binomial, method
+/// of moments). A task's rate from a few trials is 0, 1/2 or 1 more often than its true rate is:
+/// the spread between tasks it shows is the true spread plus each task's binomial noise, and
+/// simulating at the raw rates overstates how much tasks differ. The prior keeps only the spread
+/// beyond that noise; with one trial per task it cannot be told apart, and the rates stay. A
+/// task's passes are its rate times its trials.
+pub fn shrunk(pilot: &Pilot) -> Pilot {
+    let mut out = pilot.clone();
+    for large in [false, true] {
+        let mut sides: Vec<&mut Side> = out
+            .tasks
+            .iter_mut()
+            .map(|t| if large { &mut t.large } else { &mut t.small })
+            .collect();
+        let counts: Vec<(f64, f64)> = sides
+            .iter()
+            .map(|s| {
+                let n = s.trials.len() as f64;
+                (s.rate * n, n)
+            })
+            .collect();
+        let Some((a, b)) = beta_prior(&counts) else {
+            continue;
+        };
+        for (s, (x, n)) in sides.iter_mut().zip(counts) {
+            s.rate = (x + a) / (n + a + b);
+        }
+    }
+    out
+}
+
+/// The beta prior (a, b) whose beta-binomial matches the mean and spread of the per-task rates
+/// `(passes, trials)` by moments, or `None` where it cannot be fitted: fewer than two tasks, a
+/// task without trials, fewer than two trials per task on average, or every rate at 0 or at 1.
+/// Spread no larger than binomial noise gives a prior of weight [`MAX_PRIOR_WEIGHT`] (near
+/// total pooling); spread at its largest possible gives none (the rates stay).
+pub fn beta_prior(counts: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let tasks = counts.len() as f64;
+    if counts.len() < 2 || counts.iter().any(|&(_, n)| n < 1.0) {
+        return None;
+    }
+    let trials = counts.iter().map(|c| c.1).sum::<f64>() / tasks;
+    let rates: Vec<f64> = counts.iter().map(|&(x, n)| x / n).collect();
+    let mean = rates.iter().sum::<f64>() / tasks;
+    if trials < 2.0 || mean <= 0.0 || mean >= 1.0 {
+        return None;
+    }
+    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (tasks - 1.0);
+    // Var(rate) = m (1 - m) (1 + (n - 1) rho) / n, rho = 1 / (a + b + 1).
+    let rho = (trials * var / (mean * (1.0 - mean)) - 1.0) / (trials - 1.0);
+    if rho >= 1.0 {
+        return None;
+    }
+    let weight = if rho <= 0.0 {
+        MAX_PRIOR_WEIGHT
+    } else {
+        (1.0 / rho - 1.0).min(MAX_PRIOR_WEIGHT)
+    };
+    Some((mean * weight, (1.0 - mean) * weight))
+}
+
+/// The largest weight (a + b, in trials) the fitted prior may carry.
+pub const MAX_PRIOR_WEIGHT: f64 = 1000.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::plan::{PilotTask, PilotTrial};
+
+    fn side(verdicts: &[bool]) -> Side {
+        let trials: Vec<PilotTrial> = verdicts
+            .iter()
+            .map(|&passed| PilotTrial {
+                passed,
+                tokens: 1.0,
+            })
+            .collect();
+        let passes = verdicts.iter().filter(|&&p| p).count();
+        Side {
+            rate: passes as f64 / verdicts.len() as f64,
+            trials,
+        }
+    }
+
+    fn pilot(small: &[&[bool]], large: &[&[bool]]) -> Pilot {
+        Pilot {
+            source: "test".into(),
+            small: "s".into(),
+            large: "l".into(),
+            tasks: small
+                .iter()
+                .zip(large)
+                .enumerate()
+                .map(|(i, (a, b))| PilotTask {
+                    id: i.to_string(),
+                    small: side(a),
+                    large: side(b),
+                })
+                .collect(),
+            seconds_per_conversation: None,
+        }
+    }
+
+    #[test]
+    fn two_trial_rates_are_shrunk_toward_the_models_mean_and_keep_their_order() {
+        // Rates 0, 1/2 and 1 from two trials: spread beyond binomial noise, so a finite prior.
+        let (none, half, all): (&[bool], &[bool], &[bool]) =
+            (&[false, false], &[true, false], &[true, true]);
+        let p = pilot(&[none, none, half, all, none, half], &[all; 6]);
+        let (a, b) = beta_prior(&[
+            (0.0, 2.0),
+            (0.0, 2.0),
+            (1.0, 2.0),
+            (2.0, 2.0),
+            (0.0, 2.0),
+            (1.0, 2.0),
+        ])
+        .expect("a prior");
+        assert!((a / (a + b) - 1.0 / 3.0).abs() < 1e-12, "{a} {b}");
+        let s = shrunk(&p);
+        let rates: Vec<f64> = s.tasks.iter().map(|t| t.small.rate).collect();
+        assert!(rates[0] > 0.0 && rates[3] < 1.0, "{rates:?}");
+        assert!(rates[0] < rates[2] && rates[2] < rates[3], "{rates:?}");
+        // Each model keeps its mean; a model at 100% everywhere stays there.
+        let (m, l) = s.rates();
+        assert!((m - 1.0 / 3.0).abs() < 1e-9 && l == 1.0, "{m} {l}");
+        // The trials themselves are untouched.
+        assert_eq!(s.tasks[3].small.trials, p.tasks[3].small.trials);
+    }
+
+    #[test]
+    fn spread_no_wider_than_noise_pools_and_one_trial_per_task_leaves_rates_alone() {
+        // Every task at 1/2: less spread than binomial noise, so (nearly) total pooling.
+        let (a, b) = beta_prior(&[(1.0, 2.0); 8]).expect("a prior");
+        assert_eq!(a + b, MAX_PRIOR_WEIGHT);
+        // Half the tasks at 0, half at 1, over five trials each: as wide as rates can spread.
+        let wide: Vec<(f64, f64)> = [0.0, 5.0].repeat(4).into_iter().map(|x| (x, 5.0)).collect();
+        assert_eq!(beta_prior(&wide), None);
+        let one: Vec<(f64, f64)> = [0.0, 1.0].repeat(4).into_iter().map(|x| (x, 1.0)).collect();
+        assert_eq!(beta_prior(&one), None);
+        let p = pilot(&[&[true], &[false]], &[&[true], &[false]]);
+        assert_eq!(shrunk(&p), p);
+    }
+
+    #[test]
+    fn plausible_pilots_carry_the_shrunk_rates() {
+        let (none, half, all): (&[bool], &[bool], &[bool]) =
+            (&[false, false], &[true, false], &[true, true]);
+        let p = pilot(&[none, all, half, none, half, half], &[all; 6]);
+        for d in plausible_pilots(&p, 5, 1) {
+            assert!(
+                d.tasks
+                    .iter()
+                    .all(|t| t.small.rate > 0.0 && t.small.rate < 1.0)
+            );
+        }
+    }
 }

@@ -154,7 +154,8 @@ pub fn task_sums<'a>(
 pub struct DifferenceDraws {
     /// Central 95% interval of the differences.
     pub ci95: Option<Interval>,
-    /// Central interval at the level the measurable rule uses (see [`verdict_level`]).
+    /// Central interval at the level the measurable rule uses (see [`verdict_level`]), its tails
+    /// expanded for the number of tasks ([`super::interval::expanded_tail`]).
     pub verdict_ci: Option<Interval>,
     /// Resamples in which one side never passed and the other did: a per-success difference of
     /// ±∞, kept in both intervals.
@@ -170,7 +171,8 @@ pub fn verdict_level(metrics: usize) -> f64 {
 
 /// For each metric name, the paired resamples of B − A over the tasks both have (intervals `None`
 /// where the metric is undefined on a side in every resample, or on both where neither passed).
-/// `k` is the pass^k compared; the verdict intervals are at [`verdict_level`] of `names.len()`.
+/// `k` is the pass^k compared; the verdict intervals are at [`verdict_level`] of `names.len()`,
+/// as expanded percentile intervals over the shared tasks.
 pub fn difference_intervals(
     names: &[String],
     a: &BTreeMap<String, TaskSums>,
@@ -194,7 +196,7 @@ pub fn difference_intervals(
             }
         }
     });
-    let tail = (1.0 - verdict_level(names.len())) / 2.0;
+    let tail = super::interval::expanded_tail((1.0 - verdict_level(names.len())) / 2.0, ids.len());
     names
         .iter()
         .cloned()
@@ -251,6 +253,43 @@ mod tests {
         assert!(!excludes_zero(&t));
         let same = difference_intervals(&names, &low, &low, 2, 500, 0);
         assert!(!excludes_zero(&same["success_rate"].verdict_ci.unwrap()));
+    }
+
+    #[test]
+    fn the_verdict_interval_is_wider_than_the_plain_percentile_one_on_few_tasks() {
+        // 12 tasks with differing verdicts on each side: the verdict interval cuts the expanded
+        // tails, so it holds the plain percentile interval at the same level, and more.
+        let a: Vec<[bool; 3]> = (0..12)
+            .map(|t| [t % 2 == 0, t % 3 == 0, t % 5 == 0])
+            .collect();
+        let b: Vec<[bool; 3]> = (0..12).map(|t| [t % 2 == 1, t % 4 == 0, true]).collect();
+        let (a, b) = (
+            sums(&a.iter().map(|x| &x[..]).collect::<Vec<_>>()),
+            sums(&b.iter().map(|x| &x[..]).collect::<Vec<_>>()),
+        );
+        let names = vec!["success_rate".to_string(); 13];
+        let (resamples, seed) = (2000, 4);
+        let d = difference_intervals(&names, &a, &b, 2, resamples, seed);
+        let mut plain = Vec::new();
+        for_each_resample(12, resamples, seed, |s| {
+            // The tasks in id order, as the paired resample indexes them.
+            let (pa, pb) = (
+                pool(s.iter().map(|&i| a.values().nth(i).unwrap()), 2),
+                pool(s.iter().map(|&i| b.values().nth(i).unwrap()), 2),
+            );
+            plain.push(metric("success_rate", &pb).unwrap() - metric("success_rate", &pa).unwrap());
+        });
+        let tail = (1.0 - verdict_level(13)) / 2.0;
+        let plain = percentile_interval(&mut plain, tail, 1.0 - tail).unwrap();
+        let got = d["success_rate"].verdict_ci.unwrap();
+        assert!(
+            got.low <= plain.low && got.high >= plain.high,
+            "{got:?} {plain:?}"
+        );
+        assert!(
+            got.high - got.low > plain.high - plain.low,
+            "{got:?} {plain:?}"
+        );
     }
 
     #[test]

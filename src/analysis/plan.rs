@@ -879,8 +879,12 @@ mod tests {
     #[test]
     fn a_pilot_run_carries_assurance_and_stated_rates_do_not() {
         // Half the tasks show a gap, half none: resampling the pilot's tasks moves the gap, so
-        // the assurance interval has width, and the recommendation is judged by assurance.
-        let p = pilot(&[0.3; 24], &[0.9, 0.3].repeat(12));
+        // the assurance interval has width, and the recommendation is judged by assurance. Ten
+        // trials per task, so the spread is more than binomial noise and shrinkage keeps it.
+        let mut p = pilot(&[0.3; 24], &[0.9, 0.3].repeat(12));
+        for t in &mut p.tasks {
+            t.large.trials = t.large.trials.repeat(5);
+        }
         let got = plan(&p, Question::Difference { stated: None }, &quick()).unwrap();
         assert_eq!(got.recommended_by, "assurance");
         for r in &got.rows {
