@@ -97,13 +97,29 @@ pub struct AllSuites {
 }
 
 impl AllSuites {
-    /// Loads every registered suite under `root`.
+    /// Loads every registered suite under `root`; a task id two suites share is refused (records,
+    /// plans and the stub's book tell conversations apart by it).
     pub fn load(root: &Path) -> Result<AllSuites, SuiteError> {
-        let domains = SuiteChoice::conversations()
+        let domains: Vec<Box<dyn Domain>> = SuiteChoice::conversations()
             .iter()
             .filter_map(|s| s.loader())
             .map(|load| load(root))
             .collect::<Result<_, _>>()?;
+        for (i, d) in domains.iter().enumerate() {
+            for earlier in &domains[..i] {
+                if let Some(t) = d
+                    .tasks()
+                    .iter()
+                    .find(|t| earlier.tasks().iter().any(|e| e.id == t.id))
+                {
+                    return Err(crate::suite::load::invalid(
+                        &root.join("tasks").join(d.name()),
+                        t.id.clone(),
+                        format!("the {} suite has a task of this id too", earlier.name()),
+                    ));
+                }
+            }
+        }
         Ok(AllSuites {
             domains,
             router: router::load_router(root)?,
