@@ -381,6 +381,35 @@ mod tests {
     }
 
     #[test]
+    fn the_files_an_mcp_server_runs_from_are_frozen() {
+        let dir = tree();
+        let root = dir.path();
+        let suite = root.join("tasks/desk");
+        std::fs::create_dir_all(&suite).expect("mkdir");
+        std::fs::write(suite.join("server.py"), "print()").expect("write");
+        std::fs::write(
+            suite.join("mcp.json"),
+            r#"{"command": "python3", "args": ["server.py"], "files": ["server.py"], "end_state": "desk://state"}"#,
+        )
+        .expect("write");
+        let lock = write_lock(root).expect("freeze");
+        let frozen: Vec<&str> = lock.runs.keys().map(String::as_str).collect();
+        assert_eq!(frozen, ["tasks/desk/mcp.json", "tasks/desk/server.py"]);
+        assert!(lock.render().contains("runs "), "{}", lock.render());
+        assert_eq!(verify(root).expect("verify"), lock.digest());
+        std::fs::write(suite.join("server.py"), "print(1)").expect("edit");
+        let Err(FreezeError::Mismatch { changes }) = verify(root) else {
+            panic!("expected a mismatch")
+        };
+        assert_eq!(
+            changes,
+            vec![Change::Modified("tasks/desk/server.py".into())]
+        );
+        std::fs::remove_file(suite.join("server.py")).expect("rm");
+        assert!(matches!(verify(root), Err(FreezeError::Declaration(_))));
+    }
+
+    #[test]
     fn a_different_source_digest_is_reported() {
         let dir = tree();
         let mut lock = write_lock(dir.path()).expect("freeze");

@@ -62,12 +62,15 @@ pub fn server_tools(listed: &[Value]) -> Result<Vec<ServerTool>, String> {
         .collect()
 }
 
+/// One variant: its name, documentation, tools in Ollama's shape and SHA-256.
+pub type Variant = (ToolVariant, ToolDocs, Vec<Value>, String);
+
 /// Every variant: `bare`, `documented` (both from the server unless a file of that name
 /// replaces them), then each file's, as (variant, documentation, Ollama tools, SHA-256).
 pub fn variants(
     dir: &Path,
     tools: &[ServerTool],
-) -> Result<Vec<(ToolVariant, ToolDocs, Vec<Value>, String)>, SuiteError> {
+) -> Result<Vec<Variant>, SuiteError> {
     let served = ToolDocs {
         tools: tools.iter().map(server_doc).collect(),
     };
