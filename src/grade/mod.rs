@@ -80,6 +80,31 @@ impl Findings {
         self.found.push((mode, reason.into()));
     }
 
+    /// The answer checks over every turn's reply joined: each fact that does not hold and each
+    /// forbidden phrase said fails `WrongAnswer`.
+    pub fn answer(
+        &mut self,
+        replies: &[Option<String>],
+        wanted: &[facts::Fact],
+        forbidden: &[String],
+    ) {
+        let joined = replies
+            .iter()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n");
+        for fact in wanted {
+            if !facts::fact_holds(fact, &joined) {
+                self.fail(
+                    FailureMode::WrongAnswer,
+                    format!("replies miss {}", facts::describe(fact)),
+                );
+            }
+        }
+        self.forbid(&facts::normalize(&joined), forbidden);
+    }
+
     /// Fails the reply for every forbidden phrase that `normalized` (the replies, normalized by
     /// `facts::normalize`) contains.
     pub fn forbid(&mut self, normalized: &str, phrases: &[String]) {

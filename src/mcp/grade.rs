@@ -4,7 +4,6 @@
 //! the expected changes, the answer facts and forbidden phrases; and the trajectory check and the
 //! unknown-verb and loop-overrun flags.
 
-use crate::grade::facts::{describe, fact_holds, normalize};
 use crate::grade::{Findings, loop_overrun, trajectory_correct, unknown_verb};
 use crate::mcp::expect::{McpExpectation, McpExpectations, expected_state};
 use crate::suite::{Evidence, Task};
@@ -56,22 +55,7 @@ pub fn grade(
         }
         Err(e) => f.fail(FailureMode::WrongAction, e),
     }
-    let joined = ev
-        .replies
-        .iter()
-        .flatten()
-        .cloned()
-        .collect::<Vec<_>>()
-        .join("\n");
-    for fact in &exp.facts {
-        if !fact_holds(fact, &joined) {
-            f.fail(
-                FailureMode::WrongAnswer,
-                format!("replies miss {}", describe(fact)),
-            );
-        }
-    }
-    f.forbid(&normalize(&joined), &exp.forbidden);
+    f.answer(ev.replies, &exp.facts, &exp.forbidden);
     let mut v = f.for_mode(ev.toolless).into_verdict();
     let by_tool = |tool: &str| key.get(tool).copied().unwrap_or(&[]);
     v.trajectory_correct = Some(trajectory_correct(&task.gold, ev.tool_events, &by_tool));

@@ -67,10 +67,7 @@ pub type Variant = (ToolVariant, ToolDocs, Vec<Value>, String);
 
 /// Every variant: `bare`, `documented` (both from the server unless a file of that name
 /// replaces them), then each file's, as (variant, documentation, Ollama tools, SHA-256).
-pub fn variants(
-    dir: &Path,
-    tools: &[ServerTool],
-) -> Result<Vec<Variant>, SuiteError> {
+pub fn variants(dir: &Path, tools: &[ServerTool]) -> Result<Vec<Variant>, SuiteError> {
     let served = ToolDocs {
         tools: tools.iter().map(server_doc).collect(),
     };
