@@ -228,6 +228,11 @@ async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
                 c.verdict.failure_mode.is_none(),
                 "never a model failure mode"
             );
+            let why = c.verdict.reasons.join("; ");
+            assert!(
+                why.contains("tool server failure") && why.contains("the server"),
+                "{why}"
+            );
             let error = c
                 .tool_events
                 .iter()

@@ -298,7 +298,9 @@ impl Player<'_> {
         let (outcome, verdict) = match aborted {
             Some(o) => {
                 status = Status::Aborted;
-                (o, not_graded(o))
+                let mut verdict = not_graded(o);
+                verdict.reasons.extend(t.env.server_failure());
+                (o, verdict)
             }
             None => {
                 let model_calls = t
