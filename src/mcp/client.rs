@@ -157,7 +157,7 @@ impl Server {
                 Ok(line) => line,
                 Err(RecvTimeoutError::Timeout) => {
                     return Err(ServerError::Failed(format!(
-                        "no answer to {method} within {} s",
+                        "the server gave no answer to {method} within {} s",
                         self.timeout.as_secs_f64()
                     )));
                 }
