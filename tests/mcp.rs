@@ -159,7 +159,7 @@ async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
     let data = dir.path();
     copy_data(data);
     let server = data.join("tasks/library/server.py");
-    // checkout_book crashes the server; return_book hangs it past a one-second timeout.
+    // checkout_book crashes the server; return_book hangs it past a two-second timeout.
     edit(
         &server,
         "    m, b = member(member_id), book(book_id)\n    if b[\"book_id\"] in DB[\"loans\"]:",
@@ -173,7 +173,7 @@ async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
     edit(
         &data.join("tasks/library/mcp.json"),
         "\"timeout_s\": 10",
-        "\"timeout_s\": 1",
+        "\"timeout_s\": 2",
     );
 
     let (code, _, stderr) = passk_in(data, vec!["verify".into()]).await;

@@ -75,6 +75,22 @@ pub struct Findings {
 }
 
 impl Findings {
+    /// The findings of how the agent loop ended: `LoopCap` at the call cap and, where the task
+    /// `needs_tools`, `NoUsableToolCall` when no call was accepted.
+    pub fn of_the_loop(ev: &crate::suite::Evidence<'_>, needs_tools: bool) -> Findings {
+        let mut f = Findings::default();
+        if ev.hit_call_cap {
+            f.fail(
+                FailureMode::LoopCap,
+                "stopped at the call cap without answering",
+            );
+        }
+        if needs_tools && !ev.tool_events.iter().any(|e| e.ok) {
+            f.fail(FailureMode::NoUsableToolCall, "no tool call was accepted");
+        }
+        f
+    }
+
     /// Records one failed expectation.
     pub fn fail(&mut self, mode: FailureMode, reason: impl Into<String>) {
         self.found.push((mode, reason.into()));

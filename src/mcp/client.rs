@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 /// The MCP protocol version passk asks for.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
 
+/// The shortest wait for the handshake: a server's start (an interpreter loading on a busy
+/// machine) may take longer than any one call should.
+const STARTUP_FLOOR: Duration = Duration::from_secs(30);
+
 /// How much of the server's standard error is kept for messages.
 const STDERR_KEPT: usize = 2000;
 
@@ -79,7 +83,7 @@ impl Server {
             lines: read_lines(stdout),
             stderr: keep_tail(stderr),
             next_id: 0,
-            timeout: launch.timeout,
+            timeout: launch.timeout.max(STARTUP_FLOOR),
         };
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
@@ -92,6 +96,7 @@ impl Server {
         server
             .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .map_err(|e| describe(&e))?;
+        server.timeout = launch.timeout;
         Ok(server)
     }
 

@@ -28,7 +28,8 @@ pub struct McpConfig {
     pub files: Vec<String>,
     /// URI of the resource read after the last turn: the end state the grader sees (JSON text).
     pub end_state: String,
-    /// Longest wait for any one answer, in seconds.
+    /// Longest wait for any one answer after the handshake, in seconds (the handshake waits at
+    /// least 30 s).
     #[serde(default = "default_timeout")]
     pub timeout_s: f64,
 }

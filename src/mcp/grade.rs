@@ -37,16 +37,7 @@ pub fn grade(
     task: &Task,
     ev: &Evidence<'_>,
 ) -> Verdict {
-    let mut f = Findings::default();
-    if ev.hit_call_cap {
-        f.fail(
-            FailureMode::LoopCap,
-            "stopped at the call cap without answering",
-        );
-    }
-    if task.needs_tools && !ev.tool_events.iter().any(|e| e.ok) {
-        f.fail(FailureMode::NoUsableToolCall, "no tool call was accepted");
-    }
+    let mut f = Findings::of_the_loop(ev, task.needs_tools);
     match expected_state(&file.seed_state, &exp.changes) {
         Ok(want) => {
             for d in differences("", &want, ev.end_state) {

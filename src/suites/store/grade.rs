@@ -50,16 +50,7 @@ pub fn grade(
     task: &Task,
     ev: &Evidence<'_>,
 ) -> Verdict {
-    let mut f = Findings::default();
-    if ev.hit_call_cap {
-        f.fail(
-            FailureMode::LoopCap,
-            "stopped at the call cap without answering",
-        );
-    }
-    if task.needs_tools && !ev.tool_events.iter().any(|e| e.ok) {
-        f.fail(FailureMode::NoUsableToolCall, "no tool call was accepted");
-    }
+    let mut f = Findings::of_the_loop(ev, task.needs_tools);
     for why in super::policy::breaches(&task.gold, baseline, ev.tool_events) {
         f.fail(FailureMode::WrongAction, why);
     }
