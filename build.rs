@@ -7,7 +7,14 @@ use std::path::{Path, PathBuf};
 
 /// The shared grading source, relative to the crate root: the grading machinery and the value types
 /// the graders compare.
-const SHARED_GRADING_SOURCE: [&str; 3] = ["src/grade", "src/suite/date.rs", "src/suite/money.rs"];
+/// `src/mcp/grade.rs` and `expect.rs` grade every suite whose tools are an MCP server.
+const SHARED_GRADING_SOURCE: [&str; 5] = [
+    "src/grade",
+    "src/suite/date.rs",
+    "src/suite/money.rs",
+    "src/mcp/expect.rs",
+    "src/mcp/grade.rs",
+];
 
 /// The folder holding one folder per suite.
 const SUITES: &str = "src/suites";

@@ -312,10 +312,10 @@ proptest! {
 
     #[test]
     fn the_record_loader_never_panics(
-        outcomes in proptest::collection::vec(0..4usize, 0..5),
+        outcomes in proptest::collection::vec(0..5usize, 0..5),
         edits in proptest::collection::vec(edit(), 0..3),
     ) {
-        let all = [Outcome::Pass, Outcome::ModelFail, Outcome::TransportFail, Outcome::ProtocolFail];
+        let all = [Outcome::Pass, Outcome::ModelFail, Outcome::TransportFail, Outcome::ProtocolFail, Outcome::ToolServerFail];
         let mut bytes: Vec<u8> = outcomes
             .iter()
             .enumerate()

@@ -101,7 +101,13 @@ fn suite_check_prints_one_counts_line_per_registered_suite_in_order() {
 fn every_registered_suite_has_its_grader_in_the_grading_source() {
     let files: Vec<&str> = GRADING_SOURCE_FILES.split(", ").collect();
     for name in names() {
-        let grader = format!("src/suites/{name}/grade.rs");
+        // A suite whose tools are an MCP server is graded by the shared MCP grader.
+        let mcp = root().join("tasks").join(name).join("mcp.json").is_file();
+        let grader = if mcp {
+            "src/mcp/grade.rs".to_string()
+        } else {
+            format!("src/suites/{name}/grade.rs")
+        };
         assert!(files.contains(&grader.as_str()), "{grader}: {files:?}");
     }
     for f in &files {

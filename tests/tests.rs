@@ -7,6 +7,7 @@ mod fidelity;
 mod fuzz;
 mod gpu_metrics;
 mod hosts;
+mod mcp;
 mod messy;
 mod openai_stub;
 mod plan;

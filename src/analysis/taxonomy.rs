@@ -24,6 +24,9 @@ pub struct OutcomeCounts {
     pub transport_fail: usize,
     /// Ended by a protocol failure (excluded).
     pub protocol_fail: usize,
+    /// Ended by a failure of the tools' server, an MCP suite's (excluded).
+    #[serde(default)]
+    pub tool_server_fail: usize,
 }
 
 impl OutcomeCounts {
@@ -35,6 +38,7 @@ impl OutcomeCounts {
             Outcome::ModelFail => self.model_fail += 1,
             Outcome::TransportFail => self.transport_fail += 1,
             Outcome::ProtocolFail => self.protocol_fail += 1,
+            Outcome::ToolServerFail => self.tool_server_fail += 1,
         }
         if o.is_graded() {
             self.graded += 1;
@@ -63,6 +67,9 @@ impl OutcomeCounts {
         }
         if self.protocol_fail > 0 {
             s.push_str(&format!("; {} protocol", self.protocol_fail));
+        }
+        if self.tool_server_fail > 0 {
+            s.push_str(&format!("; {} tool server", self.tool_server_fail));
         }
         s
     }

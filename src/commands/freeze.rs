@@ -21,9 +21,10 @@ pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
     }
     let lock = write_lock(root)?;
     passk::outln!(
-        "wrote {} ({} grader files)",
+        "wrote {} ({} grader files, {} files MCP servers run from)",
         lock_path(root).display(),
-        lock.files.len()
+        lock.files.len(),
+        lock.runs.len()
     );
     passk::outln!("grader digest {}", lock.digest());
     Ok(exit_code::SUCCESS)

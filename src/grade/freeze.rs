@@ -1,5 +1,6 @@
-//! Freezing the graders: `graders/graders.lock` lists the SHA-256 of every file under `graders/`
-//! and of the grading source (embedded at build time by `build.rs`). `write_lock` writes it,
+//! Freezing the graders: `graders/graders.lock` lists the SHA-256 of every file under `graders/`,
+//! of every file an MCP suite's server runs from (`tasks/<suite>/mcp.json` and the files it
+//! declares) and of the grading source (embedded at build time by `build.rs`). `write_lock` writes it,
 //! `verify` compares it with what is on disk and names every file that moved. The grader digest
 //! stamped on records is the SHA-256 of the lock's body, so equal digests mean equal graders.
 
@@ -32,6 +33,9 @@ pub enum FreezeError {
         /// Underlying error.
         source: std::io::Error,
     },
+    /// An MCP suite's declaration could not be read.
+    #[error("{0}")]
+    Declaration(String),
     /// There is no lock to verify against.
     #[error("{path} is missing; run `passk freeze` to write it")]
     Missing {
@@ -64,12 +68,12 @@ fn list(changes: &[Change]) -> String {
         .join("; ")
 }
 
-/// One difference between the lock and the disk.
+/// One difference between the lock and the disk; each file by its path from the project root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// A grader file's bytes changed.
+    /// A frozen file's bytes changed.
     Modified(String),
-    /// A grader file is not in the lock.
+    /// A file to freeze is not in the lock.
     Added(String),
     /// A file in the lock is gone.
     Removed(String),
@@ -80,9 +84,9 @@ pub enum Change {
 impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Change::Modified(p) => write!(f, "{GRADERS_DIR}/{p} changed"),
-            Change::Added(p) => write!(f, "{GRADERS_DIR}/{p} is new"),
-            Change::Removed(p) => write!(f, "{GRADERS_DIR}/{p} was removed"),
+            Change::Modified(p) => write!(f, "{p} changed"),
+            Change::Added(p) => write!(f, "{p} is new"),
+            Change::Removed(p) => write!(f, "{p} was removed"),
             Change::GradingSource => {
                 write!(f, "the grading source ({GRADING_SOURCE_FILES}) changed")
             }
@@ -90,13 +94,17 @@ impl fmt::Display for Change {
     }
 }
 
-/// The content of a lock: the grading-source digest and each grader file's digest.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The content of a lock: the grading-source digest, each grader file's digest and each MCP
+/// server file's digest.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Lock {
     /// SHA-256 of the grading source.
     pub source: String,
     /// SHA-256 of each grader file, by path relative to `graders/` (with `/`).
     pub files: BTreeMap<String, String>,
+    /// SHA-256 of each file an MCP suite's server runs from, by path from the project root
+    /// (`runs` lines).
+    pub runs: BTreeMap<String, String>,
 }
 
 impl Lock {
@@ -104,6 +112,9 @@ impl Lock {
         let mut s = format!("source {}\n", self.source);
         for (p, h) in &self.files {
             s.push_str(&format!("file {h} {p}\n"));
+        }
+        for (p, h) in &self.runs {
+            s.push_str(&format!("runs {h} {p}\n"));
         }
         s
     }
@@ -116,7 +127,8 @@ impl Lock {
     /// The lock file's text.
     pub fn render(&self) -> String {
         format!(
-            "# SHA-256 of every file under graders/ and of the grading source.\n\
+            "# SHA-256 of every file under graders/, of every file an MCP suite's server runs from\n\
+             # and of the grading source.\n\
              # Written by `passk freeze`; checked by `passk verify` and before every run.\n\
              digest {}\n{}",
             self.digest(),
@@ -135,6 +147,7 @@ impl Lock {
         let mut digest_line = 1;
         let mut source = None;
         let mut files = BTreeMap::new();
+        let mut runs = BTreeMap::new();
         let last_line = text.lines().count().max(1);
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
@@ -151,16 +164,21 @@ impl Lock {
                     digest_line = n;
                 }
                 "source" => source = Some(rest.to_string()),
-                "file" => {
+                "file" | "runs" => {
                     let (h, p) = rest
                         .split_once(' ')
-                        .ok_or_else(|| bad(n, "expected `file <sha256> <path>`"))?;
-                    files.insert(p.to_string(), h.to_string());
+                        .ok_or_else(|| bad(n, "expected `<kind> <sha256> <path>`"))?;
+                    let map = if kind == "file" {
+                        &mut files
+                    } else {
+                        &mut runs
+                    };
+                    map.insert(p.to_string(), h.to_string());
                 }
                 _ => {
                     return Err(bad(
                         n,
-                        "unknown line kind (expected digest, source or file)",
+                        "unknown line kind (expected digest, source, file or runs)",
                     ));
                 }
             }
@@ -168,6 +186,7 @@ impl Lock {
         let lock = Lock {
             source: source.ok_or_else(|| bad(last_line, "no `source` line in the whole file"))?,
             files,
+            runs,
         };
         if digest.as_deref() != Some(lock.digest().as_str()) {
             return Err(bad(
@@ -184,19 +203,32 @@ impl Lock {
         if self.source != now.source {
             out.push(Change::GradingSource);
         }
-        for (p, h) in &now.files {
-            match self.files.get(p) {
-                None => out.push(Change::Added(p.clone())),
-                Some(old) if old != h => out.push(Change::Modified(p.clone())),
-                _ => {}
-            }
-        }
-        for p in self.files.keys() {
-            if !now.files.contains_key(p) {
-                out.push(Change::Removed(p.clone()));
-            }
-        }
+        let graders = format!("{GRADERS_DIR}/");
+        map_changes(&self.files, &now.files, &graders, &mut out);
+        map_changes(&self.runs, &now.runs, "", &mut out);
         out
+    }
+}
+
+/// The changes from `locked` to `now`, each path shown after `prefix`: new and changed files in
+/// path order, then removed ones.
+fn map_changes(
+    locked: &BTreeMap<String, String>,
+    now: &BTreeMap<String, String>,
+    prefix: &str,
+    out: &mut Vec<Change>,
+) {
+    for (p, h) in now {
+        match locked.get(p) {
+            None => out.push(Change::Added(format!("{prefix}{p}"))),
+            Some(old) if old != h => out.push(Change::Modified(format!("{prefix}{p}"))),
+            _ => {}
+        }
+    }
+    for p in locked.keys() {
+        if !now.contains_key(p) {
+            out.push(Change::Removed(format!("{prefix}{p}")));
+        }
     }
 }
 
@@ -240,13 +272,22 @@ fn scan(dir: &Path, rel: &str, out: &mut BTreeMap<String, String>) -> Result<(),
     Ok(())
 }
 
-/// The lock the current graders and grading source would have.
+/// The lock the current graders, MCP server files and grading source would have.
 pub fn current(root: &Path) -> Result<Lock, FreezeError> {
     let mut files = BTreeMap::new();
     scan(&root.join(GRADERS_DIR), "", &mut files)?;
+    let mut runs = BTreeMap::new();
+    for rel in crate::mcp::config::frozen_files(root)
+        .map_err(|e| FreezeError::Declaration(e.to_string()))?
+    {
+        let path = root.join(&rel);
+        let bytes = std::fs::read(&path).map_err(|source| FreezeError::Io { path, source })?;
+        runs.insert(rel, hex(&Sha256::digest(&bytes)));
+    }
     Ok(Lock {
         source: GRADING_SOURCE_DIGEST.to_string(),
         files,
+        runs,
     })
 }
 
@@ -330,13 +371,42 @@ mod tests {
         assert_eq!(
             changes,
             vec![
-                Change::Added("c.json".into()),
-                Change::Modified("store/a.json".into()),
-                Change::Removed("b.json".into())
+                Change::Added("graders/c.json".into()),
+                Change::Modified("graders/store/a.json".into()),
+                Change::Removed("graders/b.json".into())
             ]
         );
         let msg = FreezeError::Mismatch { changes }.to_string();
         assert!(msg.contains("graders/store/a.json changed"), "{msg}");
+    }
+
+    #[test]
+    fn the_files_an_mcp_server_runs_from_are_frozen() {
+        let dir = tree();
+        let root = dir.path();
+        let suite = root.join("tasks/desk");
+        std::fs::create_dir_all(&suite).expect("mkdir");
+        std::fs::write(suite.join("server.py"), "print()").expect("write");
+        std::fs::write(
+            suite.join("mcp.json"),
+            r#"{"command": "python3", "args": ["server.py"], "files": ["server.py"], "end_state": "desk://state"}"#,
+        )
+        .expect("write");
+        let lock = write_lock(root).expect("freeze");
+        let frozen: Vec<&str> = lock.runs.keys().map(String::as_str).collect();
+        assert_eq!(frozen, ["tasks/desk/mcp.json", "tasks/desk/server.py"]);
+        assert!(lock.render().contains("runs "), "{}", lock.render());
+        assert_eq!(verify(root).expect("verify"), lock.digest());
+        std::fs::write(suite.join("server.py"), "print(1)").expect("edit");
+        let Err(FreezeError::Mismatch { changes }) = verify(root) else {
+            panic!("expected a mismatch")
+        };
+        assert_eq!(
+            changes,
+            vec![Change::Modified("tasks/desk/server.py".into())]
+        );
+        std::fs::remove_file(suite.join("server.py")).expect("rm");
+        assert!(matches!(verify(root), Err(FreezeError::Declaration(_))));
     }
 
     #[test]

@@ -75,9 +75,50 @@ pub struct Findings {
 }
 
 impl Findings {
+    /// The findings of how the agent loop ended: `LoopCap` at the call cap and, where the task
+    /// `needs_tools`, `NoUsableToolCall` when no call was accepted.
+    pub fn of_the_loop(ev: &crate::suite::Evidence<'_>, needs_tools: bool) -> Findings {
+        let mut f = Findings::default();
+        if ev.hit_call_cap {
+            f.fail(
+                FailureMode::LoopCap,
+                "stopped at the call cap without answering",
+            );
+        }
+        if needs_tools && !ev.tool_events.iter().any(|e| e.ok) {
+            f.fail(FailureMode::NoUsableToolCall, "no tool call was accepted");
+        }
+        f
+    }
+
     /// Records one failed expectation.
     pub fn fail(&mut self, mode: FailureMode, reason: impl Into<String>) {
         self.found.push((mode, reason.into()));
+    }
+
+    /// The answer checks over every turn's reply joined: each fact that does not hold and each
+    /// forbidden phrase said fails `WrongAnswer`.
+    pub fn answer(
+        &mut self,
+        replies: &[Option<String>],
+        wanted: &[facts::Fact],
+        forbidden: &[String],
+    ) {
+        let joined = replies
+            .iter()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n");
+        for fact in wanted {
+            if !facts::fact_holds(fact, &joined) {
+                self.fail(
+                    FailureMode::WrongAnswer,
+                    format!("replies miss {}", facts::describe(fact)),
+                );
+            }
+        }
+        self.forbid(&facts::normalize(&joined), forbidden);
     }
 
     /// Fails the reply for every forbidden phrase that `normalized` (the replies, normalized by

@@ -207,6 +207,7 @@ fn outcome_str(o: Outcome) -> &'static str {
         Outcome::ModelFail => "model_fail",
         Outcome::TransportFail => "transport_fail",
         Outcome::ProtocolFail => "protocol_fail",
+        Outcome::ToolServerFail => "tool_server_fail",
     }
 }
 
@@ -452,6 +453,7 @@ mod tests {
             Outcome::ModelFail,
             Outcome::TransportFail,
             Outcome::ProtocolFail,
+            Outcome::ToolServerFail,
         ] {
             assert_eq!(json!(o), json!(outcome_str(o)));
         }

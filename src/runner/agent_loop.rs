@@ -5,7 +5,8 @@
 //! reaches the call cap. Tool calls come natively or as text (recovered by `wire::tool_call`); a
 //! call-shaped text that does not parse is answered with the expected shape and counts as rejected.
 //! A call that fails for good on the wire ends the conversation as a transport or protocol failure:
-//! it is never graded, so it can never be blamed on the model.
+//! it is never graded, so it can never be blamed on the model. So does a tool server that crashes
+//! or hangs (an MCP suite's), as a tool server failure.
 
 use crate::runner::context::{ContextUse, PromptCounts, history_bytes};
 use crate::runner::record::{
@@ -268,6 +269,9 @@ impl Player<'_> {
         }
         for call in &run {
             t.answer(call, turn, step);
+            if t.aborted.is_some() {
+                return Step::Stopped;
+            }
         }
         t.messages.extend(over_cap_notice(&over));
         Step::CallsMade
@@ -283,10 +287,15 @@ impl Player<'_> {
     ) -> ConversationRecord {
         let end_state = t.env.snapshot();
         let mut status = t.status;
-        let (outcome, verdict) = match t.aborted {
+        let aborted = t
+            .aborted
+            .or_else(|| t.env.server_failure().map(|_| Outcome::ToolServerFail));
+        let (outcome, verdict) = match aborted {
             Some(o) => {
                 status = Status::Aborted;
-                (o, not_graded(o))
+                let mut verdict = not_graded(o);
+                verdict.reasons.extend(t.env.server_failure());
+                (o, verdict)
             }
             None => {
                 let model_calls = t
@@ -434,6 +443,10 @@ impl<'d> Trial<'d> {
             None => match self.env.execute(&call.name, &call.arguments) {
                 ToolOutcome::Ok(text) => (true, text, None),
                 ToolOutcome::Rejected(e) => (false, format!("{ERROR_PREFIX}{e}"), Some(e)),
+                ToolOutcome::ServerFailed(e) => {
+                    self.aborted = Some(Outcome::ToolServerFail);
+                    (false, format!("{ERROR_PREFIX}{e}"), Some(e))
+                }
             },
         };
         self.events.push(ToolEvent {
@@ -516,6 +529,7 @@ fn describe(o: Outcome) -> &'static str {
     match o {
         Outcome::TransportFail => "transport",
         Outcome::ProtocolFail => "protocol",
+        Outcome::ToolServerFail => "tool server",
         Outcome::Pass | Outcome::ModelFail => "model",
     }
 }

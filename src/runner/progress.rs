@@ -119,7 +119,7 @@ impl Tally {
         match outcome {
             Outcome::TransportFail => self.transport += 1,
             Outcome::ProtocolFail => self.protocol += 1,
-            Outcome::Pass | Outcome::ModelFail => {}
+            Outcome::Pass | Outcome::ModelFail | Outcome::ToolServerFail => {}
         }
         self.calls += u64::from(calls);
         self.server_unreachable = unreachable;
@@ -219,6 +219,7 @@ fn trial_line(
         Outcome::TransportFail if unreachable => "transport failure (server unreachable)",
         Outcome::TransportFail => "transport failure",
         Outcome::ProtocolFail => "protocol failure",
+        Outcome::ToolServerFail => "tool server failure",
     };
     let mut detail = counted(u64::from(calls), "call", "calls");
     if retries > 0 {

@@ -97,6 +97,9 @@ pub enum Outcome {
     TransportFail,
     /// A protocol error mid-run: excluded from quality denominators.
     ProtocolFail,
+    /// The tools' server (an MCP suite's) crashed, hung or broke its protocol: excluded from
+    /// quality denominators, never the model's fault.
+    ToolServerFail,
 }
 
 impl Outcome {

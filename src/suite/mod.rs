@@ -172,6 +172,9 @@ pub enum ToolOutcome {
     Ok(String),
     /// Rejected: the error text sent back to the model (a *rejected tool call*).
     Rejected(String),
+    /// The tool's server crashed, hung or broke its protocol: nothing the model did. The
+    /// conversation ends as a tool server failure and is not graded.
+    ServerFailed(String),
 }
 
 /// A fresh, mutable world for one conversation trial.
@@ -180,6 +183,11 @@ pub trait Environment: Send {
     fn execute(&mut self, tool: &str, args: &Value) -> ToolOutcome;
     /// The end state the graders see, as canonical JSON.
     fn snapshot(&self) -> Value;
+    /// The failure of the server behind the tools, if one failed (a call or the end-state read):
+    /// the conversation is then not graded. In-process environments never fail.
+    fn server_failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Everything a grader may look at for one conversation.

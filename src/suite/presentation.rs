@@ -100,10 +100,7 @@ impl Presentation {
         tools_dir: &Path,
         rules: &DocsRules<'_>,
     ) -> Result<Presentation, SuiteError> {
-        let prompts = prompt_files(policy)?
-            .into_iter()
-            .map(|(name, path)| read_text(&path).map(|f| (name, (f.text, f.digest))))
-            .collect::<Result<_, _>>()?;
+        let prompts = read_prompts(policy)?;
         let mut variants = BTreeMap::new();
         for (variant, path) in variant_files(tools_dir)? {
             let (docs, file): (ToolDocs, _) = read_json(&path)?;
@@ -119,6 +116,32 @@ impl Presentation {
             );
         }
         Ok(Presentation { variants, prompts })
+    }
+
+    /// A presentation of variants built elsewhere (a suite whose tools a server lists): the
+    /// prompts are read beside `policy` as [`Presentation::load`] reads them; each variant comes
+    /// with its documentation, its tools in Ollama's shape and its SHA-256.
+    pub fn assemble(
+        policy: &Path,
+        variants: Vec<(ToolVariant, ToolDocs, Vec<Value>, String)>,
+    ) -> Result<Presentation, SuiteError> {
+        let variants = variants
+            .into_iter()
+            .map(|(v, docs, ollama, digest)| {
+                (
+                    v,
+                    Variant {
+                        docs,
+                        ollama,
+                        digest,
+                    },
+                )
+            })
+            .collect();
+        Ok(Presentation {
+            prompts: read_prompts(policy)?,
+            variants,
+        })
     }
 
     /// The documentation variants the suite has, by name.
@@ -195,6 +218,29 @@ impl Presentation {
             policy: self.prompt_digest(PromptVariant::POLICY).to_string(),
         }
     }
+}
+
+/// Every prompt variant's text and SHA-256 (see [`prompt_files`]).
+fn read_prompts(policy: &Path) -> Result<BTreeMap<PromptVariant, (String, String)>, SuiteError> {
+    prompt_files(policy)?
+        .into_iter()
+        .map(|(name, path)| read_text(&path).map(|f| (name, (f.text, f.digest))))
+        .collect()
+}
+
+/// Every `<name>.json` in `dir` as a tool docs variant, by name (none when there is no such
+/// folder); a name that cannot be a variant is refused with its file.
+pub fn docs_files(dir: &Path) -> Result<Vec<(ToolVariant, PathBuf)>, SuiteError> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    named_files(dir, "json")?
+        .into_iter()
+        .map(|(stem, path)| match ToolVariant::named(&stem) {
+            Ok(v) => Ok((v, path)),
+            Err(m) => Err(invalid(&path, "(file name)", m)),
+        })
+        .collect()
 }
 
 /// The prompt variant files: `policy` (the suite's policy file), then every `prompts/<name>.md`

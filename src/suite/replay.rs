@@ -17,6 +17,8 @@ pub struct Played {
     pub end_state: Value,
     /// Model calls a one-call-per-step agent makes: calls + 1 per turn.
     pub model_calls: u32,
+    /// The failure of the tools' server, if it failed (the trajectory is then not graded).
+    pub server_failure: Option<String>,
 }
 
 impl Played {
@@ -44,6 +46,7 @@ pub fn play(env: &mut dyn Environment, trajectory: &Trajectory) -> Played {
             let (ok, error) = match env.execute(&call.tool, &args) {
                 ToolOutcome::Ok(_) => (true, None),
                 ToolOutcome::Rejected(e) => (false, Some(e)),
+                ToolOutcome::ServerFailed(e) => (false, Some(format!("tool server failed: {e}"))),
             };
             events.push(ToolEvent {
                 turn: turn as u32,
@@ -58,11 +61,13 @@ pub fn play(env: &mut dyn Environment, trajectory: &Trajectory) -> Played {
         model_calls += t.calls.len() as u32 + 1;
         replies.push(Some(t.reply.clone()));
     }
+    let end_state = env.snapshot();
     Played {
         events,
         replies,
-        end_state: env.snapshot(),
+        end_state,
         model_calls,
+        server_failure: env.server_failure(),
     }
 }
 
@@ -70,6 +75,12 @@ pub fn play(env: &mut dyn Environment, trajectory: &Trajectory) -> Played {
 pub fn replay(domain: &dyn Domain, task: &Task, trajectory: &Trajectory) -> (Played, Verdict) {
     let mut env = domain.new_environment();
     let played = play(env.as_mut(), trajectory);
-    let verdict = domain.grade(task, &played.evidence());
+    let verdict = match &played.server_failure {
+        Some(why) => Verdict {
+            reasons: vec![format!("not graded: the tool server failed: {why}")],
+            ..Verdict::default()
+        },
+        None => domain.grade(task, &played.evidence()),
+    };
     (played, verdict)
 }

@@ -5,7 +5,8 @@
 //! loading helpers) and [`crate::grade`] (findings, answer facts, freezing).
 //!
 //! Adding a conversation suite is one new folder plus one line in the `register!` list below: that
-//! line declares the folder's module and enters it in [`SUITES`], from which `--suite`
+//! line declares the folder's module and enters it in [`SUITES`]. A suite whose tools are an MCP
+//! server needs no folder: one line in the list's `mcp` block. From [`SUITES`] `--suite`
 //! ([`SuiteChoice`]), the default run id, `suite check`, `calibrate`, `freeze`, `serve-stub` and
 //! `regrade` all read. `build.rs` finds the suite's grading source in its folder by file name.
 
@@ -40,10 +41,27 @@ pub struct Registered {
     pub kind: Kind,
 }
 
-/// Declares each suite's folder as a module and lists it in [`SUITES`], one line per suite.
+/// Declares each suite's folder as a module and lists it in [`SUITES`], one line per suite; an
+/// MCP suite (tools from a server, [`crate::mcp`]) has no folder here, only its line, whose
+/// loader reads `tasks/<name>/mcp.json`.
 macro_rules! register {
-    ($($name:ident: $kind:expr, $about:literal;)*) => {
+    (
+        folders { $($name:ident: $kind:expr, $about:literal;)* }
+        mcp { $($mcp:ident: $mabout:literal;)* }
+    ) => {
         $(pub mod $name;)*
+
+        /// The loader of each MCP suite, by its name.
+        mod mcp_loaders {
+            $(
+                /// Loads this MCP suite.
+                pub fn $mcp(
+                    root: &std::path::Path,
+                ) -> Result<Box<dyn crate::suite::Domain>, crate::suite::SuiteError> {
+                    crate::mcp::load(root, stringify!($mcp))
+                }
+            )*
+        }
 
         /// Every suite, in registration order (the order of `--help`, of `suite check`'s lines and
         /// of a run's conversation tasks): the one place a suite is registered.
@@ -51,14 +69,23 @@ macro_rules! register {
             name: stringify!($name),
             about: $about,
             kind: $kind,
-        }),*];
+        },)* $(Registered {
+            name: stringify!($mcp),
+            about: $mabout,
+            kind: Kind::Conversation(mcp_loaders::$mcp),
+        },)*];
     };
 }
 
 register! {
-    store: Kind::Conversation(store::load), "The store agent's conversations";
-    router: Kind::Router, "Standalone router messages";
-    triage: Kind::Conversation(triage::load), "The ticket-triage agent's tickets (seed 000)";
+    folders {
+        store: Kind::Conversation(store::load), "The store agent's conversations";
+        router: Kind::Router, "Standalone router messages";
+        triage: Kind::Conversation(triage::load), "The ticket-triage agent's tickets (seed 000)";
+    }
+    mcp {
+        library: "The library desk: tools from an MCP server in Python (tasks/library/)";
+    }
 }
 
 /// Every suite under a project root, loaded once: the conversation suites and the router.
@@ -70,13 +97,29 @@ pub struct AllSuites {
 }
 
 impl AllSuites {
-    /// Loads every registered suite under `root`.
+    /// Loads every registered suite under `root`; a task id two suites share is refused (records,
+    /// plans and the stub's book tell conversations apart by it).
     pub fn load(root: &Path) -> Result<AllSuites, SuiteError> {
-        let domains = SuiteChoice::conversations()
+        let domains: Vec<Box<dyn Domain>> = SuiteChoice::conversations()
             .iter()
             .filter_map(|s| s.loader())
             .map(|load| load(root))
             .collect::<Result<_, _>>()?;
+        for (i, d) in domains.iter().enumerate() {
+            for earlier in &domains[..i] {
+                if let Some(t) = d
+                    .tasks()
+                    .iter()
+                    .find(|t| earlier.tasks().iter().any(|e| e.id == t.id))
+                {
+                    return Err(crate::suite::load::invalid(
+                        &root.join("tasks").join(d.name()),
+                        t.id.clone(),
+                        format!("the {} suite has a task of this id too", earlier.name()),
+                    ));
+                }
+            }
+        }
         Ok(AllSuites {
             domains,
             router: router::load_router(root)?,

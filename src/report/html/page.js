@@ -180,7 +180,7 @@ function verdictBox(d) {
 }
 
 function outcomeText(o) {
-  return { pass: "passed", model_fail: "failed", transport_fail: "transport failure (not graded)", protocol_fail: "protocol failure (not graded)" }[o] || o;
+  return { pass: "passed", model_fail: "failed", transport_fail: "transport failure (not graded)", protocol_fail: "protocol failure (not graded)", tool_server_fail: "tool server failure (not graded)" }[o] || o;
 }
 
 function toolCall(ev) {

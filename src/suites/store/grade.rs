@@ -4,7 +4,7 @@
 //! answer facts and forbidden phrases, and sets the control flags (unknown verb, under-tool, loop
 //! overrun) and the trajectory check against the gold sequence.
 
-use crate::grade::facts::{amounts, contains_phrase, describe, fact_holds, normalize};
+use crate::grade::facts::{amounts, contains_phrase, normalize};
 use crate::grade::{Findings, arg_text, loop_overrun, trajectory_correct, unknown_verb};
 use crate::suite::date::MONTHS;
 use crate::suite::{Evidence, Task};
@@ -50,38 +50,14 @@ pub fn grade(
     task: &Task,
     ev: &Evidence<'_>,
 ) -> Verdict {
-    let mut f = Findings::default();
-    if ev.hit_call_cap {
-        f.fail(
-            FailureMode::LoopCap,
-            "stopped at the call cap without answering",
-        );
-    }
-    if task.needs_tools && !ev.tool_events.iter().any(|e| e.ok) {
-        f.fail(FailureMode::NoUsableToolCall, "no tool call was accepted");
-    }
+    let mut f = Findings::of_the_loop(ev, task.needs_tools);
     for why in super::policy::breaches(&task.gold, baseline, ev.tool_events) {
         f.fail(FailureMode::WrongAction, why);
     }
     check_orders(exp, baseline, ev.end_state, &mut f);
     check_returns(&exp.returns, ev.end_state, &mut f);
     check_tickets(&exp.tickets, ev.end_state, &mut f);
-    let joined = ev
-        .replies
-        .iter()
-        .flatten()
-        .cloned()
-        .collect::<Vec<_>>()
-        .join("\n");
-    for fact in &exp.facts {
-        if !fact_holds(fact, &joined) {
-            f.fail(
-                FailureMode::WrongAnswer,
-                format!("replies miss {}", describe(fact)),
-            );
-        }
-    }
-    f.forbid(&normalize(&joined), &exp.forbidden);
+    f.answer(ev.replies, &exp.facts, &exp.forbidden);
     let mut v = f.for_mode(ev.toolless).into_verdict();
     v.trajectory_correct = Some(trajectory_correct(&task.gold, ev.tool_events, &key_args));
     v.control = ControlFlags {

@@ -187,14 +187,14 @@ mod tests {
     fn ok(e: &mut TriageEnv, tool: &str, args: Value) -> Value {
         match e.execute(tool, &args) {
             ToolOutcome::Ok(t) => serde_json::from_str(&t).expect("json"),
-            ToolOutcome::Rejected(r) => panic!("{tool} rejected: {r}"),
+            other => panic!("{tool} not accepted: {other:?}"),
         }
     }
 
     fn rejected(e: &mut TriageEnv, tool: &str, args: Value) -> String {
         match e.execute(tool, &args) {
             ToolOutcome::Rejected(r) => r,
-            ToolOutcome::Ok(t) => panic!("{tool} accepted: {t}"),
+            other => panic!("{tool} not rejected: {other:?}"),
         }
     }
 

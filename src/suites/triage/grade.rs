@@ -42,18 +42,9 @@ fn list<'a>(end: &'a Value, key: &str) -> &'a [Value] {
 
 /// Grades one triage conversation.
 pub fn grade(exp: &TicketExpect, ticket: &Ticket, task: &Task, ev: &Evidence<'_>) -> Verdict {
-    let mut f = Findings::default();
+    let mut f = Findings::of_the_loop(ev, true);
     let id = ticket.id.as_str();
     let mine = |t: &str| t.eq_ignore_ascii_case(id);
-    if ev.hit_call_cap {
-        f.fail(
-            FailureMode::LoopCap,
-            "stopped at the call cap without answering",
-        );
-    }
-    if !ev.tool_events.iter().any(|e| e.ok) {
-        f.fail(FailureMode::NoUsableToolCall, "no tool call was accepted");
-    }
     let end = ev.end_state;
     let routes = list(end, "routes");
     let drafts = list(end, "drafts");

@@ -23,7 +23,7 @@ pub struct Case {
 fn ok_json(o: &ToolOutcome) -> Option<Value> {
     match o {
         ToolOutcome::Ok(t) => serde_json::from_str(t).ok(),
-        ToolOutcome::Rejected(_) => None,
+        ToolOutcome::Rejected(_) | ToolOutcome::ServerFailed(_) => None,
     }
 }
 

@@ -1,0 +1,340 @@
+//! The library suite, whose tools are an MCP server in Python (`tasks/library/server.py`), end to
+//! end through the binary: `suite check` replays gold and near-misses through the real server, a
+//! run against the stub's oracle records and reports it like the store, freezing covers the
+//! server's files, and a server that crashes or hangs lands in its own bucket, never the model's.
+//! Every test skips, saying so, where `python3` is not on `PATH`.
+
+use crate::util::{copy_data, output, passk, root, tempdir};
+use passk::analysis::load_run;
+use passk::runner::record::Outcome;
+use passk::suite::Domain;
+use passk::wire::stub::{ScriptBook, StubConfig, StubHandle, StubServer};
+use std::path::Path;
+
+/// Whether `python3` runs; prints why the test is skipped when it does not.
+fn python3() -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "SKIPPED: python3 is not on PATH, and the library suite's server is a Python script"
+        );
+    }
+    ok
+}
+
+fn library(root: &Path) -> passk::mcp::McpSuite {
+    passk::mcp::load_suite(root, "library").expect("the library suite loads")
+}
+
+/// Ids of the library conversations whose gold calls `tool`.
+fn calling(root: &Path, tool: &str) -> Vec<String> {
+    library(root)
+        .tasks()
+        .iter()
+        .filter(|t| {
+            t.gold
+                .turns
+                .iter()
+                .flat_map(|t| &t.calls)
+                .any(|c| c.tool == tool)
+        })
+        .map(|t| t.id.clone())
+        .collect()
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).expect("read");
+    assert!(text.contains(from), "{} lacks {from:?}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).expect("write");
+}
+
+/// A stub whose oracle replays the library suite's gold trajectories.
+async fn stub(root: &Path) -> StubHandle {
+    let suite = library(root);
+    StubServer::start(StubConfig::with_script(ScriptBook::from_suites(
+        suite.tasks(),
+        None,
+    )))
+    .await
+    .expect("stub starts")
+}
+
+/// `passk <args> --root <root>`, off the async runtime.
+async fn passk_in(root: &Path, args: Vec<String>) -> (i32, String, String) {
+    let root = root.to_path_buf();
+    tokio::task::spawn_blocking(move || output(passk().args(&args).arg("--root").arg(&root)))
+        .await
+        .expect("join")
+}
+
+/// `passk report <out>`, off the async runtime.
+async fn report(out: &Path) -> (i32, String, String) {
+    let out = out.to_path_buf();
+    tokio::task::spawn_blocking(move || output(passk().arg("report").arg(&out)))
+        .await
+        .expect("join")
+}
+
+fn run_args(url: &str, out: &Path, trials: u32) -> Vec<String> {
+    let args = format!(
+        "run --suite library --models oracle --no-progress --trials {trials} --host {url} --out"
+    );
+    let mut v: Vec<String> = args.split_whitespace().map(String::from).collect();
+    v.push(out.display().to_string());
+    v
+}
+
+#[test]
+fn suite_check_replays_gold_and_near_misses_through_the_real_server() {
+    if !python3() {
+        return;
+    }
+    let (code, stdout, stderr) = output(passk().args(["suite", "check"]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let s = library(&root());
+    let near: usize = s.tasks().iter().map(|t| t.near_misses.len()).sum();
+    assert!(
+        stdout.contains(&format!(
+            "library gold: {n}/{n} passing",
+            n = s.tasks().len()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "library near-misses: {near}/{near} failing as expected"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("library: 5 tools, 7 parameters"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_library_suite_runs_and_reports_like_the_store() {
+    if !python3() {
+        return;
+    }
+    let handle = stub(&root()).await;
+    let dir = tempdir();
+    let out = dir.path().join("run");
+    let (code, stdout, stderr) = passk_in(&root(), run_args(&handle.base_url(), &out, 2)).await;
+    handle.shutdown().await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let run = crate::util::load(&out);
+    let tasks = library(&root()).tasks().len();
+    assert_eq!(run.conversations.len(), 2 * tasks);
+    for c in &run.conversations {
+        assert_eq!(c.suite, "library");
+        assert!(c.verdict.passed, "{}: {:?}", c.task, c.verdict.reasons);
+        assert!(c.end_state.get("loans").is_some(), "{}", c.end_state);
+    }
+    let w1 = run
+        .conversations
+        .iter()
+        .find(|c| c.task == "DW1")
+        .expect("DW1");
+    assert_eq!(
+        w1.end_state["loans"]["B108"]["member"], "M2",
+        "the checkout reached the server"
+    );
+    assert!(run.manifest.suite_digests.contains_key("library"));
+    let (code, stdout, stderr) = report(&out).await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let report = std::fs::read_to_string(out.join("report/report.md")).expect("report.md");
+    assert!(report.contains("library"), "the report names the suite");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
+    if !python3() {
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.path();
+    copy_data(data);
+    let server = data.join("tasks/library/server.py");
+    // checkout_book crashes the server; return_book hangs it past a two-second timeout.
+    edit(
+        &server,
+        "    m, b = member(member_id), book(book_id)\n    if b[\"book_id\"] in DB[\"loans\"]:",
+        "    os._exit(3)\n    m, b = member(member_id), book(book_id)\n    if b[\"book_id\"] in DB[\"loans\"]:",
+    );
+    edit(
+        &server,
+        "    b = book(book_id)\n    if b[\"book_id\"] not in DB[\"loans\"]:",
+        "    import time\n    time.sleep(30)\n    b = book(book_id)\n    if b[\"book_id\"] not in DB[\"loans\"]:",
+    );
+    edit(
+        &data.join("tasks/library/mcp.json"),
+        "\"timeout_s\": 10",
+        "\"timeout_s\": 2",
+    );
+
+    let (code, _, stderr) = passk_in(data, vec!["verify".into()]).await;
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("tasks/library/server.py changed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tasks/library/mcp.json changed"),
+        "{stderr}"
+    );
+    let handle = stub(&root()).await;
+    let out = data.join("refused");
+    let (code, _, stderr) = passk_in(data, run_args(&handle.base_url(), &out, 1)).await;
+    assert_ne!(code, 0, "a run refuses a changed server file");
+    assert!(
+        stderr.contains("tasks/library/server.py changed"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = passk_in(data, vec!["suite".into(), "check".into()]).await;
+    assert_ne!(code, 0, "the broken server fails the gold replay");
+    let (_, stdout, _) = passk_in(
+        data,
+        vec!["suite".into(), "check".into(), "--verbose".into()],
+    )
+    .await;
+    assert!(
+        format!("{stdout}{stderr}").contains("tool server failed"),
+        "{stdout}{stderr}"
+    );
+
+    let (code, stdout, stderr) = passk_in(data, vec!["freeze".into()]).await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let out = data.join("run");
+    let (code, stdout, stderr) = passk_in(data, run_args(&handle.base_url(), &out, 1)).await;
+    handle.shutdown().await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let run = load_run(&out).expect("records");
+    let mut failing = calling(data, "checkout_book");
+    failing.extend(calling(data, "return_book"));
+    for c in &run.conversations {
+        let want = if failing.contains(&c.task) {
+            Outcome::ToolServerFail
+        } else {
+            Outcome::Pass
+        };
+        assert_eq!(c.outcome, want, "{}: {:?}", c.task, c.verdict.reasons);
+        if want == Outcome::ToolServerFail {
+            assert!(
+                c.verdict.failure_mode.is_none(),
+                "never a model failure mode"
+            );
+            let why = c.verdict.reasons.join("; ");
+            assert!(
+                why.contains("tool server failure") && why.contains("the server"),
+                "{why}"
+            );
+            let error = c
+                .tool_events
+                .iter()
+                .rev()
+                .find_map(|e| e.error.clone())
+                .unwrap_or_default();
+            assert!(
+                error.contains("exited") || error.contains("no answer"),
+                "{error}"
+            );
+        }
+    }
+    let (code, stdout, stderr) = report(&out).await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("report/summary.json")).expect("summary.json"),
+    )
+    .expect("summary json");
+    assert!(
+        counts_of(&summary).contains(&(failing.len() as u64)),
+        "summary.json counts {} tool server failures somewhere",
+        failing.len()
+    );
+    assert!(
+        std::fs::read_to_string(out.join("report/report.md"))
+            .expect("report.md")
+            .contains("tool server")
+    );
+}
+
+/// Every `tool_server_fail` count in a summary.
+fn counts_of(v: &serde_json::Value) -> Vec<u64> {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .flat_map(|(k, x)| match (k.as_str(), x.as_u64()) {
+                ("tool_server_fail", Some(n)) => vec![n],
+                _ => counts_of(x),
+            })
+            .collect(),
+        serde_json::Value::Array(a) => a.iter().flat_map(counts_of).collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn a_docs_variant_keeps_the_servers_schemas_and_a_renamed_parameter_is_refused() {
+    if !python3() {
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.path();
+    copy_data(data);
+    let tools = data.join("tasks/library/tools");
+    std::fs::create_dir_all(&tools).expect("mkdir");
+    let docs = passk::suite::tool_docs::ToolDocs {
+        tools: library(&root())
+            .presentation()
+            .docs(passk::suite::ToolVariant::DOCUMENTED)
+            .expect("documented")
+            .tools
+            .iter()
+            .rev()
+            .cloned()
+            .map(|mut t| {
+                t.description = format!("{} (terse)", t.description);
+                t
+            })
+            .collect(),
+    };
+    std::fs::write(
+        tools.join("terse.json"),
+        serde_json::to_string_pretty(&docs).unwrap(),
+    )
+    .expect("write");
+    let s = library(data);
+    let terse = passk::suite::ToolVariant::named("terse").unwrap();
+    let shown = s.tools(terse);
+    assert_eq!(shown.len(), 5);
+    assert!(
+        shown[0]["function"]["description"]
+            .as_str()
+            .unwrap()
+            .ends_with("(terse)")
+    );
+    assert_eq!(
+        shown[0]["function"]["parameters"]["type"], "object",
+        "the server's schema"
+    );
+
+    let text = std::fs::read_to_string(tools.join("terse.json")).unwrap();
+    std::fs::write(
+        tools.join("terse.json"),
+        text.replacen("\"book_id\"", "\"isbn\"", 1),
+    )
+    .unwrap();
+    let err = passk::mcp::load_suite(data, "library")
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("terse.json: tools[") && err.contains("the file documents"),
+        "{err}"
+    );
+}
