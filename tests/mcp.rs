@@ -338,3 +338,25 @@ fn a_docs_variant_keeps_the_servers_schemas_and_a_renamed_parameter_is_refused()
         "{err}"
     );
 }
+
+/// On a machine without the server's program, commands that load every suite leave the MCP suite
+/// out with one loud line and go on with the others; asking for it by name is refused.
+#[test]
+fn a_missing_server_command_skips_the_suite_loudly_and_refuses_it_by_name() {
+    let empty = tempdir();
+    let (code, out, err) = output(passk().args(["suite", "check"]).env("PATH", empty.path()));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("SKIPPED: ") && err.contains("`python3` is not on this machine"),
+        "{err}"
+    );
+    assert!(out.contains("store"), "{out}");
+    assert!(!out.contains("library"), "{out}");
+    let (code, _, err) = output(
+        passk()
+            .args(["run", "--suite", "library", "--host", "http://127.0.0.1:9"])
+            .env("PATH", empty.path()),
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("`python3` is not on this machine"), "{err}");
+}

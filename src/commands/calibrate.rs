@@ -202,7 +202,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         )));
     }
     let started = Instant::now();
-    let suites = AllSuites::load(&args.data.root)?;
+    let suites = super::load_all_suites(&args.data.root)?;
     let tasks = suites.tasks();
     let mut book = ScriptBook::from_suites(&tasks, Some(&suites.router));
     book.set_example_values(&suites.example_values());

@@ -24,6 +24,16 @@ pub fn usage_error(message: &str) -> u8 {
     crate::exit_code::USAGE
 }
 
+/// Loads every registered suite under `root`, saying loudly, one line each, which suites this
+/// machine cannot play (their server command is missing) and were left out.
+fn load_all_suites(root: &std::path::Path) -> anyhow::Result<passk::suites::AllSuites> {
+    let suites = passk::suites::AllSuites::load(root)?;
+    for why in &suites.skipped {
+        passk::errln!("SKIPPED: {why}; the other suites go on without it");
+    }
+    Ok(suites)
+}
+
 /// Runs the parsed command; returns the exit code.
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match &cli.command {

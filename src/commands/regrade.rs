@@ -20,7 +20,7 @@ pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
             "warning: the current graders are not the locked ones ({e}); re-grading with them as they are"
         );
     }
-    let suites = passk::suites::AllSuites::load(root)?;
+    let suites = super::load_all_suites(root)?;
     let result = regrade(&run, &suites.domain_refs(), Some(&suites.router), &digest);
     let md = passk::report::regrade::markdown(&result, &run.manifest.run_id);
     let md_path = args.run.join("regrade.md");

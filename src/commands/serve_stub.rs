@@ -22,7 +22,7 @@ struct Suites {
 
 /// Loads the store, triage and router suites under `root` for the oracle and the flawed plans.
 fn load_suites(root: &Path) -> anyhow::Result<Suites> {
-    let all = passk::suites::AllSuites::load(root)?;
+    let all = super::load_all_suites(root)?;
     let digests = passk::runner::experiment::task_digests(&all.domain_refs(), Some(&all.router));
     Ok(Suites {
         digests,

@@ -7,13 +7,12 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::suite::check::{CheckReport, check_suite};
 use passk::suite::repeats::repeats;
-use passk::suites::AllSuites;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
-    let suites = AllSuites::load(&args.data.root).context("loading the suites")?;
+    let suites = super::load_all_suites(&args.data.root).context("loading the suites")?;
     let mut out = String::new();
     for line in suites.counts_lines() {
         writeln!(out, "{line}")?;

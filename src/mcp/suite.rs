@@ -33,6 +33,15 @@ pub fn load_suite(root: &Path, name: &'static str) -> Result<McpSuite, SuiteErro
     let dir = config::suite_dir(root, name);
     let config_path = dir.join(config::FILE);
     let config = config::load(root, name)?;
+    if !on_this_machine(&config.command, &dir) {
+        return Err(SuiteError::Unavailable {
+            path: config_path,
+            message: format!(
+                "the {name} suite's server command `{}` is not on this machine (PATH)",
+                config.command
+            ),
+        });
+    }
     let conv_path = dir.join("conversations.json");
     let (tasks, conv_file): (Vec<Task>, _) = read_json(&conv_path)?;
     let (tools, seed) = probe(&config, &dir).map_err(|e| {
@@ -72,6 +81,16 @@ pub fn load_suite(root: &Path, name: &'static str) -> Result<McpSuite, SuiteErro
 }
 
 /// The command as a person would type it.
+/// Whether `command` can be started: a path (relative to the suite folder) that exists, or a bare
+/// name found in one of `PATH`'s folders.
+fn on_this_machine(command: &str, dir: &Path) -> bool {
+    if command.contains('/') {
+        return dir.join(command).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(command).is_file()))
+}
+
 fn command_line(config: &McpConfig) -> String {
     std::iter::once(config.command.as_str())
         .chain(config.args.iter().map(String::as_str))

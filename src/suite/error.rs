@@ -35,4 +35,12 @@ pub enum SuiteError {
         /// What is wrong.
         message: String,
     },
+    /// The suite needs a program this machine does not have (an MCP suite's server command).
+    #[error("{path}: {message}")]
+    Unavailable {
+        /// The file that names the program.
+        path: PathBuf,
+        /// What is missing.
+        message: String,
+    },
 }

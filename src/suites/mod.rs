@@ -94,17 +94,27 @@ pub struct AllSuites {
     pub domains: Vec<Box<dyn Domain>>,
     /// The router suite.
     pub router: RouterSuite,
+    /// Why each registered suite that could not be loaded here was left out (a server command
+    /// this machine lacks); empty when every suite loaded.
+    pub skipped: Vec<String>,
 }
 
 impl AllSuites {
     /// Loads every registered suite under `root`; a task id two suites share is refused (records,
     /// plans and the stub's book tell conversations apart by it).
     pub fn load(root: &Path) -> Result<AllSuites, SuiteError> {
-        let domains: Vec<Box<dyn Domain>> = SuiteChoice::conversations()
+        let mut domains: Vec<Box<dyn Domain>> = Vec::new();
+        let mut skipped = Vec::new();
+        for load in SuiteChoice::conversations()
             .iter()
             .filter_map(|s| s.loader())
-            .map(|load| load(root))
-            .collect::<Result<_, _>>()?;
+        {
+            match load(root) {
+                Ok(d) => domains.push(d),
+                Err(e @ SuiteError::Unavailable { .. }) => skipped.push(e.to_string()),
+                Err(e) => return Err(e),
+            }
+        }
         for (i, d) in domains.iter().enumerate() {
             for earlier in &domains[..i] {
                 if let Some(t) = d
@@ -123,6 +133,7 @@ impl AllSuites {
         Ok(AllSuites {
             domains,
             router: router::load_router(root)?,
+            skipped,
         })
     }
 
