@@ -217,7 +217,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         progress: Progress::new(bars_wanted(args.no_progress), "calibrate", false),
         cancel: AtomicBool::new(false),
     };
-    let played = play_passes(&bench, &factorial_tasks(&suites))?;
+    let played = play_passes(&bench, &suites)?;
     let Bench {
         rt, stub, progress, ..
     } = bench;
@@ -298,14 +298,19 @@ fn factorial_tasks(suites: &AllSuites) -> Vec<String> {
 }
 
 /// Plays every pass in turn.
-fn play_passes(bench: &Bench<'_>, factorial_tasks: &[String]) -> anyhow::Result<Played> {
-    let all = SuiteChoice::all().to_vec();
+fn play_passes(bench: &Bench<'_>, suites: &AllSuites) -> anyhow::Result<Played> {
+    let factorial_tasks = &factorial_tasks(suites);
+    let all = suites.loaded();
     let oracles = [ORACLE_SMALL, ORACLE_LARGE];
     let oracle = bench.play(Pass {
         toolless: true,
         ..Pass::new("oracle", &oracles, all)
     })?;
-    let flawed = bench.play(Pass::new("flawed", &[FLAWED], SuiteChoice::conversations()))?;
+    let flawed = bench.play(Pass::new(
+        "flawed",
+        &[FLAWED],
+        suites.loaded_conversations(),
+    ))?;
     let faults = bench.play(Pass {
         timeout: FAULT_TIMEOUT,
         ..Pass::new(

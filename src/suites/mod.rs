@@ -137,6 +137,23 @@ impl AllSuites {
         })
     }
 
+    /// The suites loaded here, router included, in registration order: every registered suite
+    /// but the skipped ones.
+    pub fn loaded(&self) -> Vec<SuiteChoice> {
+        SuiteChoice::all()
+            .iter()
+            .copied()
+            .filter(|s| s.loader().is_none() || self.domains.iter().any(|d| d.name() == s.name()))
+            .collect()
+    }
+
+    /// The conversation suites loaded here, in registration order.
+    pub fn loaded_conversations(&self) -> Vec<SuiteChoice> {
+        let mut loaded = self.loaded();
+        loaded.retain(|s| s.loader().is_some());
+        loaded
+    }
+
     /// The conversation suites as trait objects.
     pub fn domain_refs(&self) -> Vec<&dyn Domain> {
         self.domains.iter().map(|d| d.as_ref()).collect()
