@@ -12,6 +12,7 @@ use super::api::{
 };
 pub use crate::wire::config::ClientConfig;
 pub use crate::wire::error::WireError;
+use crate::wire::http::{self, check_status, error_message, error_text, snippet};
 use crate::wire::outcome::{Attempt, CallOutcome, Failure, classify_status};
 pub use crate::wire::retry::AttemptWatch;
 use crate::wire::retry::{AttemptError, AttemptOk, with_retries};
@@ -68,27 +69,8 @@ pub struct Client {
 impl Client {
     /// Builds the client (no request is made).
     pub fn new(config: ClientConfig) -> Result<Client, WireError> {
-        let base = config.base_url.trim_end_matches('/').to_string();
-        let url = reqwest::Url::parse(&base).map_err(|e| WireError::Host {
-            value: config.base_url.clone(),
-            reason: e.to_string(),
-        })?;
-        let host = url
-            .host_str()
-            .unwrap_or("")
-            .trim_start_matches('[')
-            .trim_end_matches(']');
-        let loopback = host == "localhost"
-            || host
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
-        let builder = || {
-            let b = reqwest::Client::builder()
-                .connect_timeout(config.connect_timeout)
-                .tcp_nodelay(true)
-                .redirect(reqwest::redirect::Policy::none());
-            if loopback { b.no_proxy() } else { b }
-        };
+        let (base, loopback) = http::base_url(&config)?;
+        let builder = || http::builder(&config, loopback);
         let http = builder()
             .timeout(config.request_timeout)
             .build()
@@ -260,21 +242,7 @@ impl Client {
     }
 
     fn transport(&self, e: &reqwest::Error, status: Option<u16>) -> AttemptError {
-        let message = if e.is_timeout() {
-            format!(
-                "timed out after {:.3} s, the request timeout in force (connect timeout {:.3} s): {}",
-                self.config.request_timeout.as_secs_f64(),
-                self.config.connect_timeout.as_secs_f64(),
-                error_text(e)
-            )
-        } else {
-            error_text(e)
-        };
-        AttemptError {
-            failure: Failure::Transport,
-            status,
-            message,
-        }
+        http::transport(&self.config, e, status)
     }
 
     async fn get_json<T: DeserializeOwned>(
@@ -282,58 +250,7 @@ impl Client {
         path: &str,
         body: Option<&serde_json::Value>,
     ) -> Result<T, WireError> {
-        let url = self.url(path);
-        let r = with_retries(self.config.policy(), None, |_| {
-            self.json_once::<T>(&url, body)
-        })
-        .await;
-        let last = r.attempts.last();
-        let (status, message) = (
-            last.and_then(|a| a.status),
-            last.and_then(|a| a.error.clone()).unwrap_or_default(),
-        );
-        match (r.body, r.outcome) {
-            (Some(v), _) => Ok(v),
-            (None, CallOutcome::Transport) => Err(WireError::Transport {
-                url,
-                status,
-                message,
-            }),
-            (None, _) => Err(WireError::Protocol {
-                url,
-                status,
-                message,
-            }),
-        }
-    }
-
-    async fn json_once<T: DeserializeOwned>(
-        &self,
-        url: &str,
-        body: Option<&serde_json::Value>,
-    ) -> Result<AttemptOk<T>, AttemptError> {
-        let rb = match body {
-            Some(b) => self.http.post(url).json(b),
-            None => self.http.get(url),
-        };
-        let resp = rb.send().await.map_err(|e| self.transport(&e, None))?;
-        let status = resp.status().as_u16();
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| self.transport(&e, Some(status)))?;
-        check_status(status, &bytes)?;
-        let body = serde_json::from_slice(&bytes).map_err(|e| AttemptError {
-            failure: Failure::Malformed,
-            status: Some(status),
-            message: format!("body is not the expected JSON: {e}: {}", snippet(&bytes)),
-        })?;
-        Ok(AttemptOk {
-            body,
-            status,
-            ttfb_s: 0.0,
-            first_token_s: None,
-        })
+        http::get_json(&self.http, &self.config, &self.url(path), body).await
     }
 
     /// `GET /api/version`.
@@ -425,18 +342,6 @@ impl Client {
         } else {
             Err(transport("the stream ended before \"success\"".to_string()))
         }
-    }
-}
-
-/// Fails the attempt when the status is not 2xx, keeping the server's error text.
-fn check_status(status: u16, body: &[u8]) -> Result<(), AttemptError> {
-    match classify_status(status) {
-        None => Ok(()),
-        Some(failure) => Err(AttemptError {
-            failure,
-            status: Some(status),
-            message: error_message(body),
-        }),
     }
 }
 
@@ -547,39 +452,6 @@ impl StreamAccumulator {
             )),
         }
     }
-}
-
-/// The `error` field of an error body, else the body itself (shortened).
-fn error_message(body: &[u8]) -> String {
-    match serde_json::from_slice::<ErrorBody>(body) {
-        Ok(e) => e.error,
-        Err(_) => snippet(body),
-    }
-}
-
-/// The first 200 characters of a body, for error texts.
-fn snippet(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let mut s: String = text.chars().take(200).collect();
-    if text.chars().count() > 200 {
-        s.push('…');
-    }
-    s
-}
-
-/// A reqwest error with its whole source chain (its `Display` alone hides the cause).
-fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        let t = inner.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = inner.source();
-    }
-    s
 }
 
 #[cfg(test)]
