@@ -131,6 +131,7 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
     over_host!(timeout => timeout_s);
     over_host!(connect_timeout => connect_timeout_s);
     over_host!(retries => retries);
+    over_host!(api => api);
 }
 
 /// The servers of the run (flags, else the experiment file, else `OLLAMA_HOST`, else the

@@ -18,7 +18,6 @@ use crate::runner::telemetry;
 use crate::suite::{Domain, ToolVariant};
 use crate::suites::router::RouterSuite;
 use crate::wire::ChatApi;
-use crate::wire::chat::ApiKind;
 use crate::wire::chat_api::connect;
 use crate::wire::config::ClientConfig;
 use std::collections::BTreeMap;
@@ -238,7 +237,7 @@ fn client_for(exp: &Experiment, url: &str) -> Result<Box<dyn ChatApi>, RunError>
         .wire_durations()
         .map_err(|e| RunError::Settings(e.to_string()))?;
     connect(
-        ApiKind::Ollama,
+        exp.settings.api,
         ClientConfig {
             base_url: url.to_string(),
             connect_timeout,
