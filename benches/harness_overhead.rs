@@ -44,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         root,
         hosts: vec![stub.base_url()],
         run_dir: tmp.clone(),
-        backend: "stub".into(),
+        backend: passk::runner::experiment::Backend::Stub,
         experiment_file: None,
         telemetry: true,
         resume: Default::default(),

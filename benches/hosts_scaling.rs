@@ -110,7 +110,7 @@ fn run(
         root: root.to_path_buf(),
         hosts: stubs.iter().map(|s| s.base_url()).collect(),
         run_dir: dir.clone(),
-        backend: "stub".into(),
+        backend: passk::runner::experiment::Backend::Stub,
         experiment_file: None,
         telemetry: true,
         resume: Default::default(),

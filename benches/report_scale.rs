@@ -87,7 +87,7 @@ fn generate(dir: &Path) -> Result<()> {
         root,
         hosts: vec![stub.base_url()],
         run_dir: dir.to_path_buf(),
-        backend: "stub".into(),
+        backend: passk::runner::experiment::Backend::Stub,
         experiment_file: None,
         telemetry: false,
         resume: Default::default(),

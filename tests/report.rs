@@ -80,6 +80,7 @@ fn conversation(
         task: TASKS[task].into(),
         category: if task < 2 { "lookup" } else { "write" }.into(),
         model: model.into(),
+        api: passk::wire::chat::ApiKind::Ollama,
         trial,
         call_cap: 10,
         mode: Mode::Agent,
@@ -158,7 +159,7 @@ fn write_run_with(
         // k = 4: the small model's trial 3 of T1 ended on the wire, the others were not played.
         settings: json!({"trials": 4, "tool_docs": "bare", "temperature": 0.7, "num_ctx": 16384,
             "num_predict": 1024, "call_caps": [10], "router_in_front": false, "toolless": false}),
-        ollama_version: Some("0.0.0".into()),
+        server_version: Some("0.0.0".into()),
         backend: "stub".into(),
         // Listed large first: the report orders them by parameter size.
         models: vec![info(LARGE, "7B"), info(MID, "3B"), info(SMALL, "1.5B")],

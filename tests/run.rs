@@ -42,7 +42,7 @@ fn run_writes_records_that_parse_back_and_pass() {
         "oracle must pass everything"
     );
     assert!(run.router.iter().all(|r| r.correct));
-    assert_eq!(run.manifest.ollama_version.as_deref(), Some(STUB_VERSION));
+    assert_eq!(run.manifest.server_version.as_deref(), Some(STUB_VERSION));
     assert!(
         run.manifest
             .models

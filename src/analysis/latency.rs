@@ -122,10 +122,10 @@ pub fn latency_fit<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Optio
     })
 }
 
-/// Ollama's own split of call latency (calls that carry both prompt-eval and eval durations).
+/// The server's own split of call latency (calls that carry both prefill and decode durations).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OllamaSplit {
-    /// Calls with Ollama's durations.
+pub struct ServerSplit {
+    /// Calls with the server's durations.
     pub calls: usize,
     /// Mean model time (prompt_eval + eval durations), seconds.
     pub model_s_per_call: f64,
@@ -145,7 +145,7 @@ pub struct OllamaSplit {
 }
 
 /// The split over calls with latency and both durations; `None` when no call has them.
-pub fn ollama_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<OllamaSplit> {
+pub fn server_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<ServerSplit> {
     let (mut model, mut overhead) = (Vec::new(), Vec::new());
     let (mut out_tok, mut eval_ns, mut in_tok, mut prompt_ns) = (0u64, 0u64, 0u64, 0u64);
     let (mut uncached, mut every_cached_count) = (0u64, true);
@@ -169,7 +169,7 @@ pub fn ollama_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Opti
         eval_ns += ev;
         prompt_ns += pe;
     }
-    Some(OllamaSplit {
+    Some(ServerSplit {
         calls: model.len(),
         model_s_per_call: mean(&model)?,
         overhead_s_per_call: mean(&overhead)?,
@@ -217,7 +217,7 @@ mod tests {
     }
 
     #[test]
-    fn ollama_split_sums_durations() {
+    fn server_split_sums_durations() {
         let mut a = call(1000, 10);
         a.wall_s = Some(0.5);
         a.timings.load_duration = Some(100_000_000); // latency 0.4
@@ -227,7 +227,7 @@ mod tests {
         b.wall_s = Some(0.7);
         b.timings.prompt_eval_duration = Some(100_000_000);
         b.timings.eval_duration = Some(400_000_000);
-        let s = ollama_split([&a, &b]).unwrap();
+        let s = server_split([&a, &b]).unwrap();
         assert_eq!(s.calls, 2);
         assert!((s.model_s_per_call - 0.4).abs() < 1e-12); // (0.3 + 0.5) / 2
         assert!((s.overhead_s_per_call - 0.15).abs() < 1e-12); // (0.1 + 0.2) / 2
@@ -235,11 +235,11 @@ mod tests {
         assert!((s.prefill_tokens_per_s.unwrap() - 4000.0 / 0.2).abs() < 1e-6);
         assert!(!s.prefill_over_uncached);
         let bare = call(1, 1);
-        assert!(ollama_split([&bare]).is_none());
+        assert!(server_split([&bare]).is_none());
         // With the server's cached counts, prefill is over the uncached tokens only.
         a.timings.prompt_eval_cached_count = Some(900);
         b.timings.prompt_eval_cached_count = Some(2900);
-        let s = ollama_split([&a, &b]).unwrap();
+        let s = server_split([&a, &b]).unwrap();
         assert!(s.prefill_over_uncached);
         assert!((s.prefill_tokens_per_s.unwrap() - 200.0 / 0.2).abs() < 1e-6);
     }

@@ -4,7 +4,7 @@
 //! agent, or standalone) are counted and timed apart, as everywhere else. Tokens, success and pass^k do not depend on where or
 //! how many at once a trial ran; latency does, so it is never pooled across concurrency levels here.
 
-use super::latency::{mean, ollama_split, percentile};
+use super::latency::{mean, percentile, server_split};
 use crate::runner::record::CallRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -173,7 +173,7 @@ fn server_row(host: &str, model: &str, trials: &[&PlayedTrial<'_>]) -> ServerRow
         success_rate: (graded > 0).then(|| passes as f64 / graded as f64),
         calls: calls.len(),
         time_per_call_s: mean(&latencies),
-        model_s_per_call: ollama_split(calls.iter().copied()).map(|s| s.model_s_per_call),
+        model_s_per_call: server_split(calls.iter().copied()).map(|s| s.model_s_per_call),
         router_calls,
         router_time_per_call_s: mean(&router),
     }
@@ -181,7 +181,7 @@ fn server_row(host: &str, model: &str, trials: &[&PlayedTrial<'_>]) -> ServerRow
 
 fn concurrency_row(parallel: u32, model: &str, calls: &[&CallRecord]) -> ConcurrencyRow {
     let latencies: Vec<f64> = calls.iter().filter_map(|c| c.latency_s()).collect();
-    let split = ollama_split(calls.iter().copied());
+    let split = server_split(calls.iter().copied());
     ConcurrencyRow {
         parallel,
         model: model.to_string(),

@@ -69,7 +69,7 @@ pub fn provenance(manifest: &Manifest) -> Provenance {
         commit,
         dirty,
         uncommitted: checkout.map(|c| c.uncommitted.clone()).unwrap_or_default(),
-        ollama_version: manifest.ollama_version.clone(),
+        ollama_version: manifest.server_version.clone(),
         model_digests: manifest
             .models
             .iter()

@@ -2,7 +2,7 @@
 //! and per correct call; and the pipeline view of router calls made in front of the agent.
 
 use super::cost::blended;
-use super::latency::{OllamaSplit, mean, ollama_split, percentile};
+use super::latency::{ServerSplit, mean, percentile, server_split};
 use super::taxonomy::OutcomeCounts;
 use crate::runner::record::{ConversationRecord, RouterRecord};
 use serde::{Deserialize, Serialize};
@@ -58,7 +58,7 @@ pub struct RouterSummary {
     /// The fastest call.
     pub fastest_call: Option<FastestCall>,
     /// Ollama's split of the calls' latency.
-    pub ollama_timing: Option<OllamaSplit>,
+    pub ollama_timing: Option<ServerSplit>,
     /// Sampling temperature, when every call recorded the same one.
     pub temperature: Option<f64>,
 }
@@ -121,7 +121,7 @@ pub fn router_summary(records: &[&RouterRecord], w: f64) -> RouterSummary {
         latency_per_call_s: mean(&lat),
         latency_p95_s: percentile(&lat, 95.0),
         fastest_call: fastest,
-        ollama_timing: ollama_split(graded.iter().map(|r| &r.call)),
+        ollama_timing: server_split(graded.iter().map(|r| &r.call)),
         temperature: (temps.len() == 1)
             .then(|| temps.iter().next().map(|b| f64::from_bits(*b)))
             .flatten(),
@@ -146,7 +146,7 @@ pub struct Pipeline {
     /// (router + orchestrator latency) / passes, seconds.
     pub time_per_success_s: Option<f64>,
     /// Ollama's split of the router calls' latency.
-    pub router_ollama_timing: Option<OllamaSplit>,
+    pub router_ollama_timing: Option<ServerSplit>,
 }
 
 /// Totals of the router calls in front of the agent: (blended tokens, latency seconds).
@@ -194,7 +194,7 @@ pub fn pipeline(
         router_label_counts: labels,
         blended_tokens_per_success: super::cost::per_success(all, passes),
         time_per_success_s: super::cost::per_success(latency + orchestrator_latency_s, passes),
-        router_ollama_timing: ollama_split(calls.iter().copied()),
+        router_ollama_timing: server_split(calls.iter().copied()),
     })
 }
 

@@ -17,7 +17,7 @@ const NOT_SETTINGS: [&str; 7] = [
     "warnings",
     "experiment_file",
     "imported_from",
-    "ollama_host",
+    "server_host",
     "servers",
 ];
 

@@ -13,7 +13,7 @@ use super::cost::{
 use super::factorial::{Factorial, factorials};
 use super::gpu::{GpuSummary, gpu_summary};
 use super::interval;
-use super::latency::{LatencyFit, OllamaSplit, latency_fit, mean, ollama_split, percentile};
+use super::latency::{LatencyFit, ServerSplit, latency_fit, mean, percentile, server_split};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
 use super::placement::{Placement, PlayedTrial, placement};
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
@@ -290,7 +290,7 @@ pub struct Latency {
     /// Least-squares fit of call latency on output and input tokens.
     pub fit: Option<LatencyFit>,
     /// Ollama's own split into model time and overhead.
-    pub ollama_timing: Option<OllamaSplit>,
+    pub ollama_timing: Option<ServerSplit>,
 }
 
 /// Context growth at one call position.
@@ -598,7 +598,7 @@ impl Tally {
             },
             time_per_success_all_attempts_s: per_success(every_attempt_s(all), passes),
             fit: latency_fit(orch_calls()),
-            ollama_timing: ollama_split(orch_calls()),
+            ollama_timing: server_split(orch_calls()),
         }
     }
 
@@ -1054,7 +1054,7 @@ fn played_trials<'a>(
     convs: &[&'a ConversationRecord],
     routs: &[&'a RouterRecord],
 ) -> Vec<PlayedTrial<'a>> {
-    let fallback = manifest.ollama_host.as_deref().unwrap_or("unknown server");
+    let fallback = manifest.server_host.as_deref().unwrap_or("unknown server");
     let conversations = convs.iter().map(|c| PlayedTrial {
         host: c.host.as_deref().unwrap_or(fallback),
         parallel: c.parallel.unwrap_or(1),

@@ -155,7 +155,7 @@ impl Bench<'_> {
             root: self.args.data.root.clone(),
             hosts: vec![self.stub.base_url()],
             run_dir: dir.clone(),
-            backend: passk::runner::experiment::STUB_BACKEND.into(),
+            backend: passk::runner::experiment::Backend::Stub,
             experiment_file: None,
             telemetry: true,
             resume: Default::default(),

@@ -239,11 +239,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         .clone()
         .unwrap_or_else(|| args.data.root.join("results").join(&run_id));
     let exp = Experiment {
+        backend: passk::runner::experiment::Backend::Server(settings.api),
         settings,
         root: args.data.root.clone(),
         hosts,
         run_dir,
-        backend: "ollama".into(),
         experiment_file,
         telemetry: true,
         resume: ResumePolicy {

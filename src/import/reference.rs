@@ -307,11 +307,11 @@ fn imported_manifest(dir: &Path, digest: &str) -> Manifest {
 
 /// Keeps the first Ollama version, host and GPU name the records mention.
 fn note_environment(manifest: &mut Manifest, env: &RefEnv) {
-    manifest.ollama_version = manifest
-        .ollama_version
+    manifest.server_version = manifest
+        .server_version
         .take()
         .or(env.ollama_version.clone());
-    manifest.ollama_host = manifest.ollama_host.take().or(env.ollama_host.clone());
+    manifest.server_host = manifest.server_host.take().or(env.ollama_host.clone());
     manifest.gpu.name = manifest.gpu.name.take().or(env.gpu.clone());
 }
 
@@ -351,6 +351,7 @@ fn conversation_record(
             .unwrap_or_else(|| category_of(&task).to_string()),
         task,
         model,
+        api: crate::wire::chat::ApiKind::Ollama,
         trial: r.seed.unwrap_or(0),
         call_cap,
         mode: Mode::Agent,
@@ -460,6 +461,7 @@ fn router_record(r: RefRouter, model: String, index: u32, digest: &str) -> Route
         schema_version: SCHEMA_VERSION,
         grader_digest: digest.to_string(),
         model,
+        api: crate::wire::chat::ApiKind::Ollama,
         index,
         trial: r.seed.unwrap_or(0),
         label,

@@ -258,6 +258,7 @@ mod tests {
             task: task.into(),
             category: "cancel".into(),
             model: model.into(),
+            api: crate::wire::chat::ApiKind::Ollama,
             trial,
             call_cap: 8,
             mode: Mode::Agent,

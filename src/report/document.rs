@@ -459,7 +459,7 @@ fn setup(out: &mut String, r: &Report) {
     let mut t = MarkdownTable::new(["setting", "value"]);
     t.row([
         "Ollama version",
-        m.ollama_version.as_deref().unwrap_or(NOT_AVAILABLE),
+        m.server_version.as_deref().unwrap_or(NOT_AVAILABLE),
     ]);
     t.row(["GPU".to_string(), gpu_text(&m.gpu)]);
     settings_rows(&mut t, &m.settings);

@@ -161,6 +161,7 @@ impl Player<'_> {
             schema_version: SCHEMA_VERSION,
             grader_digest: self.grader_digest.to_string(),
             model: self.model.to_string(),
+            api: self.client.kind(),
             index: message.index,
             trial,
             label: message.label.clone(),
@@ -318,6 +319,7 @@ impl Player<'_> {
             task: task.id.clone(),
             category: task.category.clone(),
             model: self.model.to_string(),
+            api: self.client.kind(),
             trial: t.trial,
             call_cap: t.call_cap,
             mode,
@@ -533,5 +535,233 @@ fn assistant_echo(message: &Message) -> Message {
         // Ollama's docs send a thinking model's reasoning back with its message.
         thinking: message.thinking.clone(),
         ..Message::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suites::store::{StoreSuite, load_store};
+    use crate::wire::WireError;
+    use crate::wire::chat::{ApiKind, CallResult, NativeCall};
+    use crate::wire::chat_api::{LoadedModel, ModelEntry, ModelInfo, ServerInfo};
+    use crate::wire::outcome::Attempt;
+    use futures_util::future::BoxFuture;
+    use serde_json::json;
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    /// A server that answers each call with the next scripted reply (a failed call for a
+    /// bucket), and "Done." once the script is spent; it keeps every request it was sent.
+    #[derive(Default)]
+    struct Scripted {
+        replies: Mutex<VecDeque<Result<Message, CallOutcome>>>,
+        sent: Mutex<Vec<CallRequest>>,
+    }
+
+    impl Scripted {
+        fn new(replies: Vec<Result<Message, CallOutcome>>) -> Scripted {
+            Scripted {
+                replies: Mutex::new(replies.into()),
+                sent: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn sent(&self) -> Vec<CallRequest> {
+            self.sent.lock().expect("sent").clone()
+        }
+    }
+
+    impl ChatApi for Scripted {
+        fn kind(&self) -> ApiKind {
+            ApiKind::Ollama
+        }
+
+        fn chat_watched<'a>(
+            &'a self,
+            req: &'a CallRequest,
+            _watch: Option<AttemptWatch<'a>>,
+        ) -> BoxFuture<'a, CallResult> {
+            self.sent.lock().expect("sent").push(req.clone());
+            let next = self.replies.lock().expect("script").pop_front();
+            let next = next.unwrap_or_else(|| Ok(Message::assistant("Done.")));
+            let outcome = next.as_ref().err().copied().unwrap_or(CallOutcome::Ok);
+            let reply = next.ok().map(|message| Reply {
+                model: req.model.clone(),
+                message,
+                ..Reply::default()
+            });
+            let attempt = Attempt {
+                outcome,
+                status: Some(200),
+                error: (outcome != CallOutcome::Ok).then(|| "scripted failure".into()),
+                elapsed_ms: 1.0,
+            };
+            Box::pin(async move {
+                CallResult {
+                    api: ApiKind::Ollama,
+                    reply,
+                    outcome,
+                    attempts: vec![attempt],
+                    wall_s: 0.001,
+                    ttfb_s: None,
+                    first_token_s: None,
+                    started_unix_ms: 0,
+                }
+            })
+        }
+
+        fn server_info(&self) -> BoxFuture<'_, Result<ServerInfo, WireError>> {
+            Box::pin(async { Ok(ServerInfo::default()) })
+        }
+
+        fn list_models(&self) -> BoxFuture<'_, Result<Vec<ModelEntry>, WireError>> {
+            Box::pin(async { Ok(Vec::new()) })
+        }
+
+        fn model_info<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<ModelInfo, WireError>> {
+            Box::pin(async { Ok(ModelInfo::default()) })
+        }
+
+        fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>> {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    fn store() -> StoreSuite {
+        load_store(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).expect("store suite")
+    }
+
+    fn native(name: &str, arguments: Value) -> NativeCall {
+        NativeCall {
+            id: Some(format!("call_{name}")),
+            name: name.into(),
+            arguments,
+            ..NativeCall::default()
+        }
+    }
+
+    fn calling(calls: Vec<NativeCall>, text: &str) -> Result<Message, CallOutcome> {
+        Ok(Message {
+            tool_calls: calls,
+            ..Message::assistant(text)
+        })
+    }
+
+    /// Plays the store's first task against `api` and returns the record.
+    async fn play(
+        api: &Scripted,
+        call_cap: u32,
+        router: Option<&RouterSuite>,
+    ) -> ConversationRecord {
+        let suite = store();
+        let task = suite.tasks.first().expect("a task").clone();
+        let settings = RunSettings::default();
+        let telemetry = Telemetry::disabled("test");
+        let counts = PromptCounts::new(false);
+        let player = Player {
+            client: api,
+            model: "m",
+            settings: &settings,
+            telemetry: &telemetry,
+            grader_digest: "d",
+            router_in_front: router,
+            prompt_counts: &counts,
+            watch: None,
+        };
+        let shown = Shown::docs(ToolVariant::DOCUMENTED);
+        player
+            .play(&suite, &task, 0, call_cap, Mode::Agent, shown)
+            .await
+    }
+
+    fn orders(n: usize) -> Vec<NativeCall> {
+        (0..n)
+            .map(|i| native("get_order", json!({"order_id": format!("A{i}")})))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_model_that_never_stops_calling_is_cut_at_the_call_cap() {
+        let api = Scripted::new((0..10).map(|_| calling(orders(1), "")).collect());
+        let r = play(&api, 3, None).await;
+        assert_eq!(r.status, Status::LoopCap);
+        assert_eq!(r.calls.len(), 3);
+        assert_eq!(api.sent().len(), 3);
+        assert_eq!(r.replies.last(), Some(&None));
+    }
+
+    #[tokio::test]
+    async fn calls_past_the_per_reply_cap_are_recorded_and_the_model_is_told() {
+        let over = 3;
+        let api = Scripted::new(vec![calling(orders(TOOL_CALLS_PER_REPLY + over), "")]);
+        let r = play(&api, 10, None).await;
+        let first = &r.calls[0];
+        assert_eq!(first.tool_calls as usize, TOOL_CALLS_PER_REPLY);
+        assert_eq!(first.unexecuted_calls as usize, over);
+        assert!(
+            first
+                .unexecuted
+                .iter()
+                .all(|u| u.reason == NotExecuted::OverCap)
+        );
+        assert_eq!(r.tool_events.len(), TOOL_CALLS_PER_REPLY);
+        let next = &api.sent()[1].messages;
+        let notice = next.last().expect("notice");
+        assert_eq!(notice.role, Role::Tool);
+        assert!(
+            notice.content.contains(&format!("{over} more tool calls")),
+            "{}",
+            notice.content
+        );
+    }
+
+    #[tokio::test]
+    async fn a_call_written_beside_native_calls_is_recorded_not_run() {
+        let text = r#"{"name": "find_customer", "arguments": {"query": "Ann"}}"#;
+        let api = Scripted::new(vec![calling(orders(1), text)]);
+        let r = play(&api, 10, None).await;
+        let tools: Vec<&str> = r.tool_events.iter().map(|e| e.tool.as_str()).collect();
+        assert_eq!(tools, vec!["get_order"]);
+        let beside = &r.calls[0].unexecuted;
+        assert_eq!(beside.len(), 1);
+        assert_eq!(
+            (beside[0].tool.as_str(), beside[0].reason),
+            ("find_customer", NotExecuted::BesideNative)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_router_that_fails_on_the_wire_ends_the_conversation_before_the_agent() {
+        let router = crate::suites::router::load::load_router(std::path::Path::new(env!(
+            "CARGO_MANIFEST_DIR"
+        )))
+        .expect("router suite");
+        let api = Scripted::new(vec![Err(CallOutcome::Transport)]);
+        let r = play(&api, 10, Some(&router)).await;
+        assert_eq!(r.outcome, Outcome::TransportFail);
+        assert_eq!(r.calls.len(), 1);
+        assert_eq!(r.calls[0].node, Node::Router);
+        assert_eq!(api.sent().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn string_arguments_run_decoded_and_go_back_as_the_model_wrote_them() {
+        let written = Value::String(r#"{"order_id": "A1"}"#.into());
+        let api = Scripted::new(vec![calling(
+            vec![native("get_order", written.clone())],
+            "",
+        )]);
+        let r = play(&api, 10, None).await;
+        assert_eq!(r.tool_events[0].args, json!({"order_id": "A1"}));
+        let history = &api.sent()[1].messages;
+        let echo = history
+            .iter()
+            .rfind(|m| m.role == Role::Assistant)
+            .expect("the reply goes back");
+        assert_eq!(echo.tool_calls[0].arguments, written);
+        assert_eq!(echo.tool_calls[0].id.as_deref(), Some("call_get_order"));
+        let answer = history.last().expect("tool result");
+        assert_eq!(answer.tool_call_id.as_deref(), Some("call_get_order"));
     }
 }

@@ -18,6 +18,7 @@ use crate::runner::telemetry;
 use crate::suite::{Domain, ToolVariant};
 use crate::suites::router::RouterSuite;
 use crate::wire::ChatApi;
+use crate::wire::chat::ApiKind;
 use crate::wire::chat_api::connect;
 use crate::wire::config::ClientConfig;
 use std::collections::BTreeMap;
@@ -92,8 +93,8 @@ pub struct Experiment {
     pub hosts: Vec<String>,
     /// Run directory.
     pub run_dir: PathBuf,
-    /// `ollama` or `stub`.
-    pub backend: String,
+    /// The server the run expects: a real one speaking an API, or passk's stub.
+    pub backend: Backend,
     /// The experiment file's text, when one was given.
     pub experiment_file: Option<String>,
     /// Sample GPU and server telemetry (of the servers on this machine).
@@ -287,6 +288,25 @@ pub async fn run(
 /// The manifest's backend for a run against passk's own stub (`passk serve-stub`, calibrate).
 pub const STUB_BACKEND: &str = "stub";
 
+/// What a run plays against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A real server speaking this API.
+    Server(ApiKind),
+    /// passk's own stub (it speaks both APIs).
+    Stub,
+}
+
+impl Backend {
+    /// The name the manifest records (`ollama`, `stub`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Server(api) => api.as_str(),
+            Backend::Stub => STUB_BACKEND,
+        }
+    }
+}
+
 /// Verifies the graders, loads the suites, preflights every server and each model on it, and
 /// opens (or resumes) the run directory.
 async fn open_session<'a>(
@@ -307,7 +327,7 @@ async fn open_session<'a>(
     let backend = if checked.stub {
         STUB_BACKEND
     } else {
-        exp.backend.as_str()
+        exp.backend.name()
     };
     let fresh = new_manifest(exp, &suites, backend, &checked);
     let journal = open_journal(exp, &fresh, sink)?;
@@ -524,8 +544,8 @@ fn new_manifest(
                 (d.name().to_string(), played)
             })
             .collect(),
-        ollama_version: first.map(|i| i.version.clone()),
-        ollama_host: first.map(|i| i.url.clone()),
+        server_version: first.map(|i| i.version.clone()),
+        server_host: first.map(|i| i.url.clone()),
         servers: checked.hosts.iter().map(|h| h.info.clone()).collect(),
         backend: backend.to_string(),
         models: checked.models.clone(),
@@ -941,7 +961,7 @@ mod tests {
             root: PathBuf::from("."),
             hosts: vec!["http://127.0.0.1:9".into()],
             run_dir: dir.to_path_buf(),
-            backend: "stub".into(),
+            backend: Backend::Stub,
             experiment_file: None,
             telemetry: false,
             resume: ResumePolicy {

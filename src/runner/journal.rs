@@ -291,11 +291,11 @@ fn check_same_setup(
         ));
     }
     let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
-    if recorded.ollama_version != now.ollama_version {
+    if recorded.server_version != now.server_version {
         return Err(mixed(
             "Ollama version",
-            &show(&recorded.ollama_version),
-            &show(&now.ollama_version),
+            &show(&recorded.server_version),
+            &show(&now.server_version),
         ));
     }
     let (a, b) = (
@@ -450,6 +450,7 @@ mod tests {
             schema_version: SCHEMA_VERSION,
             grader_digest: "g1".into(),
             model: "m".into(),
+            api: crate::wire::chat::ApiKind::Ollama,
             index,
             trial: 0,
             label: "other".into(),

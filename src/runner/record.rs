@@ -7,7 +7,7 @@
 
 use crate::suite::{PromptVariant, ToolVariant};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
-use crate::wire::chat::{Message, Usage};
+use crate::wire::chat::{ApiKind, Message, Usage};
 use crate::wire::outcome::{Attempt, CallOutcome};
 use crate::wire::tool_call::Withheld;
 use serde::{Deserialize, Serialize};
@@ -438,6 +438,10 @@ pub struct ConversationRecord {
     pub category: String,
     /// Model tag.
     pub model: String,
+    /// The server API the calls went through (absent in records written before there were
+    /// several: Ollama's).
+    #[serde(default)]
+    pub api: ApiKind,
     /// Trial index (0-based), paired across models.
     pub trial: u32,
     /// Call cap in force (model calls per turn).
@@ -539,6 +543,10 @@ pub struct RouterRecord {
     pub grader_digest: String,
     /// Model tag.
     pub model: String,
+    /// The server API the calls went through (absent in records written before there were
+    /// several: Ollama's).
+    #[serde(default)]
+    pub api: ApiKind,
     /// Message index in the router suite.
     pub index: u32,
     /// Trial index (0-based).
@@ -751,14 +759,22 @@ pub struct Manifest {
     /// Digests of suite parts that are not graders, by suite.
     #[serde(default)]
     pub suite_digests: BTreeMap<String, crate::suite::SuiteDigests>,
-    /// Ollama version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ollama_version: Option<String>,
-    /// Ollama host URL (the first server of the first session).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ollama_host: Option<String>,
+    /// The server's version (`ollama_version` in manifests written before other servers).
+    #[serde(
+        default,
+        alias = "ollama_version",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_version: Option<String>,
+    /// Server base URL, the first server of the first session (`ollama_host` in older manifests).
+    #[serde(
+        default,
+        alias = "ollama_host",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_host: Option<String>,
     /// Every server any session of the run played on, in the order first used (absent in
-    /// manifests written before several servers: `ollama_host` alone).
+    /// manifests written before several servers: `server_host` alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<ServerInfo>,
     /// Backend: `ollama`, `stub` or `imported`.
@@ -814,4 +830,92 @@ pub struct Checkout {
     /// Files under `tasks/` and `graders/` that differ from it (untracked ones included).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncommitted: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures;
+    use crate::wire::chat::NativeCall;
+    use crate::wire::ollama::convert;
+    use serde_json::json;
+
+    #[test]
+    fn a_transcript_entry_is_the_message_as_ollama_serialises_it() {
+        let call = NativeCall {
+            id: Some("call_1".into()),
+            index: Some(0),
+            name: "get_order".into(),
+            arguments: json!("{\"order_id\": \"A1\"}"),
+        };
+        let messages = [
+            Message::system("policy"),
+            Message::user("hi"),
+            Message {
+                tool_calls: vec![
+                    call.clone(),
+                    NativeCall {
+                        id: None,
+                        index: None,
+                        ..call
+                    },
+                ],
+                thinking: Some("look it up".into()),
+                ..Message::assistant("")
+            },
+            Message::tool("get_order", Some("call_1".into()), "{}"),
+            Message::tool("get_order", None, "{}"),
+        ];
+        for m in &messages {
+            let ollama = serde_json::to_value(convert::message(m)).expect("serialises");
+            assert_eq!(transcript_entry(m).to_string(), ollama.to_string(), "{m:?}");
+        }
+    }
+
+    #[test]
+    fn timings_keep_their_field_names_and_absent_figures_stay_absent() {
+        let usage = Usage {
+            prompt_tokens: Some(100),
+            cached_prompt_tokens: Some(60),
+            output_tokens: Some(7),
+            total_ns: Some(9),
+            load_ns: None,
+            prefill_ns: Some(3),
+            decode_ns: Some(4),
+        };
+        let t = Timings::of(&usage, Some("stop".into()));
+        assert_eq!(
+            serde_json::to_value(&t).expect("serialises"),
+            json!({"total_duration": 9, "prompt_eval_count": 100, "prompt_eval_duration": 3,
+                   "prompt_eval_cached_count": 60, "eval_count": 7, "eval_duration": 4,
+                   "done_reason": "stop"})
+        );
+    }
+
+    #[test]
+    fn a_record_written_before_the_api_field_reads_as_ollama() {
+        let mut c = fixtures::conversation("m", "t1", 0, true, vec![fixtures::call(10, 2)]);
+        c.api = ApiKind::Ollama;
+        let line = Record::Conversation(Box::new(c.clone()));
+        let mut old = serde_json::to_value(&line).expect("serialises");
+        assert_eq!(old["api"], "ollama");
+        old.as_object_mut().expect("object").remove("api");
+        let back: Record = serde_json::from_value(old).expect("an old line reads");
+        assert_eq!(back, line);
+        assert_eq!(c.calls[0].timings.prompt_eval_count, Some(10));
+    }
+
+    #[test]
+    fn a_manifest_with_the_old_ollama_names_reads_and_writes_the_neutral_ones() {
+        let mut old = serde_json::to_value(Manifest::default()).expect("serialises");
+        let fields = old.as_object_mut().expect("object");
+        fields.insert("ollama_version".into(), json!("0.12.6"));
+        fields.insert("ollama_host".into(), json!("http://127.0.0.1:11434"));
+        let m: Manifest = serde_json::from_value(old).expect("an old manifest reads");
+        assert_eq!(m.server_version.as_deref(), Some("0.12.6"));
+        assert_eq!(m.server_host.as_deref(), Some("http://127.0.0.1:11434"));
+        let written = serde_json::to_value(&m).expect("serialises");
+        assert_eq!(written["server_version"], "0.12.6");
+        assert!(written.get("ollama_version").is_none());
+    }
 }

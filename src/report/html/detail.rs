@@ -204,6 +204,7 @@ mod tests {
             schema_version: 1,
             grader_digest: "g".into(),
             model: "m".into(),
+            api: crate::wire::chat::ApiKind::Ollama,
             index: 3,
             trial: 0,
             label: "order_status".into(),
