@@ -375,6 +375,9 @@ pub struct ServeStubArgs {
     /// Requests that may wait for a model still loading; more get Ollama's 503 [default: $OLLAMA_MAX_QUEUE, else 512]
     #[arg(long, value_name = "N")]
     pub max_queue: Option<usize>,
+    /// Model NAME's replies come from the OpenAI-compatible server at URL (llama-server, vLLM); repeatable
+    #[arg(long, value_name = "NAME=URL")]
+    pub upstream: Vec<String>,
 }
 
 /// Export destinations shared by report and compare (`-` means stdout).

@@ -8,6 +8,7 @@ mod fuzz;
 mod gpu_metrics;
 mod hosts;
 mod messy;
+mod openai_stub;
 mod plan;
 mod reference;
 mod registry;

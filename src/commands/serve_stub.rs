@@ -6,7 +6,7 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::suite::Task;
 use passk::suites::router::RouterSuite;
-use passk::wire::stub::{ScriptBook, StubConfig, StubFile, StubServer};
+use passk::wire::stub::{ModelSpec, ScriptBook, StubConfig, StubFile, StubServer};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -67,6 +67,16 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
             args.speed
         )));
     }
+    for entry in &args.upstream {
+        match upstream(entry) {
+            Ok((name, url)) => {
+                config
+                    .models
+                    .insert(name.to_string(), ModelSpec::upstream(url));
+            }
+            Err(why) => return Ok(super::usage_error(&why)),
+        }
+    }
     let ip: IpAddr = args
         .bind
         .parse()
@@ -109,6 +119,21 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         anyhow::Ok(())
     })?;
     Ok(exit_code::SUCCESS)
+}
+
+/// `NAME=URL` of `--upstream`: a model name and an `http(s)://` base URL.
+fn upstream(entry: &str) -> Result<(&str, &str), String> {
+    match entry.split_once('=') {
+        Some((name, url))
+            if !name.trim().is_empty()
+                && (url.starts_with("http://") || url.starts_with("https://")) =>
+        {
+            Ok((name.trim(), url))
+        }
+        _ => Err(format!(
+            "--upstream {entry:?}: expected NAME=URL, e.g. smollm2-135m=http://127.0.0.1:8080"
+        )),
+    }
 }
 
 /// An unsigned setting from the environment read as Ollama's `envconfig.Uint` reads it (spaces and

@@ -10,6 +10,7 @@ use super::output::{Generated, generate};
 use super::prompt::prompt_count;
 use super::script;
 use super::slots::{MAX_QUEUE_ERROR, Slot};
+use super::upstream;
 use super::{ModelSpec, State, error, not_found};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
@@ -51,6 +52,9 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         // Ollama's preload: no generation, done_reason "load".
         return done_without_reply(&req.model, "load");
     }
+    if let Some(base) = &spec.upstream {
+        return upstream_reply(state, base, &judged, n, fault, load_time, entry).await;
+    }
     let Ok(reply) = script::respond(&cfg.script, &spec.behaviour, req) else {
         return error(409, script::UNKNOWN_CONVERSATION);
     };
@@ -63,6 +67,43 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         return stream_reply(answer, prefill, decode, fault, slot);
     }
     tokio::time::sleep(prefill + decode).await;
+    drop(slot);
+    whole_reply(answer, entry, fault)
+}
+
+/// The reply of a model served by an OpenAI-compatible server, its counts and durations the
+/// server's own, sent once the server has answered (the slot held meanwhile).
+async fn upstream_reply(
+    state: &State,
+    base: &str,
+    judged: &Judged,
+    n: u64,
+    fault: Option<FaultKind>,
+    load_time: Duration,
+    entry: Instant,
+) -> Response {
+    let req = &judged.req;
+    let slot = state
+        .slots
+        .acquire(&ModelName::parse(&req.model).key())
+        .await;
+    let got = match upstream::complete(base, req, state.config.prompt_count).await {
+        Ok(got) => got,
+        Err(f) => return error(f.status, f.message),
+    };
+    let answer = Answer {
+        model: req.model.clone(),
+        tool_calls: tool_calls(state.config.seed, &req.model, n, &got.calls),
+        timings: Timings {
+            load_duration: Some(nanos(load_time).max(1)),
+            ..got.timings
+        },
+        content: got.content,
+        thinking: String::new(),
+    };
+    if req.stream {
+        return stream_reply(answer, Duration::ZERO, Duration::ZERO, fault, slot);
+    }
     drop(slot);
     whole_reply(answer, entry, fault)
 }
@@ -320,8 +361,8 @@ fn whole_reply(a: Answer, entry: Instant, fault: Option<FaultKind>) -> Response 
     match fault {
         Some(FaultKind::TruncatedBody) => Response::Cut {
             content_type: "application/json; charset=utf-8",
-            declared: body.len(),
-            body: body[..body.len() / 2].to_vec(),
+            sent: body.len() / 2,
+            body,
         },
         Some(FaultKind::NonJsonBody) => Response::Full {
             status: 200,

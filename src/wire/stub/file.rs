@@ -179,6 +179,7 @@ impl StubFile {
                     .clone()
                     .unwrap_or_else(|| default_capabilities(&behaviour)),
                 behaviour,
+                upstream: None,
             })
         };
         let mut models = BTreeMap::new();

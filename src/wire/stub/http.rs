@@ -56,11 +56,13 @@ pub(crate) enum Response {
     },
     /// A chunked NDJSON body.
     Stream { parts: Vec<Part> },
-    /// A head declaring `declared` bytes, fewer bytes of body, then the connection closed.
+    /// A chunked `text/event-stream` body (each line a whole server-sent event).
+    Events { parts: Vec<Part> },
+    /// A head declaring the whole body's length, its first `sent` bytes, then the connection closed.
     Cut {
         content_type: &'static str,
-        declared: usize,
         body: Vec<u8>,
+        sent: usize,
     },
     /// A status with these headers and no body (a CORS preflight's 204, a 403).
     Empty {
@@ -112,6 +114,10 @@ pub(crate) async fn serve_connection(
             _ = shutdown.changed() => return,
             () = client_gone(&mut reader) => return,
         };
+        let stream_type = match resp {
+            Response::Events { .. } => "text/event-stream",
+            _ => "application/x-ndjson",
+        };
         let written = match resp {
             Response::Reset => {
                 reset(reader.into_inner(), wr);
@@ -149,17 +155,17 @@ pub(crate) async fn serve_connection(
             }
             Response::Cut {
                 content_type,
-                declared,
                 body,
+                sent,
             } => {
-                let mut out = head(200, content_type, Some(declared), false);
-                out.extend_from_slice(&body);
+                let mut out = head(200, content_type, Some(body.len()), false);
+                out.extend_from_slice(&body[..sent.min(body.len())]);
                 let _ = write_all(&mut wr, &out).await;
                 let _ = wr.shutdown().await;
                 return;
             }
-            Response::Stream { parts } => {
-                match write_stream(&mut wr, parts, entry, keep_alive).await {
+            Response::Stream { parts } | Response::Events { parts } => {
+                match write_stream(&mut wr, parts, stream_type, entry, keep_alive).await {
                     Ok(true) => Ok(()),
                     Ok(false) => {
                         let _ = wr.shutdown().await;
@@ -370,11 +376,12 @@ fn chunk(line: &[u8]) -> Vec<u8> {
 async fn write_stream(
     wr: &mut OwnedWriteHalf,
     parts: Vec<Part>,
+    content_type: &str,
     entry: Instant,
     keep_alive: bool,
 ) -> io::Result<bool> {
     // Like Ollama, the head goes out with the first line, so the time to the first byte is real.
-    let mut pending = head(200, "application/x-ndjson", None, keep_alive);
+    let mut pending = head(200, content_type, None, keep_alive);
     let mut has_line = false;
     for part in parts {
         match part {

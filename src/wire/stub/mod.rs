@@ -17,10 +17,13 @@ mod http;
 mod judge;
 pub mod messy;
 pub mod mistakes;
+mod openai;
+mod openai_request;
 mod output;
 mod prompt;
 pub mod script;
 mod slots;
+mod upstream;
 
 pub use catalog::STUB_CONTEXT_LENGTH;
 pub use faults::{FaultKind, FaultRates};
@@ -92,6 +95,9 @@ pub struct ModelSpec {
     pub fault_script: Vec<FaultKind>,
     /// What `/api/show` lists and the chat endpoint enforces (`completion`, `tools`, `thinking`).
     pub capabilities: Vec<String>,
+    /// An OpenAI-compatible server (`http://host:port`) whose model writes the replies instead of
+    /// the behaviour (see `upstream.rs`).
+    pub upstream: Option<String>,
 }
 
 impl ModelSpec {
@@ -102,6 +108,16 @@ impl ModelSpec {
             behaviour,
             faults: FaultRates::default(),
             fault_script: Vec::new(),
+            upstream: None,
+        }
+    }
+
+    /// A model whose replies come from the OpenAI-compatible server at `base_url`, with Ollama's
+    /// validation, scheduling, shapes and timing fields, and no faults.
+    pub fn upstream(base_url: &str) -> ModelSpec {
+        ModelSpec {
+            upstream: Some(base_url.trim_end_matches('/').to_string()),
+            ..ModelSpec::new(Behaviour::Oracle)
         }
     }
 
@@ -436,11 +452,23 @@ async fn handle(state: &State, req: Request, entry: Instant) -> Response {
         ("POST", "/api/show") => catalog::show(state, &req.body),
         ("POST", "/api/chat") => chat::chat(state, &req.body, entry).await,
         ("POST", "/api/pull") => catalog::pull(state, &req.body),
+        ("GET", "/v1/models") => openai::models(state),
+        ("GET", path) if path.starts_with("/v1/models/") => {
+            openai::retrieve(state, &path["/v1/models/".len()..])
+        }
+        ("POST", "/v1/chat/completions") => openai::chat_completions(state, &req.body, entry).await,
         // gin's `HandleMethodNotAllowed`: a route another method serves answers 405.
         (
             _,
-            "/" | "/api/version" | "/api/tags" | "/api/ps" | "/api/show" | "/api/chat"
-            | "/api/pull",
+            "/"
+            | "/api/version"
+            | "/api/tags"
+            | "/api/ps"
+            | "/api/show"
+            | "/api/chat"
+            | "/api/pull"
+            | "/v1/models"
+            | "/v1/chat/completions",
         ) => Response::json(405, &json!({ "error": "method not allowed" })),
         _ => Response::Full {
             status: 404,
