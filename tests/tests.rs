@@ -9,6 +9,7 @@ mod gpu_metrics;
 mod hosts;
 mod messy;
 mod openai_stub;
+mod openai_wire;
 mod plan;
 mod reference;
 mod registry;

@@ -179,9 +179,9 @@ pub struct LlamaTimings {
 /// `GET /v1/models`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct ModelList {
-    /// The models.
+    /// The models (`null` from Ollama when it has none).
     #[serde(default)]
-    pub data: Vec<Value>,
+    pub data: Option<Vec<Value>>,
 }
 
 /// What llama.cpp's `GET /props` says that passk reads.

@@ -45,6 +45,11 @@ impl ChatApi for Client {
         Box::pin(self.model_details(model))
     }
 
+    /// Names as Ollama reads them (`m` is `m:latest`); other servers' ids rarely hold a tag.
+    fn same_model(&self, a: &str, b: &str) -> bool {
+        crate::wire::ollama::name::same_model(a, b)
+    }
+
     /// These APIs list no loaded models: the server holds its model for as long as it runs.
     fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>> {
         Box::pin(async { Ok(None) })

@@ -55,11 +55,28 @@ impl Client {
 
     /// `GET path` as JSON, tried once: for probing what kind of server this is.
     pub async fn probe<T: DeserializeOwned>(&self, path: &str) -> Option<T> {
+        self.probe_with(path, None).await
+    }
+
+    /// `POST body` to `path`, as JSON, tried once.
+    pub async fn probe_post<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Option<T> {
+        self.probe_with(path, Some(body)).await
+    }
+
+    async fn probe_with<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Option<T> {
         let once = ClientConfig {
             retries: 0,
             ..self.config.clone()
         };
-        http::get_json(&self.http, &once, &self.url(path), None)
+        http::get_json(&self.http, &once, &self.url(path), body)
             .await
             .ok()
     }

@@ -11,6 +11,8 @@ use super::api::{ModelList, Props};
 use super::client::Client;
 use crate::wire::chat_api::{ModelEntry, ModelInfo, ServerInfo};
 use crate::wire::error::WireError;
+use crate::wire::ollama::api::ShowResponse;
+use crate::wire::ollama::name::same_model;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -60,7 +62,11 @@ struct Tag {
 impl Client {
     /// The models `/v1/models` lists (an error when the server does not answer it).
     pub async fn models(&self) -> Result<Vec<Value>, WireError> {
-        Ok(self.get_json::<ModelList>("/v1/models").await?.data)
+        Ok(self
+            .get_json::<ModelList>("/v1/models")
+            .await?
+            .data
+            .unwrap_or_default())
     }
 
     /// Which server this is, its version, and the suites passk's stub loaded.
@@ -96,12 +102,18 @@ impl Client {
             .filter(|p| p.build_info.is_some() || p.default_generation_settings.n_ctx.is_some())
     }
 
+    /// Ollama's `/api/show` of `model` (Ollama and the stub only).
+    async fn shown(&self, model: &str) -> Option<ShowResponse> {
+        let body = serde_json::json!({ "model": model });
+        self.probe_post::<ShowResponse>("/api/show", &body).await
+    }
+
     /// The `/api/tags` digest of `model` (Ollama and the stub only).
     async fn tags_digest(&self, model: &str) -> Option<String> {
         let tags = self.probe::<Tags>("/api/tags").await?;
         tags.models
             .into_iter()
-            .find(|t| t.name == model || t.model == model)
+            .find(|t| same_model(&t.name, model) || same_model(&t.model, model))
             .map(|t| t.digest)
             .filter(|d| !d.is_empty())
     }
@@ -114,7 +126,10 @@ impl Client {
     /// What the server says about `model`: a 404 error when `/v1/models` does not list it.
     pub async fn model_details(&self, model: &str) -> Result<ModelInfo, WireError> {
         let models = self.models().await?;
-        let Some(found) = models.iter().find(|m| names(m).iter().any(|n| n == model)) else {
+        let Some(found) = models
+            .iter()
+            .find(|m| names(m).iter().any(|n| same_model(n, model)))
+        else {
             let listed: Vec<String> = models
                 .iter()
                 .filter_map(|m| names(m).first().cloned())
@@ -162,6 +177,11 @@ impl Client {
             Some(kind::OLLAMA | kind::STUB) => {
                 if let Some(d) = self.tags_digest(model).await {
                     info.digest = Some(d);
+                }
+                // Behind its `/v1` it is Ollama: `/api/show` says whether the model takes tools.
+                if let Some(show) = self.shown(model).await {
+                    info.tools = Some(show.supports_tools());
+                    info.capabilities = show.capabilities;
                 }
             }
             _ => {}
