@@ -11,6 +11,7 @@ mod messy;
 mod openai_stub;
 mod openai_wire;
 mod plan;
+mod real_models;
 mod reference;
 mod registry;
 mod regrade;
