@@ -405,6 +405,7 @@ async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Prefligh
             info: ServerInfo {
                 url: url.clone(),
                 version: check.version,
+                kind: check.kind,
                 gpu: telemetry.gpu_info().clone(),
                 models: Vec::new(),
                 checked: crate::timefmt::now_rfc3339(),
