@@ -77,7 +77,7 @@ fn server_timings(log: &Path) -> Vec<(u64, f64, u64, f64)> {
     let figures = |line: &str| -> Option<(f64, u64)> {
         let rest = line.split(" time =").nth(1)?;
         let (ms, tokens) = rest.split_once(" ms /")?;
-        let tokens = tokens.trim_start().split_whitespace().next()?;
+        let tokens = tokens.split_whitespace().next()?;
         Some((ms.trim().parse().ok()?, tokens.parse().ok()?))
     };
     let mut out = Vec::new();
@@ -85,10 +85,11 @@ fn server_timings(log: &Path) -> Vec<(u64, f64, u64, f64)> {
     for line in text.lines().filter(|l| l.contains("print_timing")) {
         if line.contains("prompt eval time =") {
             prompt = figures(line);
-        } else if line.contains("| task") && line.contains("  eval time =") {
-            if let (Some((pms, pn)), Some((ems, en))) = (prompt.take(), figures(line)) {
-                out.push((pn, pms, en, ems));
-            }
+        } else if line.contains("| task")
+            && line.contains("  eval time =")
+            && let (Some((pms, pn)), Some((ems, en))) = (prompt.take(), figures(line))
+        {
+            out.push((pn, pms, en, ems));
         }
     }
     out

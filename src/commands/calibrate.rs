@@ -5,7 +5,9 @@
 //! model must pass with its reasoning recorded, and a model without tools must be refused before
 //! any trace; oracles crossed over tool docs and router in front must show every factor effect
 //! and interaction exactly 0; a ladder of sized oracles and a flawed model must put every model
-//! against the largest with the gaps and break-evens the stub implies. Any mismatch
+//! against the largest with the gaps and break-evens the stub implies; an oracle and the thinking
+//! model must pass over the OpenAI-compatible wire (the stub's `/v1`) as over Ollama's, and the
+//! model without tools be refused there too. Any mismatch
 //! means the harness or the graders are broken, and the command exits `CALIBRATION_FAILED`.
 
 use crate::cli::CalibrateArgs;
