@@ -6,7 +6,9 @@ use super::config::ClientConfig;
 use super::error::WireError;
 use super::outcome::{CallOutcome, Failure, classify_status};
 use super::retry::{AttemptError, AttemptOk, with_retries};
+use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
+use std::time::Instant;
 
 /// The base URL of `config` without its trailing slash, and whether it names this machine.
 pub fn base_url(config: &ClientConfig) -> Result<(String, bool), WireError> {
@@ -66,6 +68,113 @@ pub fn check_status(status: u16, body: &[u8]) -> Result<(), AttemptError> {
             message: error_message(body),
         }),
     }
+}
+
+/// Turns a reader's `(failure, message)` into the failure of an attempt answered with `status`.
+pub fn failed(status: u16) -> impl Fn((Failure, String)) -> AttemptError {
+    move |(failure, message)| AttemptError {
+        failure,
+        status: Some(status),
+        message,
+    }
+}
+
+/// Reads a whole response answered with `status` and parses it: a non-2xx status fails with the
+/// server's text, a cut body is transport.
+pub async fn read_body<T>(
+    config: &ClientConfig,
+    resp: reqwest::Response,
+    status: u16,
+    parse: impl FnOnce(&[u8]) -> Result<T, (Failure, String)>,
+) -> Result<T, AttemptError> {
+    let bytes = resp
+        .bytes()
+        .await
+        .map_err(|e| transport(config, &e, Some(status)))?;
+    check_status(status, &bytes)?;
+    parse(&bytes).map_err(failed(status))
+}
+
+/// Feeds each line of a streamed response answered with `status` to `line`, the last one also
+/// without its newline: a non-2xx status fails with the server's text, a cut connection is
+/// transport.
+pub async fn read_lines(
+    config: &ClientConfig,
+    resp: reqwest::Response,
+    status: u16,
+    mut line: impl FnMut(&[u8]) -> Result<(), (Failure, String)>,
+) -> Result<(), AttemptError> {
+    if classify_status(status).is_some() {
+        return read_body(config, resp, status, |_| Ok(())).await;
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    let mut body = resp.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| transport(config, &e, Some(status)))?;
+        buf.extend_from_slice(&chunk);
+        while let Some(i) = buf.iter().position(|&b| b == b'\n') {
+            let one: Vec<u8> = buf.drain(..=i).collect();
+            line(&one).map_err(failed(status))?;
+        }
+    }
+    if !buf.is_empty() {
+        line(&buf).map_err(failed(status))?;
+    }
+    Ok(())
+}
+
+/// Sends one chat request `body` to `url`; returns the response, the seconds from `t0` to its
+/// headers, and its status.
+pub async fn post_chat(
+    http: &reqwest::Client,
+    config: &ClientConfig,
+    url: &str,
+    body: &impl serde::Serialize,
+    t0: Instant,
+) -> Result<(reqwest::Response, f64, u16), AttemptError> {
+    let resp = http
+        .post(url)
+        .json(body)
+        .send()
+        .await
+        .map_err(|e| transport(config, &e, None))?;
+    let status = resp.status().as_u16();
+    Ok((resp, t0.elapsed().as_secs_f64(), status))
+}
+
+/// A streamed body read line by line into one answer.
+pub trait StreamReader<T> {
+    /// Reads one line; `t0` is when the attempt was sent.
+    fn line(&mut self, raw: &[u8], t0: Instant) -> Result<(), (Failure, String)>;
+    /// Seconds from sending to the first line carrying content, reasoning or a tool call.
+    fn first_token_s(&self) -> Option<f64>;
+    /// The whole answer, or why the stream counts as cut or malformed.
+    fn finish(self) -> Result<T, (Failure, String)>;
+}
+
+/// The answer of one attempt of a chat call whose response arrived after `ttfb_s` with
+/// `status`: streamed into `reader` when given, else the whole body parsed by `parse`.
+pub async fn chat_answer<T>(
+    config: &ClientConfig,
+    (resp, ttfb_s, status): (reqwest::Response, f64, u16),
+    t0: Instant,
+    reader: Option<impl StreamReader<T>>,
+    parse: impl FnOnce(&[u8]) -> Result<T, (Failure, String)>,
+) -> Result<AttemptOk<T>, AttemptError> {
+    let (body, first_token_s) = match reader {
+        Some(mut reader) => {
+            read_lines(config, resp, status, |line| reader.line(line, t0)).await?;
+            let first = reader.first_token_s();
+            (reader.finish().map_err(failed(status))?, first)
+        }
+        None => (read_body(config, resp, status, parse).await?, None),
+    };
+    Ok(AttemptOk {
+        body,
+        status,
+        ttfb_s,
+        first_token_s,
+    })
 }
 
 /// The server's error text of an error body: Ollama's `{"error": "..."}`, OpenAI's
@@ -152,16 +261,15 @@ async fn json_once<T: DeserializeOwned>(
     };
     let resp = rb.send().await.map_err(|e| transport(config, &e, None))?;
     let status = resp.status().as_u16();
-    let bytes = resp
-        .bytes()
-        .await
-        .map_err(|e| transport(config, &e, Some(status)))?;
-    check_status(status, &bytes)?;
-    let body = serde_json::from_slice(&super::depth::bound(&bytes)).map_err(|e| AttemptError {
-        failure: Failure::Malformed,
-        status: Some(status),
-        message: format!("body is not the expected JSON: {e}: {}", snippet(&bytes)),
-    })?;
+    let body = read_body(config, resp, status, |bytes| {
+        serde_json::from_slice(&super::depth::bound(bytes)).map_err(|e| {
+            (
+                Failure::Malformed,
+                format!("body is not the expected JSON: {e}: {}", snippet(bytes)),
+            )
+        })
+    })
+    .await?;
     Ok(AttemptOk {
         body,
         status,

@@ -12,10 +12,10 @@ use super::api::{
 };
 pub use crate::wire::config::ClientConfig;
 pub use crate::wire::error::WireError;
-use crate::wire::http::{self, check_status, error_message, error_text, snippet};
-use crate::wire::outcome::{Attempt, CallOutcome, Failure, classify_status};
+use crate::wire::http::{self, error_message, error_text, snippet};
+use crate::wire::outcome::{Attempt, CallOutcome, Failure};
 pub use crate::wire::retry::AttemptWatch;
-use crate::wire::retry::{AttemptError, AttemptOk, with_retries};
+use crate::wire::retry::with_retries;
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use std::time::Instant;
@@ -134,11 +134,10 @@ impl Client {
         watch: Option<AttemptWatch<'_>>,
     ) -> StreamedChat {
         let r = with_retries(self.config.policy(), watch, |t0| async move {
-            if stream {
-                self.chat_stream_once(req, t0).await
-            } else {
-                self.chat_once(req, t0).await
-            }
+            let url = self.url("/api/chat");
+            let sent = http::post_chat(&self.http, &self.config, &url, req, t0).await?;
+            let reader = stream.then(StreamAccumulator::default);
+            http::chat_answer(&self.config, sent, t0, reader, parse_chat).await
         })
         .await;
         StreamedChat {
@@ -152,97 +151,6 @@ impl Client {
             },
             first_token_s: r.first_token_s,
         }
-    }
-
-    /// Sends one chat request; returns the response, time to its headers and its status.
-    async fn post_chat(
-        &self,
-        req: &ChatRequest,
-        t0: Instant,
-    ) -> Result<(reqwest::Response, f64, u16), AttemptError> {
-        let resp = self
-            .http
-            .post(self.url("/api/chat"))
-            .json(req)
-            .send()
-            .await
-            .map_err(|e| self.transport(&e, None))?;
-        let status = resp.status().as_u16();
-        Ok((resp, t0.elapsed().as_secs_f64(), status))
-    }
-
-    async fn chat_once(
-        &self,
-        req: &ChatRequest,
-        t0: Instant,
-    ) -> Result<AttemptOk<ChatResponse>, AttemptError> {
-        let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| self.transport(&e, Some(status)))?;
-        check_status(status, &bytes)?;
-        let body = parse_chat(&bytes).map_err(|(failure, message)| AttemptError {
-            failure,
-            status: Some(status),
-            message,
-        })?;
-        Ok(AttemptOk {
-            body,
-            status,
-            ttfb_s,
-            first_token_s: None,
-        })
-    }
-
-    async fn chat_stream_once(
-        &self,
-        req: &ChatRequest,
-        t0: Instant,
-    ) -> Result<AttemptOk<ChatResponse>, AttemptError> {
-        let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
-        if let Some(failure) = classify_status(status) {
-            let bytes = resp
-                .bytes()
-                .await
-                .map_err(|e| self.transport(&e, Some(status)))?;
-            return Err(AttemptError {
-                failure,
-                status: Some(status),
-                message: error_message(&bytes),
-            });
-        }
-        let fail = |failure, message: String| AttemptError {
-            failure,
-            status: Some(status),
-            message,
-        };
-        let mut acc = StreamAccumulator::default();
-        let mut buf: Vec<u8> = Vec::new();
-        let mut body = resp.bytes_stream();
-        while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| self.transport(&e, Some(status)))?;
-            buf.extend_from_slice(&chunk);
-            while let Some(i) = buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = buf.drain(..=i).collect();
-                acc.line(&line, t0).map_err(|(f, m)| fail(f, m))?;
-            }
-        }
-        if !buf.is_empty() {
-            acc.line(&buf, t0).map_err(|(f, m)| fail(f, m))?;
-        }
-        let first_token_s = acc.first_token_s;
-        let body = acc.finish().map_err(|(f, m)| fail(f, m))?;
-        Ok(AttemptOk {
-            body,
-            status,
-            ttfb_s,
-            first_token_s,
-        })
-    }
-
-    fn transport(&self, e: &reqwest::Error, status: Option<u16>) -> AttemptError {
-        http::transport(&self.config, e, status)
     }
 
     async fn get_json<T: DeserializeOwned>(
@@ -451,6 +359,20 @@ impl StreamAccumulator {
                 "the stream ended before the final chunk".to_string(),
             )),
         }
+    }
+}
+
+impl crate::wire::http::StreamReader<ChatResponse> for StreamAccumulator {
+    fn line(&mut self, raw: &[u8], t0: Instant) -> Result<(), (Failure, String)> {
+        StreamAccumulator::line(self, raw, t0)
+    }
+
+    fn first_token_s(&self) -> Option<f64> {
+        self.first_token_s
+    }
+
+    fn finish(self) -> Result<ChatResponse, (Failure, String)> {
+        StreamAccumulator::finish(self)
     }
 }
 

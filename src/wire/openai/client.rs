@@ -6,12 +6,10 @@ use super::api::{ChatCompletion, ChatRequest};
 use super::sse::SseAccumulator;
 use crate::wire::config::ClientConfig;
 use crate::wire::error::WireError;
-use crate::wire::http::{self, check_status, error_message, error_text, snippet};
-use crate::wire::outcome::{Failure, classify_status};
-use crate::wire::retry::{AttemptError, AttemptOk, AttemptWatch, Retried, with_retries};
-use futures_util::StreamExt;
+use crate::wire::http::{self, error_message, error_text, snippet};
+use crate::wire::outcome::Failure;
+use crate::wire::retry::{AttemptWatch, Retried, with_retries};
 use serde::de::DeserializeOwned;
-use std::time::Instant;
 
 /// Client of one OpenAI-compatible server.
 #[derive(Debug, Clone)]
@@ -88,99 +86,12 @@ impl Client {
         watch: Option<AttemptWatch<'_>>,
     ) -> Retried<ChatCompletion> {
         with_retries(self.config.policy(), watch, |t0| async move {
-            if req.stream {
-                self.chat_stream_once(req, t0).await
-            } else {
-                self.chat_once(req, t0).await
-            }
+            let url = self.url("/v1/chat/completions");
+            let sent = http::post_chat(&self.http, &self.config, &url, req, t0).await?;
+            let reader = req.stream.then(SseAccumulator::default);
+            http::chat_answer(&self.config, sent, t0, reader, parse_completion).await
         })
         .await
-    }
-
-    async fn post_chat(
-        &self,
-        req: &ChatRequest,
-        t0: Instant,
-    ) -> Result<(reqwest::Response, f64, u16), AttemptError> {
-        let resp = self
-            .http
-            .post(self.url("/v1/chat/completions"))
-            .json(req)
-            .send()
-            .await
-            .map_err(|e| http::transport(&self.config, &e, None))?;
-        let status = resp.status().as_u16();
-        Ok((resp, t0.elapsed().as_secs_f64(), status))
-    }
-
-    async fn chat_once(
-        &self,
-        req: &ChatRequest,
-        t0: Instant,
-    ) -> Result<AttemptOk<ChatCompletion>, AttemptError> {
-        let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| http::transport(&self.config, &e, Some(status)))?;
-        check_status(status, &bytes)?;
-        let body = parse_completion(&bytes).map_err(|(failure, message)| AttemptError {
-            failure,
-            status: Some(status),
-            message,
-        })?;
-        Ok(AttemptOk {
-            body,
-            status,
-            ttfb_s,
-            first_token_s: None,
-        })
-    }
-
-    async fn chat_stream_once(
-        &self,
-        req: &ChatRequest,
-        t0: Instant,
-    ) -> Result<AttemptOk<ChatCompletion>, AttemptError> {
-        let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
-        if let Some(failure) = classify_status(status) {
-            let bytes = resp
-                .bytes()
-                .await
-                .map_err(|e| http::transport(&self.config, &e, Some(status)))?;
-            return Err(AttemptError {
-                failure,
-                status: Some(status),
-                message: error_message(&bytes),
-            });
-        }
-        let fail = |(failure, message): (Failure, String)| AttemptError {
-            failure,
-            status: Some(status),
-            message,
-        };
-        let mut acc = SseAccumulator::default();
-        let mut buf: Vec<u8> = Vec::new();
-        let mut body = resp.bytes_stream();
-        while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| http::transport(&self.config, &e, Some(status)))?;
-            buf.extend_from_slice(&chunk);
-            while let Some(i) = buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = buf.drain(..=i).collect();
-                acc.line(&line, t0).map_err(fail)?;
-            }
-        }
-        if !buf.is_empty() {
-            acc.line(&buf, t0).map_err(fail)?;
-        }
-        let first_token_s = acc.first_token_s;
-        let body = acc.finish().map_err(fail)?;
-        Ok(AttemptOk {
-            body,
-            status,
-            ttfb_s,
-            first_token_s,
-        })
     }
 }
 

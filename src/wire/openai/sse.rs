@@ -165,6 +165,20 @@ impl SseAccumulator {
     }
 }
 
+impl crate::wire::http::StreamReader<ChatCompletion> for SseAccumulator {
+    fn line(&mut self, raw: &[u8], t0: Instant) -> Result<(), (Failure, String)> {
+        SseAccumulator::line(self, raw, t0)
+    }
+
+    fn first_token_s(&self) -> Option<f64> {
+        self.first_token_s
+    }
+
+    fn finish(self) -> Result<ChatCompletion, (Failure, String)> {
+        SseAccumulator::finish(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
