@@ -67,7 +67,7 @@ const PASSES: [&str; 7] = [
     "openai",
 ];
 
-/// What calibrate's progress says as a pass begins: `pass 2 of 6: flawed`.
+/// What calibrate's progress says as a pass begins: `pass 2 of 7: flawed`.
 fn pass_line(name: &str) -> String {
     match PASSES.iter().position(|p| *p == name) {
         Some(i) => format!("pass {} of {}: {name}", i + 1, PASSES.len()),
