@@ -117,6 +117,10 @@ pub struct HostArgs {
     /// Retries of a call after a transport failure, with exponential backoff [default: 3]
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
+    /// Server API: ollama (native /api/chat) or openai (OpenAI-compatible /v1/chat/completions:
+    /// llama.cpp, vLLM, LM Studio, Ollama's /v1) [default: ollama]
+    #[arg(long, value_name = "ollama|openai", value_parser = passk::runner::settings::parse_api)]
+    pub api: Option<passk::wire::chat::ApiKind>,
 }
 
 /// The server when no `--host` (nor the experiment file's `hosts`) names one.

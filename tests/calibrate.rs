@@ -4,7 +4,7 @@
 use crate::util::{self, output, passk};
 
 #[test]
-fn calibrate_passes_and_writes_six_reported_runs() {
+fn calibrate_passes_and_writes_seven_reported_runs() {
     let tmp = util::tempdir();
     let (code, stdout, stderr) = output(passk().args([
         "calibrate",
@@ -16,9 +16,9 @@ fn calibrate_passes_and_writes_six_reported_runs() {
     ]));
     assert_eq!(code, 0, "{stderr}");
     let dirs: Vec<&str> = stdout.lines().collect();
-    // Oracle, flawed, faulty and thinking models, the oracles' factorial pass and the model
-    // ladder; the model without tools is refused.
-    assert_eq!(dirs.len(), 6, "{stdout}");
+    // Oracle, flawed, faulty and thinking models, the oracles' factorial pass, the model
+    // ladder and the OpenAI-compatible wire; the model without tools is refused on both wires.
+    assert_eq!(dirs.len(), 7, "{stdout}");
     // Why this machine has no GPU telemetry is said once for the whole process, not once a run.
     let manifests = dirs
         .iter()
@@ -38,10 +38,17 @@ fn calibrate_passes_and_writes_six_reported_runs() {
         );
     }
     assert!(stderr.contains("0 failed"), "{stderr}");
-    assert!(
-        stderr.contains("[ ok ] no-tools: run refused before any trace"),
-        "{stderr}"
+    assert_eq!(
+        stderr
+            .matches("[ ok ] no-tools: run refused before any trace")
+            .count(),
+        2,
+        "refused over both wires: {stderr}"
     );
+    for api in ["ollama", "openai"] {
+        let line = format!("[ ok ] every record went through the {api} API");
+        assert!(stderr.contains(&line), "{line}: {stderr}");
+    }
     assert!(
         stderr.contains("oracle-small vs oracle-large model x router")
             && stderr.contains("0 [0, 0]"),
@@ -65,11 +72,12 @@ fn calibrate_passes_and_writes_six_reported_runs() {
         "thinking",
         "factorial",
         "ladder",
+        "openai",
     ]
     .iter()
     .enumerate()
     {
-        let line = format!("calibrate: pass {} of 6: {name}", i + 1);
+        let line = format!("calibrate: pass {} of 7: {name}", i + 1);
         assert!(stderr.contains(&line), "{line}: {stderr}");
     }
     // The docs-reactive model's documentation effect is the one its rates imply, and not 0.

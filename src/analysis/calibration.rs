@@ -90,6 +90,18 @@ pub fn no_tools_check(model: &str, error: Option<&str>) -> Check {
     )
 }
 
+/// Every record of the run says it went through `api`, and the run has records.
+pub fn api_check(run: &Run, api: crate::wire::chat::ApiKind) -> Check {
+    let apis = run.conversations.iter().map(|c| c.api);
+    let apis: Vec<_> = apis.chain(run.router.iter().map(|r| r.api)).collect();
+    let others = apis.iter().filter(|a| **a != api).count();
+    Check::new(
+        format!("every record went through the {} API", api.as_str()),
+        format!("{} of {}", apis.len(), apis.len().max(1)),
+        format!("{} of {}", apis.len() - others, apis.len()),
+    )
+}
+
 /// The oracle models: every graded conversation and router call passes, follows the gold
 /// trajectory and raises no control-flow flag.
 pub fn oracle_checks(run: &Run) -> Vec<Check> {

@@ -5,14 +5,16 @@
 //! model must pass with its reasoning recorded, and a model without tools must be refused before
 //! any trace; oracles crossed over tool docs and router in front must show every factor effect
 //! and interaction exactly 0; a ladder of sized oracles and a flawed model must put every model
-//! against the largest with the gaps and break-evens the stub implies. Any mismatch
+//! against the largest with the gaps and break-evens the stub implies; an oracle and the thinking
+//! model must pass over the OpenAI-compatible wire (the stub's `/v1`) as over Ollama's, and the
+//! model without tools be refused there too. Any mismatch
 //! means the harness or the graders are broken, and the command exits `CALIBRATION_FAILED`.
 
 use crate::cli::CalibrateArgs;
 use crate::exit_code;
 use anyhow::Context;
 use passk::analysis::calibration::{
-    Check, factorial_checks, fault_checks, flawed_checks, no_tools_check, oracle_checks,
+    Check, api_check, factorial_checks, fault_checks, flawed_checks, no_tools_check, oracle_checks,
     oracle_checks_for, thinking_checks,
 };
 use passk::analysis::calibration_ladder::{Rung, ladder_checks};
@@ -24,6 +26,7 @@ use passk::runner::progress::{Progress, bars_wanted};
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::suite::ToolVariant;
 use passk::suites::AllSuites;
+use passk::wire::chat::ApiKind;
 use passk::wire::stub::docs_reactive::DocsRates;
 use passk::wire::stub::{
     Behaviour, ExpectedTrial, FaultKind, FaultRates, MistakePlan, ModelSpec, ScriptBook,
@@ -54,16 +57,17 @@ const LADDER_ORACLE_LARGE: &str = "ladder-oracle:14b";
 
 /// The passes that write a run directory, in the order they are played (the model without tools,
 /// refused before any trace, writes none).
-const PASSES: [&str; 6] = [
+const PASSES: [&str; 7] = [
     "oracle",
     "flawed",
     "faults",
     "thinking",
     "factorial",
     "ladder",
+    "openai",
 ];
 
-/// What calibrate's progress says as a pass begins: `pass 2 of 6: flawed`.
+/// What calibrate's progress says as a pass begins: `pass 2 of 7: flawed`.
 fn pass_line(name: &str) -> String {
     match PASSES.iter().position(|p| *p == name) {
         Some(i) => format!("pass {} of {}: {name}", i + 1, PASSES.len()),
@@ -176,12 +180,16 @@ struct Played {
     thinking: PathBuf,
     factorial: PathBuf,
     ladder: PathBuf,
+    /// The oracle and thinking models over the OpenAI-compatible wire, streamed.
+    openai: PathBuf,
     /// Why the model without tools was refused (`None`: it was not).
     refused: Option<String>,
+    /// Why the model without tools was refused over the OpenAI-compatible wire.
+    refused_openai: Option<String>,
 }
 
 impl Played {
-    fn dirs(&self) -> [&PathBuf; 6] {
+    fn dirs(&self) -> [&PathBuf; 7] {
         [
             &self.oracle,
             &self.flawed,
@@ -189,6 +197,7 @@ impl Played {
             &self.thinking,
             &self.factorial,
             &self.ladder,
+            &self.openai,
         ]
     }
 }
@@ -336,8 +345,12 @@ fn play_passes(bench: &Bench<'_>, suites: &AllSuites) -> anyhow::Result<Played> 
         ..Pass::new("factorial", &factorial_models, vec![SuiteChoice::Store])
     })?;
     let ladder = play_ladder(bench, factorial_tasks)?;
+    let (openai, refused_openai) = play_openai(bench)?;
     debug_assert_eq!(
-        [&oracle, &flawed, &faults, &thinking, &factorial, &ladder].map(|d| d
+        [
+            &oracle, &flawed, &faults, &thinking, &factorial, &ladder, &openai
+        ]
+        .map(|d| d
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default()
@@ -351,8 +364,37 @@ fn play_passes(bench: &Bench<'_>, suites: &AllSuites) -> anyhow::Result<Played> 
         thinking,
         factorial,
         ladder,
+        openai,
         refused,
+        refused_openai,
     })
+}
+
+/// The OpenAI-compatible wire over the stub's `/v1`: an oracle (with its toolless baseline) and
+/// the thinking model on every suite, streamed; and the model without tools, which must be
+/// refused there too.
+fn play_openai(bench: &Bench<'_>) -> anyhow::Result<(PathBuf, Option<String>)> {
+    let over_openai = |s: &mut RunSettings| {
+        s.api = ApiKind::OpenAi;
+        s.stream = true;
+    };
+    let dir = bench.play(Pass {
+        toolless: true,
+        tweak: &over_openai,
+        ..Pass::new(
+            "openai",
+            &[ORACLE_SMALL, THINKING],
+            SuiteChoice::all().to_vec(),
+        )
+    })?;
+    let refused = bench
+        .play(Pass {
+            tweak: &over_openai,
+            ..Pass::new("no-tools", &[NO_TOOLS], vec![SuiteChoice::Store])
+        })
+        .err()
+        .map(|e| format!("{e:#}"));
+    Ok((dir, refused))
 }
 
 /// The ladder pass: three sized models (the flawed one and two oracles) on the factorial's store
@@ -391,7 +433,7 @@ fn all_checks(
     injected: &BTreeMap<FaultKind, u64>,
     trials: u32,
 ) -> Vec<Check> {
-    let [oracle, flawed, faults, thinking, factorial, ladder] = runs else {
+    let [oracle, flawed, faults, thinking, factorial, ladder, openai] = runs else {
         unreachable!("one run per pass");
     };
     let mut checks = oracle_checks(oracle);
@@ -415,6 +457,11 @@ fn all_checks(
         &BTreeMap::from([(DOCS_REACTIVE.to_string(), docs_effect)]),
     ));
     checks.extend(ladder_pass_checks(ladder, expected));
+    checks.extend(oracle_checks(openai));
+    checks.extend(thinking_checks(openai, THINKING));
+    checks.push(api_check(openai, ApiKind::OpenAi));
+    checks.push(api_check(oracle, ApiKind::Ollama));
+    checks.push(no_tools_check(NO_TOOLS, played.refused_openai.as_deref()));
     checks
 }
 

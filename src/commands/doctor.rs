@@ -5,6 +5,7 @@ use crate::exit_code;
 use passk::runner::settings::DEFAULT_MODELS;
 use passk::runner::telemetry::Telemetry;
 use passk::wire::api::{LocalModel, TagsResponse};
+use passk::wire::chat::ApiKind;
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::host::parse_host;
 use passk::wire::name::same_model;
@@ -18,28 +19,28 @@ enum Level {
     Fail,
 }
 
-struct Check {
+pub(super) struct Check {
     level: Level,
     what: String,
     fix: Option<String>,
 }
 
 impl Check {
-    fn pass(what: String) -> Check {
+    pub(super) fn pass(what: String) -> Check {
         Check {
             level: Level::Ok,
             what,
             fix: None,
         }
     }
-    fn warn(what: String, fix: String) -> Check {
+    pub(super) fn warn(what: String, fix: String) -> Check {
         Check {
             level: Level::Warn,
             what,
             fix: Some(fix),
         }
     }
-    fn fail(what: String, fix: String) -> Check {
+    pub(super) fn fail(what: String, fix: String) -> Check {
         Check {
             level: Level::Fail,
             what,
@@ -63,15 +64,24 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
         Ok(d) => d,
         Err(e) => return Ok(super::usage_error(&e)),
     };
-    let client = Client::new(ClientConfig {
+    let config = ClientConfig {
         base_url: host.clone(),
         connect_timeout,
         request_timeout: request_timeout.min(Duration::from_secs(30)),
         retries: 0,
         backoff: Duration::from_millis(100),
-    })?;
+    };
     let rt = tokio::runtime::Runtime::new()?;
-    let checks = rt.block_on(checks(&client, &host, &models));
+    let checks = if args.host.api == Some(ApiKind::OpenAi) {
+        let client = passk::wire::chat_api::connect(ApiKind::OpenAi, config)?;
+        rt.block_on(super::doctor_openai::checks(
+            client.as_ref(),
+            &host,
+            &models,
+        ))
+    } else {
+        rt.block_on(checks(&Client::new(config)?, &host, &models))
+    };
     let mut all_ok = true;
     for c in &checks {
         all_ok &= c.level != Level::Fail;

@@ -5,6 +5,7 @@ mod calibrate;
 mod compare;
 mod cost;
 mod doctor;
+mod doctor_openai;
 mod freeze;
 mod import;
 mod plan;

@@ -131,6 +131,7 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
     over_host!(timeout => timeout_s);
     over_host!(connect_timeout => connect_timeout_s);
     over_host!(retries => retries);
+    over_host!(api => api);
 }
 
 /// The servers of the run (flags, else the experiment file, else `OLLAMA_HOST`, else the
@@ -238,11 +239,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         .clone()
         .unwrap_or_else(|| args.data.root.join("results").join(&run_id));
     let exp = Experiment {
+        backend: passk::runner::experiment::Backend::Server(settings.api),
         settings,
         root: args.data.root.clone(),
         hosts,
         run_dir,
-        backend: passk::runner::experiment::Backend::Server(passk::wire::chat::ApiKind::Ollama),
         experiment_file,
         telemetry: true,
         resume: ResumePolicy {

@@ -238,7 +238,7 @@ fn client_for(exp: &Experiment, url: &str) -> Result<Box<dyn ChatApi>, RunError>
         .wire_durations()
         .map_err(|e| RunError::Settings(e.to_string()))?;
     connect(
-        exp.backend.api(),
+        exp.settings.api,
         ClientConfig {
             base_url: url.to_string(),
             connect_timeout,
@@ -293,19 +293,11 @@ pub const STUB_BACKEND: &str = "stub";
 pub enum Backend {
     /// A real server speaking this API.
     Server(ApiKind),
-    /// passk's own stub (it speaks Ollama's API).
+    /// passk's own stub (it speaks both APIs).
     Stub,
 }
 
 impl Backend {
-    /// The API its client speaks.
-    pub fn api(self) -> ApiKind {
-        match self {
-            Backend::Server(api) => api,
-            Backend::Stub => ApiKind::Ollama,
-        }
-    }
-
     /// The name the manifest records (`ollama`, `stub`).
     pub fn name(self) -> &'static str {
         match self {
@@ -413,6 +405,7 @@ async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Prefligh
             info: ServerInfo {
                 url: url.clone(),
                 version: check.version,
+                kind: check.kind,
                 gpu: telemetry.gpu_info().clone(),
                 models: Vec::new(),
                 checked: crate::timefmt::now_rfc3339(),

@@ -45,6 +45,8 @@ pub struct Preflighted {
 pub struct ServerCheck {
     /// `/api/version`.
     pub version: String,
+    /// The server software, as detected.
+    pub kind: Option<String>,
     /// Each model, in run order.
     pub models: Vec<ModelInfo>,
     /// The suites it published (passk's stub only).
@@ -71,6 +73,7 @@ pub async fn check_server(
     }
     Ok(ServerCheck {
         version: server.version,
+        kind: server.kind,
         models: infos,
         passk_suites: server.passk_suites,
     })
@@ -257,6 +260,7 @@ mod tests {
     fn check(version: &str, digest: Option<&str>) -> ServerCheck {
         ServerCheck {
             version: version.into(),
+            kind: None,
             models: vec![ModelInfo {
                 name: "m".into(),
                 digest: digest.map(String::from),

@@ -257,26 +257,34 @@ pub async fn warm_up(
             info.name
         )),
     }
-    if let Ok(Some(loaded)) = client.loaded_models().await
-        && let Some(m) = loaded.into_iter().find(|m| m.is(client, &info.name))
-    {
-        info.size = Some(m.size);
-        info.size_vram = Some(m.size_vram);
-        info.loaded_context_length = m.context_length;
-        if let Some(w) = placement_warning(&info.name, m.size, m.size_vram) {
-            info.partly_on_cpu = true;
-            warnings.push(w);
+    match client.loaded_models().await {
+        Ok(Some(loaded)) => {
+            if let Some(m) = loaded.into_iter().find(|m| m.is(client, &info.name)) {
+                info.size = Some(m.size);
+                info.size_vram = Some(m.size_vram);
+                info.loaded_context_length = m.context_length;
+                if let Some(w) = placement_warning(&info.name, m.size, m.size_vram) {
+                    info.partly_on_cpu = true;
+                    warnings.push(w);
+                }
+            }
         }
-        if let Some(ctx) = m.context_length
-            && ctx < settings.num_ctx
-        {
-            warnings.push(format!(
-                "{} runs with a context of {ctx} tokens, below the requested num_ctx {}",
-                info.name, settings.num_ctx
-            ));
-        }
+        // No list of loaded models: the server fixed its model and context at its start, and
+        // the context it gave is the one the model runs with.
+        Ok(None) => info.loaded_context_length = info.context_length,
+        Err(_) => {}
     }
+    warnings.extend(context_warning(info, settings.num_ctx));
     Ok(warnings)
+}
+
+/// The warning for a model that runs with a smaller context than `--num-ctx`.
+fn context_warning(info: &ModelInfo, num_ctx: u64) -> Option<String> {
+    let ctx = info.loaded_context_length.filter(|&c| c < num_ctx)?;
+    Some(format!(
+        "{} runs with a context of {ctx} tokens, below the requested num_ctx {num_ctx}",
+        info.name
+    ))
 }
 
 /// Start of the warning for a model wholly on the CPU.

@@ -708,6 +708,10 @@ pub struct ServerInfo {
     /// `/api/version`.
     #[serde(default)]
     pub version: String,
+    /// The server software as passk detected it: `ollama`, `passk-stub`, `llama.cpp`, `vllm`,
+    /// `lmstudio`, `openai-compatible` (absent in manifests written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     /// Its GPU, or why passk reads none (a server on another machine).
     #[serde(default)]
     pub gpu: GpuInfo,

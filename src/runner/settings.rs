@@ -4,6 +4,7 @@
 
 use crate::runner::levels::Levels;
 use crate::suite::{PromptVariant, ToolVariant};
+use crate::wire::chat::ApiKind;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
@@ -82,6 +83,23 @@ pub struct RunSettings {
     /// Seconds between two scrapes of an exporter (`--scrape-interval`; absent: 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scrape_interval_s: Option<f64>,
+    /// The server API the calls go through (`--api`; left out at Ollama's, so such a run's id and
+    /// manifest read as before). A resume over the other API is refused.
+    #[serde(default, skip_serializing_if = "is_ollama")]
+    pub api: ApiKind,
+}
+
+fn is_ollama(api: &ApiKind) -> bool {
+    *api == ApiKind::Ollama
+}
+
+/// `--api`: `ollama` (the native API) or `openai` (OpenAI-compatible chat completions).
+pub fn parse_api(s: &str) -> Result<ApiKind, String> {
+    match s {
+        "ollama" => Ok(ApiKind::Ollama),
+        "openai" => Ok(ApiKind::OpenAi),
+        other => Err(format!("expected ollama or openai, got '{other}'")),
+    }
 }
 
 fn policy_only() -> Levels<PromptVariant> {
@@ -161,6 +179,7 @@ impl Default for RunSettings {
             parallel: 1,
             gpu_metrics: Vec::new(),
             scrape_interval_s: None,
+            api: ApiKind::Ollama,
         }
     }
 }
@@ -295,6 +314,8 @@ pub struct ExperimentFile {
     pub gpu_metrics: Option<Vec<String>>,
     /// See `--scrape-interval`.
     pub scrape_interval: Option<f64>,
+    /// See `--api` (`ollama` or `openai`).
+    pub api: Option<ApiKind>,
     /// See `--stop-when-decided`.
     pub stop_when_decided: Option<bool>,
     /// See `--margin` (needs `stop-when-decided = true`).
@@ -414,6 +435,7 @@ impl ExperimentFile {
         set!(hosts => hosts);
         set!(parallel => parallel);
         set!(gpu_metrics => gpu_metrics);
+        set!(api => api);
         if let Some(v) = self.scrape_interval {
             s.scrape_interval_s = Some(v);
         }

@@ -14,6 +14,9 @@ pub enum ApiKind {
     /// Ollama's native `/api/chat` (also what passk's stub speaks).
     #[default]
     Ollama,
+    /// The OpenAI-compatible `/v1/chat/completions` (llama.cpp, vLLM, LM Studio, Ollama's `/v1`).
+    #[serde(rename = "openai")]
+    OpenAi,
 }
 
 impl ApiKind {
@@ -21,6 +24,7 @@ impl ApiKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ApiKind::Ollama => "ollama",
+            ApiKind::OpenAi => "openai",
         }
     }
 }

@@ -128,5 +128,6 @@ pub trait ChatApi: Send + Sync {
 pub fn connect(kind: ApiKind, config: ClientConfig) -> Result<Box<dyn ChatApi>, WireError> {
     match kind {
         ApiKind::Ollama => Ok(Box::new(super::ollama::client::Client::new(config)?)),
+        ApiKind::OpenAi => Ok(Box::new(super::openai::client::Client::new(config)?)),
     }
 }

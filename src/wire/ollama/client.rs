@@ -12,9 +12,10 @@ use super::api::{
 };
 pub use crate::wire::config::ClientConfig;
 pub use crate::wire::error::WireError;
-use crate::wire::outcome::{Attempt, CallOutcome, Failure, classify_status};
+use crate::wire::http::{self, error_message, error_text, snippet};
+use crate::wire::outcome::{Attempt, CallOutcome, Failure};
 pub use crate::wire::retry::AttemptWatch;
-use crate::wire::retry::{AttemptError, AttemptOk, with_retries};
+use crate::wire::retry::with_retries;
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use std::time::Instant;
@@ -68,27 +69,8 @@ pub struct Client {
 impl Client {
     /// Builds the client (no request is made).
     pub fn new(config: ClientConfig) -> Result<Client, WireError> {
-        let base = config.base_url.trim_end_matches('/').to_string();
-        let url = reqwest::Url::parse(&base).map_err(|e| WireError::Host {
-            value: config.base_url.clone(),
-            reason: e.to_string(),
-        })?;
-        let host = url
-            .host_str()
-            .unwrap_or("")
-            .trim_start_matches('[')
-            .trim_end_matches(']');
-        let loopback = host == "localhost"
-            || host
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
-        let builder = || {
-            let b = reqwest::Client::builder()
-                .connect_timeout(config.connect_timeout)
-                .tcp_nodelay(true)
-                .redirect(reqwest::redirect::Policy::none());
-            if loopback { b.no_proxy() } else { b }
-        };
+        let (base, loopback) = http::base_url(&config)?;
+        let builder = || http::builder(&config, loopback);
         let http = builder()
             .timeout(config.request_timeout)
             .build()
@@ -152,11 +134,10 @@ impl Client {
         watch: Option<AttemptWatch<'_>>,
     ) -> StreamedChat {
         let r = with_retries(self.config.policy(), watch, |t0| async move {
-            if stream {
-                self.chat_stream_once(req, t0).await
-            } else {
-                self.chat_once(req, t0).await
-            }
+            let url = self.url("/api/chat");
+            let sent = http::post_chat(&self.http, &self.config, &url, req, t0).await?;
+            let reader = stream.then(StreamAccumulator::default);
+            http::chat_answer(&self.config, sent, t0, reader, parse_chat).await
         })
         .await;
         StreamedChat {
@@ -172,168 +153,12 @@ impl Client {
         }
     }
 
-    /// Sends one chat request; returns the response, time to its headers and its status.
-    async fn post_chat(
-        &self,
-        req: &ChatRequest,
-        t0: Instant,
-    ) -> Result<(reqwest::Response, f64, u16), AttemptError> {
-        let resp = self
-            .http
-            .post(self.url("/api/chat"))
-            .json(req)
-            .send()
-            .await
-            .map_err(|e| self.transport(&e, None))?;
-        let status = resp.status().as_u16();
-        Ok((resp, t0.elapsed().as_secs_f64(), status))
-    }
-
-    async fn chat_once(
-        &self,
-        req: &ChatRequest,
-        t0: Instant,
-    ) -> Result<AttemptOk<ChatResponse>, AttemptError> {
-        let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| self.transport(&e, Some(status)))?;
-        check_status(status, &bytes)?;
-        let body = parse_chat(&bytes).map_err(|(failure, message)| AttemptError {
-            failure,
-            status: Some(status),
-            message,
-        })?;
-        Ok(AttemptOk {
-            body,
-            status,
-            ttfb_s,
-            first_token_s: None,
-        })
-    }
-
-    async fn chat_stream_once(
-        &self,
-        req: &ChatRequest,
-        t0: Instant,
-    ) -> Result<AttemptOk<ChatResponse>, AttemptError> {
-        let (resp, ttfb_s, status) = self.post_chat(req, t0).await?;
-        if let Some(failure) = classify_status(status) {
-            let bytes = resp
-                .bytes()
-                .await
-                .map_err(|e| self.transport(&e, Some(status)))?;
-            return Err(AttemptError {
-                failure,
-                status: Some(status),
-                message: error_message(&bytes),
-            });
-        }
-        let fail = |failure, message: String| AttemptError {
-            failure,
-            status: Some(status),
-            message,
-        };
-        let mut acc = StreamAccumulator::default();
-        let mut buf: Vec<u8> = Vec::new();
-        let mut body = resp.bytes_stream();
-        while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| self.transport(&e, Some(status)))?;
-            buf.extend_from_slice(&chunk);
-            while let Some(i) = buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = buf.drain(..=i).collect();
-                acc.line(&line, t0).map_err(|(f, m)| fail(f, m))?;
-            }
-        }
-        if !buf.is_empty() {
-            acc.line(&buf, t0).map_err(|(f, m)| fail(f, m))?;
-        }
-        let first_token_s = acc.first_token_s;
-        let body = acc.finish().map_err(|(f, m)| fail(f, m))?;
-        Ok(AttemptOk {
-            body,
-            status,
-            ttfb_s,
-            first_token_s,
-        })
-    }
-
-    fn transport(&self, e: &reqwest::Error, status: Option<u16>) -> AttemptError {
-        let message = if e.is_timeout() {
-            format!(
-                "timed out after {:.3} s, the request timeout in force (connect timeout {:.3} s): {}",
-                self.config.request_timeout.as_secs_f64(),
-                self.config.connect_timeout.as_secs_f64(),
-                error_text(e)
-            )
-        } else {
-            error_text(e)
-        };
-        AttemptError {
-            failure: Failure::Transport,
-            status,
-            message,
-        }
-    }
-
     async fn get_json<T: DeserializeOwned>(
         &self,
         path: &str,
         body: Option<&serde_json::Value>,
     ) -> Result<T, WireError> {
-        let url = self.url(path);
-        let r = with_retries(self.config.policy(), None, |_| {
-            self.json_once::<T>(&url, body)
-        })
-        .await;
-        let last = r.attempts.last();
-        let (status, message) = (
-            last.and_then(|a| a.status),
-            last.and_then(|a| a.error.clone()).unwrap_or_default(),
-        );
-        match (r.body, r.outcome) {
-            (Some(v), _) => Ok(v),
-            (None, CallOutcome::Transport) => Err(WireError::Transport {
-                url,
-                status,
-                message,
-            }),
-            (None, _) => Err(WireError::Protocol {
-                url,
-                status,
-                message,
-            }),
-        }
-    }
-
-    async fn json_once<T: DeserializeOwned>(
-        &self,
-        url: &str,
-        body: Option<&serde_json::Value>,
-    ) -> Result<AttemptOk<T>, AttemptError> {
-        let rb = match body {
-            Some(b) => self.http.post(url).json(b),
-            None => self.http.get(url),
-        };
-        let resp = rb.send().await.map_err(|e| self.transport(&e, None))?;
-        let status = resp.status().as_u16();
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| self.transport(&e, Some(status)))?;
-        check_status(status, &bytes)?;
-        let body = serde_json::from_slice(&bytes).map_err(|e| AttemptError {
-            failure: Failure::Malformed,
-            status: Some(status),
-            message: format!("body is not the expected JSON: {e}: {}", snippet(&bytes)),
-        })?;
-        Ok(AttemptOk {
-            body,
-            status,
-            ttfb_s: 0.0,
-            first_token_s: None,
-        })
+        http::get_json(&self.http, &self.config, &self.url(path), body).await
     }
 
     /// `GET /api/version`.
@@ -425,18 +250,6 @@ impl Client {
         } else {
             Err(transport("the stream ended before \"success\"".to_string()))
         }
-    }
-}
-
-/// Fails the attempt when the status is not 2xx, keeping the server's error text.
-fn check_status(status: u16, body: &[u8]) -> Result<(), AttemptError> {
-    match classify_status(status) {
-        None => Ok(()),
-        Some(failure) => Err(AttemptError {
-            failure,
-            status: Some(status),
-            message: error_message(body),
-        }),
     }
 }
 
@@ -549,37 +362,18 @@ impl StreamAccumulator {
     }
 }
 
-/// The `error` field of an error body, else the body itself (shortened).
-fn error_message(body: &[u8]) -> String {
-    match serde_json::from_slice::<ErrorBody>(body) {
-        Ok(e) => e.error,
-        Err(_) => snippet(body),
+impl crate::wire::http::StreamReader<ChatResponse> for StreamAccumulator {
+    fn line(&mut self, raw: &[u8], t0: Instant) -> Result<(), (Failure, String)> {
+        StreamAccumulator::line(self, raw, t0)
     }
-}
 
-/// The first 200 characters of a body, for error texts.
-fn snippet(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let mut s: String = text.chars().take(200).collect();
-    if text.chars().count() > 200 {
-        s.push('…');
+    fn first_token_s(&self) -> Option<f64> {
+        self.first_token_s
     }
-    s
-}
 
-/// A reqwest error with its whole source chain (its `Display` alone hides the cause).
-fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        let t = inner.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = inner.source();
+    fn finish(self) -> Result<ChatResponse, (Failure, String)> {
+        StreamAccumulator::finish(self)
     }
-    s
 }
 
 #[cfg(test)]

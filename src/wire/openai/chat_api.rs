@@ -1,0 +1,57 @@
+//! The OpenAI-compatible client behind the neutral [`ChatApi`] seam.
+
+use super::client::Client;
+use super::convert;
+use crate::wire::chat::{ApiKind, CallRequest, CallResult};
+use crate::wire::chat_api::{ChatApi, LoadedModel, ModelEntry, ModelInfo, ServerInfo};
+use crate::wire::error::WireError;
+use crate::wire::retry::AttemptWatch;
+use futures_util::future::BoxFuture;
+
+impl ChatApi for Client {
+    fn kind(&self) -> ApiKind {
+        ApiKind::OpenAi
+    }
+
+    fn chat_watched<'a>(
+        &'a self,
+        req: &'a CallRequest,
+        watch: Option<AttemptWatch<'a>>,
+    ) -> BoxFuture<'a, CallResult> {
+        Box::pin(async move {
+            let r = Client::chat_watched(self, &convert::request(req), watch).await;
+            CallResult {
+                api: ApiKind::OpenAi,
+                reply: r.body.as_ref().and_then(convert::reply),
+                outcome: r.outcome,
+                attempts: r.attempts,
+                wall_s: r.wall_s,
+                ttfb_s: r.ttfb_s,
+                first_token_s: r.first_token_s,
+                started_unix_ms: r.started_unix_ms,
+            }
+        })
+    }
+
+    fn server_info(&self) -> BoxFuture<'_, Result<ServerInfo, WireError>> {
+        Box::pin(self.identify())
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<ModelEntry>, WireError>> {
+        Box::pin(self.model_entries())
+    }
+
+    fn model_info<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<ModelInfo, WireError>> {
+        Box::pin(self.model_details(model))
+    }
+
+    /// Names as Ollama reads them (`m` is `m:latest`); other servers' ids rarely hold a tag.
+    fn same_model(&self, a: &str, b: &str) -> bool {
+        crate::wire::ollama::name::same_model(a, b)
+    }
+
+    /// These APIs list no loaded models: the server holds its model for as long as it runs.
+    fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>> {
+        Box::pin(async { Ok(None) })
+    }
+}
