@@ -7,6 +7,7 @@ mod fidelity;
 mod fuzz;
 mod gpu_metrics;
 mod hosts;
+mod imports;
 mod messy;
 mod openai_stub;
 mod plan;

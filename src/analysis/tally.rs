@@ -4,7 +4,7 @@
 
 use super::bootstrap::IdTotals;
 use super::cost::{CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, cached_calls, per_success};
-use super::latency::{latency_fit, mean, server_split, percentile};
+use super::latency::{latency_fit, mean, percentile, server_split};
 use super::router::router_in_front_totals;
 use super::summary::{ContextPoint, Latency, Tokens};
 use crate::runner::record::ConversationRecord;

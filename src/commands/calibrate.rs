@@ -17,6 +17,7 @@ use passk::analysis::calibration::{
 };
 use passk::analysis::calibration_ladder::{Rung, ladder_checks};
 use passk::analysis::load_run;
+use passk::analysis::stopping::SequenceJudge;
 use passk::runner::event::EventSink;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::levels::Levels;
@@ -163,7 +164,7 @@ impl Bench<'_> {
         let sink: &dyn EventSink = &self.progress;
         sink.emit(passk::runner::event::RunEvent::Info(pass_line(pass.name)));
         self.rt
-            .block_on(experiment::run(&exp, sink, &self.cancel))?;
+            .block_on(experiment::run(&exp, sink, &SequenceJudge, &self.cancel))?;
         Ok(dir)
     }
 }

@@ -252,7 +252,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     };
     let rt = tokio::runtime::Runtime::new()?;
     let progress = Progress::new(bars_wanted(args.no_progress), "run", true);
-    let result = rt.block_on(experiment::run(&exp, &progress, cancel));
+    let result = rt.block_on(experiment::run(
+        &exp,
+        &progress,
+        &passk::analysis::stopping::SequenceJudge,
+        cancel,
+    ));
     progress.finish();
     match result {
         Ok(summary) => {

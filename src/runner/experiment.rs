@@ -3,18 +3,18 @@
 //! ([`crate::runner::pool`]), appending one record per finished trial. `passk run` and `passk
 //! calibrate` both come through here; only the backend differs.
 
-use crate::analysis::sequence::RoundState;
-use crate::analysis::stopping::Stopping;
 use crate::runner::context::PromptCounts;
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::hosts::{self, Host, Preflighted};
 use crate::runner::journal::{Journal, JournalError, MAX_WIRE_TRIES, ResumePolicy};
+use crate::runner::judge::{Judgement, RoundJudge};
 use crate::runner::plan::{PlanInput, TrialSpec, plan};
 use crate::runner::pool::{self, Pool, Stage, Writer};
 use crate::runner::preflight::{self, PreflightError};
 use crate::runner::record::{Manifest, ModelInfo, Outcome, Record, SCHEMA_VERSION, ServerInfo};
 use crate::runner::settings::{RunSettings, SuiteChoice};
 use crate::runner::telemetry;
+use crate::sequence::RoundState;
 use crate::suite::{Domain, ToolVariant};
 use crate::suites::router::RouterSuite;
 use crate::wire::ChatApi;
@@ -264,6 +264,7 @@ struct Session<'a> {
 pub async fn run(
     exp: &Experiment,
     sink: &dyn EventSink,
+    judge: &dyn RoundJudge,
     cancel: &AtomicBool,
 ) -> Result<RunSummary, RunError> {
     let mut summary = RunSummary {
@@ -277,7 +278,7 @@ pub async fn run(
     let mut session = open_session(exp, sink).await?;
     let todo = plan_session(&session, &mut summary, sink);
     if exp.settings.stop.is_some() {
-        play_rounds(&mut session, &todo, &mut summary, sink, cancel).await?;
+        play_rounds(&mut session, &todo, &mut summary, sink, judge, cancel).await?;
     } else {
         play_plan(&mut session, &todo, &mut summary, sink, cancel).await?;
     }
@@ -774,13 +775,14 @@ async fn play_rounds(
     todo: &[TrialSpec],
     summary: &mut RunSummary,
     sink: &dyn EventSink,
+    judge: &dyn RoundJudge,
     cancel: &AtomicBool,
 ) -> Result<(), RunError> {
-    let mut state = update_sequence(session, sink)?;
+    let mut state = update_sequence(session, sink, judge)?;
     let mut rest = todo;
     while !summary.interrupted && !rest.is_empty() {
         let round = rest[0].key().trial;
-        let held = |st: &Stopping| {
+        let held = |st: &Judgement| {
             st.decided().is_some() || st.waiting.as_ref().is_some_and(|w| w.round < round)
         };
         if state.as_ref().is_some_and(held) {
@@ -791,8 +793,9 @@ async fn play_rounds(
             .position(|t| t.key().trial != round)
             .unwrap_or(rest.len());
         play_plan(session, &rest[..end], summary, sink, cancel).await?;
-        state = update_sequence(session, sink)?;
-        state = complete_round(session, &rest[..end], state, summary, sink, cancel).await?;
+        state = update_sequence(session, sink, judge)?;
+        let round_trials = &rest[..end];
+        state = complete_round(session, round_trials, state, summary, sink, judge, cancel).await?;
         rest = &rest[end..];
     }
     summary.decided = state
@@ -816,28 +819,19 @@ async fn play_rounds(
 async fn complete_round(
     session: &mut Session<'_>,
     round: &[TrialSpec],
-    mut state: Option<Stopping>,
+    mut state: Option<Judgement>,
     summary: &mut RunSummary,
     sink: &dyn EventSink,
+    judge: &dyn RoundJudge,
     cancel: &AtomicBool,
-) -> Result<Option<Stopping>, RunError> {
+) -> Result<Option<Judgement>, RunError> {
     for _ in 1..MAX_WIRE_TRIES {
-        let Some((st, w)) = state
-            .as_ref()
-            .and_then(|st| Some((st, st.waiting.as_ref()?)))
-        else {
+        let Some(w) = state.as_ref().and_then(|st| st.waiting.as_ref()) else {
             break;
         };
         let again: Vec<TrialSpec> = round
             .iter()
-            .filter(|t| {
-                let k = t.key();
-                k.trial == w.round
-                    && st.pairing.compares(&k)
-                    && w.ungraded
-                        .iter()
-                        .any(|(m, task)| *m == k.model && *task == k.task)
-            })
+            .filter(|t| w.ungraded.contains(&t.key()))
             .cloned()
             .collect();
         if again.is_empty() || summary.interrupted {
@@ -853,7 +847,7 @@ async fn complete_round(
             again.len()
         )));
         play_plan(session, &again, summary, sink, cancel).await?;
-        state = update_sequence(session, sink)?;
+        state = update_sequence(session, sink, judge)?;
     }
     Ok(state)
 }
@@ -863,15 +857,12 @@ async fn complete_round(
 fn update_sequence(
     session: &Session<'_>,
     sink: &dyn EventSink,
-) -> Result<Option<Stopping>, RunError> {
+    judge: &dyn RoundJudge,
+) -> Result<Option<Judgement>, RunError> {
     let dir = session.journal.dir();
-    let run = crate::analysis::load_run_keeping(dir, crate::analysis::Keep::Statistics)
+    let state = judge
+        .judge(dir, &session.stage.exp.settings, &session.manifest)
         .map_err(|e| RunError::Sequence(e.to_string()))?;
-    let state = crate::analysis::stopping::state(
-        &session.stage.exp.settings,
-        &session.manifest,
-        &run.conversations,
-    );
     let states = state.as_ref().map_or(&[][..], |st| &st.rounds);
     crate::runner::rounds::record(dir, states).map_err(|e| {
         RunError::Sequence(format!(

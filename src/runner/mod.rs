@@ -7,6 +7,7 @@ pub mod event;
 pub mod experiment;
 pub mod hosts;
 pub mod journal;
+pub mod judge;
 pub mod levels;
 pub mod lock;
 pub mod plan;
