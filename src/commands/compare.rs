@@ -29,8 +29,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     let c = match compare_with_noise(&a, &b, noise.as_ref(), &opts, args.allow_different_graders) {
         Ok(c) => c,
         Err(e @ RecordsError::DifferentGraders { .. }) => {
-            passk::errln!("error: {e}");
-            return Ok(crate::exit_code::DIFFERENT_GRADERS);
+            return Err(super::Failure::exit(crate::exit_code::DIFFERENT_GRADERS, e));
         }
         Err(e) => return Err(e).context("comparing the runs"),
     };

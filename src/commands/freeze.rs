@@ -52,10 +52,7 @@ pub fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
             e @ (FreezeError::Mismatch { .. }
             | FreezeError::Missing { .. }
             | FreezeError::Malformed { .. }),
-        ) => {
-            passk::errln!("error: {e}");
-            Ok(exit_code::GRADER_LOCK_MISMATCH)
-        }
+        ) => Err(super::Failure::exit(exit_code::GRADER_LOCK_MISMATCH, e)),
         Err(e) => Err(e.into()),
     }
 }

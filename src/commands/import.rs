@@ -23,8 +23,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<u8> {
     let _lock = match RunLock::acquire(&out) {
         Ok(lock) => lock,
         Err(e @ LockError::Held { .. }) => {
-            passk::errln!("error: {e}");
-            return Ok(crate::exit_code::RUN_DIR_LOCKED);
+            return Err(super::Failure::exit(crate::exit_code::RUN_DIR_LOCKED, e));
         }
         Err(e) => return Err(e.into()),
     };

@@ -89,6 +89,5 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<u8> {
 }
 
 fn usage(message: &str) -> anyhow::Result<u8> {
-    passk::errln!("error: {message}");
-    Ok(exit_code::USAGE)
+    Err(super::usage_error(message))
 }

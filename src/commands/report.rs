@@ -34,7 +34,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
         Ok(x) => x,
         Err(e) if is_broken_pipe(&e) => return Ok(crate::exit_code::SUCCESS),
         Err(e) => match e.downcast::<UnknownReferenceModel>() {
-            Ok(u) => return Ok(super::usage_error(&u.to_string())),
+            Ok(u) => return Err(super::usage_error(&u.to_string())),
             Err(e) => return Err(e),
         },
     };

@@ -218,16 +218,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let cancel = crate::signals::graceful();
     let (settings, experiment_file) = match resolve(args) {
         Ok(x) => x,
-        Err(e) => return Ok(super::usage_error(&e.to_string())),
+        Err(e) => return Err(super::usage_error(&e.to_string())),
     };
     let (settings, hosts) = match with_hosts(settings, args) {
         Ok(x) => x,
-        Err(e) => return Ok(super::usage_error(&e)),
+        Err(e) => return Err(super::usage_error(&e)),
     };
     if let Some(id) = &args.run_id
         && let Err(e) = check_run_id(id)
     {
-        return Ok(super::usage_error(&e));
+        return Err(super::usage_error(&e));
     }
     let run_id = args
         .run_id
@@ -306,11 +306,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
             {
                 leave_table(&table);
             }
-            passk::errln!("error: {e}");
-            if let Some(fix) = fix_of(&e) {
-                passk::errln!("{fix}");
-            }
-            Ok(exit_code_of(&e))
+            let (code, fix) = (exit_code_of(&e), fix_of(&e));
+            Err(super::Failure::exit_with_fix(code, e, fix))
         }
     }
 }
@@ -359,6 +356,68 @@ mod tests {
     use crate::cli::{Cli, Command};
     use clap::Parser;
     use proptest::prelude::*;
+
+    #[test]
+    fn each_runner_error_maps_to_its_documented_exit_code_by_type() {
+        use passk::grade::freeze::FreezeError;
+        use passk::runner::experiment::SequenceError;
+        use passk::runner::journal::JournalError;
+        let held = LockError::Held {
+            dir: "results/x".into(),
+            holder: "pid 1".into(),
+        };
+        let io = || std::io::Error::other("disk full");
+        let cases: Vec<(RunError, u8)> = vec![
+            (
+                RunError::GraderLock(FreezeError::Missing {
+                    path: "graders/graders.lock".into(),
+                }),
+                exit_code::GRADER_LOCK_MISMATCH,
+            ),
+            (
+                RunError::Settings(SettingsError::Invalid("--host: no server".into())),
+                exit_code::USAGE,
+            ),
+            (
+                RunError::Journal(JournalError::Locked(held)),
+                exit_code::RUN_DIR_LOCKED,
+            ),
+            (
+                RunError::ServerLost {
+                    host: "http://127.0.0.1:9".into(),
+                    trials: 5,
+                    error: "reset".into(),
+                },
+                exit_code::SERVER_LOST,
+            ),
+            (
+                RunError::Sequence(SequenceError::Judge("unreadable".into())),
+                exit_code::FAILURE,
+            ),
+            (
+                RunError::Sequence(SequenceError::Write {
+                    path: "results/x/rounds.jsonl".into(),
+                    source: io(),
+                }),
+                exit_code::FAILURE,
+            ),
+        ];
+        for (err, code) in cases {
+            assert_eq!(exit_code_of(&err), code, "{err}");
+        }
+        let write = RunError::Sequence(SequenceError::Write {
+            path: "results/x/rounds.jsonl".into(),
+            source: io(),
+        });
+        assert_eq!(
+            write.to_string(),
+            "cannot update the confidence sequence: results/x/rounds.jsonl: disk full"
+        );
+        assert!(
+            std::error::Error::source(&write).is_some(),
+            "typed source kept"
+        );
+    }
 
     fn resolve_args(argv: &[&str]) -> Result<RunSettings, SettingsError> {
         let cli = Cli::try_parse_from(argv).expect("parses");

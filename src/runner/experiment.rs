@@ -7,12 +7,12 @@ use crate::runner::context::PromptCounts;
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::hosts::{self, Host, Preflighted};
 use crate::runner::journal::{Journal, JournalError, MAX_WIRE_TRIES, ResumePolicy};
-use crate::runner::judge::{Judgement, RoundJudge};
+use crate::runner::judge::{JudgeError, Judgement, RoundJudge};
 use crate::runner::plan::{PlanInput, TrialSpec, plan};
 use crate::runner::pool::{self, Pool, Stage, Writer};
 use crate::runner::preflight::{self, PreflightError};
 use crate::runner::record::{Manifest, ModelInfo, Outcome, Record, SCHEMA_VERSION, ServerInfo};
-use crate::runner::settings::{RunSettings, SuiteChoice};
+use crate::runner::settings::{RunSettings, SettingsError, SuiteChoice};
 use crate::runner::telemetry;
 use crate::sequence::RoundState;
 use crate::suite::{Domain, ToolVariant};
@@ -31,7 +31,7 @@ use std::time::Duration;
 pub enum RunError {
     /// The graders lock is missing or does not match.
     #[error("graders are not frozen as locked: {0} (`passk verify` lists every difference)")]
-    GraderLock(String),
+    GraderLock(#[source] crate::grade::freeze::FreezeError),
     /// A suite could not be loaded.
     #[error(transparent)]
     Suite(#[from] crate::suite::SuiteError),
@@ -54,15 +54,31 @@ pub enum RunError {
         error: String,
     },
     /// A setting names something that does not exist.
-    #[error("{0}")]
-    Settings(String),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
     /// The client could not be built.
-    #[error("{0}")]
-    Client(String),
+    #[error(transparent)]
+    Client(#[from] crate::wire::error::WireError),
     /// The records could not be read back to update the confidence sequence, or its states
     /// could not be written.
+    #[error(transparent)]
+    Sequence(#[from] SequenceError),
+}
+
+/// Why the confidence sequence could not be updated after a round.
+#[derive(Debug, thiserror::Error)]
+pub enum SequenceError {
+    /// The round judge could not read the run's records back.
     #[error("cannot update the confidence sequence: {0}")]
-    Sequence(String),
+    Judge(#[source] JudgeError),
+    /// `rounds.jsonl` could not be written.
+    #[error("cannot update the confidence sequence: {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
 }
 
 /// Transport-failed trials in a row after which the run stops.
@@ -160,8 +176,7 @@ pub fn task_digests(
 
 /// Verifies the lock and loads what `settings` asks for.
 pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunError> {
-    let grader_digest =
-        crate::grade::freeze::verify(root).map_err(|e| RunError::GraderLock(e.to_string()))?;
+    let grader_digest = crate::grade::freeze::verify(root).map_err(RunError::GraderLock)?;
     let mut domains: Vec<Box<dyn Domain>> = Vec::new();
     for load in settings.suites.iter().filter_map(|s| s.loader()) {
         domains.push(load(root)?);
@@ -183,10 +198,10 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
         .map(String::as_str)
         .collect();
     if !unknown.is_empty() {
-        return Err(RunError::Settings(format!(
+        return Err(RunError::Settings(SettingsError::Invalid(format!(
             "--tasks names tasks that none of the chosen suites has: {}",
             unknown.join(", ")
-        )));
+        ))));
     }
     check_variants(&domains, settings)?;
     Ok(Suites {
@@ -211,32 +226,29 @@ fn check_variants(domains: &[Box<dyn Domain>], settings: &RunSettings) -> Result
                     }
                 })
                 .collect();
-            return Err(RunError::Settings(format!(
+            return Err(RunError::Settings(SettingsError::Invalid(format!(
                 "--prompt {v}: the {} suite has no tasks/{}/prompts/{v}.md (its prompt files: {})",
                 d.name(),
                 d.name(),
                 files.join(", ")
-            )));
+            ))));
         }
         let has = d.presentation().variants();
         if let Some(v) = settings.tool_docs.0.iter().find(|v| !has.contains(v)) {
             let names: Vec<&str> = has.iter().map(|v| v.as_str()).collect();
-            return Err(RunError::Settings(format!(
+            return Err(RunError::Settings(SettingsError::Invalid(format!(
                 "--tool-docs {v}: the {} suite has no tasks/{}/tools/{v}.json (its variants: {})",
                 d.name(),
                 d.name(),
                 names.join(", ")
-            )));
+            ))));
         }
     }
     Ok(())
 }
 
 fn client_for(exp: &Experiment, url: &str) -> Result<Box<dyn ChatApi>, RunError> {
-    let (connect_timeout, request_timeout, backoff) = exp
-        .settings
-        .wire_durations()
-        .map_err(|e| RunError::Settings(e.to_string()))?;
+    let (connect_timeout, request_timeout, backoff) = exp.settings.wire_durations()?;
     connect(
         exp.backend.api(),
         ClientConfig {
@@ -247,7 +259,7 @@ fn client_for(exp: &Experiment, url: &str) -> Result<Box<dyn ChatApi>, RunError>
             backoff,
         },
     )
-    .map_err(|e| RunError::Client(e.to_string()))
+    .map_err(RunError::Client)
 }
 
 /// What one session of a run works with, once the checks have passed.
@@ -368,12 +380,14 @@ async fn open_session<'a>(
 async fn preflight_servers(exp: &Experiment, suites: &Suites) -> Result<Preflighted, RunError> {
     let s = &exp.settings;
     if exp.hosts.is_empty() {
-        return Err(RunError::Settings("--host: no server to play on".into()));
+        return Err(RunError::Settings(SettingsError::Invalid(
+            "--host: no server to play on".into(),
+        )));
     }
     let need_tools = !suites.domains.is_empty();
     let digests = suites.task_digests();
-    let exporters =
-        hosts::pair_gpu_metrics(&s.gpu_metrics, &exp.hosts).map_err(RunError::Settings)?;
+    let exporters = hosts::pair_gpu_metrics(&s.gpu_metrics, &exp.hosts)
+        .map_err(|m| RunError::Settings(SettingsError::Invalid(m)))?;
     let probed = hosts::probe_exporters(&exporters).await?;
     let scrape_interval = s
         .scrape_interval_s
@@ -862,13 +876,11 @@ fn update_sequence(
     let dir = session.journal.dir();
     let state = judge
         .judge(dir, &session.stage.exp.settings, &session.manifest)
-        .map_err(|e| RunError::Sequence(e.to_string()))?;
+        .map_err(SequenceError::Judge)?;
     let states = state.as_ref().map_or(&[][..], |st| &st.rounds);
-    crate::runner::rounds::record(dir, states).map_err(|e| {
-        RunError::Sequence(format!(
-            "{}: {e}",
-            dir.join(crate::runner::rounds::ROUNDS_FILE).display()
-        ))
+    crate::runner::rounds::record(dir, states).map_err(|source| SequenceError::Write {
+        path: dir.join(crate::runner::rounds::ROUNDS_FILE),
+        source,
     })?;
     if let Some((st, last)) = state.as_ref().and_then(|st| Some((st, st.last()?))) {
         sink.emit(RunEvent::Info(format!(
