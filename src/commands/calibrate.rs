@@ -195,7 +195,7 @@ impl Played {
 }
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     if args.trials == 0 || args.trials > 99 {
         return Err(super::usage_error(&format!(
             "--trials must be between 1 and 99, got {}",

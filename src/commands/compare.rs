@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     let a = load_run(&args.a).with_context(|| format!("reading run {}", args.a.display()))?;
     let b = load_run(&args.b).with_context(|| format!("reading run {}", args.b.display()))?;
     let noise = match &args.noise {

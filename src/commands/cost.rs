@@ -6,7 +6,7 @@ use crate::cli::CostArgs;
 use passk::analysis::cost_model::{CostComparison, NodeModel, Workload, compare_nodes};
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &CostArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &CostArgs) -> anyhow::Result<u8> {
     for (name, rate) in [
         ("--capable-success", args.capable_success),
         ("--cheaper-success", args.cheaper_success),

@@ -49,7 +49,7 @@ impl Check {
 }
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     let host = match args.host.single() {
         Ok(h) => parse_host(&h)?,
         Err(e) => return Err(super::usage_error(&e)),

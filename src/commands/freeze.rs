@@ -6,7 +6,7 @@ use crate::exit_code;
 use passk::grade::freeze::{FreezeError, lock_path, verify as verify_lock, write_lock};
 
 /// Writes the lock, once every grader loads with its suite; returns the exit code.
-pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
+pub(super) fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
     let root = &args.data.root;
     let problems = graders_that_do_not_load(root);
     if !problems.is_empty() {
@@ -42,7 +42,7 @@ fn graders_that_do_not_load(root: &std::path::Path) -> Vec<String> {
 }
 
 /// Verifies the lock; returns the exit code.
-pub fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
+pub(super) fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
     match verify_lock(&args.data.root) {
         Ok(digest) => {
             passk::outln!("graders match graders.lock; grader digest {digest}");

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &ImportArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &ImportArgs) -> anyhow::Result<u8> {
     let (mut manifest, conversations, router) = import::reference(&args.reference)
         .with_context(|| format!("importing {}", args.reference.display()))?;
     let out = args

@@ -23,7 +23,7 @@ use crate::cli::{Cli, Command, SuiteCommand};
 /// and maps it to its code.
 #[derive(Debug, thiserror::Error)]
 #[error("{error}")]
-pub struct Failure {
+pub(crate) struct Failure {
     /// The exit code (`crate::exit_code`).
     code: u8,
     /// What went wrong.
@@ -35,7 +35,7 @@ pub struct Failure {
 
 impl Failure {
     /// `error`, exiting with `code`.
-    pub fn exit(code: u8, error: impl Into<anyhow::Error>) -> anyhow::Error {
+    pub(crate) fn exit(code: u8, error: impl Into<anyhow::Error>) -> anyhow::Error {
         Failure {
             code,
             error: error.into(),
@@ -45,7 +45,7 @@ impl Failure {
     }
 
     /// `error`, exiting with `code`, and the line that says how to fix it.
-    pub fn exit_with_fix(
+    pub(crate) fn exit_with_fix(
         code: u8,
         error: impl Into<anyhow::Error>,
         fix: Option<&'static str>,
@@ -60,13 +60,13 @@ impl Failure {
 }
 
 /// A usage error (a flag or value that cannot be used): exits with [`crate::exit_code::USAGE`].
-pub fn usage_error(message: &str) -> anyhow::Error {
+pub(crate) fn usage_error(message: &str) -> anyhow::Error {
     Failure::exit(crate::exit_code::USAGE, anyhow::anyhow!("{message}"))
 }
 
 /// The exit code of a command's result; an error is printed first, as `error: ` and its chain (and
 /// the fix of a [`Failure`] that has one), and exits with the [`Failure`]'s code, else 1.
-pub fn finish(result: anyhow::Result<u8>) -> u8 {
+pub(crate) fn finish(result: anyhow::Result<u8>) -> u8 {
     let err = match result {
         Ok(code) => return code,
         Err(err) => err,
@@ -102,7 +102,7 @@ fn chain_once(err: &anyhow::Error) -> String {
 }
 
 /// Runs the parsed command; returns the exit code.
-pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+pub(crate) fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match &cli.command {
         Command::Calibrate(a) => calibrate::run(a),
         Command::Run(a) => run::run(a),

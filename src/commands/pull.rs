@@ -13,7 +13,7 @@ use std::time::Duration;
 const DEFAULT_MODELS: [&str; 2] = ["qwen2.5-coder:3b", "qwen2.5-coder:7b"];
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &PullArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &PullArgs) -> anyhow::Result<u8> {
     let base_url = match args.host.single() {
         Ok(h) => parse_host(&h)?,
         Err(e) => return Err(super::usage_error(&e)),

@@ -7,7 +7,7 @@ use passk::runner::journal::JournalError;
 use passk::runner::lock::LockError;
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &RepairArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &RepairArgs) -> anyhow::Result<u8> {
     let repair = match passk::runner::repair::repair(&args.run) {
         Ok(r) => r,
         Err(e @ JournalError::Locked(LockError::Held { .. })) => {

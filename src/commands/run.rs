@@ -15,7 +15,7 @@ use passk::wire::host::parse_host;
 
 /// Merges flags over the experiment file over the defaults. Each source is checked on its own, so
 /// that an error names the flag, or the file and key, that gave the value.
-pub fn resolve(args: &RunArgs) -> Result<(RunSettings, Option<String>), SettingsError> {
+pub(super) fn resolve(args: &RunArgs) -> Result<(RunSettings, Option<String>), SettingsError> {
     let mut s = RunSettings::default();
     let mut file_text = None;
     if let Some(path) = &args.config {
@@ -174,7 +174,7 @@ fn with_hosts(
 }
 
 /// A run id is a plain name: one path component, so that it can never write outside `results/`.
-pub fn check_run_id(id: &str) -> Result<(), String> {
+pub(super) fn check_run_id(id: &str) -> Result<(), String> {
     if id.is_empty() || id == "." || id == ".." || id.contains(['/', '\\', '\0']) {
         return Err(format!(
             "--run-id: {id:?} is not a plain name (no '/', no '..', not empty); use --out for a directory elsewhere"
@@ -184,7 +184,7 @@ pub fn check_run_id(id: &str) -> Result<(), String> {
 }
 
 /// Maps a runner error to its documented exit code.
-pub fn exit_code_of(err: &RunError) -> u8 {
+pub(super) fn exit_code_of(err: &RunError) -> u8 {
     use passk::runner::journal::JournalError;
     match err {
         RunError::GraderLock(_) => exit_code::GRADER_LOCK_MISMATCH,
@@ -202,7 +202,7 @@ pub fn exit_code_of(err: &RunError) -> u8 {
 }
 
 /// The exit code of an interrupted run: 128 + the signal's number (130 for Ctrl-C).
-pub fn interrupted_code() -> u8 {
+pub(super) fn interrupted_code() -> u8 {
     match crate::signals::received() {
         Some(libc::SIGTERM) => exit_code::TERMINATED,
         Some(libc::SIGHUP) => exit_code::HANGUP,
@@ -214,7 +214,7 @@ pub fn interrupted_code() -> u8 {
 const REPORT_RESAMPLES: usize = 10_000;
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let cancel = crate::signals::graceful();
     let (settings, experiment_file) = match resolve(args) {
         Ok(x) => x,

@@ -33,7 +33,7 @@ fn load_suites(root: &Path) -> anyhow::Result<Suites> {
 }
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     let suites = load_suites(&args.data.root)?;
     let mut book = ScriptBook::from_suites(&suites.tasks, suites.router.as_ref());
     book.set_example_values(&suites.examples);

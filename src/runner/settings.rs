@@ -1,6 +1,6 @@
 //! Validated run settings: command-line flags merged over an optional TOML experiment file, merged
-//! over the defaults of experiment.md. The resolved settings go into the manifest, and the default
-//! run id is derived from them, so the same command resumes the same run.
+//! over the defaults (docs/cli.md lists each flag's). The resolved settings go into the manifest,
+//! and the default run id is derived from them, so the same command resumes the same run.
 
 use crate::runner::levels::Levels;
 use crate::suite::{PromptVariant, ToolVariant};
