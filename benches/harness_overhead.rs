@@ -53,6 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rt.block_on(experiment::run(
         &exp,
         &Collect::default(),
+        &passk::analysis::stopping::SequenceJudge,
         &AtomicBool::new(false),
     ))?;
     let wall = started.elapsed().as_secs_f64();

@@ -119,6 +119,7 @@ fn run(
     rt.block_on(experiment::run(
         &exp,
         &Collect::default(),
+        &passk::analysis::stopping::SequenceJudge,
         &AtomicBool::new(false),
     ))?;
     let wall_s = started.elapsed().as_secs_f64();

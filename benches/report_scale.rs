@@ -95,6 +95,7 @@ fn generate(dir: &Path) -> Result<()> {
     rt.block_on(experiment::run(
         &exp,
         &Collect::default(),
+        &passk::analysis::stopping::SequenceJudge,
         &AtomicBool::new(false),
     ))?;
     rt.block_on(stub.shutdown());

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// really costs per successful task.
 #[derive(Debug, Parser)]
 #[command(name = "passk", version, about, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -25,7 +25,7 @@ fn at_least_one(text: &str) -> Result<usize, String> {
 
 /// Subcommands are verbs.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the full experiment against the built-in stub and check the harness scores what it must.
     Calibrate(CalibrateArgs),
     /// Run models x conversations x k trials against Ollama and write records under results/.
@@ -60,7 +60,7 @@ pub enum Command {
 
 /// Where the project's data lives (tasks/ and graders/).
 #[derive(Debug, Clone, Args)]
-pub struct DataArgs {
+pub(crate) struct DataArgs {
     /// Project root holding tasks/ and graders/
     #[arg(long, value_name = "DIR", default_value = ".", global = true)]
     pub root: PathBuf,
@@ -68,7 +68,7 @@ pub struct DataArgs {
 
 /// `passk suite ...`
 #[derive(Debug, Args)]
-pub struct SuiteArgs {
+pub(crate) struct SuiteArgs {
     /// What to do with the suites.
     #[command(subcommand)]
     pub command: SuiteCommand,
@@ -76,14 +76,14 @@ pub struct SuiteArgs {
 
 /// `passk suite` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum SuiteCommand {
+pub(crate) enum SuiteCommand {
     /// Load every suite, print counts, replay gold trajectories and near-misses.
     Check(SuiteCheckArgs),
 }
 
 /// `passk suite check`
 #[derive(Debug, Args)]
-pub struct SuiteCheckArgs {
+pub(crate) struct SuiteCheckArgs {
     /// Data location.
     #[command(flatten)]
     pub data: DataArgs,
@@ -94,7 +94,7 @@ pub struct SuiteCheckArgs {
 
 /// `passk freeze` / `passk verify`
 #[derive(Debug, Args)]
-pub struct FreezeArgs {
+pub(crate) struct FreezeArgs {
     /// Data location.
     #[command(flatten)]
     pub data: DataArgs,
@@ -102,7 +102,7 @@ pub struct FreezeArgs {
 
 /// Connection to Ollama.
 #[derive(Debug, Clone, Args)]
-pub struct HostArgs {
+pub(crate) struct HostArgs {
     /// Ollama server, as OLLAMA_HOST ([scheme://]host[:port]; 0.0.0.0 means 127.0.0.1); `passk run`
     /// takes several, repeated or comma-separated, and shares the trials over them [default:
     /// $OLLAMA_HOST, else 127.0.0.1:11434]
@@ -124,12 +124,12 @@ pub struct HostArgs {
 }
 
 /// The server when no `--host` (nor the experiment file's `hosts`) names one.
-pub const DEFAULT_HOST: &str = "127.0.0.1:11434";
+pub(crate) const DEFAULT_HOST: &str = "127.0.0.1:11434";
 
 impl HostArgs {
     /// The servers given: `--host` values, else `from_file`, else `OLLAMA_HOST`, else
     /// [`DEFAULT_HOST`].
-    pub fn hosts_or(&self, from_file: &[String]) -> Vec<String> {
+    pub(crate) fn hosts_or(&self, from_file: &[String]) -> Vec<String> {
         if !self.host.is_empty() {
             return self.host.clone();
         }
@@ -143,7 +143,7 @@ impl HostArgs {
     }
 
     /// The one server of a command that talks to one (`doctor`, `pull`), or why not.
-    pub fn single(&self) -> Result<String, String> {
+    pub(crate) fn single(&self) -> Result<String, String> {
         match self.hosts_or(&[]).as_slice() {
             [one] => Ok(one.clone()),
             many => Err(format!(
@@ -155,17 +155,17 @@ impl HostArgs {
     }
 
     /// The connect timeout given, or the default.
-    pub fn connect_timeout(&self) -> f64 {
+    pub(crate) fn connect_timeout(&self) -> f64 {
         self.connect_timeout.unwrap_or(5.0)
     }
 
     /// The request timeout given, or the default.
-    pub fn timeout(&self) -> f64 {
+    pub(crate) fn timeout(&self) -> f64 {
         self.timeout.unwrap_or(300.0)
     }
 
     /// The connect and request timeouts as durations, or why a flag cannot be used.
-    pub fn durations(&self) -> Result<(std::time::Duration, std::time::Duration), String> {
+    pub(crate) fn durations(&self) -> Result<(std::time::Duration, std::time::Duration), String> {
         use passk::runner::settings::{MAX_RETRIES, seconds};
         if self.retries.is_some_and(|r| r > MAX_RETRIES) {
             return Err(format!("--retries: must be at most {MAX_RETRIES}"));
@@ -179,7 +179,7 @@ impl HostArgs {
 
 /// A level of an on/off factor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnOff {
+pub(crate) enum OnOff {
     /// Off.
     Off,
     /// On.
@@ -188,7 +188,7 @@ pub enum OnOff {
 
 /// The baseline mode of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Baseline {
+pub(crate) enum Baseline {
     /// The agent with tools.
     None,
     /// One call per customer message, no tools.
@@ -197,7 +197,7 @@ pub enum Baseline {
 
 /// `passk run`
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Data location.
     #[command(flatten)]
     pub data: DataArgs,
@@ -314,7 +314,7 @@ pub struct RunArgs {
 
 /// `passk calibrate`
 #[derive(Debug, Args)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// Data location.
     #[command(flatten)]
     pub data: DataArgs,
@@ -331,7 +331,7 @@ pub struct CalibrateArgs {
 
 /// `passk doctor`
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Connection.
     #[command(flatten)]
     pub host: HostArgs,
@@ -342,7 +342,7 @@ pub struct DoctorArgs {
 
 /// `passk pull`
 #[derive(Debug, Args)]
-pub struct PullArgs {
+pub(crate) struct PullArgs {
     /// Connection.
     #[command(flatten)]
     pub host: HostArgs,
@@ -353,7 +353,7 @@ pub struct PullArgs {
 
 /// `passk serve-stub`
 #[derive(Debug, Args)]
-pub struct ServeStubArgs {
+pub(crate) struct ServeStubArgs {
     /// Data location (the oracle replays these suites' gold trajectories).
     #[command(flatten)]
     pub data: DataArgs,
@@ -382,7 +382,7 @@ pub struct ServeStubArgs {
 
 /// Export destinations shared by report and compare (`-` means stdout).
 #[derive(Debug, Clone, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// Also write the Markdown report here
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
@@ -396,7 +396,7 @@ pub struct ExportArgs {
 
 /// `passk report`
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Run directory
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
@@ -414,7 +414,7 @@ pub struct ReportArgs {
 
 /// `passk compare`
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// First run directory (the baseline)
     #[arg(value_name = "RUN_A")]
     pub a: PathBuf,
@@ -438,7 +438,7 @@ pub struct CompareArgs {
 
 /// `passk plan`
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// Pilot run directory (a passk run or an imported one); omit it with --rates
     #[arg(value_name = "PILOT_RUN", required_unless_present = "rates")]
     pub pilot: Option<PathBuf>,
@@ -504,7 +504,7 @@ pub struct PlanArgs {
 
 /// `passk regrade`
 #[derive(Debug, Args)]
-pub struct RegradeArgs {
+pub(crate) struct RegradeArgs {
     /// Data location.
     #[command(flatten)]
     pub data: DataArgs,
@@ -515,7 +515,7 @@ pub struct RegradeArgs {
 
 /// `passk repair`
 #[derive(Debug, Args)]
-pub struct RepairArgs {
+pub(crate) struct RepairArgs {
     /// Run directory
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
@@ -523,7 +523,7 @@ pub struct RepairArgs {
 
 /// `passk import`
 #[derive(Debug, Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// Directory holding the reference's orchestrator.jsonl and router.jsonl
     #[arg(long, value_name = "DIR")]
     pub reference: PathBuf,
@@ -534,7 +534,7 @@ pub struct ImportArgs {
 
 /// `passk cost`: seed 004's illustrative cost model. Defaults are its worked example.
 #[derive(Debug, Args)]
-pub struct CostArgs {
+pub(crate) struct CostArgs {
     /// Capable model's price, dollars per million tokens
     #[arg(long, value_name = "USD", default_value_t = 2.0)]
     pub capable_price: f64,

@@ -14,7 +14,9 @@ pub mod mcp;
 pub mod records_error;
 pub mod report;
 pub mod runner;
+pub mod scripted;
 pub mod seed;
+pub mod sequence;
 
 pub mod suite;
 pub mod suites;

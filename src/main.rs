@@ -1,4 +1,5 @@
-//! The `passk` binary: parse flags, dispatch, print the error chain, exit with a named code.
+//! The `passk` binary: parse flags, dispatch, exit with the code `commands::finish` maps the
+//! result to.
 
 mod cli;
 mod commands;
@@ -21,47 +22,5 @@ fn main() -> ExitCode {
             });
         }
     };
-    match commands::dispatch(cli) {
-        Ok(code) => ExitCode::from(code),
-        Err(err) => {
-            passk::errln!("error: {}", chain_once(&err));
-            ExitCode::from(exit_code::FAILURE)
-        }
-    }
-}
-
-/// The error and its causes joined by ": ", leaving out a cause whose text the message before it
-/// already ends with (an I/O error wrapped as "path: error" would otherwise print twice).
-fn chain_once(err: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        if out.ends_with(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_error_chain_says_each_thing_once() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
-        let err = anyhow::Error::new(passk::runner::lock::LockError::Io {
-            path: "x/run.lock".into(),
-            source: io,
-        })
-        .context("reading run x");
-        assert_eq!(
-            chain_once(&err),
-            "reading run x: x/run.lock: No such file or directory"
-        );
-    }
+    ExitCode::from(commands::finish(commands::dispatch(cli)))
 }

@@ -20,7 +20,7 @@ const SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// Installs the handlers; a signal that cannot be hooked keeps its default action, and one ignored
 /// from the start stays ignored.
-pub fn install() {
+pub(crate) fn install() {
     for sig in SIGNALS.into_iter().filter(|&s| !ignored_at_start(s)) {
         // SAFETY: the action only touches atomics and calls write(2) and _exit(2), all
         // async-signal-safe.
@@ -54,7 +54,7 @@ fn on_signal(sig: i32) {
 
 /// From now on the first signal asks for a graceful stop instead of exiting; returns the flag it
 /// sets.
-pub fn graceful() -> &'static AtomicBool {
+pub(crate) fn graceful() -> &'static AtomicBool {
     GRACEFUL.store(true, Ordering::SeqCst);
     if RECEIVED.load(Ordering::SeqCst) != 0 {
         STOP.store(true, Ordering::SeqCst);
@@ -63,7 +63,7 @@ pub fn graceful() -> &'static AtomicBool {
 }
 
 /// The first signal received, if any.
-pub fn received() -> Option<i32> {
+pub(crate) fn received() -> Option<i32> {
     match RECEIVED.load(Ordering::SeqCst) {
         0 => None,
         sig => Some(sig),

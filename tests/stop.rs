@@ -5,9 +5,9 @@
 //! decision.
 
 use crate::util::{self, Stub, load, output, passk, run_args};
-use passk::analysis::sequence::{Decision, RoundState};
 use passk::runner::record::Outcome;
 use passk::runner::rounds;
+use passk::sequence::{Decision, RoundState};
 use passk::wire::stub::{Behaviour, FaultKind, MistakePlan, ModelSpec};
 use std::path::Path;
 use std::process::Stdio;

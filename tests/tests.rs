@@ -1,12 +1,15 @@
 //! The single integration-test binary; each module tests one part through the real binary or the
 //! library's public API, over loopback only.
 
+#![allow(clippy::unwrap_used)] // tests may unwrap: a panic is the failure they report
+
 mod browser;
 mod calibrate;
 mod fidelity;
 mod fuzz;
 mod gpu_metrics;
 mod hosts;
+mod imports;
 mod mcp;
 mod messy;
 mod openai_stub;

@@ -6,7 +6,7 @@ use passk::runner::record::{ConversationRecord, Manifest};
 use std::path::PathBuf;
 
 /// `name` from the environment as a count, else `default`.
-pub fn env_or(name: &str, default: usize) -> usize {
+pub(crate) fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -16,7 +16,7 @@ pub fn env_or(name: &str, default: usize) -> usize {
 /// A run of the reference experiment (`results` for run 1, `results-run2` for run 2), imported:
 /// its manifest and conversation records, or `None` (said on stdout) where the reference records
 /// are absent, as on a user's clone.
-pub fn reference_run(folder: &str) -> Option<(Manifest, Vec<ConversationRecord>)> {
+pub(crate) fn reference_run(folder: &str) -> Option<(Manifest, Vec<ConversationRecord>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/reference/cheaper-per-token/experiment")
         .join(folder);
@@ -32,7 +32,7 @@ pub fn reference_run(folder: &str) -> Option<(Manifest, Vec<ConversationRecord>)
 }
 
 /// The store pilot `passk plan` takes from these records.
-pub fn store_pilot(
+pub(crate) fn store_pilot(
     source: &str,
     manifest: &Manifest,
     conversations: &[ConversationRecord],
@@ -42,7 +42,7 @@ pub fn store_pilot(
 
 /// The reference experiment's run 2 as a store pilot, with its records.
 #[allow(dead_code)]
-pub fn reference_pilot() -> Option<(Pilot, Vec<ConversationRecord>)> {
+pub(crate) fn reference_pilot() -> Option<(Pilot, Vec<ConversationRecord>)> {
     let (manifest, conversations) = reference_run("results-run2")?;
     let pilot = store_pilot("reference run 2", &manifest, &conversations);
     Some((pilot, conversations))

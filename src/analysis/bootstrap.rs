@@ -24,7 +24,7 @@ pub struct Interval {
 mod bound {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
         match *x {
             f64::INFINITY => s.serialize_str("inf"),
             f64::NEG_INFINITY => s.serialize_str("-inf"),
@@ -39,7 +39,7 @@ mod bound {
         Text(String),
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         match Bound::deserialize(d)? {
             Bound::Number(x) => Ok(x),
             Bound::Text(t) if t == "inf" => Ok(f64::INFINITY),
@@ -136,11 +136,11 @@ mod kept_draws {
         static KEPT: RefCell<Vec<(Key, Rc<[u32]>)>> = const { RefCell::new(Vec::new()) };
     }
 
-    pub fn get(key: Key) -> Option<Rc<[u32]>> {
+    pub(super) fn get(key: Key) -> Option<Rc<[u32]>> {
         KEPT.with_borrow(|k| k.iter().find(|(x, _)| *x == key).map(|(_, d)| d.clone()))
     }
 
-    pub fn put(key: Key, draws: Vec<u32>) {
+    pub(super) fn put(key: Key, draws: Vec<u32>) {
         KEPT.with_borrow_mut(|k| {
             k.insert(0, (key, draws.into()));
             let mut total = 0;

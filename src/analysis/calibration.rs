@@ -11,9 +11,9 @@
 use super::passk::pass_hat_k;
 use super::{AnalysisOptions, Run, summarize};
 use crate::runner::record::{CallRecord, ConversationRecord, Mode, Outcome};
+use crate::scripted::{ExpectedTrial, FaultKind};
 use crate::trace::FailureMode;
 use crate::wire::outcome::CallOutcome;
-use crate::wire::stub::{ExpectedTrial, FaultKind};
 use std::collections::BTreeMap;
 
 /// One calibration check.

@@ -35,7 +35,6 @@ pub mod regrade;
 #[doc(hidden)]
 pub mod replicates;
 pub mod router;
-pub mod sequence;
 pub mod server_process;
 pub mod settings_diff;
 pub mod stopping;

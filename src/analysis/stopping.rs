@@ -3,13 +3,15 @@
 //! report all compute it here, so a resume and a report see the same sequence as the run that
 //! stopped.
 
-use crate::analysis::sequence::{Decision, RoundState, replay};
 use crate::analysis::summary::order_models;
+use crate::runner::judge::{self, JudgeError, Judgement, RoundJudge};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, TrialKey};
 use crate::runner::settings::{RunSettings, SuiteChoice};
+use crate::sequence::{Decision, RoundState, replay};
 use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// The records a stopping rule compares: the primary suite's agent trials at the first call cap
 /// and the first cell of a factorial design, and the model pair every break-even of the report
@@ -248,6 +250,55 @@ pub fn state(
         standing,
         says,
     })
+}
+
+/// The round judge a run that stops when decided is handed: it reads the run's records back and
+/// computes the rule's [`state`] from them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SequenceJudge;
+
+impl RoundJudge for SequenceJudge {
+    fn judge(
+        &self,
+        dir: &Path,
+        settings: &RunSettings,
+        manifest: &Manifest,
+    ) -> Result<Option<Judgement>, JudgeError> {
+        let run = crate::analysis::load_run_keeping(dir, crate::analysis::Keep::Statistics)?;
+        Ok(
+            state(settings, manifest, &run.conversations)
+                .map(|st| st.judgement(&run.conversations)),
+        )
+    }
+}
+
+impl Stopping {
+    /// What the runner acts on: the rounds, what they say, and the keys of the waiting round's
+    /// ungraded trials among `conversations`.
+    pub fn judgement(&self, conversations: &[ConversationRecord]) -> Judgement {
+        let waiting = self.waiting.as_ref().map(|w| {
+            let ungraded: Vec<TrialKey> = conversations
+                .iter()
+                .map(ConversationRecord::key)
+                .filter(|k| {
+                    k.trial == w.round
+                        && self.pairing.compares(k)
+                        && w.ungraded
+                            .iter()
+                            .any(|(m, task)| *m == k.model && *task == k.task)
+                })
+                .collect();
+            judge::Waiting {
+                round: w.round,
+                ungraded,
+            }
+        });
+        Judgement {
+            rounds: self.rounds.clone(),
+            says: self.says.clone(),
+            waiting,
+        }
+    }
 }
 
 /// [`state`] with the settings the manifest records.

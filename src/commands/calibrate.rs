@@ -19,6 +19,7 @@ use passk::analysis::calibration::{
 };
 use passk::analysis::calibration_ladder::{Rung, ladder_checks};
 use passk::analysis::load_run;
+use passk::analysis::stopping::SequenceJudge;
 use passk::runner::event::EventSink;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::levels::Levels;
@@ -167,7 +168,7 @@ impl Bench<'_> {
         let sink: &dyn EventSink = &self.progress;
         sink.emit(passk::runner::event::RunEvent::Info(pass_line(pass.name)));
         self.rt
-            .block_on(experiment::run(&exp, sink, &self.cancel))?;
+            .block_on(experiment::run(&exp, sink, &SequenceJudge, &self.cancel))?;
         Ok(dir)
     }
 }
@@ -203,9 +204,9 @@ impl Played {
 }
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     if args.trials == 0 || args.trials > 99 {
-        return Ok(super::usage_error(&format!(
+        return Err(super::usage_error(&format!(
             "--trials must be between 1 and 99, got {}",
             args.trials
         )));

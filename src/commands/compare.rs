@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     let a = load_run(&args.a).with_context(|| format!("reading run {}", args.a.display()))?;
     let b = load_run(&args.b).with_context(|| format!("reading run {}", args.b.display()))?;
     let noise = match &args.noise {
@@ -29,8 +29,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<u8> {
     let c = match compare_with_noise(&a, &b, noise.as_ref(), &opts, args.allow_different_graders) {
         Ok(c) => c,
         Err(e @ RecordsError::DifferentGraders { .. }) => {
-            passk::errln!("error: {e}");
-            return Ok(crate::exit_code::DIFFERENT_GRADERS);
+            return Err(super::Failure::exit(crate::exit_code::DIFFERENT_GRADERS, e));
         }
         Err(e) => return Err(e).context("comparing the runs"),
     };

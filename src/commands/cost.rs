@@ -6,7 +6,7 @@ use crate::cli::CostArgs;
 use passk::analysis::cost_model::{CostComparison, NodeModel, Workload, compare_nodes};
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &CostArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &CostArgs) -> anyhow::Result<u8> {
     for (name, rate) in [
         ("--capable-success", args.capable_success),
         ("--cheaper-success", args.cheaper_success),
@@ -15,7 +15,7 @@ pub fn run(args: &CostArgs) -> anyhow::Result<u8> {
     .chain(args.leaf.iter().map(|r| ("--leaf", *r)))
     {
         if !(rate > 0.0 && rate <= 1.0) {
-            return Ok(super::usage_error(&format!(
+            return Err(super::usage_error(&format!(
                 "{name} must be in (0, 1], got {rate}"
             )));
         }
@@ -25,7 +25,7 @@ pub fn run(args: &CostArgs) -> anyhow::Result<u8> {
         ("--cheaper-price", args.cheaper_price),
     ] {
         if !(price > 0.0 && price.is_finite()) {
-            return Ok(super::usage_error(&format!(
+            return Err(super::usage_error(&format!(
                 "{name} must be a finite positive number, got {price}"
             )));
         }
@@ -33,7 +33,7 @@ pub fn run(args: &CostArgs) -> anyhow::Result<u8> {
     if let Some(d) = args.cache_discount
         && !(0.0..=1.0).contains(&d)
     {
-        return Ok(super::usage_error(&format!(
+        return Err(super::usage_error(&format!(
             "--cache-discount must be between 0 and 1, got {d}"
         )));
     }

@@ -50,10 +50,10 @@ impl Check {
 }
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     let host = match args.host.single() {
         Ok(h) => parse_host(&h)?,
-        Err(e) => return Ok(super::usage_error(&e)),
+        Err(e) => return Err(super::usage_error(&e)),
     };
     let models: Vec<String> = if args.models.is_empty() {
         DEFAULT_MODELS.map(String::from).to_vec()
@@ -62,7 +62,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     };
     let (connect_timeout, request_timeout) = match args.host.durations() {
         Ok(d) => d,
-        Err(e) => return Ok(super::usage_error(&e)),
+        Err(e) => return Err(super::usage_error(&e)),
     };
     let config = ClientConfig {
         base_url: host.clone(),

@@ -6,7 +6,7 @@ use super::doctor::Check;
 use passk::wire::ChatApi;
 
 /// The checks, in the order they are printed.
-pub async fn checks(client: &dyn ChatApi, host: &str, models: &[String]) -> Vec<Check> {
+pub(super) async fn checks(client: &dyn ChatApi, host: &str, models: &[String]) -> Vec<Check> {
     let mut out = Vec::new();
     match client.server_info().await {
         Ok(s) => out.push(Check::pass(format!(

@@ -6,7 +6,7 @@ use crate::exit_code;
 use passk::grade::freeze::{FreezeError, lock_path, verify as verify_lock, write_lock};
 
 /// Writes the lock, once every grader loads with its suite; returns the exit code.
-pub fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
+pub(super) fn freeze(args: &FreezeArgs) -> anyhow::Result<u8> {
     let root = &args.data.root;
     let problems = graders_that_do_not_load(root);
     if !problems.is_empty() {
@@ -43,7 +43,7 @@ fn graders_that_do_not_load(root: &std::path::Path) -> Vec<String> {
 }
 
 /// Verifies the lock; returns the exit code.
-pub fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
+pub(super) fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
     match verify_lock(&args.data.root) {
         Ok(digest) => {
             passk::outln!("graders match graders.lock; grader digest {digest}");
@@ -53,10 +53,7 @@ pub fn verify(args: &FreezeArgs) -> anyhow::Result<u8> {
             e @ (FreezeError::Mismatch { .. }
             | FreezeError::Missing { .. }
             | FreezeError::Malformed { .. }),
-        ) => {
-            passk::errln!("error: {e}");
-            Ok(exit_code::GRADER_LOCK_MISMATCH)
-        }
+        ) => Err(super::Failure::exit(exit_code::GRADER_LOCK_MISMATCH, e)),
         Err(e) => Err(e.into()),
     }
 }

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &ImportArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &ImportArgs) -> anyhow::Result<u8> {
     let (mut manifest, conversations, router) = import::reference(&args.reference)
         .with_context(|| format!("importing {}", args.reference.display()))?;
     let out = args
@@ -23,8 +23,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<u8> {
     let _lock = match RunLock::acquire(&out) {
         Ok(lock) => lock,
         Err(e @ LockError::Held { .. }) => {
-            passk::errln!("error: {e}");
-            return Ok(crate::exit_code::RUN_DIR_LOCKED);
+            return Err(super::Failure::exit(crate::exit_code::RUN_DIR_LOCKED, e));
         }
         Err(e) => return Err(e.into()),
     };

@@ -19,10 +19,87 @@ mod suite_check;
 
 use crate::cli::{Cli, Command, SuiteCommand};
 
-/// Prints a usage error (a flag or value that cannot be used) and returns its exit code.
-pub fn usage_error(message: &str) -> u8 {
-    passk::errln!("error: {message}");
-    crate::exit_code::USAGE
+/// Why a command stopped short, with the documented exit code it maps to. A command returns it
+/// (inside `anyhow::Error`) instead of printing; [`finish`] is the one place that prints an error
+/// and maps it to its code.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub(crate) struct Failure {
+    /// The exit code (`crate::exit_code`).
+    code: u8,
+    /// What went wrong.
+    #[source]
+    error: anyhow::Error,
+    /// A line printed after the error, saying how to fix it.
+    fix: Option<&'static str>,
+}
+
+impl Failure {
+    /// `error`, exiting with `code`.
+    pub(crate) fn exit(code: u8, error: impl Into<anyhow::Error>) -> anyhow::Error {
+        Failure {
+            code,
+            error: error.into(),
+            fix: None,
+        }
+        .into()
+    }
+
+    /// `error`, exiting with `code`, and the line that says how to fix it.
+    pub(crate) fn exit_with_fix(
+        code: u8,
+        error: impl Into<anyhow::Error>,
+        fix: Option<&'static str>,
+    ) -> anyhow::Error {
+        Failure {
+            code,
+            error: error.into(),
+            fix,
+        }
+        .into()
+    }
+}
+
+/// A usage error (a flag or value that cannot be used): exits with [`crate::exit_code::USAGE`].
+pub(crate) fn usage_error(message: &str) -> anyhow::Error {
+    Failure::exit(crate::exit_code::USAGE, anyhow::anyhow!("{message}"))
+}
+
+/// The exit code of a command's result; an error is printed first, as `error: ` and its chain (and
+/// the fix of a [`Failure`] that has one), and exits with the [`Failure`]'s code, else 1.
+pub(crate) fn finish(result: anyhow::Result<u8>) -> u8 {
+    let err = match result {
+        Ok(code) => return code,
+        Err(err) => err,
+    };
+    passk::errln!("error: {}", chain_once(&err));
+    match err.downcast_ref::<Failure>() {
+        Some(f) => {
+            if let Some(fix) = f.fix {
+                passk::errln!("{fix}");
+            }
+            f.code
+        }
+        None => crate::exit_code::FAILURE,
+    }
+}
+
+/// The error and its causes joined by ": ", leaving out a cause whose text the message before it
+/// already says (an I/O error wrapped as "path: error", or a typed source its error's message
+/// quotes, would otherwise print twice).
+fn chain_once(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 /// Loads every registered suite under `root`, saying loudly, one line each, which suites this
@@ -36,7 +113,7 @@ fn load_all_suites(root: &std::path::Path) -> anyhow::Result<passk::suites::AllS
 }
 
 /// Runs the parsed command; returns the exit code.
-pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+pub(crate) fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match &cli.command {
         Command::Calibrate(a) => calibrate::run(a),
         Command::Run(a) => run::run(a),
@@ -55,5 +132,44 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Import(a) => import::run(a),
         Command::Repair(a) => repair::run(a),
         Command::Cost(a) => cost::run(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_chain_says_each_thing_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let err = anyhow::Error::new(passk::runner::lock::LockError::Io {
+            path: "x/run.lock".into(),
+            source: io,
+        })
+        .context("reading run x");
+        assert_eq!(
+            chain_once(&err),
+            "reading run x: x/run.lock: No such file or directory"
+        );
+    }
+
+    #[test]
+    fn a_failure_exits_with_its_code_and_any_other_error_with_1() {
+        let refused = Failure::exit(crate::exit_code::RUN_DIR_LOCKED, anyhow::anyhow!("held"));
+        assert_eq!(finish(Err(refused)), crate::exit_code::RUN_DIR_LOCKED);
+        assert_eq!(
+            finish(Err(usage_error("--x: bad"))),
+            crate::exit_code::USAGE
+        );
+        let wrapped = usage_error("--x: bad").context("reading flags");
+        assert_eq!(finish(Err(wrapped)), crate::exit_code::USAGE);
+        assert_eq!(
+            finish(Err(anyhow::anyhow!("boom"))),
+            crate::exit_code::FAILURE
+        );
+        assert_eq!(
+            finish(Ok(crate::exit_code::SUCCESS)),
+            crate::exit_code::SUCCESS
+        );
     }
 }

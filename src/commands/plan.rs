@@ -9,7 +9,7 @@ use passk::analysis::plan::{Pilot, PlanError, PlanOptions, Question, plan};
 use std::io::Write;
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &PlanArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &PlanArgs) -> anyhow::Result<u8> {
     for (flag, values) in [
         ("--rates", args.rates.as_ref().map(Vec::len)),
         ("--models", args.models.as_ref().map(Vec::len)),
@@ -89,6 +89,5 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<u8> {
 }
 
 fn usage(message: &str) -> anyhow::Result<u8> {
-    passk::errln!("error: {message}");
-    Ok(exit_code::USAGE)
+    Err(super::usage_error(message))
 }

@@ -13,14 +13,14 @@ use std::time::Duration;
 const DEFAULT_MODELS: [&str; 2] = ["qwen2.5-coder:3b", "qwen2.5-coder:7b"];
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &PullArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &PullArgs) -> anyhow::Result<u8> {
     let base_url = match args.host.single() {
         Ok(h) => parse_host(&h)?,
-        Err(e) => return Ok(super::usage_error(&e)),
+        Err(e) => return Err(super::usage_error(&e)),
     };
     let (connect_timeout, request_timeout) = match args.host.durations() {
         Ok(d) => d,
-        Err(e) => return Ok(super::usage_error(&e)),
+        Err(e) => return Err(super::usage_error(&e)),
     };
     let client = Client::new(ClientConfig {
         base_url,

@@ -10,7 +10,7 @@ use passk::analysis::{Keep, load_run_keeping};
 use passk::grade::freeze;
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &RegradeArgs) -> anyhow::Result<u8> {
     let run = load_run_keeping(&args.run, Keep::Everything)
         .with_context(|| format!("reading {}", args.run.display()))?;
     let root = &args.data.root;

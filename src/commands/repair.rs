@@ -7,12 +7,11 @@ use passk::runner::journal::JournalError;
 use passk::runner::lock::LockError;
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &RepairArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &RepairArgs) -> anyhow::Result<u8> {
     let repair = match passk::runner::repair::repair(&args.run) {
         Ok(r) => r,
         Err(e @ JournalError::Locked(LockError::Held { .. })) => {
-            passk::errln!("error: {e}");
-            return Ok(exit_code::RUN_DIR_LOCKED);
+            return Err(super::Failure::exit(exit_code::RUN_DIR_LOCKED, e));
         }
         Err(e) => return Err(e.into()),
     };

@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let mut stdout = std::io::stdout().lock();
     let (path, table) = match generate(
         &args.run,
@@ -34,7 +34,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
         Ok(x) => x,
         Err(e) if is_broken_pipe(&e) => return Ok(crate::exit_code::SUCCESS),
         Err(e) => match e.downcast::<UnknownReferenceModel>() {
-            Ok(u) => return Ok(super::usage_error(&u.to_string())),
+            Ok(u) => return Err(super::usage_error(&u.to_string())),
             Err(e) => return Err(e),
         },
     };
@@ -59,7 +59,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
 
 /// Writes the report of the run in `run_dir` into `run_dir/report/`; returns the path of
 /// `report.md` and the terminal table. Prints nothing.
-pub fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<(PathBuf, String)> {
+pub(super) fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<(PathBuf, String)> {
     let none = ExportArgs {
         export_markdown: None,
         export_json: None,
@@ -69,7 +69,7 @@ pub fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<(PathBuf, Strin
 }
 
 /// The terminal table of the run in `run_dir` (what `passk report` prints), writing no file.
-pub fn table(run_dir: &Path, resamples: usize) -> anyhow::Result<String> {
+pub(super) fn table(run_dir: &Path, resamples: usize) -> anyhow::Result<String> {
     let run = load_run(run_dir).with_context(|| format!("reading run {}", run_dir.display()))?;
     let opts = options(&run.manifest, resamples);
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
@@ -78,7 +78,7 @@ pub fn table(run_dir: &Path, resamples: usize) -> anyhow::Result<String> {
 
 /// Analysis settings for a run: the given resamples, and the documented example values and
 /// tool-free tasks the manifest records.
-pub fn options(manifest: &Manifest, resamples: usize) -> AnalysisOptions {
+pub(super) fn options(manifest: &Manifest, resamples: usize) -> AnalysisOptions {
     AnalysisOptions {
         resamples,
         ..AnalysisOptions::for_manifest(manifest)

@@ -15,7 +15,7 @@ use passk::wire::host::parse_host;
 
 /// Merges flags over the experiment file over the defaults. Each source is checked on its own, so
 /// that an error names the flag, or the file and key, that gave the value.
-pub fn resolve(args: &RunArgs) -> Result<(RunSettings, Option<String>), SettingsError> {
+pub(super) fn resolve(args: &RunArgs) -> Result<(RunSettings, Option<String>), SettingsError> {
     let mut s = RunSettings::default();
     let mut file_text = None;
     if let Some(path) = &args.config {
@@ -175,7 +175,7 @@ fn with_hosts(
 }
 
 /// A run id is a plain name: one path component, so that it can never write outside `results/`.
-pub fn check_run_id(id: &str) -> Result<(), String> {
+pub(super) fn check_run_id(id: &str) -> Result<(), String> {
     if id.is_empty() || id == "." || id == ".." || id.contains(['/', '\\', '\0']) {
         return Err(format!(
             "--run-id: {id:?} is not a plain name (no '/', no '..', not empty); use --out for a directory elsewhere"
@@ -185,7 +185,7 @@ pub fn check_run_id(id: &str) -> Result<(), String> {
 }
 
 /// Maps a runner error to its documented exit code.
-pub fn exit_code_of(err: &RunError) -> u8 {
+pub(super) fn exit_code_of(err: &RunError) -> u8 {
     use passk::runner::journal::JournalError;
     match err {
         RunError::GraderLock(_) => exit_code::GRADER_LOCK_MISMATCH,
@@ -203,7 +203,7 @@ pub fn exit_code_of(err: &RunError) -> u8 {
 }
 
 /// The exit code of an interrupted run: 128 + the signal's number (130 for Ctrl-C).
-pub fn interrupted_code() -> u8 {
+pub(super) fn interrupted_code() -> u8 {
     match crate::signals::received() {
         Some(libc::SIGTERM) => exit_code::TERMINATED,
         Some(libc::SIGHUP) => exit_code::HANGUP,
@@ -215,20 +215,20 @@ pub fn interrupted_code() -> u8 {
 const REPORT_RESAMPLES: usize = 10_000;
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let cancel = crate::signals::graceful();
     let (settings, experiment_file) = match resolve(args) {
         Ok(x) => x,
-        Err(e) => return Ok(super::usage_error(&e.to_string())),
+        Err(e) => return Err(super::usage_error(&e.to_string())),
     };
     let (settings, hosts) = match with_hosts(settings, args) {
         Ok(x) => x,
-        Err(e) => return Ok(super::usage_error(&e)),
+        Err(e) => return Err(super::usage_error(&e)),
     };
     if let Some(id) = &args.run_id
         && let Err(e) = check_run_id(id)
     {
-        return Ok(super::usage_error(&e));
+        return Err(super::usage_error(&e));
     }
     let run_id = args
         .run_id
@@ -253,7 +253,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     };
     let rt = tokio::runtime::Runtime::new()?;
     let progress = Progress::new(bars_wanted(args.no_progress), "run", true);
-    let result = rt.block_on(experiment::run(&exp, &progress, cancel));
+    let result = rt.block_on(experiment::run(
+        &exp,
+        &progress,
+        &passk::analysis::stopping::SequenceJudge,
+        cancel,
+    ));
     progress.finish();
     match result {
         Ok(summary) => {
@@ -302,11 +307,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
             {
                 leave_table(&table);
             }
-            passk::errln!("error: {e}");
-            if let Some(fix) = fix_of(&e) {
-                passk::errln!("{fix}");
-            }
-            Ok(exit_code_of(&e))
+            let (code, fix) = (exit_code_of(&e), fix_of(&e));
+            Err(super::Failure::exit_with_fix(code, e, fix))
         }
     }
 }
@@ -355,6 +357,68 @@ mod tests {
     use crate::cli::{Cli, Command};
     use clap::Parser;
     use proptest::prelude::*;
+
+    #[test]
+    fn each_runner_error_maps_to_its_documented_exit_code_by_type() {
+        use passk::grade::freeze::FreezeError;
+        use passk::runner::experiment::SequenceError;
+        use passk::runner::journal::JournalError;
+        let held = LockError::Held {
+            dir: "results/x".into(),
+            holder: "pid 1".into(),
+        };
+        let io = || std::io::Error::other("disk full");
+        let cases: Vec<(RunError, u8)> = vec![
+            (
+                RunError::GraderLock(FreezeError::Missing {
+                    path: "graders/graders.lock".into(),
+                }),
+                exit_code::GRADER_LOCK_MISMATCH,
+            ),
+            (
+                RunError::Settings(SettingsError::Invalid("--host: no server".into())),
+                exit_code::USAGE,
+            ),
+            (
+                RunError::Journal(JournalError::Locked(held)),
+                exit_code::RUN_DIR_LOCKED,
+            ),
+            (
+                RunError::ServerLost {
+                    host: "http://127.0.0.1:9".into(),
+                    trials: 5,
+                    error: "reset".into(),
+                },
+                exit_code::SERVER_LOST,
+            ),
+            (
+                RunError::Sequence(SequenceError::Judge("unreadable".into())),
+                exit_code::FAILURE,
+            ),
+            (
+                RunError::Sequence(SequenceError::Write {
+                    path: "results/x/rounds.jsonl".into(),
+                    source: io(),
+                }),
+                exit_code::FAILURE,
+            ),
+        ];
+        for (err, code) in cases {
+            assert_eq!(exit_code_of(&err), code, "{err}");
+        }
+        let write = RunError::Sequence(SequenceError::Write {
+            path: "results/x/rounds.jsonl".into(),
+            source: io(),
+        });
+        assert_eq!(
+            write.to_string(),
+            "cannot update the confidence sequence: results/x/rounds.jsonl: disk full"
+        );
+        assert!(
+            std::error::Error::source(&write).is_some(),
+            "typed source kept"
+        );
+    }
 
     fn resolve_args(argv: &[&str]) -> Result<RunSettings, SettingsError> {
         let cli = Cli::try_parse_from(argv).expect("parses");

@@ -33,7 +33,7 @@ fn load_suites(root: &Path) -> anyhow::Result<Suites> {
 }
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     let suites = load_suites(&args.data.root)?;
     let mut book = ScriptBook::from_suites(&suites.tasks, suites.router.as_ref());
     book.set_example_values(&suites.examples);
@@ -62,7 +62,7 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         },
     };
     if !(args.speed > 0.0 && args.speed.is_finite()) {
-        return Ok(super::usage_error(&format!(
+        return Err(super::usage_error(&format!(
             "--speed must be a finite positive number, got {}",
             args.speed
         )));
@@ -74,7 +74,7 @@ pub fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
                     .models
                     .insert(name.to_string(), ModelSpec::upstream(url));
             }
-            Err(why) => return Ok(super::usage_error(&why)),
+            Err(why) => return Err(super::usage_error(&why)),
         }
     }
     let ip: IpAddr = args

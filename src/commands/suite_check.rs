@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 /// Runs the command; returns the exit code.
-pub fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
+pub(super) fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
     let suites = super::load_all_suites(&args.data.root).context("loading the suites")?;
     let mut out = String::new();
     for line in suites.counts_lines() {

@@ -483,7 +483,7 @@ fn router_record(r: RefRouter, model: String, index: u32, digest: &str) -> Route
 }
 
 /// The reference's re-grading note beside its records.
-pub const REGRADE_FILE: &str = "regrade.md";
+pub(super) const REGRADE_FILE: &str = "regrade.md";
 
 /// What the source folder's `regrade.md` says, when there is one: how many grades the reference
 /// changed after the run (its line `N grades changed: ...`), and so whether its published figures

@@ -2,13 +2,13 @@
 //! the confidence sequence round by round (a table and a chart), and the warning that the fixed-k
 //! bootstrap intervals elsewhere in the report are not valid after optional stopping.
 
-use crate::analysis::sequence::{Decision, RoundState};
 use crate::analysis::stopping::{Standing, Stopping};
 use crate::analysis::{GroupSummary, Summary};
 use crate::report::document::Report;
 use crate::report::svg::{Labels, LineChart, Reference, Series};
 use crate::report::table::MarkdownTable;
 use crate::runner::record::Mode;
+use crate::sequence::{Decision, RoundState};
 use std::fmt::Write as _;
 
 /// File name of the sequence's chart inside the charts directory.

@@ -1,4 +1,5 @@
-//! One conversation trial (experiment.md section 6), and one standalone router call.
+//! One conversation trial (docs/architecture.md, "One conversation trial"), and one standalone
+//! router call.
 //!
 //! Per customer message: call the model, execute the tool calls it made in order (at most
 //! [`TOOL_CALLS_PER_REPLY`] per reply), send each result back as a `tool` message, and repeat until the model answers without a tool call or the turn

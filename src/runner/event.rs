@@ -76,6 +76,9 @@ pub enum RunEvent {
     Warning(String),
     /// An informational line.
     Info(String),
+    /// This machine has no GPU telemetry, and why. A terminal sink says it once, however many
+    /// runs and servers report it (calibrate plays five runs here).
+    NoGpuTelemetry(String),
 }
 
 /// Receives run events.

@@ -10,6 +10,7 @@ use crate::wire::outcome::CallOutcome;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -244,6 +245,7 @@ pub struct Progress {
     started: Instant,
     label: String,
     trial_lines: bool,
+    said_no_gpu: AtomicBool,
 }
 
 impl Progress {
@@ -264,6 +266,7 @@ impl Progress {
             started: Instant::now(),
             label: label.to_string(),
             trial_lines,
+            said_no_gpu: AtomicBool::new(false),
         }
     }
 
@@ -394,6 +397,11 @@ impl EventSink for Progress {
             } => self.attempt_failed(&host, &model, outcome, retrying, &error),
             RunEvent::Warning(w) => self.line(&format!("warning: {w}")),
             RunEvent::Info(i) => self.line(&format!("{}: {i}", self.label)),
+            RunEvent::NoGpuTelemetry(why) => {
+                if !self.said_no_gpu.swap(true, Ordering::SeqCst) {
+                    self.line(&format!("{}: no GPU telemetry: {why}", self.label));
+                }
+            }
         }
     }
 }

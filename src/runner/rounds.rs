@@ -7,7 +7,7 @@
 //! rounds than the records make) has the whole file rewritten from the records, through a
 //! temporary file and a rename, so a failed rewrite leaves the old file as it was.
 
-use crate::analysis::sequence::RoundState;
+use crate::sequence::RoundState;
 use std::io::Write;
 use std::path::Path;
 
@@ -79,7 +79,7 @@ fn rewrite(dir: &Path, text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::sequence::{Rule, replay};
+    use crate::sequence::{Rule, replay};
 
     #[test]
     fn appends_what_is_missing_and_reads_back() {

@@ -1,6 +1,6 @@
 //! Validated run settings: command-line flags merged over an optional TOML experiment file, merged
-//! over the defaults of experiment.md. The resolved settings go into the manifest, and the default
-//! run id is derived from them, so the same command resumes the same run.
+//! over the defaults (docs/cli.md lists each flag's). The resolved settings go into the manifest,
+//! and the default run id is derived from them, so the same command resumes the same run.
 
 use crate::runner::levels::Levels;
 use crate::suite::{PromptVariant, ToolVariant};
@@ -121,7 +121,7 @@ fn is_one(n: &u32) -> bool {
 /// Most conversations one server may be asked to play at once.
 pub const MAX_PARALLEL: u32 = 64;
 
-/// When a run in rounds stops: see `analysis::sequence`.
+/// When a run in rounds stops: see `sequence`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StopRule {
     /// Equivalence margin, percentage points of success.
@@ -141,8 +141,8 @@ impl Default for StopRule {
 
 impl StopRule {
     /// The rule as the sequence takes it.
-    pub fn rule(&self) -> crate::analysis::sequence::Rule {
-        crate::analysis::sequence::Rule {
+    pub fn rule(&self) -> crate::sequence::Rule {
+        crate::sequence::Rule {
             alpha: self.alpha,
             margin: self.margin_pp / 100.0,
         }

@@ -1,7 +1,7 @@
-//! The argument rules every conversation suite's tool calls go through (experiment.md section 2):
-//! arguments not an object, a required argument missing or empty, numbers turned into strings, any
-//! other non-string rejected, extra keys ignored. A tool then receives only checked string
-//! arguments.
+//! The argument rules every conversation suite's tool calls go through (docs/suites.md, "The
+//! argument rules"): arguments not an object, a required argument missing or empty, numbers turned
+//! into strings, any other non-string rejected, extra keys ignored. A tool then receives only
+//! checked string arguments.
 
 use serde_json::Value;
 use std::collections::BTreeMap;

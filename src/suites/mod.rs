@@ -55,7 +55,7 @@ macro_rules! register {
         mod mcp_loaders {
             $(
                 /// Loads this MCP suite.
-                pub fn $mcp(
+                pub(super) fn $mcp(
                     root: &std::path::Path,
                 ) -> Result<Box<dyn crate::suite::Domain>, crate::suite::SuiteError> {
                     crate::mcp::load(root, stringify!($mcp))

@@ -8,13 +8,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
 /// A recorded scrape of dcgm-exporter 3.3 (default counters) on a two-GPU machine.
-pub const RECORDED: &str = include_str!("../data/dcgm-exporter-2gpu.prom");
+pub(crate) const RECORDED: &str = include_str!("../data/dcgm-exporter-2gpu.prom");
 
 /// The energy counters of [`RECORDED`], millijoules, GPU 0 then GPU 1.
-pub const RECORDED_ENERGY_MJ: [u64; 2] = [12_345_678_901, 98_765_432_101];
+pub(crate) const RECORDED_ENERGY_MJ: [u64; 2] = [12_345_678_901, 98_765_432_101];
 
 /// What one scrape answers.
-pub enum Answer {
+pub(crate) enum Answer {
     /// 200 with this body.
     Body(String),
     /// This HTTP status with an empty body.
@@ -22,12 +22,12 @@ pub enum Answer {
 }
 
 /// [`RECORDED`] with GPU `gpu`'s energy counter set to `mj`.
-pub fn with_energy(gpu: usize, mj: u64) -> String {
+pub(crate) fn with_energy(gpu: usize, mj: u64) -> String {
     RECORDED.replace(&RECORDED_ENERGY_MJ[gpu].to_string(), &mj.to_string())
 }
 
 /// The exporter: answers scrape number n (from 0) with `script(n)` until dropped.
-pub struct Exporter {
+pub(crate) struct Exporter {
     port: u16,
     stop: Arc<AtomicBool>,
     scrapes: Arc<AtomicU64>,
@@ -36,7 +36,7 @@ pub struct Exporter {
 
 impl Exporter {
     /// Starts it on a free loopback port.
-    pub fn start(script: impl Fn(u64) -> Answer + Send + 'static) -> Exporter {
+    pub(crate) fn start(script: impl Fn(u64) -> Answer + Send + 'static) -> Exporter {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let stop = Arc::new(AtomicBool::new(false));
@@ -63,12 +63,12 @@ impl Exporter {
     }
 
     /// Its metrics URL.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}/metrics", self.port)
     }
 
     /// Scrapes answered so far.
-    pub fn scrapes(&self) -> u64 {
+    pub(crate) fn scrapes(&self) -> u64 {
         self.scrapes.load(Ordering::SeqCst)
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// A way of writing JSON.
 #[derive(Debug, Clone, Copy)]
-pub enum Layout {
+pub(crate) enum Layout {
     /// Python's `json.dump(obj, f)`: one line, `", "` and `": "` separators, non-ASCII escaped.
     PythonDefault,
     /// Python's `json.dump(obj, f, indent=4)`: four-space indent.
@@ -17,11 +17,11 @@ pub enum Layout {
 }
 
 /// Every layout [`redump_tree`] can write.
-pub const LAYOUTS: [Layout; 2] = [Layout::PythonDefault, Layout::Indent4];
+pub(crate) const LAYOUTS: [Layout; 2] = [Layout::PythonDefault, Layout::Indent4];
 
 impl Layout {
     /// `value` written in this layout.
-    pub fn dump(self, value: &Value) -> String {
+    pub(crate) fn dump(self, value: &Value) -> String {
         let mut out = Vec::new();
         match self {
             Layout::PythonDefault => {
@@ -41,7 +41,7 @@ impl Layout {
 }
 
 /// Rewrites every `.json` file under `dir` (recursively) in `layout`, content unchanged.
-pub fn redump_tree(dir: &Path, layout: Layout) {
+pub(crate) fn redump_tree(dir: &Path, layout: Layout) {
     for entry in std::fs::read_dir(dir).expect("read dir") {
         let path = entry.expect("entry").path();
         if path.is_dir() {

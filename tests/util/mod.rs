@@ -2,19 +2,19 @@
 
 #![allow(dead_code)]
 
-pub mod exporter;
-pub mod layout;
+pub(crate) mod exporter;
+pub(crate) mod layout;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// The project root (holds tasks/ and graders/).
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// `../shared/reference/...` when present (it is absent on a user's clone).
-pub fn shared_reference() -> Option<PathBuf> {
+pub(crate) fn shared_reference() -> Option<PathBuf> {
     let p = root().join("../shared/reference/cheaper-per-token/experiment");
     p.is_dir().then_some(p)
 }
@@ -23,7 +23,7 @@ pub fn shared_reference() -> Option<PathBuf> {
 /// default action as a shell's foreground job has them: passk keeps a signal ignored at start
 /// ignored (as under `nohup`), so a test runner started in the background, which inherits SIGINT
 /// ignored, would otherwise turn every signal test into a test of that rule.
-pub fn passk() -> Command {
+pub(crate) fn passk() -> Command {
     use std::os::unix::process::CommandExt;
     let mut c = Command::new(env!("CARGO_BIN_EXE_passk"));
     c.current_dir(root());
@@ -41,7 +41,7 @@ pub fn passk() -> Command {
 }
 
 /// `passk run` against `stub` into `out`, plus `extra` flags (space-separated), plain log lines.
-pub fn run_args(stub: &Stub, out: &Path, models: &str, extra: &str) -> Vec<String> {
+pub(crate) fn run_args(stub: &Stub, out: &Path, models: &str, extra: &str) -> Vec<String> {
     let mut args: Vec<String> = [
         "run",
         "--no-progress",
@@ -58,7 +58,7 @@ pub fn run_args(stub: &Stub, out: &Path, models: &str, extra: &str) -> Vec<Strin
 }
 
 /// Starts `passk` with `args` in the background, stdout and stderr as given.
-pub fn spawn(args: &[String], stdout: Stdio, stderr: Stdio) -> Child {
+pub(crate) fn spawn(args: &[String], stdout: Stdio, stderr: Stdio) -> Child {
     passk()
         .args(args)
         .stdout(stdout)
@@ -68,7 +68,7 @@ pub fn spawn(args: &[String], stdout: Stdio, stderr: Stdio) -> Child {
 }
 
 /// Runs a command and returns (exit code, stdout, stderr).
-pub fn output(cmd: &mut Command) -> (i32, String, String) {
+pub(crate) fn output(cmd: &mut Command) -> (i32, String, String) {
     let out = cmd.output().expect("spawn passk");
     (
         out.status.code().unwrap_or(-1),
@@ -79,7 +79,7 @@ pub fn output(cmd: &mut Command) -> (i32, String, String) {
 
 /// How many conversations the store suite has: tests derive counts from the data, so adding a
 /// conversation as docs/suites.md says never breaks them.
-pub fn store_conversations() -> usize {
+pub(crate) fn store_conversations() -> usize {
     use passk::suite::Domain as _;
     passk::suites::store::load_store(&root())
         .expect("store suite")
@@ -88,7 +88,7 @@ pub fn store_conversations() -> usize {
 }
 
 /// How many tickets the triage suite has.
-pub fn triage_tickets() -> usize {
+pub(crate) fn triage_tickets() -> usize {
     use passk::suite::Domain as _;
     passk::suites::triage::load_triage(&root())
         .expect("triage suite")
@@ -97,7 +97,7 @@ pub fn triage_tickets() -> usize {
 }
 
 /// How many messages the router suite has.
-pub fn router_messages() -> usize {
+pub(crate) fn router_messages() -> usize {
     passk::suites::router::load_router(&root())
         .expect("router suite")
         .messages
@@ -105,12 +105,12 @@ pub fn router_messages() -> usize {
 }
 
 /// A fresh temporary directory.
-pub fn tempdir() -> tempfile::TempDir {
+pub(crate) fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
 
 /// Copies `tasks/` and `graders/` into `dir`, so a test may edit them.
-pub fn copy_data(dir: &Path) {
+pub(crate) fn copy_data(dir: &Path) {
     for sub in ["tasks", "graders"] {
         copy_tree(&root().join(sub), &dir.join(sub));
     }
@@ -130,14 +130,14 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// A stub server running on its own runtime for the length of a test, serving the project's suites.
-pub struct Stub {
+pub(crate) struct Stub {
     rt: tokio::runtime::Runtime,
     handle: Option<passk::wire::stub::StubHandle>,
 }
 
 impl Stub {
     /// Starts the stub serving oracle models (which replay the gold trajectories) under `names`.
-    pub fn oracles(names: &[&str]) -> Stub {
+    pub(crate) fn oracles(names: &[&str]) -> Stub {
         let models = names
             .iter()
             .map(|n| (*n, passk::wire::stub::Behaviour::Oracle.into()))
@@ -148,7 +148,7 @@ impl Stub {
     /// Starts the stub with the project's store, router and triage suites in its script book; model
     /// names follow the stub's conventions (`oracle`, `text-calls`, `never-answer`, ...) unless
     /// `models` overrides them.
-    pub fn start(
+    pub(crate) fn start(
         models: Vec<(&str, passk::wire::stub::ModelSpec)>,
         tweak: impl FnOnce(&mut passk::wire::stub::StubConfig),
     ) -> Stub {
@@ -178,12 +178,12 @@ impl Stub {
     }
 
     /// `host:port` to pass as `--host`.
-    pub fn host(&self) -> String {
+    pub(crate) fn host(&self) -> String {
         self.handle.as_ref().expect("running").base_url()
     }
 
     /// Faults injected so far.
-    pub fn injected(&self) -> std::collections::BTreeMap<passk::wire::stub::FaultKind, u64> {
+    pub(crate) fn injected(&self) -> std::collections::BTreeMap<passk::wire::stub::FaultKind, u64> {
         self.handle.as_ref().expect("running").injected()
     }
 }
@@ -197,6 +197,6 @@ impl Drop for Stub {
 }
 
 /// Reads a run directory back whole (transcripts, end states and replies kept).
-pub fn load(dir: &Path) -> passk::analysis::Run {
+pub(crate) fn load(dir: &Path) -> passk::analysis::Run {
     passk::analysis::load_run_keeping(dir, passk::analysis::Keep::Everything).expect("load run")
 }

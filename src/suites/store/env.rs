@@ -92,12 +92,12 @@ pub(crate) mod tests_support {
     use crate::suites::store::data::StoreData;
 
     /// The project root.
-    pub fn root() -> std::path::PathBuf {
+    pub(crate) fn root() -> std::path::PathBuf {
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
     }
 
     /// The real seed data.
-    pub fn data() -> StoreData {
+    pub(crate) fn data() -> StoreData {
         let path = root().join(crate::suites::store::load::paths::STORE);
         crate::suite::load::read_json(&path)
             .expect("tasks/store/store.json loads")

@@ -1,6 +1,6 @@
-//! The store suite (experiment.md sections 1-5): an in-memory homeware store reset to its seed
-//! state for every conversation, eight tools behind one dispatcher, a four-rule policy, 24 scripted
-//! conversations and their frozen expectations.
+//! The store suite (docs/suites.md, "The store" to "Expectations"): an in-memory homeware store
+//! reset to its seed state for every conversation, eight tools behind one dispatcher, a four-rule
+//! policy, 24 scripted conversations and their frozen expectations.
 //!
 //! `data` and `load` read `tasks/store/` and `graders/store/`, `expect` types the expectations,
 //! `state` and `tools` are the environment the agent acts on, `env` ties them to the [`Domain`]

@@ -51,7 +51,7 @@ pub(crate) struct Loaded {
 
 impl Loaded {
     /// Whether it is still loaded at `now`.
-    pub fn live(&self, now: Instant) -> bool {
+    pub(super) fn live(&self, now: Instant) -> bool {
         self.expires.is_none_or(|e| e > now)
     }
 }

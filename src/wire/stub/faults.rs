@@ -3,47 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One kind of injected failure (or flagged answer).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FaultKind {
-    /// The connection is reset (RST) after the request was read.
-    Reset,
-    /// No answer until the configured hang time has passed (past the client timeout).
-    Hang,
-    /// HTTP 500 with an `{"error"}` body.
-    Http500,
-    /// HTTP 503, Ollama's queue-full answer.
-    Http503,
-    /// HTTP 404 `model '<name>' not found`.
-    NotFound,
-    /// HTTP 400 `<name> does not support tools`.
-    NoTools,
-    /// HTTP 200 whose JSON body is cut in half.
-    TruncatedBody,
-    /// HTTP 200 whose body is an HTML error page.
-    NonJsonBody,
-    /// An `{"error"}` line after the stream started (HTTP 500 when not streaming, as Ollama does).
-    StreamError,
-    /// A well-formed answer cut short: `done_reason: "length"`.
-    Length,
-}
-
-impl FaultKind {
-    /// Every kind, in the order rates are tested.
-    pub const ALL: [FaultKind; 10] = [
-        FaultKind::Reset,
-        FaultKind::Hang,
-        FaultKind::Http500,
-        FaultKind::Http503,
-        FaultKind::NotFound,
-        FaultKind::NoTools,
-        FaultKind::TruncatedBody,
-        FaultKind::NonJsonBody,
-        FaultKind::StreamError,
-        FaultKind::Length,
-    ];
-}
+pub use crate::scripted::FaultKind;
 
 /// Probability per chat request of each fault (0 to 1; they add up to at most 1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

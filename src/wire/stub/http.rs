@@ -77,7 +77,7 @@ pub(crate) enum Response {
 
 impl Response {
     /// A JSON body.
-    pub fn json(status: u16, value: &serde_json::Value) -> Response {
+    pub(super) fn json(status: u16, value: &serde_json::Value) -> Response {
         Response::Full {
             status,
             content_type: "application/json; charset=utf-8",

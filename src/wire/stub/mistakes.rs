@@ -52,23 +52,7 @@ impl Mistake {
     }
 }
 
-/// The verdict one trial must get under the plan.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExpectedTrial {
-    /// Task id.
-    pub task: String,
-    /// Trial index (0-based).
-    pub trial: u32,
-    /// Whether the grader must pass it.
-    pub passes: bool,
-    /// The failure mode of a failing trial.
-    pub failure_mode: Option<FailureMode>,
-    /// Rejected tool calls the mistake adds over the gold trajectory (1 for a schema paste or an
-    /// example value; 0 otherwise, where the calls are those of the replayed trajectory).
-    pub extra_rejected: u32,
-    /// The mistake (`none` for a clean trial).
-    pub mistake: String,
-}
+pub use crate::scripted::ExpectedTrial;
 
 /// What the stub needs of one planned task.
 #[derive(Debug, Clone)]

@@ -88,7 +88,7 @@ pub(crate) struct QueueFull;
 impl Slots {
     /// Slots for `num_parallel` requests per model (0 counts as 1, as `max(n, 1)` in Ollama's
     /// `load`) and a pending queue of `max_queue`.
-    pub fn new(num_parallel: usize, max_queue: usize) -> Slots {
+    pub(super) fn new(num_parallel: usize, max_queue: usize) -> Slots {
         Slots {
             num_parallel: num_parallel.max(1),
             max_queue,
@@ -103,7 +103,7 @@ impl Slots {
     /// its model is cold, and a cold model loads for `cold_load` while the scheduler waits. Returns
     /// the request's load time: the wait in the queue, plus `cold_load` when it loaded the model,
     /// else `warm_load` (slept here before returning).
-    pub async fn schedule(
+    pub(super) async fn schedule(
         &self,
         entry: Instant,
         cold_load: Duration,
@@ -156,7 +156,7 @@ impl Slots {
     }
 
     /// Waits for one of the model's slots (scheduled first); the slot is held until it drops.
-    pub async fn acquire(&self, key: &str) -> Slot {
+    pub(super) async fn acquire(&self, key: &str) -> Slot {
         let (slots, use_) = {
             let mut models = self.models.lock().unwrap_or_else(PoisonError::into_inner);
             let m = self.model(&mut models, key);
@@ -175,7 +175,7 @@ impl Slots {
     }
 
     /// The most slots of model `key` busy at once so far.
-    pub fn peak(&self, key: &str) -> usize {
+    pub(super) fn peak(&self, key: &str) -> usize {
         let models = self.models.lock().unwrap_or_else(PoisonError::into_inner);
         models
             .get(key)
@@ -183,7 +183,7 @@ impl Slots {
     }
 
     /// Requests now waiting in the pending queue, whatever their model.
-    pub fn pending(&self) -> usize {
+    pub(super) fn pending(&self) -> usize {
         *self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -10,7 +10,7 @@
 use super::{Found, Withheld};
 
 /// How far before and after a call its prose is read, bytes.
-pub const WINDOW: usize = 320;
+pub(super) const WINDOW: usize = 320;
 
 /// Words before a call that refuse it.
 const REFUSALS: [&str; 20] = [

@@ -17,14 +17,14 @@ pub(super) struct Budget {
 
 impl Budget {
     /// The budget of a reply of `len` bytes: [`WORK_PER_BYTE`] per byte, at least [`MIN_WORK`].
-    pub fn for_len(len: usize) -> Budget {
+    pub(super) fn for_len(len: usize) -> Budget {
         Budget {
             left: len.saturating_mul(WORK_PER_BYTE).max(MIN_WORK),
         }
     }
 
     /// Spends `n` units; false (and nothing left) when they were not there.
-    pub fn spend(&mut self, n: usize) -> bool {
+    pub(super) fn spend(&mut self, n: usize) -> bool {
         match self.left.checked_sub(n) {
             Some(left) => {
                 self.left = left;
@@ -38,7 +38,7 @@ impl Budget {
     }
 
     /// Whether the budget is spent.
-    pub fn is_spent(&self) -> bool {
+    pub(super) fn is_spent(&self) -> bool {
         self.left == 0
     }
 }
@@ -61,7 +61,7 @@ const UNKNOWN: u32 = 0;
 const NEVER: u32 = u32::MAX;
 
 impl<'a> Braces<'a> {
-    pub fn new(text: &'a str) -> Braces<'a> {
+    pub(super) fn new(text: &'a str) -> Braces<'a> {
         Braces {
             bytes: text.as_bytes(),
             ends: Vec::new(),
@@ -70,13 +70,13 @@ impl<'a> Braces<'a> {
     }
 
     /// Whether no `{` at or after `at` can close (known once a pass from before it has run).
-    pub fn dead_at(&self, at: usize) -> bool {
+    pub(super) fn dead_at(&self, at: usize) -> bool {
         at >= self.dead_from
     }
 
     /// End (exclusive) of the balanced `{...}` starting at `start` (strings and escapes respected),
     /// `None` when it never closes or the budget ran out.
-    pub fn end(&mut self, start: usize, budget: &mut Budget) -> Option<usize> {
+    pub(super) fn end(&mut self, start: usize, budget: &mut Budget) -> Option<usize> {
         if self.bytes.len() >= NEVER as usize {
             return None;
         }

@@ -7,7 +7,7 @@ use crate::suites::store::state::StoreState;
 use serde_json::json;
 
 /// Table entry.
-pub const SPEC: ToolSpec = ToolSpec {
+pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "cancel_order",
     params: &["order_id", "reason"],
     run,

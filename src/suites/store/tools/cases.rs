@@ -9,7 +9,7 @@ use crate::suites::store::state::StoreState;
 use serde_json::{Value, json};
 
 /// One per-tool test.
-pub struct Case {
+pub(super) struct Case {
     /// Tool under test.
     pub tool: &'static str,
     /// What it checks.
@@ -44,7 +44,7 @@ fn address(s: &StoreState, id: &str) -> String {
 }
 
 /// Every per-tool case, tool by tool.
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     [
         find_customer_cases(),
         list_orders_cases(),
@@ -362,7 +362,7 @@ fn create_ticket_cases() -> Vec<Case> {
 }
 
 /// Names of the cases that fail with this table.
-pub fn failing_cases(table: &[ToolSpec]) -> Vec<String> {
+pub(super) fn failing_cases(table: &[ToolSpec]) -> Vec<String> {
     let data = crate::suites::store::env::tests_support::data();
     cases()
         .into_iter()

@@ -5,7 +5,7 @@ use crate::suites::store::state::{StoreState, Ticket};
 use serde_json::json;
 
 /// Table entry.
-pub const SPEC: ToolSpec = ToolSpec {
+pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "create_ticket",
     params: &["customer_id", "summary"],
     run,

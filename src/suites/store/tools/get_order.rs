@@ -5,7 +5,7 @@ use crate::suites::store::state::StoreState;
 use serde_json::{Map, Value, json};
 
 /// Table entry.
-pub const SPEC: ToolSpec = ToolSpec {
+pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "get_order",
     params: &["order_id"],
     run,

@@ -1,6 +1,6 @@
 //! The dispatch table of the eight store tools: an unknown tool is rejected, and every call goes
-//! through the shared argument rules ([`crate::suite::args`], experiment.md section 2). Each tool
-//! lives in its own file and receives only checked string arguments.
+//! through the shared argument rules ([`crate::suite::args`]; docs/suites.md, "The argument
+//! rules"). Each tool lives in its own file and receives only checked string arguments.
 
 mod cancel_order;
 mod create_ticket;

@@ -7,7 +7,7 @@ use crate::suites::store::state::{ReturnRecord, StoreState};
 use serde_json::json;
 
 /// Table entry.
-pub const SPEC: ToolSpec = ToolSpec {
+pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "request_return",
     params: &["order_id", "sku", "reason"],
     run,

@@ -6,7 +6,7 @@ use crate::suites::store::state::StoreState;
 use serde_json::{Value, json};
 
 /// Table entry.
-pub const SPEC: ToolSpec = ToolSpec {
+pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "search_products",
     params: &["query"],
     run,

@@ -5,7 +5,7 @@ use crate::suites::store::state::StoreState;
 use serde_json::json;
 
 /// Table entry.
-pub const SPEC: ToolSpec = ToolSpec {
+pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "update_address",
     params: &["order_id", "address"],
     run,

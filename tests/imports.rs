@@ -1,0 +1,208 @@
+//! Imports point upstream only: every `crate::<stage>` path in library code names its own stage or
+//! one before it in docs/architecture.md's table; the shared vocabulary files at the top of `src/`
+//! (`trace.rs`, `seed.rs`, `sequence.rs`, ...) name no stage at all. Test modules may use any
+//! stage's fixtures, and the binary (`main.rs`, `cli.rs`, `commands/`, ...) is glue that calls
+//! every stage, so neither is checked.
+
+use std::path::{Path, PathBuf};
+
+/// The stages in data-flow order, as the table of docs/architecture.md lists them (each row's
+/// folder, `src/<stage>/` or `src/<stage>/<name>/`).
+fn stage_order(architecture: &str) -> Vec<String> {
+    architecture
+        .lines()
+        .filter_map(|l| {
+            let folder = l.split('|').nth(2)?.trim();
+            let path = folder.strip_prefix("`src/")?.strip_suffix('`')?;
+            Some(path.split('/').next()?.to_string())
+        })
+        .collect()
+}
+
+/// The code of a file outside comments and its test module.
+fn library_code(source: &str) -> String {
+    let mut out = String::new();
+    let mut lines = source.lines().peekable();
+    while let Some(line) = lines.next() {
+        let t = line.trim_start();
+        if t == "#[cfg(test)]"
+            && lines
+                .peek()
+                .is_some_and(|n| n.trim_start().starts_with("mod "))
+        {
+            break;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        out.push_str(line.split(" //").next().unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
+/// The first path segment after each `crate::` in `code`, the members of a `crate::{...}` group
+/// each counted.
+fn crate_modules(code: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 0;
+            let mut start = true;
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => start = true,
+                    c if start && !c.is_whitespace() => {
+                        out.push(ident(&group[j..]));
+                        start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.push(ident(rest));
+        }
+    }
+    out
+}
+
+/// Where a file sits: in a stage (its index in `order`), among the shared vocabulary files at the
+/// top of `src/`, or in the binary's glue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Place {
+    Stage(usize),
+    Vocabulary,
+    Glue,
+}
+
+/// Files of the binary, which may call any stage.
+const GLUE: &[&str] = &["main", "cli", "commands", "exit_code", "signals", "lib"];
+
+fn place(relative: &Path, order: &[String]) -> Place {
+    let first = relative
+        .components()
+        .next()
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string()
+        })
+        .unwrap_or_default();
+    if let Some(i) = order.iter().position(|s| *s == first) {
+        Place::Stage(i)
+    } else if GLUE.contains(&first.as_str()) {
+        Place::Glue
+    } else {
+        Place::Vocabulary
+    }
+}
+
+/// The downstream imports of one file (its path relative to `src/`), as `stage` names.
+fn downstream(relative: &Path, source: &str, order: &[String]) -> Vec<String> {
+    let here = place(relative, order);
+    let mut out: Vec<String> = crate_modules(&library_code(source))
+        .into_iter()
+        .filter(|m| match (here, order.iter().position(|s| s == m)) {
+            (Place::Stage(i), Some(j)) => j > i,
+            (Place::Vocabulary, Some(_)) => true,
+            _ => false,
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn order_of_docs() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/architecture.md")).expect("architecture.md");
+    stage_order(&text)
+}
+
+#[test]
+fn the_stage_order_is_the_architecture_table() {
+    assert_eq!(
+        order_of_docs(),
+        [
+            "suite", "grade", "suites", "wire", "runner", "analysis", "report", "import"
+        ]
+    );
+}
+
+#[test]
+fn every_import_in_src_points_upstream() {
+    let order = order_of_docs();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(files.len() > 100, "read {} files", files.len());
+    let wrong: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let relative = f.strip_prefix(&src).expect("under src");
+            let source = std::fs::read_to_string(f).expect("read");
+            let bad = downstream(relative, &source, &order);
+            (!bad.is_empty()).then(|| format!("{} imports {}", relative.display(), bad.join(", ")))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "downstream imports:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn a_planted_downstream_import_is_caught() {
+    let order = order_of_docs();
+    let runner = Path::new("runner/experiment.rs");
+    let planted = "use crate::wire::ChatApi;\nuse crate::analysis::stopping::state;\n";
+    assert_eq!(downstream(runner, planted, &order), ["analysis"]);
+    let inline = "fn f() { crate::report::json::write(); }\n";
+    assert_eq!(downstream(runner, inline, &order), ["report"]);
+    let grouped = "use crate::{suite::Task, analysis::{load_run, Keep}};\n";
+    assert_eq!(downstream(runner, grouped, &order), ["analysis"]);
+    let vocabulary = "use crate::wire::chat::Message;\nuse crate::trace::Verdict;\n";
+    assert_eq!(
+        downstream(Path::new("trace.rs"), vocabulary, &order),
+        ["wire"]
+    );
+}
+
+#[test]
+fn upstream_imports_tests_comments_and_glue_pass() {
+    let order = order_of_docs();
+    let report = Path::new("report/document/mod.rs");
+    let upstream = "use crate::analysis::Summary;\nuse crate::runner::record::Manifest;\nuse crate::sequence::Rule;\n";
+    assert!(downstream(report, upstream, &order).is_empty());
+    let test_only =
+        "use crate::wire::ChatApi;\n\n#[cfg(test)]\nmod tests {\n    use crate::report::json;\n}\n";
+    let wire = Path::new("wire/retry.rs");
+    assert!(downstream(wire, test_only, &order).is_empty());
+    let comment =
+        "//! Read by [`crate::analysis::load_run`].\n/// See `crate::report`.\nfn f() {}\n";
+    assert!(downstream(wire, comment, &order).is_empty());
+    let glue = "use passk::report::json;\nfn f() { crate::cli::Cli::parse(); }\n";
+    assert!(downstream(Path::new("commands/run.rs"), glue, &order).is_empty());
+}
