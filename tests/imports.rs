@@ -145,7 +145,7 @@ fn the_stage_order_is_the_architecture_table() {
     assert_eq!(
         order_of_docs(),
         [
-            "suite", "grade", "suites", "wire", "runner", "analysis", "report", "import"
+            "suite", "grade", "mcp", "suites", "wire", "runner", "analysis", "report", "import"
         ]
     );
 }

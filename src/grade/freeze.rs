@@ -277,7 +277,7 @@ pub fn current(root: &Path) -> Result<Lock, FreezeError> {
     let mut files = BTreeMap::new();
     scan(&root.join(GRADERS_DIR), "", &mut files)?;
     let mut runs = BTreeMap::new();
-    for rel in crate::mcp::config::frozen_files(root)
+    for rel in crate::suite::mcp_config::frozen_files(root)
         .map_err(|e| FreezeError::Declaration(e.to_string()))?
     {
         let path = root.join(&rel);

@@ -12,6 +12,7 @@ pub mod check;
 pub mod date;
 pub mod error;
 pub mod load;
+pub mod mcp_config;
 pub mod money;
 pub mod presentation;
 pub mod repeats;
