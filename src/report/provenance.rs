@@ -5,6 +5,7 @@ use super::document::short_digest;
 use super::table::MarkdownTable;
 use crate::analysis::Summary;
 use crate::analysis::provenance::Provenance;
+use crate::runner::record::server_version_label;
 use std::fmt::Write as _;
 
 /// What stands in for a value the run did not record.
@@ -60,7 +61,7 @@ pub fn table(p: &Provenance) -> MarkdownTable {
     let mut t = MarkdownTable::new(["what", "value"]);
     t.row(["passk".to_string(), passk_cell(p)]);
     t.row([
-        "Ollama version".to_string(),
+        server_version_label(p.server_kind.as_deref()).to_string(),
         p.ollama_version
             .clone()
             .unwrap_or_else(|| UNRECORDED.into()),

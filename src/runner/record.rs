@@ -700,7 +700,20 @@ pub struct GpuInfo {
     pub source: Option<String>,
 }
 
-/// One Ollama server of a run, as its preflight found it.
+/// How a report labels the server version of a run whose first server is of `kind` (a
+/// [`ServerInfo::kind`]): Ollama's for Ollama, the stub and manifests written before the kind was
+/// recorded, the software's own name for the others.
+pub fn server_version_label(kind: Option<&str>) -> &'static str {
+    match kind {
+        None | Some("ollama") | Some("passk-stub") => "Ollama version",
+        Some("llama.cpp") => "llama.cpp version",
+        Some("vllm") => "vLLM version",
+        Some("lmstudio") => "LM Studio version",
+        Some(_) => "server version",
+    }
+}
+
+/// One server of a run, as its preflight found it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerInfo {
     /// Base URL.
@@ -841,6 +854,24 @@ pub struct Checkout {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_server_version_is_labelled_with_the_software_the_manifest_names() {
+        assert_eq!(super::server_version_label(None), "Ollama version");
+        assert_eq!(
+            super::server_version_label(Some("passk-stub")),
+            "Ollama version"
+        );
+        assert_eq!(
+            super::server_version_label(Some("llama.cpp")),
+            "llama.cpp version"
+        );
+        assert_eq!(super::server_version_label(Some("vllm")), "vLLM version");
+        assert_eq!(
+            super::server_version_label(Some("openai-compatible")),
+            "server version"
+        );
+    }
+
     use super::*;
     use crate::analysis::fixtures;
     use crate::wire::chat::NativeCall;

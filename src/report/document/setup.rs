@@ -6,7 +6,7 @@ use super::format::short_digest;
 use crate::analysis::Summary;
 use crate::report::number::{NOT_AVAILABLE, counted, fixed, number, percent};
 use crate::report::table::MarkdownTable;
-use crate::runner::record::{GpuInfo, Manifest};
+use crate::runner::record::{GpuInfo, Manifest, server_version_label};
 use serde_json::Value;
 
 pub(super) fn setting<'v>(settings: &'v Value, key: &str) -> Option<&'v Value> {
@@ -31,7 +31,7 @@ pub(super) fn setup(out: &mut String, r: &Report) {
     }
     let mut t = MarkdownTable::new(["setting", "value"]);
     t.row([
-        "Ollama version",
+        server_version_label(m.servers.first().and_then(|s| s.kind.as_deref())),
         m.server_version.as_deref().unwrap_or(NOT_AVAILABLE),
     ]);
     t.row(["GPU".to_string(), gpu_text(&m.gpu)]);
