@@ -5,7 +5,7 @@
 use crate::runner::record::{CallRecord, ModelInfo, Node, Timings};
 use crate::runner::settings::RunSettings;
 use crate::wire::ChatApi;
-use crate::wire::chat::{CallOptions, CallRequest, Message};
+use crate::wire::chat::{ApiKind, CallOptions, CallRequest, Message};
 use crate::wire::chat_api::ServerInfo;
 use crate::wire::ollama::name::ModelName;
 use crate::wire::outcome::CallOutcome;
@@ -14,21 +14,22 @@ use std::collections::BTreeMap;
 /// Why a run cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {
-    /// The server did not answer `/api/version`.
-    #[error(
-        "Ollama is not reachable at {host}: {error}. Start it with `ollama serve`, or set --host / OLLAMA_HOST"
-    )]
+    /// The server did not answer (`/api/version` over Ollama's API, `/v1/models` over the
+    /// OpenAI-compatible one).
+    #[error("{} is not reachable at {host}: {error}. {}", server_name(*api), start_hint(*api))]
     Unreachable {
+        /// The API the run speaks.
+        api: ApiKind,
         /// Base URL tried.
         host: String,
         /// What went wrong.
         error: String,
     },
-    /// The model is not pulled.
-    #[error(
-        "model '{model}' is not available on {host}: {error}. Pull it with `passk pull {model}`"
-    )]
+    /// The model is not pulled (Ollama), or not served (an OpenAI-compatible server).
+    #[error("model '{model}' is not available on {host}: {error}. {}", fetch_hint(*api, model))]
     ModelMissing {
+        /// The API the run speaks.
+        api: ApiKind,
         /// Model tag.
         model: String,
         /// Base URL.
@@ -104,6 +105,42 @@ pub enum PreflightError {
     },
 }
 
+/// Who serves the run, as the error texts name it.
+fn server_name(api: ApiKind) -> &'static str {
+    match api {
+        ApiKind::Ollama => "Ollama",
+        ApiKind::OpenAi => "the OpenAI-compatible server",
+    }
+}
+
+/// How to bring the server up.
+fn start_hint(api: ApiKind) -> &'static str {
+    match api {
+        ApiKind::Ollama => "Start it with `ollama serve`, or set --host / OLLAMA_HOST",
+        ApiKind::OpenAi => {
+            "Start it (for llama.cpp, `llama-server --jinja`), or set --host to its base URL"
+        }
+    }
+}
+
+/// How to make a missing model available.
+fn fetch_hint(api: ApiKind, model: &str) -> String {
+    match api {
+        ApiKind::Ollama => format!("Pull it with `passk pull {model}`"),
+        ApiKind::OpenAi => "The server's /v1/models does not list it: start the server with that \
+             model, or name one it lists"
+            .to_string(),
+    }
+}
+
+/// The route that describes one model.
+fn model_route(api: ApiKind) -> &'static str {
+    match api {
+        ApiKind::Ollama => "/api/show",
+        ApiKind::OpenAi => "/v1/models",
+    }
+}
+
 /// The server version, or `Unreachable`.
 pub async fn server_version(client: &dyn ChatApi, host: &str) -> Result<String, PreflightError> {
     server(client, host).await.map(|v| v.version)
@@ -122,6 +159,7 @@ pub async fn server(client: &dyn ChatApi, host: &str) -> Result<ServerInfo, Pref
         .server_info()
         .await
         .map_err(|e| PreflightError::Unreachable {
+            api: client.kind(),
             host: host.to_string(),
             error: e.to_string(),
         })
@@ -165,13 +203,15 @@ pub async fn check_model(
         .map_err(|e| match e.status() {
             // Only a 404 means the model is not there; anything else is the server's trouble.
             Some(404) => PreflightError::ModelMissing {
+                api: client.kind(),
                 model: model.to_string(),
                 host: host.to_string(),
                 error: e.to_string(),
             },
             _ => PreflightError::Unreachable {
+                api: client.kind(),
                 host: host.to_string(),
-                error: format!("/api/show for '{model}' failed: {e}"),
+                error: format!("{} for '{model}' failed: {e}", model_route(client.kind())),
             },
         })?;
     if need_tools && shown.tools == Some(false) {
@@ -317,6 +357,41 @@ pub fn placement_warning(name: &str, size: u64, vram: u64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_remedies_name_the_server_the_run_speaks_to() {
+        let unreachable = |api| {
+            PreflightError::Unreachable {
+                api,
+                host: "http://127.0.0.1:8080".into(),
+                error: "connection refused".into(),
+            }
+            .to_string()
+        };
+        let missing = |api| {
+            PreflightError::ModelMissing {
+                api,
+                model: "m".into(),
+                host: "h".into(),
+                error: "404".into(),
+            }
+            .to_string()
+        };
+        let ollama = unreachable(ApiKind::Ollama);
+        assert!(ollama.starts_with("Ollama is not reachable") && ollama.contains("ollama serve"));
+        let openai = unreachable(ApiKind::OpenAi);
+        assert!(openai.contains("OpenAI-compatible server"), "{openai}");
+        assert!(
+            !openai.contains("ollama") && !openai.contains("Ollama"),
+            "{openai}"
+        );
+        assert!(missing(ApiKind::Ollama).contains("passk pull m"));
+        let openai = missing(ApiKind::OpenAi);
+        assert!(
+            openai.contains("/v1/models") && !openai.contains("pull"),
+            "{openai}"
+        );
+    }
 
     #[test]
     fn a_model_with_nothing_in_vram_is_on_the_cpu_not_partly() {
