@@ -23,9 +23,12 @@
 //!
 //! Run with `cargo bench --profile dev --bench plan_validation` (skips where `../shared` is
 //! absent). `PASSK_VALIDATION_EXPERIMENTS` and `PASSK_VALIDATION_RESAMPLES` change the counts
-//! (defaults 1,000 experiments and 2,000 resamples per experiment), `PASSK_VALIDATION_PILOTS`
-//! the number of pilots (default 40) and `PASSK_VALIDATION_DRAWS` the resampled pilots per plan
-//! (default 20).
+//! (defaults 1,000 experiments and 2,000 resamples per experiment),
+//! `PASSK_VALIDATION_OBSERVED_EXPERIMENTS` the experiments behind the resampled power the plans
+//! are judged against (default: as many as the plans simulate; the figure every error is measured
+//! from, so worth more), `PASSK_VALIDATION_PILOTS` the number of pilots (default 40) and
+//! `PASSK_VALIDATION_DRAWS` the resampled pilots per plan (default 20). Each mean error is
+//! printed with its standard error over the pilots.
 
 mod common;
 
