@@ -12,12 +12,20 @@
 //! alone. In `mixed` runs a task's two rates move together (one difficulty per task: the models
 //! find the same tasks hard), the harder case for an interval that ignores the pairing.
 //!
+//! Then a factorial main effect (`analysis::factorial`, its interval `analysis::interval::
+//! contrast`): one model over a 2 x 2 design (docs x router) on the same tasks, the documentation
+//! effect ½[(S(doc, off) − S(bare, off)) + (S(doc, on) − S(bare, on))] with the percentile task
+//! bootstrap of the contrast, or the MOVER interval from the cells' intervals where that is
+//! degenerate or a cell is at 0 or 1, beside the MOVER interval everywhere and the bootstrap
+//! alone. In `mixed` runs the four cells of a task share one difficulty draw.
+//!
 //! Run with `cargo bench --profile dev --bench interval_coverage` (optionally followed by the
-//! number of simulated runs per cell, default 400, and `gap` for the gap table alone; `RESAMPLES`
-//! sets the bootstrap's, default 400).
+//! number of simulated runs per cell, default 400, and `gap` or `effect` for that table alone;
+//! `RESAMPLES` sets the bootstrap's, default 400).
 
 use passk::analysis::bootstrap::{
-    IdTotals, Interval, difference_bootstrap, pass_hat_k_intervals, success_interval,
+    IdTotals, Interval, ci95, difference_bootstrap, for_each_resample, pass_hat_k_intervals,
+    success_interval,
 };
 use passk::analysis::interval;
 use passk::analysis::mt19937::PyRandom;
@@ -95,10 +103,17 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(400);
-    if !std::env::args().any(|a| a == "gap") {
+    let only = |name: &str| std::env::args().any(|a| a == name);
+    let all = !only("gap") && !only("effect");
+    if all {
         rates_table(sims, resamples);
     }
-    gap_table(sims, resamples);
+    if all || only("gap") {
+        gap_table(sims, resamples);
+    }
+    if all || only("effect") {
+        effect_table(sims, resamples);
+    }
 }
 
 /// Coverage of the success rate's and pass^k's intervals, cell by cell, and the lowest and mean.
@@ -162,15 +177,24 @@ fn pair(
     tasks: usize,
     k: usize,
 ) -> (Counts, Counts) {
-    let spread = |mu: f64, u: f64| mu + mu.min(1.0 - mu) * (2.0 * u - 1.0);
-    let play = |rng: &mut PyRandom, p: f64| (k, (0..k).filter(|_| rng.random() < p).count());
     (0..tasks)
         .map(|_| {
             let u = if mixed { rng.random() } else { 0.5 };
-            let small = play(rng, spread(ms, u));
-            (small, play(rng, spread(ml, u)))
+            let small = play(rng, spread(ms, u), k);
+            (small, play(rng, spread(ml, u), k))
         })
         .unzip()
+}
+
+/// A task's true rate where the population's mean is `mu` and the task's difficulty draw is `u`
+/// (uniform on [0, 1); 0.5 for every task in `equal` runs): uniform on μ ± min(μ, 1 − μ).
+fn spread(mu: f64, u: f64) -> f64 {
+    mu + mu.min(1.0 - mu) * (2.0 * u - 1.0)
+}
+
+/// k trials at rate `p`: (trials, passes).
+fn play(rng: &mut PyRandom, p: f64, k: usize) -> (usize, usize) {
+    (k, (0..k).filter(|_| rng.random() < p).count())
 }
 
 /// The counts as the paired bootstrap takes them, keyed by task.
@@ -253,6 +277,108 @@ fn gap_table(sims: usize, resamples: usize) {
         }
     }
     tally.print(&names);
+}
+
+/// (bare, documented) true mean rates of the effect cells (the router changes nothing): no
+/// effect near 0, in the middle and near 1, and effects across the range.
+const EFFECTS: [(f64, f64); 5] = [
+    (0.01, 0.05),
+    (0.05, 0.5),
+    (0.5, 0.5),
+    (0.5, 0.95),
+    (0.99, 0.99),
+];
+
+/// The four cells (bare off, bare on, documented off, documented on) of one simulated run: per
+/// cell, (trials, passes) per task, and the documentation effect's weight.
+fn cells(
+    rng: &mut PyRandom,
+    (bare, doc): (f64, f64),
+    mixed: bool,
+    tasks: usize,
+    k: usize,
+) -> [(Counts, f64); 4] {
+    let mut out: [(Counts, f64); 4] = [-0.5, -0.5, 0.5, 0.5].map(|w| (Vec::new(), w));
+    for _ in 0..tasks {
+        let u = if mixed { rng.random() } else { 0.5 };
+        for (i, (counts, _)) in out.iter_mut().enumerate() {
+            counts.push(play(rng, spread(if i < 2 { bare } else { doc }, u), k));
+        }
+    }
+    out
+}
+
+/// Covering runs of one effect cell: [reported, MOVER everywhere, bootstrap alone].
+fn effect_cell(
+    rates: (f64, f64),
+    mixed: bool,
+    (tasks, k): (usize, usize),
+    sims: usize,
+    resamples: usize,
+) -> [usize; 3] {
+    let seed = (tasks * 1000 + k) as u64 + (rates.0 * 1e4 + rates.1 * 1e6) as u64;
+    let mut rng = PyRandom::new(seed + 7 + u64::from(mixed));
+    let truth = rates.1 - rates.0;
+    let mut hits = [0; 3];
+    for s in 0..sims {
+        let design = cells(&mut rng, rates, mixed, tasks, k);
+        let mut draws = Vec::with_capacity(resamples);
+        for_each_resample(tasks, resamples, s as u64, |sample| {
+            let value = design.iter().map(|(counts, w)| {
+                let (n, c) = sample
+                    .iter()
+                    .fold((0, 0), |(n, c), &i| (n + counts[i].0, c + counts[i].1));
+                w * c as f64 / n as f64
+            });
+            draws.push(value.sum());
+        });
+        let boot = ci95(&mut draws);
+        let terms: Vec<interval::Weighted> = design
+            .iter()
+            .map(|(counts, w)| {
+                let (p, ci) = interval::rate(counts).expect("trials");
+                (*w, p, ci)
+            })
+            .collect();
+        let got = [
+            covers(interval::contrast(&terms, boot), truth),
+            covers(interval::contrast(&terms, None), truth),
+            covers(boot, truth),
+        ];
+        for (h, g) in hits.iter_mut().zip(got) {
+            *h += usize::from(g);
+        }
+    }
+    hits
+}
+
+/// Coverage of a factorial main effect's intervals, cell by cell, and the lowest and mean.
+fn effect_table(sims: usize, resamples: usize) {
+    println!(
+        "\ndocumentation effect of a 2 x 2 design, {sims} runs per cell; per k = {TRIALS:?}: \
+         reported | MOVER everywhere | bootstrap alone"
+    );
+    let mut tally = Tally::default();
+    for mixed in [false, true] {
+        let regime = if mixed { "mixed" } else { "equal" };
+        for rates in EFFECTS {
+            for tasks in TASKS {
+                let mut row = Vec::new();
+                for k in TRIALS {
+                    let cov = effect_cell(rates, mixed, (tasks, k), sims, resamples)
+                        .map(|h| h as f64 / sims as f64);
+                    tally.add(&cov, || format!("{regime} {rates:?} T={tasks} k={k}"));
+                    row.push(cov.map(|x| format!("{:5.1}", 100.0 * x)).join(" | "));
+                }
+                println!("  {regime} {rates:?} T={tasks:<2}  {}", row.join("   "));
+            }
+        }
+    }
+    tally.print(&[
+        "effect, reported",
+        "effect, MOVER everywhere",
+        "effect, bootstrap alone",
+    ]);
 }
 
 /// Each interval's lowest coverage (with its cell) and the sum over cells, for the summary lines.

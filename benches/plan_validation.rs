@@ -23,9 +23,12 @@
 //!
 //! Run with `cargo bench --profile dev --bench plan_validation` (skips where `../shared` is
 //! absent). `PASSK_VALIDATION_EXPERIMENTS` and `PASSK_VALIDATION_RESAMPLES` change the counts
-//! (defaults 1,000 experiments and 2,000 resamples per experiment), `PASSK_VALIDATION_PILOTS`
-//! the number of pilots (default 40) and `PASSK_VALIDATION_DRAWS` the resampled pilots per plan
-//! (default 20).
+//! (defaults 1,000 experiments and 2,000 resamples per experiment),
+//! `PASSK_VALIDATION_OBSERVED_EXPERIMENTS` the experiments behind the resampled power the plans
+//! are judged against (default: as many as the plans simulate; the figure every error is measured
+//! from, so worth more), `PASSK_VALIDATION_PILOTS` the number of pilots (default 40) and
+//! `PASSK_VALIDATION_DRAWS` the resampled pilots per plan (default 20). Each mean error is
+//! printed with its standard error over the pilots.
 
 mod common;
 
@@ -78,9 +81,10 @@ fn main() {
             Question::Difference { stated: Some(gap) },
         ),
     ];
+    let observed_experiments = env_or("PASSK_VALIDATION_OBSERVED_EXPERIMENTS", experiments);
     let truth: Vec<f64> = KS
         .iter()
-        .map(|&k| resampled_power(&trials, k, experiments, resamples, 7 + k as u64))
+        .map(|&k| resampled_power(&trials, k, observed_experiments, resamples, 7 + k as u64))
         .collect();
     for (_, p, _) in pilots.iter().take(3) {
         let (s, l) = p.rates();
@@ -132,7 +136,10 @@ fn main() {
             }
         );
     }
-    println!("({experiments} experiments per k and pilot, {resamples} resamples each)");
+    println!(
+        "({experiments} experiments per k and pilot, {observed_experiments} for the resampled \
+         power, {resamples} resamples each)"
+    );
     let many = env_or("PASSK_VALIDATION_PILOTS", 40);
     let draws = env_or("PASSK_VALIDATION_DRAWS", 20);
     let observed: Vec<(usize, f64)> = KS
@@ -244,15 +251,18 @@ fn assurance_over_pilots(
     );
 }
 
-/// "mean [10th-90th]" of errors, in percentage points.
+/// "mean (± its standard error) [10th-90th]" of errors, in percentage points.
 fn spread(errors: &[f64]) -> String {
     let mut sorted = errors.to_vec();
     sorted.sort_by(f64::total_cmp);
     let at = |q: f64| sorted[(q * (sorted.len() - 1) as f64).round() as usize];
     let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    let n = errors.len() as f64;
+    let sd = (errors.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
     format!(
-        "{:+6.1} pp [{:+.1} to {:+.1}]",
+        "{:+6.1} pp (± {:.1}) [{:+.1} to {:+.1}]",
         100.0 * mean,
+        100.0 * sd / n.sqrt(),
         100.0 * at(0.1),
         100.0 * at(0.9)
     )

@@ -51,7 +51,7 @@ fn calibrate_passes_and_writes_seven_reported_runs() {
     }
     assert!(
         stderr.contains("oracle-small vs oracle-large model x router")
-            && stderr.contains("0 [0, 0]"),
+            && stderr.contains(passk::analysis::calibration::ZERO_EFFECT),
         "{stderr}"
     );
     for check in [
@@ -86,7 +86,7 @@ fn calibrate_passes_and_writes_seven_reported_runs() {
         .find(|l| l.contains("factorial store: docs-reactive docs effect"))
         .expect("the docs-reactive model's docs effect");
     assert!(
-        docs.starts_with("[ ok ]") && !docs.contains("0 [0, 0]"),
+        docs.starts_with("[ ok ]") && !docs.contains(passk::analysis::calibration::ZERO_EFFECT),
         "{docs}"
     );
     let modes = stderr

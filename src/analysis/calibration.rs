@@ -441,8 +441,8 @@ fn raised_flags(c: &crate::trace::ControlFlags) -> usize {
 }
 
 /// The factorial pass: every cell played by every model; each model's documentation effect is
-/// `docs_effects[model]` exactly (absent: 0, with an interval of [0, 0], as for an oracle), and
-/// its router effect and docs x router interaction 0 [0, 0]; between two models, the docs
+/// `docs_effects[model]` exactly (absent: 0, with an interval symmetric about 0, as for an
+/// oracle), and its router effect and docs x router interaction the same; between two models, the docs
 /// contrast is the difference of their documentation effects and the router contrast 0.
 pub fn factorial_checks(run: &Run, docs_effects: &BTreeMap<String, f64>) -> Vec<Check> {
     let opts = AnalysisOptions {
@@ -493,15 +493,21 @@ pub fn factorial_checks(run: &Run, docs_effects: &BTreeMap<String, f64>) -> Vec<
     out
 }
 
-/// An effect against its expected value: 0 must come with the interval [0, 0] (nothing varies;
-/// to 12 decimals); any other value is compared to six decimals (its interval depends on the
-/// resamples).
+/// An effect against its expected value: 0 must come with an interval of width symmetric about it
+/// (to 12 decimals: every resample is 0, so the interval is the one built from the cells' own,
+/// which a balanced design makes symmetric; never a certain [0, 0]); any other value is compared
+/// to six decimals (its interval depends on the resamples).
 fn effect_check(name: String, expected: f64, e: Option<&super::factorial::Effect>) -> Check {
     let zero = expected == 0.0;
     // Sums of rates that cancel may leave a rounding residue (1e-17) in a bootstrap bound.
     let tidy = |x: f64| if x.abs() < 1e-12 { 0.0 } else { x };
     let observed = match e {
         Some(e) if zero => match e.ci95 {
+            Some(ci)
+                if tidy(e.estimate) == 0.0 && tidy(ci.low + ci.high) == 0.0 && ci.high > 0.0 =>
+            {
+                ZERO_EFFECT.to_string()
+            }
             Some(ci) => format!("{} [{}, {}]", tidy(e.estimate), tidy(ci.low), tidy(ci.high)),
             None => format!("{} [no interval]", e.estimate),
         },
@@ -509,12 +515,15 @@ fn effect_check(name: String, expected: f64, e: Option<&super::factorial::Effect
         None => "not computed".to_string(),
     };
     let expected = if zero {
-        "0 [0, 0]".to_string()
+        ZERO_EFFECT.to_string()
     } else {
         format!("{expected:+.6}")
     };
     Check::new(name, expected, observed)
 }
+
+/// How a calibration check writes an effect of 0 with an interval of width symmetric about it.
+pub const ZERO_EFFECT: &str = "0 [-h, +h], h > 0";
 
 /// Bootstrap-free options: calibration compares point figures only.
 fn quick() -> AnalysisOptions {

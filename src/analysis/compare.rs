@@ -5,6 +5,7 @@
 //! difference is measurable.
 
 use super::bootstrap::{IdTotals, Interval, difference_bootstrap};
+use super::interval;
 use super::paired_metrics::{
     DifferenceDraws, difference_intervals, excludes_zero, task_sums, verdict_level,
 };
@@ -24,7 +25,8 @@ pub struct MetricPair {
     pub a: Option<f64>,
     /// Value in run B.
     pub b: Option<f64>,
-    /// Paired task-bootstrap 95% interval of B − A over the shared tasks.
+    /// Paired task-bootstrap 95% interval of B − A over the shared tasks (for `success_rate`,
+    /// kept off the boundary as `success_rate_difference_ci95`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub difference_ci95: Option<Interval>,
     /// The paired interval of B − A at the level "measurable" reads (`verdict_level`: Bonferroni
@@ -145,7 +147,9 @@ pub struct ModelComparison {
     pub conversations_left_out_b: usize,
     /// Success rate of B minus A, on the shared tasks.
     pub success_rate_difference: Option<f64>,
-    /// Paired bootstrap 95% CI of that difference (same task resample for both runs).
+    /// 95% CI of that difference: the paired bootstrap's (same task resample for both runs), or
+    /// where it is degenerate or a rate is at 0 or 1, Newcombe's interval from the two rates'
+    /// boundary-safe intervals (`interval::paired_gap`).
     pub success_rate_difference_ci95: Option<Interval>,
     /// Main metrics side by side, over the shared tasks.
     pub metrics: Vec<MetricPair>,
@@ -494,12 +498,27 @@ fn model_comparison(
             .fold((0.0, 0.0), |(n, p), k| (n + t[*k].trials, p + t[*k].passes))
     };
     let ((na, pa), (nb, pb)) = (sum(&ta), sum(&tb));
+    let gap = |bootstrap| interval::paired_gap(&ta, &tb, bootstrap);
+    let metrics = metrics
+        .into_iter()
+        .map(|mut m| {
+            if m.metric == "success_rate" {
+                m.difference_ci95 = gap(m.difference_ci95);
+            }
+            m
+        })
+        .collect();
     ModelComparison {
         shared_tasks: shared.len(),
         tasks_only_in_a: ta.len() - shared.len(),
         tasks_only_in_b: tb.len() - shared.len(),
         success_rate_difference: (na > 0.0 && nb > 0.0).then(|| pb / nb - pa / na),
-        success_rate_difference_ci95: difference_bootstrap(&ta, &tb, opts.resamples, opts.seed),
+        success_rate_difference_ci95: gap(difference_bootstrap(
+            &ta,
+            &tb,
+            opts.resamples,
+            opts.seed,
+        )),
         metrics,
         conversations_a: String::new(),
         conversations_b: String::new(),
@@ -576,7 +595,7 @@ mod tests {
         assert_eq!(m.shared_tasks, 2);
         assert_eq!(m.success_rate_difference, Some(0.5));
         let ci = m.success_rate_difference_ci95.unwrap();
-        assert!(ci.low >= 0.0 && ci.high <= 1.0 && ci.low <= ci.high);
+        assert!(ci.low <= 0.5 && 0.5 <= ci.high && ci.high <= 1.0, "{ci:?}");
         let sr = m
             .metrics
             .iter()
@@ -633,6 +652,24 @@ mod tests {
             }
         }
         r
+    }
+
+    #[test]
+    fn two_runs_at_100_percent_do_not_claim_a_certain_difference() {
+        // 15 tasks of 2 trials, every trial passed in both runs: each resample's difference is
+        // 0, and a percentile bootstrap reads [0-0].
+        let opts = AnalysisOptions {
+            resamples: 200,
+            ..AnalysisOptions::default()
+        };
+        let all = [[true, true]; 15];
+        let c = compare(&run_tasks(1, &all), &run_tasks(2, &all), &opts, false).unwrap();
+        let m = &c.groups["store"]["m"];
+        let ci = m.success_rate_difference_ci95.unwrap();
+        assert!(ci.low < -0.1 && ci.high > 0.1, "{ci:?}");
+        let sr = metric(&c, "success_rate");
+        assert_eq!(sr.difference_ci95, Some(ci));
+        assert_eq!(sr.measurable, Some(false));
     }
 
     fn metric(c: &RunComparison, name: &str) -> MetricPair {

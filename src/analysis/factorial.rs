@@ -8,6 +8,7 @@
 
 use super::AnalysisOptions;
 use super::bootstrap::{Interval, ci95, for_each_resample};
+use super::interval;
 use super::taxonomy::OutcomeCounts;
 use crate::runner::record::{ConversationRecord, Mode};
 use crate::suite::{PromptVariant, ToolVariant};
@@ -366,7 +367,9 @@ fn sums(tally: &Tally) -> (f64, f64) {
 }
 
 /// The weighted sum of cell success rates over the tasks every cell shares, with its paired
-/// bootstrap interval (a resample where some cell has no trial is left out).
+/// bootstrap interval (a resample where some cell has no trial is left out), or where that is
+/// degenerate or a cell's rate is at 0 or 1, the MOVER interval from the cells' boundary-safe
+/// intervals (`interval::contrast`).
 fn contrast(terms: &[Term], tallies: &BTreeMap<Cell, Tally>, opts: &AnalysisOptions) -> Effect {
     let empty = Tally::new();
     let cells: Vec<(&Tally, f64)> = terms
@@ -399,9 +402,23 @@ fn contrast(terms: &[Term], tallies: &BTreeMap<Cell, Tally>, opts: &AnalysisOpti
     for_each_resample(ids.len(), opts.resamples, opts.seed, |sample| {
         draws.extend(value(sample));
     });
+    let rates: Option<Vec<interval::Weighted>> = by_task
+        .iter()
+        .map(|(counts, w)| {
+            let tasks: Vec<(usize, usize)> = counts
+                .iter()
+                .map(|&(t, p)| (t.round() as usize, p.round() as usize))
+                .collect();
+            interval::rate(&tasks).map(|(p, ci)| (*w, p, ci))
+        })
+        .collect();
+    let bootstrap = ci95(&mut draws);
     Effect {
         estimate: value(&all).unwrap_or(f64::NAN),
-        ci95: ci95(&mut draws),
+        ci95: match rates {
+            Some(rates) => interval::contrast(&rates, bootstrap),
+            None => bootstrap,
+        },
         tasks: ids.len(),
     }
 }
@@ -454,12 +471,28 @@ mod tests {
         let docs = pair.docs.as_ref().expect("model x docs");
         assert_eq!((docs.estimate, docs.tasks), (0.5, 4));
         let ci = docs.ci95.expect("interval");
-        assert!(ci.low >= 0.0 && ci.high <= 1.0 && ci.low <= 0.5 && 0.5 <= ci.high);
-        // The effect differs between resamples (how many of T0, T1 were drawn), so the interval
-        // has width; the router contrast is 0 in every resample.
-        assert!(ci.high > ci.low, "{ci:?}");
+        assert!(
+            ci.low <= 0.5 && 0.5 <= ci.high && ci.high > ci.low,
+            "{ci:?}"
+        );
+        // The router contrast is 0 in every resample, but the large model's cells are at 100%
+        // over four tasks: its interval is not [0-0].
         let router = pair.router.as_ref().and_then(|e| e.ci95).expect("router");
-        assert_eq!((router.low, router.high), (0.0, 0.0));
+        assert!(router.low < -0.2 && router.high > 0.2, "{router:?}");
+    }
+
+    #[test]
+    fn effects_of_cells_at_100_percent_are_not_certain() {
+        // Every cell passes every trial: each effect is 0 in every resample, and a percentile
+        // bootstrap reads [0-0], a certainty four tasks of two trials do not give.
+        let f = run(&records(|_, _, _, _| true));
+        let small = &f.models["small"];
+        for e in [&small.docs, &small.router, &small.docs_x_router] {
+            let e = e.as_ref().expect("effect");
+            let ci = e.ci95.expect("interval");
+            assert_eq!(e.estimate, 0.0);
+            assert!(ci.low < -0.2 && ci.high > 0.2, "{ci:?}");
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! counts as one observation. Everything here is a pure function of per-task counts and the
 //! bootstrap's own interval, so the resampling (`bootstrap`) can change without touching it.
 
-use super::bootstrap::Interval;
+use super::bootstrap::{IdTotals, Interval};
+use std::collections::BTreeMap;
 
 /// Nominal coverage of every interval.
 pub const LEVEL: f64 = 0.95;
@@ -60,26 +61,90 @@ fn widening(clusters: usize) -> f64 {
 }
 
 /// The interval to report for the difference `large - small` of two rates with their reported
-/// intervals: the bootstrap's unless it is degenerate or a rate is on the boundary, else
-/// Newcombe's hybrid score interval from the two rates' intervals (which leaves the boundary
-/// wherever they do).
+/// intervals: [`contrast`] with weights +1 and -1 (Newcombe's hybrid score interval wherever the
+/// bootstrap is degenerate or a rate is on the boundary).
 pub fn difference(
-    (small, small_ci): (f64, Interval),
-    (large, large_ci): (f64, Interval),
+    small: (f64, Interval),
+    large: (f64, Interval),
     bootstrap: Option<Interval>,
 ) -> Option<Interval> {
+    contrast(
+        &[(1.0, large.0, large.1), (-1.0, small.0, small.1)],
+        bootstrap,
+    )
+}
+
+/// One rate of a linear contrast: its weight, the rate and the rate's reported interval.
+pub type Weighted = (f64, f64, Interval);
+
+/// The interval to report for a linear contrast Σ wᵢ pᵢ of rates (a difference, a factorial
+/// effect or interaction): the bootstrap's unless it is degenerate (absent or every resample
+/// equal) or some rate is on the boundary, else the MOVER interval (Zou and Donner) built from
+/// the rates' own intervals, which for a difference is Newcombe's hybrid score interval: each
+/// bound moves from the point by the root of the summed squared distances to the bounds of the
+/// rates that move it that way (the lower of a positive term, the upper of a negative one),
+/// clipped to the range the contrast can take. It leaves the boundary wherever the rates'
+/// intervals do.
+pub fn contrast(terms: &[Weighted], bootstrap: Option<Interval>) -> Option<Interval> {
     let boundary = |p: f64| p <= 0.0 || p >= 1.0;
     let flat = bootstrap.is_none_or(|i| i.low == i.high);
-    if !flat && !boundary(small) && !boundary(large) {
+    if terms.is_empty() || (!flat && !terms.iter().any(|t| boundary(t.1))) {
         return bootstrap;
     }
-    let d = large - small;
-    let low = d - ((large - large_ci.low).powi(2) + (small_ci.high - small).powi(2)).sqrt();
-    let high = d + ((large_ci.high - large).powi(2) + (small - small_ci.low).powi(2)).sqrt();
+    let point: f64 = terms.iter().map(|&(w, p, _)| w * p).sum();
+    // Distance a term can move the contrast down (`down`) or up (`!down`).
+    let reach = |down: bool| -> f64 {
+        terms
+            .iter()
+            .map(|&(w, p, ci)| {
+                let toward_low = (w > 0.0) == down;
+                let d = if toward_low { p - ci.low } else { ci.high - p };
+                (w * d).powi(2)
+            })
+            .sum::<f64>()
+            .sqrt()
+    };
+    let floor: f64 = terms.iter().map(|t| t.0.min(0.0)).sum();
+    let ceiling: f64 = terms.iter().map(|t| t.0.max(0.0)).sum();
     Some(Interval {
-        low: low.max(-1.0),
-        high: high.min(1.0),
+        low: (point - reach(true)).max(floor),
+        high: (point + reach(false)).min(ceiling),
     })
+}
+
+/// The pooled rate of per-task (trials, passes) with its reported interval ([`success_rate`]);
+/// `None` without trials.
+pub fn rate(tasks: &[(usize, usize)]) -> Option<(f64, Interval)> {
+    let (n, c) = totals(tasks);
+    Some((c as f64 / n as f64, success_rate(tasks)?))
+}
+
+/// Per-task (trials, passes) of `side` on the tasks `other` also has, in task order.
+pub fn shared_counts(
+    side: &BTreeMap<String, IdTotals>,
+    other: &BTreeMap<String, IdTotals>,
+) -> Vec<(usize, usize)> {
+    side.iter()
+        .filter(|(id, _)| other.contains_key(*id))
+        .map(|(_, t)| (t.trials.round() as usize, t.passes.round() as usize))
+        .collect()
+}
+
+/// The interval to report for the paired gap `large - small` of two models' (or runs') per-task
+/// totals over the tasks both have, given the paired bootstrap's: [`difference`] of their
+/// [`rate`]s, the bootstrap's own where a side has no trials.
+pub fn paired_gap(
+    small: &BTreeMap<String, IdTotals>,
+    large: &BTreeMap<String, IdTotals>,
+    bootstrap: Option<Interval>,
+) -> Option<Interval> {
+    match (
+        rate(&shared_counts(small, large)),
+        rate(&shared_counts(large, small)),
+    ) {
+        (Some(s), Some(l)) => difference(s, l, bootstrap),
+        _ => bootstrap,
+    }
 }
 
 fn totals(tasks: &[(usize, usize)]) -> (usize, usize) {
@@ -367,5 +432,49 @@ mod tests {
         };
         let d = difference((0.0, zero), (1.0, all), Some(flat)).unwrap();
         assert!(d.high == 1.0 && d.low < 0.9 && d.low > 0.5, "{d:?}");
+    }
+
+    #[test]
+    fn a_contrast_off_the_boundary_keeps_the_bootstrap_and_on_it_moves_each_bound() {
+        let mid = exact(12.0, 24.0);
+        let boot = Interval {
+            low: 0.1,
+            high: 0.3,
+        };
+        // Off the boundary with a bootstrap of width: the bootstrap's.
+        let terms = [(1.0, 0.5, mid), (-1.0, 0.5, mid)];
+        assert_eq!(contrast(&terms, Some(boot)), Some(boot));
+        // A degenerate bootstrap: the MOVER interval, symmetric here, each side √2 half-widths.
+        let i = contrast(&terms, None).unwrap();
+        let half = 0.5 - mid.low;
+        assert!(close(i.low, -(2f64).sqrt() * half, 1e-12), "{i:?}");
+        // Four cells at 100% with weights ±1/2 (a main effect of 0 over two levels of another
+        // factor): each bound moves by the root of four squared half-distances.
+        let all = exact(6.0, 6.0);
+        let cells = [
+            (0.5, 1.0, all),
+            (-0.5, 1.0, all),
+            (0.5, 1.0, all),
+            (-0.5, 1.0, all),
+        ];
+        let e = contrast(
+            &cells,
+            Some(Interval {
+                low: 0.0,
+                high: 0.0,
+            }),
+        )
+        .unwrap();
+        let reach = (2.0 * (0.5 * (1.0 - all.low)).powi(2)).sqrt();
+        assert!(
+            close(e.low, -reach, 1e-12) && close(e.high, reach, 1e-12),
+            "{e:?}"
+        );
+        // The difference is the contrast of +1 and -1.
+        let (s, l) = ((0.0, exact(0.0, 24.0)), (1.0, exact(24.0, 24.0)));
+        assert_eq!(
+            difference(s, l, None),
+            contrast(&[(1.0, l.0, l.1), (-1.0, s.0, s.1)], None)
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! difference is what doing the work through tools buys over answering from the prompt alone.
 
 use super::bootstrap::{IdTotals, Interval, difference_bootstrap};
+use super::interval;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -30,12 +31,15 @@ pub struct ToolsAdd {
     pub toolless_graded: usize,
     /// Agent minus toolless success rate.
     pub difference: Option<f64>,
-    /// Paired task bootstrap 95% interval of the difference (the same resample for both sides).
+    /// 95% interval of the difference: the paired task bootstrap's (the same resample for both
+    /// sides), or where it is degenerate or a rate is at 0 or 1, Newcombe's interval from the two
+    /// rates' boundary-safe intervals (`interval::paired_gap`).
     pub ci95: Option<Interval>,
 }
 
-/// The agent against the baseline over the tasks both graded, with the paired bootstrap interval
-/// of the difference (`resamples` resamples from `seed`, as every other interval of the report).
+/// The agent against the baseline over the tasks both graded, with the interval of the
+/// difference (the paired bootstrap of `resamples` resamples from `seed`, as every other interval
+/// of the report, kept off the boundary as `interval::paired_gap` keeps it).
 pub fn tools_add(
     agent: &BTreeMap<String, IdTotals>,
     toolless: &BTreeMap<String, IdTotals>,
@@ -63,7 +67,11 @@ pub fn tools_add(
         toolless_passes: t.0,
         toolless_graded: t.1,
         difference: agent_success.zip(toolless_success).map(|(a, t)| a - t),
-        ci95: difference_bootstrap(toolless, agent, resamples, seed),
+        ci95: interval::paired_gap(
+            toolless,
+            agent,
+            difference_bootstrap(toolless, agent, resamples, seed),
+        ),
     }
 }
 
@@ -123,9 +131,29 @@ mod tests {
         assert_eq!(t.agent_success, Some(1.0));
         assert!((t.toolless_success.unwrap() - 2.0 / 3.0).abs() < 1e-12);
         assert!((t.difference.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        // Every resample's difference is 0 (no c drawn) up to 1 (only c drawn), but the agent
+        // is at 100% over three tasks: the interval comes from the rates' own, and holds the
+        // point with room on both sides.
         let ci = t.ci95.unwrap();
-        // Every resample's difference is 0 (no c drawn) up to 1 (only c drawn).
-        assert!(ci.low >= 0.0 && ci.high <= 1.0 && ci.low < ci.high);
+        assert!(
+            ci.low < 0.0 && 1.0 / 3.0 < ci.high && ci.high <= 1.0,
+            "{ci:?}"
+        );
+    }
+
+    #[test]
+    fn a_difference_at_the_boundary_keeps_an_interval_of_width() {
+        // Both sides pass 30 of 30: every resample's difference is 0, and the bootstrap reads
+        // [0-0]. Agent 30 of 30 against a baseline of 0 of 30: every resample reads +100 pp.
+        let ids = ["a", "b", "c", "d", "e", "f"];
+        let make = |c: f64| totals(&ids.map(|id| (id, 5.0, c)));
+        let (all, none) = (make(5.0), make(0.0));
+        let same = tools_add(&all, &all, 500, 0).ci95.unwrap();
+        assert!(same.low < -0.3 && same.high > 0.3, "{same:?}");
+        let gap = tools_add(&all, &none, 500, 0);
+        let ci = gap.ci95.unwrap();
+        assert_eq!(gap.difference, Some(1.0));
+        assert!(ci.high == 1.0 && ci.low < 0.8 && ci.low > 0.3, "{ci:?}");
     }
 
     #[test]

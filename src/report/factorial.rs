@@ -20,7 +20,9 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
              over the router levels; router = on − off, averaged over the tool docs variants; \
              docs × router = ({docs} with the router on) − ({docs} with it \
              off){prompt}. Graded conversations only; each effect is over the tasks all its cells share, \
-             with a paired task-bootstrap 95% CI{} ({} resamples, seed {}). A cell reads \
+             with a paired task-bootstrap 95% CI{} ({} resamples, seed {}; where every resample \
+             agrees or a cell is at 0% or 100%, the interval built from the cells' own, \
+             metrics.md \"Intervals at the boundary\"). A cell reads \
              success (passes/graded), with its transport and protocol exclusions when any.\n",
             f.suite,
             f.call_cap,
@@ -221,7 +223,7 @@ mod tests {
         let mut out = String::new();
         factorial_sections(&mut out, &s);
         let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert!(flat.contains("(200 resamples, seed 0)"), "{flat}");
+        assert!(flat.contains("(200 resamples, seed 0;"), "{flat}");
         assert!(
             flat.contains("| docs=bare/router=off | 50.0% (4/8) | 100.0% (8/8) |"),
             "{flat}"
