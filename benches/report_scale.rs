@@ -9,13 +9,16 @@
 //!
 //! Run with `cargo bench --bench report_scale`.
 
-use passk::analysis::{AnalysisOptions, load_run, summarize};
+use passk::analysis::{AnalysisOptions, Keep, load_run_observing, summarize};
 use passk::report::charts::charts;
 use passk::report::csv::conversations_csv;
 use passk::report::document::{self, Report};
-use passk::report::html::report::report_page;
+use passk::report::html::REPORT_HTML;
+use passk::report::html::report::write_report_page;
 use passk::report::html::selftest::{find_chromium, run_selftest};
-use passk::report::html::trials::read_run;
+use passk::report::html::spill::LineSpill;
+use passk::report::html::transcripts::{INLINE_MAX_BYTES, TRANSCRIPTS_DIR};
+use passk::report::html::trials::TrialSet;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::record::Record;
@@ -39,7 +42,7 @@ fn main() -> Result<()> {
     generate(&base)?;
     let browser = find_chromium();
     println!(
-        "scale  conversations  model calls  seconds  peak RSS (MiB)  report.html (MB)  page drawn (ms)  cell opened (ms)"
+        "scale  conversations  model calls  seconds  CPU seconds  peak RSS (MiB)  report.html (MB)  transcripts (MB)  page drawn (ms)  cell opened (ms)"
     );
     for scale in [1u32, 10, 100] {
         let dir = tmp.join(format!("x{scale}"));
@@ -146,10 +149,14 @@ fn replicate(base: &Path, dir: &Path, times: u32) -> Result<()> {
     Ok(())
 }
 
-/// Reads, summarizes and renders one run; prints its size, wall time and peak RSS.
+/// Reads, summarizes and renders one run as `passk report` does (one pass over the records, the
+/// page streamed to disk); prints its size, wall time and peak RSS.
 fn measure(dir: &Path) -> Result<()> {
     let started = Instant::now();
-    let run = load_run(dir)?;
+    let out_dir = dir.join("report");
+    std::fs::create_dir_all(&out_dir)?;
+    let mut trials = TrialSet::new(LineSpill::create(&out_dir.join(".trial-lines.tmp"))?);
+    let run = load_run_observing(dir, Keep::Statistics, &mut |r| trials.add_record(r))?;
     let opts = AnalysisOptions::for_manifest(&run.manifest);
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
     let report = Report::new(
@@ -160,13 +167,19 @@ fn measure(dir: &Path) -> Result<()> {
         Vec::new(),
     );
     let charts = charts(&report);
-    let trials = read_run(&summary, dir)?;
-    let html = report_page(&report, &document::markdown(&report), &charts, trials);
-    std::fs::write(dir.join("report.html"), &html)?;
-    let bytes = document::markdown(&report).len()
+    let markdown = document::markdown(&report);
+    let page = write_report_page(
+        &out_dir,
+        &report,
+        (&markdown, &charts),
+        trials.finish(&summary)?,
+        INLINE_MAX_BYTES,
+    )?;
+    let bytes = markdown.len()
         + serde_json::to_vec(&summary)?.len()
         + conversations_csv(&run.conversations)?.len()
         + charts.iter().map(|c| c.svg.len()).sum::<usize>();
+    page.commit()?;
     let elapsed = started.elapsed().as_secs_f64();
     let calls: usize = run
         .conversations
@@ -176,12 +189,26 @@ fn measure(dir: &Path) -> Result<()> {
         + run.router.len();
     assert!(bytes > 0);
     println!(
-        "{:>13}  {calls:>11}  {elapsed:>7.2}  {}  {:>16.1}",
+        "{:>13}  {calls:>11}  {elapsed:>7.2}  {:>11.2}  {}  {:>16.1}  {:>16.1}",
         run.conversations.len() + run.router.len(),
+        cpu_seconds(),
         peak_rss_mib().map_or("n/a".into(), |m| format!("{m:>14.1}")),
-        html.len() as f64 / 1e6
+        file_mb(&out_dir.join(REPORT_HTML)),
+        dir_mb(&out_dir.join(TRANSCRIPTS_DIR)),
     );
     Ok(())
+}
+
+/// A file's size, MB (0 when absent).
+fn file_mb(path: &Path) -> f64 {
+    std::fs::metadata(path).map_or(0.0, |m| m.len() as f64 / 1e6)
+}
+
+/// The total size of a folder's files, MB (0 when absent).
+fn dir_mb(path: &Path) -> f64 {
+    std::fs::read_dir(path).map_or(0.0, |entries| {
+        entries.flatten().map(|e| file_mb(&e.path())).sum()
+    })
 }
 
 /// The page's own load and click times in headless Chromium, or why there are none.
@@ -190,7 +217,7 @@ fn in_browser(browser: Option<&Path>, dir: &Path) -> String {
         return "(no chromium on PATH)".into();
     };
     let profile = dir.join("chromium-profile");
-    let page = dir.join("report.html");
+    let page = dir.join("report").join(REPORT_HTML);
     match run_selftest(
         browser,
         &page,
@@ -205,6 +232,18 @@ fn in_browser(browser: Option<&Path>, dir: &Path) -> String {
         Ok(r) => format!("page errors: {r}"),
         Err(e) => e,
     }
+}
+
+/// User and system CPU time of this process so far, seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct it is given and reads nothing else.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// Peak resident memory of this process (Linux), MiB.
