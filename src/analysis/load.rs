@@ -80,14 +80,31 @@ fn keep_record(run: &mut Run, record: Record, keep: Keep) {
     match record {
         Record::Conversation(mut c) => {
             if keep == Keep::Statistics {
-                c.transcript = Vec::new();
-                c.end_state = serde_json::Value::Null;
-                c.replies = Vec::new();
+                strip(&mut c);
             }
             run.conversations.push(*c);
         }
         Record::Router(r) => run.router.push(*r),
     }
+}
+
+/// Drops what the statistics do not read (the transcript, end state, replies and the reasoning's
+/// text, whose presence is kept) and the spare capacity the parser left in every list, which at
+/// a few calls per conversation is most of a record's size.
+fn strip(c: &mut ConversationRecord) {
+    c.transcript = Vec::new();
+    c.end_state = serde_json::Value::Null;
+    c.replies = Vec::new();
+    c.calls.shrink_to_fit();
+    for call in &mut c.calls {
+        call.attempts.shrink_to_fit();
+        call.unexecuted.shrink_to_fit();
+        if let Some(t) = call.thinking.as_mut() {
+            *t = String::new();
+        }
+    }
+    c.tool_events.shrink_to_fit();
+    c.verdict.reasons.shrink_to_fit();
 }
 
 /// Reads the run in `dir` for the statistics ([`Keep::Statistics`]); `router.jsonl` may be absent.
