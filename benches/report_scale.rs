@@ -7,7 +7,9 @@
 //! one record at a time). Where Chromium is on `PATH`, each report.html is then opened in headless
 //! Chromium, which reports the time until the page is drawn and the time to open a failing cell.
 //!
-//! Run with `cargo bench --bench report_scale`.
+//! Run with `cargo bench --bench report_scale` (`-- --keep` keeps the runs and prints where; then
+//! `target/release/deps/report_scale-* measure DIR` measures one again and says the peak memory
+//! after each step on standard error).
 
 use passk::analysis::{AnalysisOptions, Keep, load_run_observing, summarize};
 use passk::report::charts::charts;
@@ -62,7 +64,11 @@ fn main() -> Result<()> {
             eprintln!("{}", String::from_utf8_lossy(&out.stderr));
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
+    if args.iter().any(|a| a == "--keep") {
+        println!("runs kept in {}", tmp.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
     Ok(())
 }
 
@@ -157,8 +163,10 @@ fn measure(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(&out_dir)?;
     let mut trials = TrialSet::new(LineSpill::create(&out_dir.join(".trial-lines.tmp"))?);
     let run = load_run_observing(dir, Keep::Statistics, &mut |r| trials.add_record(r))?;
+    phase("records read");
     let opts = AnalysisOptions::for_manifest(&run.manifest);
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
+    phase("summarized");
     let report = Report::new(
         &run.manifest,
         &summary,
@@ -168,17 +176,22 @@ fn measure(dir: &Path) -> Result<()> {
     );
     let charts = charts(&report);
     let markdown = document::markdown(&report);
+    phase("charts and markdown");
+    let trials = trials.finish(&summary)?;
+    phase("trials placed");
     let page = write_report_page(
         &out_dir,
         &report,
         (&markdown, &charts),
-        trials.finish(&summary)?,
+        trials,
         INLINE_MAX_BYTES,
     )?;
+    phase("page written");
     let bytes = markdown.len()
         + serde_json::to_vec(&summary)?.len()
         + conversations_csv(&run.conversations)?.len()
         + charts.iter().map(|c| c.svg.len()).sum::<usize>();
+    phase("other files rendered");
     page.commit()?;
     let elapsed = started.elapsed().as_secs_f64();
     let calls: usize = run
@@ -224,7 +237,7 @@ fn in_browser(browser: Option<&Path>, dir: &Path) -> String {
         &profile,
         std::time::Duration::from_secs(300),
     ) {
-        Ok(r) if r["errors"] == 0 => format!(
+        Ok(r) if r["errors"] == 0 && r["last_trial_matches"] == true => format!(
             "{:>15}  {:>15}",
             r["load_ms"].to_string(),
             r["click_ms"].to_string()
@@ -244,6 +257,22 @@ fn cpu_seconds() -> f64 {
     };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// Says on standard error the peak and current resident memory after a step (`measure` alone
+/// shows them; the table leaves them out).
+fn phase(step: &str) {
+    let now = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        });
+    eprintln!(
+        "{step}: peak {:.1} MiB, now {:.1} MiB",
+        peak_rss_mib().unwrap_or(f64::NAN),
+        now.map_or(f64::NAN, |k| k / 1024.0)
+    );
 }
 
 /// Peak resident memory of this process (Linux), MiB.

@@ -98,6 +98,7 @@ fn report_page_loads_transcripts_from_files_beside_it() {
         result["transcript_messages"].as_u64() > Some(2),
         "the transcript is loaded and shown: {result}"
     );
+    assert_eq!(result["last_trial_matches"], true, "{result}");
     assert!(
         result["failure_mode"]
             .as_str()

@@ -544,7 +544,7 @@ function selftest() {
       result.transcript_messages = open ? open.querySelectorAll(".transcript .msg").length : 0;
       result.reasons = open ? Array.prototype.map.call(open.querySelectorAll(".reasons li"), function (li) { return li.textContent; }) : [];
       result.failure_mode = open && open.querySelector(".failure-mode") ? open.querySelector(".failure-mode").textContent : "";
-      selftestDone(result);
+      lastTrial(result, function () { selftestDone(result); });
     }
     if (open) open.whenDrawn(seen); else seen();
     return;
@@ -555,6 +555,13 @@ function selftest() {
   result.pairs = document.querySelectorAll("section.pair").length;
   result.trials_open = document.querySelectorAll("section.pair details.trial[open] .trial-body").length;
   selftestDone(result);
+}
+
+/** Reads the last trial's line (in the last transcript file, for a large run): it must be the row's. */
+function lastTrial(result, done) {
+  var t = D.trials[D.trials.length - 1];
+  if (!t) { done(); return; }
+  withDetail(t[6], function (d) { result.last_trial_matches = !!d && d.outcome === t[4]; done(); });
 }
 
 /** Writes the self-test's result where the browser test reads it. */
