@@ -1,11 +1,13 @@
 //! Report generation at scale: the records of a calibration-sized oracle run (two models, store +
 //! router + triage, k = 5), replicated 1x, 10x and 100x under new task ids, are read, summarized
 //! (10,000 bootstrap resamples) and rendered (report.md, summary.json, conversations.csv, charts,
-//! report.html) in a fresh process each, which prints its wall time and peak resident memory.
-//! Memory should grow with the calls the statistics need, not with conversation text (transcripts,
-//! end states and replies are dropped while the records are read; report.html reads them again,
-//! one record at a time). Where Chromium is on `PATH`, each report.html is then opened in headless
-//! Chromium, which reports the time until the page is drawn and the time to open a failing cell.
+//! report.html and its transcript files) in a fresh process each, as `passk report` does, which
+//! prints its wall and CPU time, peak resident memory and the page's size. Memory should grow with
+//! the calls the statistics need, not with conversation text: the records are read once, each
+//! trial's page line made as it is read and set aside on disk, its transcript, end state and
+//! replies then dropped, and the page is written as it is made. Where Chromium is on `PATH`, each
+//! report.html is then opened in headless Chromium, which reports the time until the page is
+//! drawn and the time to open a failing cell (its transcript file loaded, for a large run).
 //!
 //! Run with `cargo bench --bench report_scale` (`-- --keep` keeps the runs and prints where; then
 //! `target/release/deps/report_scale-* measure DIR` measures one again and says the peak memory

@@ -6,7 +6,9 @@
 //! run, the report's markdown and charts, the grid's index) and `details` (one JSON line per
 //! trial: transcript, calls, tool events, verdict). The script parses the index at load and a
 //! trial's line only when the trial is opened, so a large run's page opens as fast as its index
-//! parses; the grid is drawn a page of tasks at a time. See `docs/report.md`.
+//! parses; the grid is drawn a page of tasks at a time. Above a size, `report.html` leaves
+//! `details` empty and its lines go to script files beside it ([`transcripts`]), loaded when a
+//! trial is opened. See `docs/report.md`.
 
 pub mod compare;
 pub mod detail;
