@@ -29,7 +29,7 @@ struct PageData<'a> {
 /// `report.html` of a report, written into `out_dir` under temporary names (`markdown` is
 /// `report.md`, `charts` the charts it links, `trials` every trial of the run): the page, streamed
 /// to disk as it is made, and its transcript files when its lines take more than `inline_max`
-/// bytes ([`transcripts`](super::transcripts)). [`PreparedPage::commit`] puts them in place.
+/// bytes ([`transcripts`]). [`PreparedPage::commit`] puts them in place.
 pub fn write_report_page(
     out_dir: &Path,
     r: &Report,
