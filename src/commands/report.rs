@@ -18,7 +18,7 @@ use passk::report::{
     CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_DIR, REPORT_MD,
     ReportError, SUMMARY_JSON, chart_files,
 };
-use passk::runner::record::Manifest;
+use passk::runner::record::{MANIFEST_FILE, Manifest};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -132,6 +132,10 @@ fn generate(
     export: &ExportArgs,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<(PathBuf, String)> {
+    if !run_dir.join(MANIFEST_FILE).is_file() {
+        // Refused as reading the run refuses it, before report/ (for the spill file) is made.
+        load_run(run_dir).with_context(|| format!("reading run {}", run_dir.display()))?;
+    }
     let out_dir = run_dir.join(REPORT_DIR);
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     // One pass over the records: the statistics keep them without their text, while each
