@@ -1,21 +1,28 @@
 //! Report generation at scale: the records of a calibration-sized oracle run (two models, store +
 //! router + triage, k = 5), replicated 1x, 10x and 100x under new task ids, are read, summarized
 //! (10,000 bootstrap resamples) and rendered (report.md, summary.json, conversations.csv, charts,
-//! report.html) in a fresh process each, which prints its wall time and peak resident memory.
-//! Memory should grow with the calls the statistics need, not with conversation text (transcripts,
-//! end states and replies are dropped while the records are read; report.html reads them again,
-//! one record at a time). Where Chromium is on `PATH`, each report.html is then opened in headless
-//! Chromium, which reports the time until the page is drawn and the time to open a failing cell.
+//! report.html and its transcript files) in a fresh process each, as `passk report` does, which
+//! prints its wall and CPU time, peak resident memory and the page's size. Memory should grow with
+//! the calls the statistics need, not with conversation text: the records are read once, each
+//! trial's page line made as it is read and set aside on disk, its transcript, end state and
+//! replies then dropped, and the page is written as it is made. Where Chromium is on `PATH`, each
+//! report.html is then opened in headless Chromium, which reports the time until the page is
+//! drawn and the time to open a failing cell (its transcript file loaded, for a large run).
 //!
-//! Run with `cargo bench --bench report_scale`.
+//! Run with `cargo bench --bench report_scale` (`-- --keep` keeps the runs and prints where; then
+//! `target/release/deps/report_scale-* measure DIR` measures one again and says the peak memory
+//! after each step on standard error).
 
-use passk::analysis::{AnalysisOptions, load_run, summarize};
+use passk::analysis::{AnalysisOptions, Keep, load_run_observing, summarize};
 use passk::report::charts::charts;
 use passk::report::csv::conversations_csv;
 use passk::report::document::{self, Report};
-use passk::report::html::report::report_page;
+use passk::report::html::REPORT_HTML;
+use passk::report::html::report::write_report_page;
 use passk::report::html::selftest::{find_chromium, run_selftest};
-use passk::report::html::trials::read_run;
+use passk::report::html::spill::LineSpill;
+use passk::report::html::transcripts::{INLINE_MAX_BYTES, TRANSCRIPTS_DIR};
+use passk::report::html::trials::TrialSet;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::record::Record;
@@ -39,7 +46,7 @@ fn main() -> Result<()> {
     generate(&base)?;
     let browser = find_chromium();
     println!(
-        "scale  conversations  model calls  seconds  peak RSS (MiB)  report.html (MB)  page drawn (ms)  cell opened (ms)"
+        "scale  conversations  model calls  seconds  CPU seconds  peak RSS (MiB)  report.html (MB)  transcripts (MB)  page drawn (ms)  cell opened (ms)"
     );
     for scale in [1u32, 10, 100] {
         let dir = tmp.join(format!("x{scale}"));
@@ -59,7 +66,11 @@ fn main() -> Result<()> {
             eprintln!("{}", String::from_utf8_lossy(&out.stderr));
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
+    if args.iter().any(|a| a == "--keep") {
+        println!("runs kept in {}", tmp.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
     Ok(())
 }
 
@@ -146,12 +157,18 @@ fn replicate(base: &Path, dir: &Path, times: u32) -> Result<()> {
     Ok(())
 }
 
-/// Reads, summarizes and renders one run; prints its size, wall time and peak RSS.
+/// Reads, summarizes and renders one run as `passk report` does (one pass over the records, the
+/// page streamed to disk); prints its size, wall time and peak RSS.
 fn measure(dir: &Path) -> Result<()> {
     let started = Instant::now();
-    let run = load_run(dir)?;
+    let out_dir = dir.join("report");
+    std::fs::create_dir_all(&out_dir)?;
+    let mut trials = TrialSet::new(LineSpill::create(&out_dir.join(".trial-lines.tmp"))?);
+    let run = load_run_observing(dir, Keep::Statistics, &mut |r| trials.add_record(r))?;
+    phase("records read");
     let opts = AnalysisOptions::for_manifest(&run.manifest);
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
+    phase("summarized");
     let report = Report::new(
         &run.manifest,
         &summary,
@@ -160,13 +177,24 @@ fn measure(dir: &Path) -> Result<()> {
         Vec::new(),
     );
     let charts = charts(&report);
-    let trials = read_run(&summary, dir)?;
-    let html = report_page(&report, &document::markdown(&report), &charts, trials);
-    std::fs::write(dir.join("report.html"), &html)?;
-    let bytes = document::markdown(&report).len()
+    let markdown = document::markdown(&report);
+    phase("charts and markdown");
+    let trials = trials.finish(&summary)?;
+    phase("trials placed");
+    let page = write_report_page(
+        &out_dir,
+        &report,
+        (&markdown, &charts),
+        trials,
+        INLINE_MAX_BYTES,
+    )?;
+    phase("page written");
+    let bytes = markdown.len()
         + serde_json::to_vec(&summary)?.len()
         + conversations_csv(&run.conversations)?.len()
         + charts.iter().map(|c| c.svg.len()).sum::<usize>();
+    phase("other files rendered");
+    page.commit()?;
     let elapsed = started.elapsed().as_secs_f64();
     let calls: usize = run
         .conversations
@@ -176,12 +204,26 @@ fn measure(dir: &Path) -> Result<()> {
         + run.router.len();
     assert!(bytes > 0);
     println!(
-        "{:>13}  {calls:>11}  {elapsed:>7.2}  {}  {:>16.1}",
+        "{:>13}  {calls:>11}  {elapsed:>7.2}  {:>11.2}  {}  {:>16.1}  {:>16.1}",
         run.conversations.len() + run.router.len(),
+        cpu_seconds(),
         peak_rss_mib().map_or("n/a".into(), |m| format!("{m:>14.1}")),
-        html.len() as f64 / 1e6
+        file_mb(&out_dir.join(REPORT_HTML)),
+        dir_mb(&out_dir.join(TRANSCRIPTS_DIR)),
     );
     Ok(())
+}
+
+/// A file's size, MB (0 when absent).
+fn file_mb(path: &Path) -> f64 {
+    std::fs::metadata(path).map_or(0.0, |m| m.len() as f64 / 1e6)
+}
+
+/// The total size of a folder's files, MB (0 when absent).
+fn dir_mb(path: &Path) -> f64 {
+    std::fs::read_dir(path).map_or(0.0, |entries| {
+        entries.flatten().map(|e| file_mb(&e.path())).sum()
+    })
 }
 
 /// The page's own load and click times in headless Chromium, or why there are none.
@@ -190,14 +232,14 @@ fn in_browser(browser: Option<&Path>, dir: &Path) -> String {
         return "(no chromium on PATH)".into();
     };
     let profile = dir.join("chromium-profile");
-    let page = dir.join("report.html");
+    let page = dir.join("report").join(REPORT_HTML);
     match run_selftest(
         browser,
         &page,
         &profile,
         std::time::Duration::from_secs(300),
     ) {
-        Ok(r) if r["errors"] == 0 => format!(
+        Ok(r) if r["errors"] == 0 && r["last_trial_matches"] == true => format!(
             "{:>15}  {:>15}",
             r["load_ms"].to_string(),
             r["click_ms"].to_string()
@@ -205,6 +247,34 @@ fn in_browser(browser: Option<&Path>, dir: &Path) -> String {
         Ok(r) => format!("page errors: {r}"),
         Err(e) => e,
     }
+}
+
+/// User and system CPU time of this process so far, seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct it is given and reads nothing else.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// Says on standard error the peak and current resident memory after a step (`measure` alone
+/// shows them; the table leaves them out).
+fn phase(step: &str) {
+    let now = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        });
+    eprintln!(
+        "{step}: peak {:.1} MiB, now {:.1} MiB",
+        peak_rss_mib().unwrap_or(f64::NAN),
+        now.map_or(f64::NAN, |k| k / 1024.0)
+    );
 }
 
 /// Peak resident memory of this process (Linux), MiB.

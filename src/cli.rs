@@ -407,6 +407,10 @@ pub(crate) struct ReportArgs {
     /// (default: the largest by parameter size)
     #[arg(long, value_name = "MODEL")]
     pub reference_model: Option<String>,
+    /// report.html carries its trials' transcripts itself up to this many MiB of them; above, they
+    /// go to script files in report-transcripts/ beside it, loaded when a trial is opened (0: always)
+    #[arg(long, value_name = "MIB", default_value_t = 16)]
+    pub inline_transcripts_mib: u64,
     /// Extra exports.
     #[command(flatten)]
     pub export: ExportArgs,

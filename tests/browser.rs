@@ -43,6 +43,77 @@ fn run(stub: &Stub, out: &Path, models: &str) {
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// Above `--inline-transcripts-mib` (here 0: always) the page keeps the grid and the tables and
+/// loads each trial's transcript from a script file beside it when the trial is opened, from disk;
+/// a later report that fits removes the folder again.
+#[test]
+fn report_page_loads_transcripts_from_files_beside_it() {
+    let Some(browser) = find_chromium() else {
+        eprintln!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
+        return;
+    };
+    let stub = Stub::start(
+        vec![
+            ("oracle-a", Behaviour::Oracle.into()),
+            ("never-answer", Behaviour::NeverAnswer.into()),
+        ],
+        |_| {},
+    );
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    run(&stub, &out, "oracle-a,never-answer");
+    let report = |mib: &str| {
+        let (code, _, stderr) = output(passk().arg("report").arg(&out).args([
+            "--resamples",
+            "50",
+            "--inline-transcripts-mib",
+            mib,
+        ]));
+        assert_eq!(code, 0, "{stderr}");
+    };
+    report("0");
+    let dir = out.join(REPORT_DIR);
+    let files = dir.join(passk::report::html::transcripts::TRANSCRIPTS_DIR);
+    let chunk = std::fs::read_to_string(files.join("0000.js")).expect("a transcript file");
+    assert!(
+        chunk.starts_with("passkTranscripts(0, ["),
+        "{}",
+        &chunk[..40]
+    );
+    let details = |page: &str| {
+        let after = page.split("id=\"details\">").nth(1).unwrap_or_default();
+        after
+            .split("</script>")
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .len()
+    };
+    let page = std::fs::read_to_string(dir.join(REPORT_HTML)).expect("page");
+    assert_eq!(details(&page), 0, "the page carries no transcript itself");
+    let result = selftest(&browser, &dir.join(REPORT_HTML));
+    assert_eq!(result["errors"], 0, "console errors: {result}");
+    assert_eq!(result["opened_outcome"], "model_fail", "{result}");
+    assert!(
+        result["transcript_messages"].as_u64() > Some(2),
+        "the transcript is loaded and shown: {result}"
+    );
+    assert_eq!(result["last_trial_matches"], true, "{result}");
+    assert!(
+        result["failure_mode"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("failure mode: ")),
+        "{result}"
+    );
+    report("16");
+    assert!(
+        !files.exists(),
+        "a page that carries its lines leaves no stale folder"
+    );
+    let page = std::fs::read_to_string(dir.join(REPORT_HTML)).expect("page");
+    assert!(details(&page) > chunk.len() / 2, "carried inline again");
+}
+
 #[test]
 fn report_page_shows_a_failing_trial_in_a_real_browser() {
     let Some(browser) = find_chromium() else {

@@ -47,19 +47,18 @@ pub enum Keep {
 }
 
 /// Streams a JSONL file of records into `run` by the rules every reader shares
-/// ([`record_file`]); returns the torn lines skipped (0 or 1).
-fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, RecordsError> {
+/// ([`record_file`]), showing each whole record to `observe` before `keep` strips it; returns the
+/// torn lines skipped (0 or 1).
+fn read_records(
+    path: &Path,
+    run: &mut Run,
+    keep: Keep,
+    observe: &mut dyn FnMut(&Record),
+) -> Result<usize, RecordsError> {
     let manifest = run.manifest.clone();
-    let read = record_file::read_records(path, &manifest, |line| match line.record {
-        Record::Conversation(mut c) => {
-            if keep == Keep::Statistics {
-                c.transcript = Vec::new();
-                c.end_state = serde_json::Value::Null;
-                c.replies = Vec::new();
-            }
-            run.conversations.push(*c);
-        }
-        Record::Router(r) => run.router.push(*r),
+    let read = record_file::read_records(path, &manifest, |line| {
+        observe(&line.record);
+        keep_record(run, line.record, keep)
     })
     .map_err(|e| match e {
         RecordFileError::Io { path, source } => RecordsError::Io { path, source },
@@ -76,6 +75,38 @@ fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, Records
     Ok(usize::from(read.torn))
 }
 
+/// Adds a record to `run`, stripped as `keep` says.
+fn keep_record(run: &mut Run, record: Record, keep: Keep) {
+    match record {
+        Record::Conversation(mut c) => {
+            if keep == Keep::Statistics {
+                strip(&mut c);
+            }
+            run.conversations.push(*c);
+        }
+        Record::Router(r) => run.router.push(*r),
+    }
+}
+
+/// Drops what the statistics do not read (the transcript, end state, replies and the reasoning's
+/// text, whose presence is kept) and the spare capacity the parser left in every list, which at
+/// a few calls per conversation is most of a record's size.
+fn strip(c: &mut ConversationRecord) {
+    c.transcript = Vec::new();
+    c.end_state = serde_json::Value::Null;
+    c.replies = Vec::new();
+    c.calls.shrink_to_fit();
+    for call in &mut c.calls {
+        call.attempts.shrink_to_fit();
+        call.unexecuted.shrink_to_fit();
+        if let Some(t) = call.thinking.as_mut() {
+            *t = String::new();
+        }
+    }
+    c.tool_events.shrink_to_fit();
+    c.verdict.reasons.shrink_to_fit();
+}
+
 /// Reads the run in `dir` for the statistics ([`Keep::Statistics`]); `router.jsonl` may be absent.
 pub fn load_run(dir: &Path) -> Result<Run, RecordsError> {
     load_run_keeping(dir, Keep::Statistics)
@@ -83,6 +114,17 @@ pub fn load_run(dir: &Path) -> Result<Run, RecordsError> {
 
 /// Reads the run in `dir`, keeping what `keep` says.
 pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, RecordsError> {
+    load_run_observing(dir, keep, &mut |_| {})
+}
+
+/// Reads the run in `dir`, keeping what `keep` says, and shows `observe` every whole record as it
+/// is read (in file order, superseded ones included), so that one pass over the records serves
+/// the statistics and whatever else needs the text they drop (the report page's transcripts).
+pub fn load_run_observing(
+    dir: &Path,
+    keep: Keep,
+    observe: &mut dyn FnMut(&Record),
+) -> Result<Run, RecordsError> {
     let mpath = dir.join(MANIFEST_FILE);
     let manifest: Manifest =
         serde_json::from_str(&read(&mpath)?).map_err(|e| RecordsError::Parse {
@@ -116,8 +158,8 @@ pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, RecordsError> {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no conversation records"),
         });
     }
-    run.torn_lines += read_records(&cpath, &mut run, keep)?;
-    run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run, keep)?;
+    run.torn_lines += read_records(&cpath, &mut run, keep, observe)?;
+    run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run, keep, observe)?;
     run.superseded = keep_latest(&mut run.conversations, ConversationRecord::key, |c| {
         c.outcome.is_graded()
     }) + keep_latest(&mut run.router, RouterRecord::key, |r| {

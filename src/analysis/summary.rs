@@ -20,7 +20,7 @@ use super::server_process::{ServerProcessSummary, server_process_summary};
 use super::tally::Tally;
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
 use super::tools_add::{ToolsAdd, toolless_key, tools_add};
-use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
+use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord, TrialKey};
 use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -140,13 +140,48 @@ pub struct GroupSummary {
 impl GroupSummary {
     /// Whether a conversation (graded or not) was played in this configuration.
     pub fn holds(&self, c: &ConversationRecord) -> bool {
-        c.suite == self.suite
-            && c.mode == self.mode
-            && self.call_cap.is_none_or(|n| n == c.call_cap)
-            && self.tool_docs.is_none_or(|v| Some(v) == c.tool_docs)
-            && self.router_in_front.is_none_or(|r| r == c.router_in_front)
-            && self.prompt.is_none_or(|p| p == c.prompt_variant())
+        self.holds_trial(Played {
+            suite: &c.suite,
+            mode: c.mode,
+            call_cap: c.call_cap,
+            tool_docs: c.tool_docs,
+            router_in_front: c.router_in_front,
+            prompt: c.prompt_variant(),
+        })
     }
+
+    /// Whether the trial with key `k` belongs to this configuration: [`GroupSummary::holds`] read
+    /// from the key alone, which names every field it looks at.
+    pub fn holds_key(&self, k: &TrialKey) -> bool {
+        self.holds_trial(Played {
+            suite: &k.suite,
+            mode: k.mode,
+            call_cap: k.call_cap,
+            tool_docs: k.tool_docs,
+            router_in_front: k.router_in_front,
+            prompt: k.prompt.unwrap_or(PromptVariant::POLICY),
+        })
+    }
+
+    fn holds_trial(&self, t: Played<'_>) -> bool {
+        t.suite == self.suite
+            && t.mode == self.mode
+            && self.call_cap.is_none_or(|n| n == t.call_cap)
+            && self.tool_docs.is_none_or(|v| Some(v) == t.tool_docs)
+            && self.router_in_front.is_none_or(|r| r == t.router_in_front)
+            && self.prompt.is_none_or(|p| p == t.prompt)
+    }
+}
+
+/// The fields of a trial that place it in a configuration.
+#[derive(Clone, Copy)]
+struct Played<'a> {
+    suite: &'a str,
+    mode: Mode,
+    call_cap: u32,
+    tool_docs: Option<ToolVariant>,
+    router_in_front: bool,
+    prompt: PromptVariant,
 }
 
 /// One model's results in one configuration. Quality figures are over graded conversations;

@@ -5,32 +5,35 @@
 
 use crate::cli::{ExportArgs, ReportArgs};
 use anyhow::Context;
-use passk::analysis::{AnalysisOptions, load_run, summarize};
+use passk::analysis::{AnalysisOptions, Keep, load_run, load_run_observing, summarize};
 use passk::report::charts::{Chart, charts};
 use passk::report::csv::conversations_csv;
 use passk::report::document::{self, Report};
-use passk::report::html::REPORT_HTML;
-use passk::report::html::report::report_page;
-use passk::report::html::trials::read_run;
+use passk::report::html::report::write_report_page;
+use passk::report::html::spill::LineSpill;
+use passk::report::html::transcripts;
+use passk::report::html::trials::TrialSet;
 use passk::report::json::JsonExporter;
 use passk::report::{
     CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_DIR, REPORT_MD,
     ReportError, SUMMARY_JSON, chart_files,
 };
-use passk::runner::record::Manifest;
+use passk::runner::record::{MANIFEST_FILE, Manifest};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// The spill file of report.html's trial lines while a report is made, inside the report folder.
+const TRIAL_LINES: &str = ".trial-lines.tmp";
 
 /// Runs the command; returns the exit code.
 pub(super) fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let mut stdout = std::io::stdout().lock();
-    let (path, table) = match generate(
-        &args.run,
-        args.resamples,
-        args.reference_model.as_deref(),
-        &args.export,
-        &mut stdout,
-    ) {
+    let page = PageArgs {
+        reference_model: args.reference_model.as_deref(),
+        inline_transcripts_mib: args.inline_transcripts_mib,
+    };
+    let (path, table) = match generate(&args.run, args.resamples, &page, &args.export, &mut stdout)
+    {
         Ok(x) => x,
         Err(e) if is_broken_pipe(&e) => return Ok(crate::exit_code::SUCCESS),
         Err(e) => match e.downcast::<UnknownReferenceModel>() {
@@ -65,7 +68,19 @@ pub(super) fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<(PathBuf
         export_json: None,
         export_csv: None,
     };
-    generate(run_dir, resamples, None, &none, &mut std::io::sink())
+    let page = PageArgs {
+        reference_model: None,
+        inline_transcripts_mib: transcripts::INLINE_MAX_BYTES >> 20,
+    };
+    generate(run_dir, resamples, &page, &none, &mut std::io::sink())
+}
+
+/// What `passk report` asks beyond the resamples and exports.
+struct PageArgs<'a> {
+    /// `--reference-model`.
+    reference_model: Option<&'a str>,
+    /// `--inline-transcripts-mib`.
+    inline_transcripts_mib: u64,
 }
 
 /// The terminal table of the run in `run_dir` (what `passk report` prints), writing no file.
@@ -113,17 +128,27 @@ fn check_reference_model(
 fn generate(
     run_dir: &Path,
     resamples: usize,
-    reference_model: Option<&str>,
+    page: &PageArgs<'_>,
     export: &ExportArgs,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<(PathBuf, String)> {
-    let run = load_run(run_dir).with_context(|| format!("reading run {}", run_dir.display()))?;
+    if !run_dir.join(MANIFEST_FILE).is_file() {
+        // Refused as reading the run refuses it, before report/ (for the spill file) is made.
+        load_run(run_dir).with_context(|| format!("reading run {}", run_dir.display()))?;
+    }
+    let out_dir = run_dir.join(REPORT_DIR);
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    // One pass over the records: the statistics keep them without their text, while each
+    // record's line for report.html is made as it is read and set aside on disk.
+    let mut trials = TrialSet::new(LineSpill::create(&out_dir.join(TRIAL_LINES))?);
+    let run = load_run_observing(run_dir, Keep::Statistics, &mut |r| trials.add_record(r))
+        .with_context(|| format!("reading run {}", run_dir.display()))?;
     let opts = AnalysisOptions {
-        reference_model: reference_model.map(str::to_string),
+        reference_model: page.reference_model.map(str::to_string),
         ..options(&run.manifest, resamples)
     };
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
-    check_reference_model(reference_model, &summary)?;
+    check_reference_model(page.reference_model, &summary)?;
     let report = Report::new(
         &run.manifest,
         &summary,
@@ -131,7 +156,6 @@ fn generate(
         &run.router,
         reading_notes(&run),
     );
-    let out_dir = run_dir.join(REPORT_DIR);
     let md_path = out_dir.join(REPORT_MD);
 
     let markdown =
@@ -151,14 +175,14 @@ fn generate(
         csv,
     )?;
     let charts = charts(&report);
-    let trials = read_run(&summary, run_dir)?;
-    let html = report_page(&report, &document::markdown(&report), &charts, trials);
-    // The page may be hundreds of MB for a large run: handed over once, not copied.
-    let html = std::cell::RefCell::new(Some(html));
-    m.add(
-        REPORT_HTML,
-        Destination::File(out_dir.join(REPORT_HTML)),
-        move |_: &Report| Ok(html.take().map(String::into_bytes).unwrap_or_default()),
+    // The page may be hundreds of MB for a large run: streamed to a temporary file, put in place
+    // once every other file is written.
+    let html = write_report_page(
+        &out_dir,
+        &report,
+        (&document::markdown(&report), &charts),
+        trials.finish(&summary)?,
+        page.inline_transcripts_mib << 20,
     )?;
     remove_stale_charts(&out_dir.join(CHARTS_DIR), &charts)?;
     for c in charts {
@@ -175,6 +199,7 @@ fn generate(
     m.add_optional("--export-json", export.export_json.as_deref(), json)?;
     m.add_optional("--export-csv", export.export_csv.as_deref(), csv)?;
     m.write(&report, stdout)?;
+    html.commit()?;
     Ok((md_path, document::terminal_table(&summary)))
 }
 

@@ -41,6 +41,40 @@ function detail(n) {
   return span ? JSON.parse(DETAILS.slice(span[0], span[1])) : null;
 }
 
+// A large report keeps its lines in script files beside the page (D.sidecar: the folder and the
+// first line of each file); a file is loaded by a <script src> element when one of its trials is
+// first opened, which works from file:// where fetch does not.
+var CHUNKS = {}, WAITING = {};
+window.passkTranscripts = function (n, lines) {
+  CHUNKS[n] = lines;
+  var waiting = WAITING[n] || [];
+  delete WAITING[n];
+  waiting.forEach(function (f) { f(); });
+};
+
+/** The file holding line n: the last whose first line is at or before n. */
+function chunkOf(n) {
+  var starts = D.sidecar.starts, lo = 0, hi = starts.length - 1;
+  while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (starts[mid] <= n) lo = mid; else hi = mid - 1; }
+  return lo;
+}
+
+/** Calls f with the n-th details line: at once from the page, or once its file has loaded. */
+function withDetail(n, f) {
+  if (!D.sidecar) { f(detail(n)); return; }
+  var c = chunkOf(n);
+  function give() { f(CHUNKS[c][n - D.sidecar.starts[c]]); }
+  if (CHUNKS[c]) { give(); return; }
+  if (!WAITING[c]) {
+    WAITING[c] = [];
+    var s = document.createElement("script");
+    s.src = D.sidecar.dir + "/" + ("000" + c).slice(-Math.max(4, String(c).length)) + ".js";
+    s.onerror = function () { console.error("cannot load " + s.src + " (it belongs beside report.html)"); };
+    document.head.appendChild(s);
+  }
+  WAITING[c].push(give);
+}
+
 /** el("div", {class: "x"}, child, "text", ...) */
 function el(tag, attrs) {
   var node = document.createElement(tag);
@@ -272,13 +306,25 @@ function trialBody(d) {
   return body;
 }
 
-/** A collapsible trial whose body is drawn on first opening. */
+/** A collapsible trial whose body is drawn on first opening; box.whenDrawn(f) calls f once it is. */
 function trialDetails(label, line, outcome, mode) {
   var box = el("details", { class: "trial", "data-outcome": outcome },
     el("summary", null, label, el("span", { class: "badge " + (outcome === "pass" ? "pass" : outcome === "model_fail" ? "fail" : "lost") }, outcomeText(outcome)),
       mode ? el("span", { class: "muted" }, " " + (FAILURE_TEXT[mode] || mode)) : null));
-  var drawn = false;
-  box.draw = function () { if (!drawn) { drawn = true; box.appendChild(trialBody(detail(line))); } };
+  var asked = false, drawn = false, then = [];
+  box.draw = function () {
+    if (asked) return;
+    asked = true;
+    var wait = el("div", { class: "muted loading" }, "loading the transcript…");
+    box.appendChild(wait);
+    withDetail(line, function (d) {
+      wait.remove();
+      box.appendChild(trialBody(d));
+      drawn = true;
+      then.forEach(function (f) { f(); });
+    });
+  };
+  box.whenDrawn = function (f) { if (drawn) f(); else then.push(f); };
   box.addEventListener("toggle", function () { if (box.open) box.draw(); });
   return box;
 }
@@ -481,29 +527,46 @@ function selftest() {
     result.cells = cells;
     result.expected_cells = D.configs.reduce(function (n, c) { return n + Math.min(c.tasks.length, PAGE_TASKS) * D.models.length; }, 0);
     var failing = document.querySelector("td.cell.failing") || document.querySelector("td.cell");
-    if (failing) {
-      var before = performance.now();
-      failing.click();
-      result.click_ms = Math.round(performance.now() - before);
-      var open = document.querySelector("#panel details.trial[open]");
-      result.clicked = failing.textContent;
-      result.opened_outcome = open ? open.getAttribute("data-outcome") : "";
-      result.transcript_messages = open ? open.querySelectorAll(".transcript .msg").length : 0;
-      result.reasons = open ? Array.prototype.map.call(open.querySelectorAll(".reasons li"), function (li) { return li.textContent; }) : [];
-      result.failure_mode = open && open.querySelector(".failure-mode") ? open.querySelector(".failure-mode").textContent : "";
-    }
     result.first_tab = FIRST_TAB;
     var summary = document.getElementById("tab-summary");
     result.summary_text = summary ? summary.textContent : "";
     result.summary_tables = summary ? summary.querySelectorAll("table").length : 0;
     result.goto = Array.prototype.map.call(document.querySelectorAll("[data-goto]"), function (b) { return b.getAttribute("data-goto"); });
-  } else {
-    result.first_tab = FIRST_TAB;
-    result.metrics_tables = document.querySelectorAll("#tab-compare .md table").length;
-    result.page_text = document.getElementById("tab-compare").textContent;
-    result.pairs = document.querySelectorAll("section.pair").length;
-    result.trials_open = document.querySelectorAll("section.pair details.trial[open] .trial-body").length;
+    if (!failing) { selftestDone(result); return; }
+    // The click counts until the opened trial is drawn (its transcript file loaded, if any).
+    var before = performance.now();
+    failing.click();
+    var open = document.querySelector("#panel details.trial[open]");
+    result.clicked = failing.textContent;
+    function seen() {
+      result.click_ms = Math.round(performance.now() - before);
+      result.opened_outcome = open ? open.getAttribute("data-outcome") : "";
+      result.transcript_messages = open ? open.querySelectorAll(".transcript .msg").length : 0;
+      result.reasons = open ? Array.prototype.map.call(open.querySelectorAll(".reasons li"), function (li) { return li.textContent; }) : [];
+      result.failure_mode = open && open.querySelector(".failure-mode") ? open.querySelector(".failure-mode").textContent : "";
+      lastTrial(result, function () { selftestDone(result); });
+    }
+    if (open) open.whenDrawn(seen); else seen();
+    return;
   }
+  result.first_tab = FIRST_TAB;
+  result.metrics_tables = document.querySelectorAll("#tab-compare .md table").length;
+  result.page_text = document.getElementById("tab-compare").textContent;
+  result.pairs = document.querySelectorAll("section.pair").length;
+  result.trials_open = document.querySelectorAll("section.pair details.trial[open] .trial-body").length;
+  selftestDone(result);
+}
+
+/** Reads the last trial's line (in the last transcript file, for a large run): it must be the row's. */
+function lastTrial(result, done) {
+  var t = D.trials[D.trials.length - 1];
+  if (!t) { done(); return; }
+  withDetail(t[6], function (d) { result.last_trial_matches = !!d && d.outcome === t[4]; done(); });
+}
+
+/** Writes the self-test's result where the browser test reads it. */
+function selftestDone(result) {
+  var box = document.getElementById("selftest-result");
   var seen = {};
   result.duplicate_ids = [];
   Array.prototype.forEach.call(document.querySelectorAll("[id]"), function (e) {

@@ -1,19 +1,83 @@
-//! The data of `report.html`: the run's caption, the summary it opens on, `report.md` (its tables,
-//! rendered by the page), the charts' SVG, the failure modes the filter offers, and the grid's
-//! trials.
+//! `report.html`: the run's caption, the summary it opens on, `report.md` (its tables, rendered by
+//! the page), the charts' SVG, the failure modes the filter offers, and the grid's trials, written
+//! to disk as it is made.
 
-use super::trials::TrialData;
-use super::{REPORT_HTML, page};
-use crate::report::CHARTS_DIR;
+use super::transcripts::{self, Sidecar, TRANSCRIPTS_DIR};
+use super::trials::{TrialData, TrialIndex};
+use super::{REPORT_HTML, write_page};
 use crate::report::charts::Chart;
 use crate::report::document::Report;
+use crate::report::{CHARTS_DIR, ReportError};
 use crate::trace::FailureMode;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
-/// `report.html` of a report: `markdown` is `report.md`, `charts` the charts it links,
-/// `trials` every trial of the run.
-pub fn report_page(r: &Report, markdown: &str, charts: &[Chart], trials: TrialData) -> String {
+/// The JSON the page reads: the report's parts, the grid's index and, when the lines are in
+/// transcript files, where.
+#[derive(Serialize)]
+struct PageData<'a> {
+    #[serde(flatten)]
+    head: Map<String, Value>,
+    #[serde(flatten)]
+    index: &'a TrialIndex,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sidecar: Option<&'a Sidecar>,
+}
+
+/// `report.html` of a report, written into `out_dir` under temporary names (`markdown` is
+/// `report.md`, `charts` the charts it links, `trials` every trial of the run): the page, streamed
+/// to disk as it is made, and its transcript files when its lines take more than `inline_max`
+/// bytes ([`transcripts`]). [`PreparedPage::commit`] puts them in place.
+pub fn write_report_page(
+    out_dir: &Path,
+    r: &Report,
+    (markdown, charts): (&str, &[Chart]),
+    mut trials: TrialData,
+    inline_max: u64,
+) -> Result<PreparedPage, ReportError> {
     let title = format!("passk report: {}", r.manifest.run_id);
+    let sidecar = transcripts::plan(&trials, inline_max);
+    let prepared = PreparedPage::new(out_dir);
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ReportError::Io { path, source }
+    };
+    if let Some(sidecar) = &sidecar {
+        std::fs::create_dir_all(&prepared.tmp_dir).map_err(io(&prepared.tmp_dir))?;
+        transcripts::write_chunks(&prepared.tmp_dir, sidecar, &mut trials)?;
+    }
+    let data = PageData {
+        head: head(r, &title, markdown, charts),
+        index: &trials.index,
+        sidecar: sidecar.as_ref(),
+    };
+    let file = std::fs::File::create(&prepared.tmp_html).map_err(io(&prepared.tmp_html))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+    let inline = sidecar.is_none();
+    let (lines, spilled) = (&trials.lines, &mut trials.spilled);
+    let details = &mut |w: &mut dyn Write| {
+        if !inline {
+            return Ok(());
+        }
+        let mut buf = Vec::new();
+        for at in lines {
+            spilled.read(*at, &mut buf)?;
+            w.write_all(&buf)?;
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    };
+    write_page(&mut out, &title, &data, details)
+        .and_then(|()| out.flush())
+        .map_err(io(&prepared.tmp_html))?;
+    debug_assert_eq!(REPORT_HTML, "report.html");
+    Ok(prepared)
+}
+
+/// The page's own parts: caption, summary, markdown, charts and the failure modes.
+fn head(r: &Report, title: &str, markdown: &str, charts: &[Chart]) -> Map<String, Value> {
     let mut data = Map::new();
     data.insert("kind".into(), json!("report"));
     data.insert("title".into(), json!(title));
@@ -29,11 +93,57 @@ pub fn report_page(r: &Report, markdown: &str, charts: &[Chart], trials: TrialDa
         .collect();
     data.insert("charts".into(), json!(charts));
     data.insert("failure_modes".into(), failure_modes());
-    if let Value::Object(index) = trials.index {
-        data.extend(index);
+    data
+}
+
+/// `report.html` and its transcript folder written under temporary names beside their places;
+/// removed unless committed.
+#[derive(Debug)]
+pub struct PreparedPage {
+    tmp_html: PathBuf,
+    tmp_dir: PathBuf,
+    html: PathBuf,
+    dir: PathBuf,
+    committed: bool,
+}
+
+impl PreparedPage {
+    fn new(out_dir: &Path) -> PreparedPage {
+        PreparedPage {
+            tmp_html: out_dir.join(format!(".{REPORT_HTML}.tmp")),
+            tmp_dir: out_dir.join(format!(".{TRANSCRIPTS_DIR}.tmp")),
+            html: out_dir.join(REPORT_HTML),
+            dir: out_dir.join(TRANSCRIPTS_DIR),
+            committed: false,
+        }
     }
-    debug_assert_eq!(REPORT_HTML, "report.html");
-    page(&title, &Value::Object(data), &trials.lines)
+
+    /// Moves the page and its transcript folder into place, replacing (or removing) those an
+    /// earlier report wrote.
+    pub fn commit(mut self) -> Result<(), ReportError> {
+        let io = |path: &Path, source| ReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if self.dir.exists() {
+            std::fs::remove_dir_all(&self.dir).map_err(|e| io(&self.dir, e))?;
+        }
+        if self.tmp_dir.exists() {
+            std::fs::rename(&self.tmp_dir, &self.dir).map_err(|e| io(&self.dir, e))?;
+        }
+        std::fs::rename(&self.tmp_html, &self.html).map_err(|e| io(&self.html, e))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for PreparedPage {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp_html);
+            let _ = std::fs::remove_dir_all(&self.tmp_dir);
+        }
+    }
 }
 
 /// Every failure mode as `[key, description]`, in report order.

@@ -1,6 +1,7 @@
-//! Reads the records a second time, whole, one line at a time: the statistics are computed from
-//! records stripped of their text, while the page needs each trial's transcript, so it turns each
-//! record into its line as it is read and keeps no record in memory.
+//! Reads records whole, one line at a time, for `compare.html`: the statistics are computed from
+//! records stripped of their text, while the page needs the shown trials' transcripts, so it turns
+//! each wanted record into its line as it is read and keeps no record in memory. (`report.html`
+//! makes its lines in the statistics' own pass over the records, see `trials`.)
 
 use crate::report::ReportError;
 use crate::runner::record::{ConversationRecord, Record};

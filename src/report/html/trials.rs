@@ -1,18 +1,16 @@
 //! The grid's data: every trial of a run, placed in its configuration (the summary's group), task
 //! and model, with its outcome, failure mode and the line of its details. Records are added as they
-//! are read; the index and the lines come out sorted, so append order changes nothing.
+//! are read for the statistics (one pass over the records), each line set aside on disk at once;
+//! the index and the lines come out sorted, so append order changes nothing.
 
 use super::detail::{SharedTexts, router_line, trial_line};
-use super::source::each_record;
+use super::spill::{LineRef, LineSpill, SpilledLines};
 use crate::analysis::Summary;
 use crate::report::ReportError;
-use crate::runner::record::{
-    CONVERSATIONS_FILE, ConversationRecord, Outcome, ROUTER_FILE, Record, RouterRecord, TrialKey,
-};
+use crate::runner::record::{ConversationRecord, Outcome, Record, TrialKey};
 use crate::trace::FailureMode;
-use serde_json::{Value, json};
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
 
 /// The group key of the summary that `c` was counted in (`None`: in none, e.g. an unknown model).
 pub fn group_of<'s>(summary: &'s Summary, c: &ConversationRecord) -> Option<&'s str> {
@@ -23,156 +21,226 @@ pub fn group_of<'s>(summary: &'s Summary, c: &ConversationRecord) -> Option<&'s 
         .map(|(key, _)| key.as_str())
 }
 
+/// The group key of the summary that the trial with key `k` was counted in.
+fn group_of_key<'s>(summary: &'s Summary, k: &TrialKey) -> Option<&'s str> {
+    summary
+        .groups
+        .iter()
+        .find(|(_, g)| g.holds_key(k))
+        .map(|(key, _)| key.as_str())
+}
+
 /// The configuration of the standalone router calls.
 const ROUTER_CONFIG: &str = "router";
 
-/// Every trial of the run in `dir` (`conversations.jsonl`, then `router.jsonl`), read one record
-/// at a time, placed in the groups of `summary`.
-pub fn read_run(summary: &Summary, dir: &Path) -> Result<TrialData, ReportError> {
-    let mut set = TrialSet::new(summary);
-    for file in [CONVERSATIONS_FILE, ROUTER_FILE] {
-        each_record(&dir.join(file), |r| set.add_record(&r))?;
-    }
-    Ok(set.finish())
-}
-
-/// One trial as the grid knows it.
+/// One trial as the grid knows it; its details line waits in the spill file.
 #[derive(Debug, Clone, PartialEq)]
 struct Entry {
-    config: String,
+    router: bool,
     category: String,
     outcome: Outcome,
     failure_mode: Option<FailureMode>,
-    line: String,
+    line: LineRef,
 }
 
-/// Every trial of a run, ready for the page.
+/// Every trial of a run, gathered one record at a time as the records are read (before the
+/// summary exists): what the grid needs of each, and its details line set aside on disk.
 #[derive(Debug)]
-pub struct TrialSet<'s> {
-    summary: &'s Summary,
+pub struct TrialSet {
     trials: BTreeMap<TrialKey, Entry>,
     texts: SharedTexts,
+    spill: LineSpill,
+    failed: Option<std::io::Error>,
 }
 
-/// The page's view of the trials: the index (JSON) and one details line per trial, in index order.
-#[derive(Debug, Clone, PartialEq)]
+/// One row of the grid's index: configuration, task and model (indexes), trial, outcome, failure
+/// mode, and the number of its details line.
+pub type IndexRow = (
+    usize,
+    usize,
+    usize,
+    u32,
+    Outcome,
+    Option<FailureMode>,
+    usize,
+);
+
+/// The grid's index as the page reads it (`D.models`, `D.configs`, `D.trials`, `D.texts`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrialIndex {
+    /// Models in report order.
+    pub models: Vec<String>,
+    /// Configurations with their tasks (id, category).
+    pub configs: Vec<ConfigTasks>,
+    /// One row per trial, sorted by configuration, task, model and trial.
+    pub trials: Vec<IndexRow>,
+    /// Long texts the lines share, by key.
+    pub texts: BTreeMap<String, String>,
+}
+
+/// A configuration's key and its tasks in natural order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigTasks {
+    /// The summary's group key (`router` for the standalone router calls).
+    pub key: String,
+    /// (task id, category).
+    pub tasks: Vec<(String, String)>,
+}
+
+/// The page's view of the trials: the index and, in index order, where each details line is.
+#[derive(Debug)]
 pub struct TrialData {
-    /// `models`, `configs` (key and tasks), `trials` (rows) and the shared `texts`.
-    pub index: Value,
-    /// One JSON line per trial row.
-    pub lines: Vec<String>,
+    /// The grid's index.
+    pub index: TrialIndex,
+    /// Where each row's line is, in row order.
+    pub lines: Vec<LineRef>,
+    /// The lines.
+    pub spilled: SpilledLines,
 }
 
-impl<'s> TrialSet<'s> {
-    /// An empty set for the run that `summary` describes.
-    pub fn new(summary: &'s Summary) -> TrialSet<'s> {
+impl TrialData {
+    /// Bytes of every line, together.
+    pub fn line_bytes(&self) -> u64 {
+        self.lines.iter().map(|l| l.len()).sum()
+    }
+
+    /// Calls `f` with every line in row order.
+    pub fn each_line(
+        &mut self,
+        mut f: impl FnMut(usize, &[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        for (n, at) in self.lines.iter().enumerate() {
+            self.spilled.read(*at, &mut buf)?;
+            f(n, &buf)?;
+        }
+        Ok(())
+    }
+}
+
+impl TrialSet {
+    /// An empty set whose lines go to `spill`.
+    pub fn new(spill: LineSpill) -> TrialSet {
         TrialSet {
-            summary,
             trials: BTreeMap::new(),
             texts: SharedTexts::default(),
+            spill,
+            failed: None,
         }
     }
 
-    /// Adds a conversation or a standalone router record.
+    /// Adds a conversation or a standalone router record. A later record of the same trial
+    /// replaces an earlier one that ended on the wire (a trial played again on resume), as the
+    /// analysis does; a graded one is kept.
     pub fn add_record(&mut self, record: &Record) {
-        match record {
-            Record::Conversation(c) => self.add(c),
-            Record::Router(r) => self.add_router(r),
+        let key = match record {
+            Record::Conversation(c) => c.key(),
+            Record::Router(r) => r.key(),
+        };
+        if self.failed.is_some()
+            || self
+                .trials
+                .get(&key)
+                .is_some_and(|old| old.outcome.is_graded())
+        {
+            return;
+        }
+        let (text, entry) = match record {
+            Record::Conversation(c) => (
+                trial_line(c, &mut self.texts),
+                (false, &c.category, c.outcome, c.verdict.failure_mode),
+            ),
+            // Standalone router calls: task = message index, category = gold label.
+            Record::Router(r) => (router_line(r), (true, &r.label, r.outcome, None)),
+        };
+        match self.spill.push(&text) {
+            Ok(line) => {
+                let (router, category, outcome, failure_mode) = entry;
+                self.trials.insert(
+                    key,
+                    Entry {
+                        router,
+                        category: category.clone(),
+                        outcome,
+                        failure_mode,
+                        line,
+                    },
+                );
+            }
+            Err(e) => self.failed = Some(e),
         }
     }
 
-    /// Adds a standalone router call: configuration `router`, task = message index, category =
-    /// gold label.
-    pub fn add_router(&mut self, r: &RouterRecord) {
-        if !self.summary.router.contains_key(&r.model) {
-            return;
-        }
-        let entry = || Entry {
-            config: ROUTER_CONFIG.into(),
-            category: r.label.clone(),
-            outcome: r.outcome,
-            failure_mode: None,
-            line: router_line(r),
-        };
-        Self::insert_into(&mut self.trials, r.key(), entry);
-    }
-
-    /// Adds a record. A later record of the same trial replaces an earlier one that ended on the
-    /// wire (a trial played again on resume), as the analysis does; a graded one is kept.
-    pub fn add(&mut self, c: &ConversationRecord) {
-        let Some(config) = group_of(self.summary, c) else {
-            return;
-        };
-        let config = config.to_string();
-        let texts = &mut self.texts;
-        let entry = || Entry {
-            config,
-            category: c.category.clone(),
-            outcome: c.outcome,
-            failure_mode: c.verdict.failure_mode,
-            line: trial_line(c, texts),
-        };
-        Self::insert_into(&mut self.trials, c.key(), entry);
-    }
-
-    /// Keeps a graded record against a later one of the same trial; anything else is replaced.
-    fn insert_into(
-        trials: &mut BTreeMap<TrialKey, Entry>,
-        key: TrialKey,
-        entry: impl FnOnce() -> Entry,
-    ) {
-        if trials.get(&key).is_some_and(|old| old.outcome.is_graded()) {
-            return;
-        }
-        trials.insert(key, entry());
-    }
-
-    /// The index and lines, sorted by configuration, task, model and trial.
-    pub fn finish(self) -> TrialData {
+    /// The index and lines of the trials `summary` counted, sorted by configuration, task, model
+    /// and trial.
+    pub fn finish(self, summary: &Summary) -> Result<TrialData, ReportError> {
         let TrialSet {
-            summary,
-            mut trials,
+            trials,
             texts,
+            spill,
+            failed,
         } = self;
-        let layout = Layout::of(summary, &trials);
-        let mut rows: Vec<(usize, usize, usize, TrialKey)> = trials
+        if let Some(source) = failed {
+            return Err(ReportError::Io {
+                path: "report.html's trial lines".into(),
+                source,
+            });
+        }
+        let placed = place(summary, trials);
+        let layout = Layout::of(summary, &placed);
+        let mut rows: Vec<(usize, usize, usize, u32, &Entry)> = placed
             .iter()
-            .filter_map(|(key, e)| {
-                let (ci, ti) = *layout.task_at.get(&(e.config.clone(), key.task.clone()))?;
+            .filter_map(|(key, config, e)| {
+                let (ci, ti) = *layout
+                    .task_at
+                    .get(&(config.to_string(), key.task.clone()))?;
                 let mi = layout.models.iter().position(|m| *m == key.model)?;
-                Some((ci, ti, mi, key.clone()))
+                Some((ci, ti, mi, key.trial, e))
             })
             .collect();
-        rows.sort_by_key(|r| (r.0, r.1, r.2, r.3.trial));
-        let mut index_rows = Vec::with_capacity(rows.len());
-        let mut lines = Vec::with_capacity(rows.len());
-        for (ci, ti, mi, key) in rows {
-            if let Some(e) = trials.remove(&key) {
-                index_rows.push(json!([
-                    ci,
-                    ti,
-                    mi,
-                    key.trial,
-                    e.outcome,
-                    e.failure_mode,
-                    lines.len()
-                ]));
-                lines.push(e.line);
-            }
-        }
-        let configs: Vec<Value> = layout
-            .configs
+        rows.sort_by_key(|r| (r.0, r.1, r.2, r.3));
+        let lines = rows.iter().map(|r| r.4.line).collect();
+        let trials = rows
             .iter()
-            .map(|(k, ts)| json!({"key": k, "tasks": ts}))
+            .enumerate()
+            .map(|(n, &(ci, ti, mi, trial, e))| (ci, ti, mi, trial, e.outcome, e.failure_mode, n))
             .collect();
-        let index = json!({
-            "models": layout.models,
-            "configs": configs,
-            "trials": index_rows,
-            "texts": texts.table(),
-        });
-        TrialData { index, lines }
+        let configs = layout
+            .configs
+            .into_iter()
+            .map(|(key, tasks)| ConfigTasks { key, tasks })
+            .collect();
+        let index = TrialIndex {
+            models: layout.models,
+            configs,
+            trials,
+            texts: texts.table().clone(),
+        };
+        Ok(TrialData {
+            index,
+            lines,
+            spilled: spill.finish()?,
+        })
     }
+}
+
+/// Each trial the summary counted with its configuration: a conversation in the group that holds
+/// it, a standalone router call of a model the summary has router results for.
+fn place(summary: &Summary, trials: BTreeMap<TrialKey, Entry>) -> Vec<(TrialKey, &str, Entry)> {
+    trials
+        .into_iter()
+        .filter_map(|(key, e)| {
+            let config = if e.router {
+                summary
+                    .router
+                    .contains_key(&key.model)
+                    .then_some(ROUTER_CONFIG)?
+            } else {
+                group_of_key(summary, &key)?
+            };
+            Some((key, config, e))
+        })
+        .collect()
 }
 
 /// Where the grid puts each trial: models in report order, configurations (conversation groups in
@@ -185,15 +253,15 @@ struct Layout {
 }
 
 impl Layout {
-    fn of(summary: &Summary, trials: &BTreeMap<TrialKey, Entry>) -> Layout {
+    fn of(summary: &Summary, placed: &[(TrialKey, &str, Entry)]) -> Layout {
         let mut models: Vec<String> = summary.models.clone();
         let mut tasks: BTreeMap<&str, BTreeSet<(TaskOrder, &str)>> = BTreeMap::new();
-        for (key, e) in trials {
+        for (key, config, e) in placed {
             if !models.contains(&key.model) {
                 models.push(key.model.clone());
             }
             tasks
-                .entry(&e.config)
+                .entry(config)
                 .or_default()
                 .insert((TaskOrder::of(&key.task), &e.category));
         }
@@ -262,31 +330,51 @@ mod tests {
         out
     }
 
+    /// The index and every line's text, for the trials `summary` counted.
+    fn build(summary: &Summary, recs: &[ConversationRecord]) -> (TrialIndex, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut set = TrialSet::new(LineSpill::create(&dir.path().join("l")).unwrap());
+        for c in recs {
+            set.add_record(&Record::Conversation(Box::new(c.clone())));
+        }
+        let mut data = set.finish(summary).unwrap();
+        let mut lines = Vec::new();
+        data.each_line(|_, l| {
+            lines.push(String::from_utf8(l.to_vec()).unwrap());
+            Ok(())
+        })
+        .unwrap();
+        (data.index, lines)
+    }
+
     #[test]
     fn index_is_sorted_and_independent_of_record_order() {
         let recs = records();
-        let m = Manifest::default();
-        let summary = summarize(&m, &recs, &[], &AnalysisOptions::default());
-        let build = |recs: &[ConversationRecord]| {
-            let mut set = TrialSet::new(&summary);
-            recs.iter().for_each(|c| set.add(c));
-            set.finish()
-        };
-        let data = build(&recs);
+        let summary = summarize(
+            &Manifest::default(),
+            &recs,
+            &[],
+            &AnalysisOptions::default(),
+        );
+        let (index, lines) = build(&summary, &recs);
         let mut reversed = recs.clone();
         reversed.reverse();
-        assert_eq!(data, build(&reversed));
-        assert_eq!(data.lines.len(), 8);
-        let tasks = &data.index["configs"][0]["tasks"];
-        assert_eq!(tasks[0][0], "L2");
-        assert_eq!(tasks[1][0], "L10");
-        let fails: Vec<&Value> = data.index["trials"]
-            .as_array()
-            .unwrap()
+        assert_eq!((index.clone(), lines.clone()), build(&summary, &reversed));
+        assert_eq!(lines.len(), 8);
+        let tasks = &index.configs[0].tasks;
+        assert_eq!(tasks[0].0, "L2");
+        assert_eq!(tasks[1].0, "L10");
+        let fails: Vec<&IndexRow> = index
+            .trials
             .iter()
-            .filter(|t| t[4] == "model_fail")
+            .filter(|t| t.4 == Outcome::ModelFail)
             .collect();
         assert_eq!(fails.len(), 1);
+        let failing: serde_json::Value = serde_json::from_str(&lines[fails[0].6]).unwrap();
+        assert_eq!(
+            failing["outcome"], "model_fail",
+            "the row points at its own line"
+        );
     }
 
     #[test]
@@ -301,20 +389,11 @@ mod tests {
             &[],
             &AnalysisOptions::default(),
         );
-        let mut set = TrialSet::new(&summary);
-        recs.iter().for_each(|c| set.add(c));
-        let late = recs[1].clone();
-        let mut later_loss = late.clone();
+        let mut later_loss = recs[1].clone();
         later_loss.outcome = Outcome::TransportFail;
-        set.add(&later_loss);
-        let data = set.finish();
-        assert_eq!(data.lines.len(), 8);
-        assert!(
-            data.index["trials"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|t| t[4] != "transport_fail")
-        );
+        recs.push(later_loss);
+        let (index, lines) = build(&summary, &recs);
+        assert_eq!(lines.len(), 8);
+        assert!(index.trials.iter().all(|t| t.4 != Outcome::TransportFail));
     }
 }
