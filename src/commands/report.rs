@@ -22,8 +22,9 @@ use passk::runner::record::{MANIFEST_FILE, Manifest};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The spill file of report.html's trial lines while a report is made, inside the report folder.
-const TRIAL_LINES: &str = ".trial-lines.tmp";
+/// The spill file of report.html's trial lines while a report is made, inside the report folder
+/// (named by `report::temp_name`).
+const TRIAL_LINES: &str = "trial-lines";
 
 /// Runs the command; returns the exit code.
 pub(super) fn run(args: &ReportArgs) -> anyhow::Result<u8> {
@@ -140,7 +141,9 @@ fn generate(
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     // One pass over the records: the statistics keep them without their text, while each
     // record's line for report.html is made as it is read and set aside on disk.
-    let mut trials = TrialSet::new(LineSpill::create(&out_dir.join(TRIAL_LINES))?);
+    let mut trials = TrialSet::new(LineSpill::create(
+        &out_dir.join(passk::report::temp_name(TRIAL_LINES)),
+    )?);
     let run = load_run_observing(run_dir, Keep::Statistics, &mut |r| trials.add_record(r))
         .with_context(|| format!("reading run {}", run_dir.display()))?;
     let opts = AnalysisOptions {

@@ -251,6 +251,13 @@ impl<'a, R: ?Sized> ExportManager<'a, R> {
     }
 }
 
+/// The name a report file has while it is written: hidden, and this process's own, so that two
+/// reports made at once in one folder never write into each other's half-made files (the last
+/// rename wins, whole).
+pub fn temp_name(name: &str) -> String {
+    format!(".{name}.{}.tmp", std::process::id())
+}
+
 /// Writes `bytes` to `path` through a temporary sibling renamed into place; creates missing parents.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     let io = |source| ReportError::Io {
@@ -264,7 +271,7 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     let Some(file_name) = file_name else {
         return std::fs::write(path, bytes).map_err(io);
     };
-    let tmp = path.with_file_name(format!(".{file_name}.tmp"));
+    let tmp = path.with_file_name(temp_name(&file_name));
     std::fs::write(&tmp, bytes)
         .and_then(|()| std::fs::rename(&tmp, path))
         .map_err(|e| {

@@ -110,8 +110,8 @@ pub struct PreparedPage {
 impl PreparedPage {
     fn new(out_dir: &Path) -> PreparedPage {
         PreparedPage {
-            tmp_html: out_dir.join(format!(".{REPORT_HTML}.tmp")),
-            tmp_dir: out_dir.join(format!(".{TRANSCRIPTS_DIR}.tmp")),
+            tmp_html: out_dir.join(crate::report::temp_name(REPORT_HTML)),
+            tmp_dir: out_dir.join(crate::report::temp_name(TRANSCRIPTS_DIR)),
             html: out_dir.join(REPORT_HTML),
             dir: out_dir.join(TRANSCRIPTS_DIR),
             committed: false,
