@@ -7,7 +7,8 @@
 //! to back, inside ```json fences or `<tool_call>` tags, with `parameters`, `params`, `args` or
 //! `input` instead of `arguments`, with the arguments as a JSON-encoded string, OpenAI's
 //! `{"function": {..}}`, `{"function": "<name>", "params": {..}}`, and lists of these under a
-//! `tool_calls` key); keyword-marked calls ([`shapes`]: Mistral, llama 3.1, ReAct); and Python
+//! `tool_calls` key); keyword-marked calls ([`shapes`]: Mistral, llama 3.1, ReAct; Qwen3-Coder's `<parameter=key>`
+//! elements, [`xml_parameters`]); and Python
 //! calls ([`python`]: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
 //! object whose `parameters` is a JSON schema) is no call. Text that has the shape of a call but
 //! does not parse becomes a `Malformed` call carrying the message that tells the model the expected
@@ -23,6 +24,7 @@ mod shapes;
 mod strict;
 mod tokens;
 pub mod unread;
+mod xml_parameters;
 
 use super::chat::{Message, NativeCall};
 use super::depth;
@@ -808,6 +810,7 @@ mod tests {
                 Just("<escape>".to_string()), Just("<|python_tag|>".to_string()), Just("◁think▷".to_string()),
                 Just("\n> ".to_string()), Just("I won't send ".to_string()), Just(" once you confirm".to_string()),
                 Just("\"<tool>\"".to_string()), Just("\"tool_name\"".to_string()), Just("(".to_string()),
+                Just("<parameter=order_id>".to_string()), Just("</parameter>".to_string()), Just("<parameter=".to_string()),
             ], 0..40)) {
             let s: String = parts.concat();
             let calls = text(&s);

@@ -104,7 +104,7 @@ fn ident_then_paren(s: &str) -> Option<String> {
 }
 
 /// Inserts `key`; the same key again with a different value makes the call ambiguous.
-fn insert_once(map: &mut Map<String, Value>, key: String, value: Value) -> Parsed<()> {
+pub(super) fn insert_once(map: &mut Map<String, Value>, key: String, value: Value) -> Parsed<()> {
     if map.get(&key).is_some_and(|earlier| *earlier != value) {
         return Err(format!(
             "the argument `{key}` is given twice with different values"
