@@ -20,6 +20,7 @@
 mod prose;
 mod python;
 pub mod scan;
+mod search;
 mod shapes;
 mod strict;
 mod tokens;
@@ -202,7 +203,7 @@ fn scan_text(text: &str, known_tools: &[String]) -> Vec<Found> {
     let claimed = merge(found.iter().map(|f| (f.start, f.end)).collect());
     let mut covered = claimed.clone();
     let mut i = 0;
-    while let Some(at) = text[i..].find('{').map(|o| i + o) {
+    while let Some(at) = memchr::memchr(b'{', &text.as_bytes()[i..]).map(|o| i + o) {
         if budget.is_spent() || braces.dead_at(at) {
             break;
         }
@@ -441,8 +442,8 @@ fn name_key_positions<'a>(
 ) -> impl Iterator<Item = usize> + 'a {
     let mut braces: Vec<usize> = ["\"name\"", "'name'"]
         .iter()
-        .flat_map(|key| content.match_indices(key))
-        .filter_map(|(k, _)| {
+        .flat_map(|key| search::positions(content, key))
+        .filter_map(|k| {
             let before = content[..k].trim_end();
             before.ends_with('{').then(|| before.len() - 1)
         })
@@ -473,15 +474,10 @@ fn name_key_positions<'a>(
 /// by position). A tag merely named in prose (`<tool_call></tool_call>`, "wrap it in <tool_call>
 /// tags") opens no attempt.
 fn empty_tag_position(content: &str, found: &[Found]) -> Option<usize> {
-    let tags: Vec<usize> = content
-        .match_indices("<tool_call>")
-        .map(|(i, _)| i)
-        .collect();
+    let tags: Vec<usize> = search::positions(content, "<tool_call>").collect();
     tags.iter().enumerate().find_map(|(k, &start)| {
         let end = tags.get(k + 1).copied().unwrap_or(content.len());
-        let close = content[start..end]
-            .find("</tool_call>")
-            .map_or(end, |c| start + c);
+        let close = search::find(&content[start..end], "</tool_call>").map_or(end, |c| start + c);
         let first_after = found.partition_point(|f| f.start <= start);
         let holds_call = found.get(first_after).is_some_and(|f| f.start < close);
         let body = &content[start + "<tool_call>".len()..close];

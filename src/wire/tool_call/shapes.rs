@@ -5,6 +5,7 @@
 //! and a malformed call otherwise; the span it covers is skipped by the JSON scan.
 
 use super::scan::{Braces, Budget, object_at};
+use super::search;
 use super::strict::Read;
 use super::xml_parameters::{self, FUNCTION_CLOSE};
 use super::{ExtractedCall, Found, malformed_named};
@@ -26,7 +27,7 @@ pub(super) fn find(
     budget: &mut Budget,
 ) -> Vec<Found> {
     let mut found = Vec::new();
-    for (at, _) in text.match_indices(MISTRAL) {
+    for at in search::positions(text, MISTRAL) {
         let rest = &text[at + MISTRAL.len()..];
         let name = ident(rest.trim_start());
         if name.is_empty() {
@@ -40,7 +41,7 @@ pub(super) fn find(
             .map(|a| text.len() - a.len() + (a.len() - a.trim_start().len()));
         found.push(call_with_args(text, braces, budget, at, name, args_at));
     }
-    let tags: Vec<usize> = text.match_indices(FUNCTION_TAG).map(|(at, _)| at).collect();
+    let tags: Vec<usize> = search::positions(text, FUNCTION_TAG).collect();
     for (k, &at) in tags.iter().enumerate() {
         let rest = &text[at + FUNCTION_TAG.len()..];
         let name = ident(rest);
@@ -63,7 +64,7 @@ pub(super) fn find(
         }
         found.push(f);
     }
-    for (at, _) in text.match_indices(ACTION) {
+    for at in search::positions(text, ACTION) {
         let line_end = text[at..].find('\n').map_or(text.len(), |e| at + e);
         if !budget.spend(line_end - at) {
             break;

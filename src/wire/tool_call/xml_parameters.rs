@@ -8,6 +8,7 @@
 
 use super::python::insert_once;
 use super::scan::Budget;
+use super::search;
 use super::{Found, malformed_named, text_call};
 use serde_json::{Map, Value};
 
@@ -29,7 +30,7 @@ pub(super) fn call(
     budget: &mut Budget,
 ) -> Option<Found> {
     let window = &text[body..limit.max(body)];
-    let close = window.find(FUNCTION_CLOSE);
+    let close = search::find(window, FUNCTION_CLOSE);
     let inner = &window[..close.unwrap_or(window.len())];
     if !budget.spend(inner.len()) {
         return None;
@@ -68,8 +69,8 @@ fn parameters(inner: &str) -> Result<Map<String, Value>, String> {
         if key.is_empty() || super::shapes::ident(key) != key {
             return Err(format!("`{key}` is not a parameter name"));
         }
-        let next = after.find(PARAMETER_TAG).unwrap_or(after.len());
-        let (value, tail) = match after[..next].find(PARAMETER_CLOSE) {
+        let next = search::find(after, PARAMETER_TAG).unwrap_or(after.len());
+        let (value, tail) = match search::find(&after[..next], PARAMETER_CLOSE) {
             Some(c) => (&after[..c], &after[c + PARAMETER_CLOSE.len()..]),
             None => (&after[..next], &after[next..]),
         };
