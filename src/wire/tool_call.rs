@@ -315,7 +315,7 @@ fn interpret(value: Value, known_tools: &[String]) -> Vec<ExtractedCall> {
     };
     let wrapper = WRAPPER_KEYS
         .iter()
-        .find(|k| obj.get(**k).is_some_and(Value::is_array));
+        .find(|k| field(&obj, k).is_some_and(Value::is_array));
     if let Some(Value::Array(items)) = wrapper.and_then(|k| obj.swap_remove(*k)) {
         return items
             .into_iter()
@@ -333,7 +333,7 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
     // A call wrapped in one key: OpenAI's {"type": "function", "function": {"name": .., ..}}, or
     // {"tool_call": {..}} as small models write it.
     let wrapped = ["function", "tool_call", "call"].iter().find(|k| {
-        obj.get(**k)
+        field(&obj, k)
             .and_then(Value::as_object)
             .is_some_and(|inner| inner.get("name").is_some_and(Value::is_string))
     });
@@ -349,9 +349,9 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
     }
     let name = NAME_KEYS
         .iter()
-        .find_map(|k| obj.get(*k).and_then(Value::as_str))?;
-    let args_key = ARGUMENT_KEYS.iter().find(|k| obj.contains_key(**k));
-    let args = args_key.and_then(|k| obj.get(*k));
+        .find_map(|k| field(&obj, k).and_then(Value::as_str))?;
+    let args_key = ARGUMENT_KEYS.iter().find(|k| field(&obj, k).is_some());
+    let args = args_key.and_then(|k| field(&obj, k));
     if is_placeholder(name) || args.is_some_and(holds_placeholder) || ANSWERS.contains(&name) {
         // The shape passk's own hint shows, echoed back: not a call.
         return None;
@@ -380,6 +380,18 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
     }
 }
 
+/// Objects up to this many keys are searched key by key rather than hashed.
+const FEW_KEYS: usize = 8;
+
+/// The value of `key` in `obj`: a call's objects hold a few keys, which are compared faster than
+/// a key is hashed (each call is looked up under a dozen keys).
+fn field<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if obj.len() > FEW_KEYS {
+        return obj.get(key);
+    }
+    obj.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+}
+
 /// A placeholder as templates and passk's own hints write them (`<tool>`, `<parameter>`,
 /// `<function-name>`): never a real name or value.
 fn is_placeholder(s: &str) -> bool {
@@ -406,13 +418,12 @@ fn holds_placeholder(args: &Value) -> bool {
 
 /// A tool's definition rather than a call to it: its `parameters` is a JSON schema of an object.
 fn is_tool_definition(obj: &Map<String, Value>) -> bool {
-    obj.contains_key("input_schema")
-        || obj
-            .get("parameters")
+    field(obj, "input_schema").is_some()
+        || field(obj, "parameters")
             .and_then(Value::as_object)
             .is_some_and(|p| {
-                p.get("properties").is_some_and(Value::is_object)
-                    || p.get("type").and_then(Value::as_str) == Some("object")
+                field(p, "properties").is_some_and(Value::is_object)
+                    || field(p, "type").and_then(Value::as_str) == Some("object")
             })
 }
 
