@@ -49,6 +49,10 @@ fn shapes() -> Vec<(&'static str, String)> {
             r#"<|tool_call>call:get_order{order_id:<|"|>5105<|"|>}<tool_call|>"#.into(),
         ),
         ("tags in prose", "use <tool_call></tool_call> to call ".into()),
+        (
+            "qwen3-coder calls",
+            "<tool_call>\n<function=get_order>\n<parameter=order_id>\n5105\n</parameter>\n</function>\n</tool_call>\n".into(),
+        ),
     ]
 }
 

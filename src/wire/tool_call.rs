@@ -7,7 +7,8 @@
 //! to back, inside ```json fences or `<tool_call>` tags, with `parameters`, `params`, `args` or
 //! `input` instead of `arguments`, with the arguments as a JSON-encoded string, OpenAI's
 //! `{"function": {..}}`, `{"function": "<name>", "params": {..}}`, and lists of these under a
-//! `tool_calls` key); keyword-marked calls ([`shapes`]: Mistral, llama 3.1, ReAct); and Python
+//! `tool_calls` key); keyword-marked calls ([`shapes`]: Mistral, llama 3.1, ReAct; Qwen3-Coder's `<parameter=key>`
+//! elements, [`xml_parameters`]); and Python
 //! calls ([`python`]: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
 //! object whose `parameters` is a JSON schema) is no call. Text that has the shape of a call but
 //! does not parse becomes a `Malformed` call carrying the message that tells the model the expected
@@ -19,10 +20,12 @@
 mod prose;
 mod python;
 pub mod scan;
+mod search;
 mod shapes;
 mod strict;
 mod tokens;
 pub mod unread;
+mod xml_parameters;
 
 use super::chat::{Message, NativeCall};
 use super::depth;
@@ -200,7 +203,7 @@ fn scan_text(text: &str, known_tools: &[String]) -> Vec<Found> {
     let claimed = merge(found.iter().map(|f| (f.start, f.end)).collect());
     let mut covered = claimed.clone();
     let mut i = 0;
-    while let Some(at) = text[i..].find('{').map(|o| i + o) {
+    while let Some(at) = memchr::memchr(b'{', &text.as_bytes()[i..]).map(|o| i + o) {
         if budget.is_spent() || braces.dead_at(at) {
             break;
         }
@@ -312,7 +315,7 @@ fn interpret(value: Value, known_tools: &[String]) -> Vec<ExtractedCall> {
     };
     let wrapper = WRAPPER_KEYS
         .iter()
-        .find(|k| obj.get(**k).is_some_and(Value::is_array));
+        .find(|k| field(&obj, k).is_some_and(Value::is_array));
     if let Some(Value::Array(items)) = wrapper.and_then(|k| obj.swap_remove(*k)) {
         return items
             .into_iter()
@@ -330,7 +333,7 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
     // A call wrapped in one key: OpenAI's {"type": "function", "function": {"name": .., ..}}, or
     // {"tool_call": {..}} as small models write it.
     let wrapped = ["function", "tool_call", "call"].iter().find(|k| {
-        obj.get(**k)
+        field(&obj, k)
             .and_then(Value::as_object)
             .is_some_and(|inner| inner.get("name").is_some_and(Value::is_string))
     });
@@ -346,9 +349,9 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
     }
     let name = NAME_KEYS
         .iter()
-        .find_map(|k| obj.get(*k).and_then(Value::as_str))?;
-    let args_key = ARGUMENT_KEYS.iter().find(|k| obj.contains_key(**k));
-    let args = args_key.and_then(|k| obj.get(*k));
+        .find_map(|k| field(&obj, k).and_then(Value::as_str))?;
+    let args_key = ARGUMENT_KEYS.iter().find(|k| field(&obj, k).is_some());
+    let args = args_key.and_then(|k| field(&obj, k));
     if is_placeholder(name) || args.is_some_and(holds_placeholder) || ANSWERS.contains(&name) {
         // The shape passk's own hint shows, echoed back: not a call.
         return None;
@@ -377,6 +380,18 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
     }
 }
 
+/// Objects up to this many keys are searched key by key rather than hashed.
+const FEW_KEYS: usize = 8;
+
+/// The value of `key` in `obj`: a call's objects hold a few keys, which are compared faster than
+/// a key is hashed (each call is looked up under a dozen keys).
+fn field<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if obj.len() > FEW_KEYS {
+        return obj.get(key);
+    }
+    obj.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+}
+
 /// A placeholder as templates and passk's own hints write them (`<tool>`, `<parameter>`,
 /// `<function-name>`): never a real name or value.
 fn is_placeholder(s: &str) -> bool {
@@ -403,13 +418,12 @@ fn holds_placeholder(args: &Value) -> bool {
 
 /// A tool's definition rather than a call to it: its `parameters` is a JSON schema of an object.
 fn is_tool_definition(obj: &Map<String, Value>) -> bool {
-    obj.contains_key("input_schema")
-        || obj
-            .get("parameters")
+    field(obj, "input_schema").is_some()
+        || field(obj, "parameters")
             .and_then(Value::as_object)
             .is_some_and(|p| {
-                p.get("properties").is_some_and(Value::is_object)
-                    || p.get("type").and_then(Value::as_str) == Some("object")
+                field(p, "properties").is_some_and(Value::is_object)
+                    || field(p, "type").and_then(Value::as_str) == Some("object")
             })
 }
 
@@ -439,8 +453,8 @@ fn name_key_positions<'a>(
 ) -> impl Iterator<Item = usize> + 'a {
     let mut braces: Vec<usize> = ["\"name\"", "'name'"]
         .iter()
-        .flat_map(|key| content.match_indices(key))
-        .filter_map(|(k, _)| {
+        .flat_map(|key| search::positions(content, key))
+        .filter_map(|k| {
             let before = content[..k].trim_end();
             before.ends_with('{').then(|| before.len() - 1)
         })
@@ -471,15 +485,10 @@ fn name_key_positions<'a>(
 /// by position). A tag merely named in prose (`<tool_call></tool_call>`, "wrap it in <tool_call>
 /// tags") opens no attempt.
 fn empty_tag_position(content: &str, found: &[Found]) -> Option<usize> {
-    let tags: Vec<usize> = content
-        .match_indices("<tool_call>")
-        .map(|(i, _)| i)
-        .collect();
+    let tags: Vec<usize> = search::positions(content, "<tool_call>").collect();
     tags.iter().enumerate().find_map(|(k, &start)| {
         let end = tags.get(k + 1).copied().unwrap_or(content.len());
-        let close = content[start..end]
-            .find("</tool_call>")
-            .map_or(end, |c| start + c);
+        let close = search::find(&content[start..end], "</tool_call>").map_or(end, |c| start + c);
         let first_after = found.partition_point(|f| f.start <= start);
         let holds_call = found.get(first_after).is_some_and(|f| f.start < close);
         let body = &content[start + "<tool_call>".len()..close];
@@ -808,6 +817,7 @@ mod tests {
                 Just("<escape>".to_string()), Just("<|python_tag|>".to_string()), Just("◁think▷".to_string()),
                 Just("\n> ".to_string()), Just("I won't send ".to_string()), Just(" once you confirm".to_string()),
                 Just("\"<tool>\"".to_string()), Just("\"tool_name\"".to_string()), Just("(".to_string()),
+                Just("<parameter=order_id>".to_string()), Just("</parameter>".to_string()), Just("<parameter=".to_string()),
             ], 0..40)) {
             let s: String = parts.concat();
             let calls = text(&s);

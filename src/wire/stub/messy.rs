@@ -79,11 +79,14 @@ pub enum MessyShape {
     GemmaParens,
     /// llama 3.1's `<|python_tag|>name(key="value")<|eom_id|>`.
     PythonTag,
+    /// Qwen3-Coder's `<tool_call><function=name><parameter=key>value</parameter></function>`, one
+    /// element per argument on lines of their own.
+    Qwen3CoderXml,
 }
 
 impl MessyShape {
     /// Every shape, in declaration order.
-    pub const ALL: [MessyShape; 30] = [
+    pub const ALL: [MessyShape; 31] = [
         MessyShape::ThinkMention,
         MessyShape::DeepArguments,
         MessyShape::BesideNative,
@@ -114,6 +117,7 @@ impl MessyShape {
         MessyShape::GemmaBraces,
         MessyShape::GemmaParens,
         MessyShape::PythonTag,
+        MessyShape::Qwen3CoderXml,
     ];
 
     /// The shape's name in model names (`messy-<name>`): snake case with dashes.
@@ -248,8 +252,26 @@ fn token_marked(shape: MessyShape, name: &str, args: &Value, call: &TrajectoryCa
                 python_call_with(call, ": ")
             )
         }
+        MessyShape::Qwen3CoderXml => qwen3_coder_xml(call),
         _ => format!("<|python_tag|>{}<|eom_id|>", python_call(call)),
     }
+}
+
+/// The call in Qwen3-Coder's XML form: each argument a `<parameter=key>` element holding its value
+/// as text (a string as written, anything else as JSON).
+fn qwen3_coder_xml(call: &TrajectoryCall) -> String {
+    let params: String = call
+        .args
+        .iter()
+        .map(|(k, v)| {
+            let value = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            format!("<parameter={k}>\n{value}\n</parameter>\n")
+        })
+        .collect();
+    format!(
+        "<tool_call>\n<function={}>\n{params}</function>\n</tool_call>",
+        call.tool
+    )
 }
 
 /// The native call with its first `n` arguments changed by `f`.

@@ -134,8 +134,30 @@ fn span_end(f: &Found) -> usize {
     f.end.max(f.start)
 }
 
+/// Longest markup tag skipped as no words, bytes between `<` and `>`.
+const TAG_MAX: usize = 32;
+
+/// Whether `s` holds a word of prose: a letter outside markup tags (`<tool_call>`, `</tool_call>`,
+/// `<|im_end|>`), which wrap calls and say nothing about them.
 fn has_words(s: &str) -> bool {
-    s.bytes().any(|b| b.is_ascii_alphabetic())
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'<' {
+            let tag = b[i + 1..]
+                .iter()
+                .take(TAG_MAX + 1)
+                .position(|&c| !(c.is_ascii_alphanumeric() || b"/_|:=.-".contains(&c)));
+            if let Some(len) = tag.filter(|&n| n > 0 && b.get(i + 1 + n) == Some(&b'>')) {
+                i += len + 2;
+                continue;
+            }
+        } else if b[i].is_ascii_alphabetic() {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The verdict on a run of calls covering `start..end` from its prose: what lies after
@@ -317,5 +339,15 @@ mod tests {
             vec![None, refused]
         );
         assert_eq!(calls_at("{a} {b}", &["{a}", "{b}"]), vec![None, None]);
+        // Tags wrapping each call are no words: the refusal before the first covers both.
+        assert_eq!(
+            calls_at(
+                "I won't send these: <tool_call>{a}</tool_call>\n<tool_call>{b}</tool_call>",
+                &["{a}", "{b}"]
+            ),
+            vec![refused; 2]
+        );
+        assert!(!has_words("</tool_call>\n<tool_call>") && has_words("<tool_call> now"));
+        assert!(has_words("a < b") && has_words("<not a tag>"));
     }
 }

@@ -3,6 +3,7 @@
 //! become a JSON object; a call to a known tool that does not parse is malformed.
 
 use super::scan::Budget;
+use super::search;
 use super::{Found, malformed_named, text_call};
 use crate::trace::CallFormat;
 use serde_json::{Map, Number, Value};
@@ -17,7 +18,7 @@ const MAX_DEPTH: usize = 32;
 pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Found> {
     let mut found = Vec::new();
     let mut next = 0;
-    for (at, _) in text.match_indices('[') {
+    for at in search::byte_positions(text, b'[') {
         if at < next || budget.is_spent() {
             continue;
         }
@@ -44,12 +45,12 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Fou
     // The bracketed lists, in order of position: a fence holding one is not read again.
     let listed: Vec<usize> = found.iter().map(|f| f.start).collect();
     for fence in FENCES {
-        for (at, _) in text.match_indices(fence) {
+        for at in search::positions(text, fence) {
             let body = at + fence.len();
             if !text[body..].starts_with(['\n', '\r', ' ']) || budget.is_spent() {
                 continue;
             }
-            let end = text[body..].find("```").map_or(text.len(), |e| body + e);
+            let end = search::find(&text[body..], "```").map_or(text.len(), |e| body + e);
             let Some(first) = ident_then_paren(text[body..end].trim_start()) else {
                 continue;
             };
@@ -104,7 +105,7 @@ fn ident_then_paren(s: &str) -> Option<String> {
 }
 
 /// Inserts `key`; the same key again with a different value makes the call ambiguous.
-fn insert_once(map: &mut Map<String, Value>, key: String, value: Value) -> Parsed<()> {
+pub(super) fn insert_once(map: &mut Map<String, Value>, key: String, value: Value) -> Parsed<()> {
     if map.get(&key).is_some_and(|earlier| *earlier != value) {
         return Err(format!(
             "the argument `{key}` is given twice with different values"

@@ -1,10 +1,13 @@
 //! Call shapes marked by a keyword rather than by JSON alone: Mistral's
-//! `[TOOL_CALLS]name[ARGS]{...}`, llama 3.1's `<function=name>{...}</function>` and ReAct's
+//! `[TOOL_CALLS]name[ARGS]{...}`, llama 3.1's `<function=name>{...}</function>` (Qwen3-Coder's
+//! `<function=name><parameter=key>..` form is read by [`xml_parameters`]) and ReAct's
 //! `Action: name` / `Action Input: {...}`. Each gives a call when its arguments are a JSON object
 //! and a malformed call otherwise; the span it covers is skipped by the JSON scan.
 
 use super::scan::{Braces, Budget, object_at};
+use super::search;
 use super::strict::Read;
+use super::xml_parameters::{self, FUNCTION_CLOSE};
 use super::{ExtractedCall, Found, malformed_named};
 use crate::trace::CallFormat;
 use serde_json::Value;
@@ -13,7 +16,6 @@ const MISTRAL: &str = "[TOOL_CALLS]";
 const MISTRAL_ARGS: &str = "[ARGS]";
 const MISTRAL_ID: &str = "[CALL_ID]";
 const FUNCTION_TAG: &str = "<function=";
-const FUNCTION_CLOSE: &str = "</function>";
 const ACTION: &str = "Action:";
 const ACTION_INPUT: &str = "Action Input:";
 
@@ -25,7 +27,7 @@ pub(super) fn find(
     budget: &mut Budget,
 ) -> Vec<Found> {
     let mut found = Vec::new();
-    for (at, _) in text.match_indices(MISTRAL) {
+    for at in search::positions(text, MISTRAL) {
         let rest = &text[at + MISTRAL.len()..];
         let name = ident(rest.trim_start());
         if name.is_empty() {
@@ -39,12 +41,22 @@ pub(super) fn find(
             .map(|a| text.len() - a.len() + (a.len() - a.trim_start().len()));
         found.push(call_with_args(text, braces, budget, at, name, args_at));
     }
-    for (at, _) in text.match_indices(FUNCTION_TAG) {
+    let tags: Vec<usize> = search::positions(text, FUNCTION_TAG).collect();
+    for (k, &at) in tags.iter().enumerate() {
         let rest = &text[at + FUNCTION_TAG.len()..];
         let name = ident(rest);
         let args_at = rest[name.len()..]
             .strip_prefix('>')
             .map(|a| text.len() - a.len() + (a.len() - a.trim_start().len()));
+        if let Some(body) = args_at.filter(|&b| {
+            text[b..].starts_with(xml_parameters::PARAMETER_TAG)
+                || text[b..].starts_with(FUNCTION_CLOSE)
+        }) {
+            // Qwen3-Coder: `<parameter=key>value</parameter>` elements instead of a JSON object.
+            let limit = tags.get(k + 1).copied().unwrap_or(text.len());
+            found.extend(xml_parameters::call(text, at, name, body, limit, budget));
+            continue;
+        }
         let mut f = call_with_args(text, braces, budget, at, name, args_at);
         let tail = text[f.end..].trim_start();
         if tail.starts_with(FUNCTION_CLOSE) {
@@ -52,7 +64,7 @@ pub(super) fn find(
         }
         found.push(f);
     }
-    for (at, _) in text.match_indices(ACTION) {
+    for at in search::positions(text, ACTION) {
         let line_end = text[at..].find('\n').map_or(text.len(), |e| at + e);
         if !budget.spend(line_end - at) {
             break;
@@ -185,6 +197,12 @@ mod tests {
         );
         assert_eq!(
             calls("Thought: look it up\nAction: get_order\nAction Input: {\"order_id\": \"5105\"}"),
+            want
+        );
+        assert_eq!(
+            calls(
+                "<tool_call>\n<function=get_order>\n<parameter=order_id>\n5105\n</parameter>\n</function>\n</tool_call>"
+            ),
             want
         );
         // [TOOL_CALLS] followed by a JSON list is left to the JSON scan.

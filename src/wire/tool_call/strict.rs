@@ -3,6 +3,7 @@
 //! harmless.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -90,14 +91,17 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some((key, Strict(value))) = map.next_entry::<String, Strict>()? {
-            match out.get(&key) {
-                Some(earlier) if *earlier != value => {
+            // One look-up per key: the entry either takes the value or holds the earlier one.
+            match out.entry(key) {
+                Entry::Occupied(earlier) if *earlier.get() != value => {
                     return Err(de::Error::custom(format!(
-                        "{AMBIGUOUS}the key \"{key}\" is given twice with different values"
+                        "{AMBIGUOUS}the key \"{}\" is given twice with different values",
+                        earlier.key()
                     )));
                 }
-                _ => {
-                    out.insert(key, value);
+                Entry::Occupied(_) => {}
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
                 }
             }
         }

@@ -11,6 +11,7 @@
 
 use super::python;
 use super::scan::{Braces, Budget};
+use super::search;
 use super::shapes::{call_with_args, ident};
 use super::unread::harmony_body_end;
 use super::{Found, malformed_named};
@@ -51,7 +52,7 @@ pub(super) fn find(
 /// Every special token of `text`, in order.
 fn tokens(text: &str, budget: &mut Budget) -> Vec<Token> {
     let mut out = Vec::new();
-    for (at, _) in text.match_indices('<') {
+    for at in search::byte_positions(text, b'<') {
         let rest = &text[at + 1..];
         let Some(inner) = rest.strip_prefix('|').or_else(|| rest.strip_prefix('｜')) else {
             continue;
@@ -232,7 +233,7 @@ fn functionary(
         let args_at = content.map(|c| skip_space(text, c.end));
         found.push(call_with_args(text, braces, budget, t.start, name, args_at));
     }
-    for (at, _) in text.match_indices(">>>") {
+    for at in search::positions(text, ">>>") {
         if at > 0 && !text[..at].ends_with('\n') {
             continue;
         }
@@ -258,7 +259,7 @@ fn functionary(
 fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Vec<Found>) {
     const OPENS: [&str; 2] = ["<|tool_call>", "<start_function_call>"];
     const CLOSES: [&str; 2] = ["<tool_call|>", "<end_function_call>"];
-    for (at, _) in text.match_indices("call:") {
+    for at in search::positions(text, "call:") {
         let name_at = at + "call:".len();
         let name_len = text[name_at..]
             .bytes()

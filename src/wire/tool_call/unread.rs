@@ -2,6 +2,7 @@
 //! list. The reply is split into what is read for calls (reasoning and tool lists blanked, replaced
 //! by spaces so positions hold) and the reasoning alone (the calls there were only considered).
 
+use super::search;
 use std::borrow::Cow;
 
 /// Reasoning blocks as thinking models write them into the text (open tag, close tag): `<think>`
@@ -95,15 +96,14 @@ fn pairs(
 ) {
     let mut from = 0;
     if leading_close
-        && let Some(c) = content.find(close)
-        && content.find(open).is_none_or(|o| o > c)
+        && let Some(c) = search::find(content, close)
+        && search::find(&content[..c], open).is_none()
     {
         from = c + close.len();
         out.push((0, from));
     }
-    while let Some(o) = content[from..].find(open).map(|o| from + o) {
-        let end = content[o + open.len()..]
-            .find(close)
+    while let Some(o) = search::find(&content[from..], open).map(|o| from + o) {
+        let end = search::find(&content[o + open.len()..], close)
             .map_or(content.len(), |c| o + open.len() + c + close.len());
         out.push((o, end));
         from = end;
@@ -112,7 +112,7 @@ fn pairs(
 
 /// The spans of Harmony `analysis` messages that have no recipient: header and body.
 fn harmony_analysis(content: &str, out: &mut Vec<(usize, usize)>) {
-    for (at, _) in content.match_indices(HARMONY_CHANNEL) {
+    for at in search::positions(content, HARMONY_CHANNEL) {
         let header_at = at + HARMONY_CHANNEL.len();
         let Some(rest) = content[header_at..].strip_prefix("analysis") else {
             continue;
@@ -137,9 +137,7 @@ const HEADER_MAX: usize = 256;
 /// or at the reply's end. Looks no further than that token, so consecutive bodies cost their
 /// length once.
 pub fn harmony_body_end(content: &str, body: usize) -> usize {
-    content[body..]
-        .find("<|")
-        .map_or(content.len(), |e| body + e)
+    search::find(&content[body..], "<|").map_or(content.len(), |e| body + e)
 }
 
 #[cfg(test)]
