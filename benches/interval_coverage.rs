@@ -250,8 +250,8 @@ fn gap_cell(
 
 /// Coverage of the success gap's intervals, cell by cell, and the lowest and mean.
 fn gap_table(sims: usize, resamples: usize) {
-    println!(
-        "\nsuccess gap (large - small), {sims} pairs of runs per cell; per k = {TRIALS:?}: \
+    let title = format!(
+        "success gap (large - small), {sims} pairs of runs per cell; per k = {TRIALS:?}: \
          reported | Newcombe everywhere | bootstrap alone"
     );
     let names = [
@@ -259,24 +259,42 @@ fn gap_table(sims: usize, resamples: usize) {
         "gap, Newcombe everywhere",
         "gap, bootstrap alone",
     ];
+    pair_table(
+        &title,
+        &names,
+        &GAPS,
+        |rates, mixed, shape| gap_cell(rates, mixed, shape, sims, resamples),
+        sims,
+    );
+}
+
+/// One coverage table over pairs of true rates: per regime, pair and task count, each k's
+/// coverage of three intervals (`cell` counts the covering runs of `sims`), then the lowest and
+/// the mean of each.
+fn pair_table(
+    title: &str,
+    names: &[&str; 3],
+    grid: &[(f64, f64)],
+    cell: impl Fn((f64, f64), bool, (usize, usize)) -> [usize; 3],
+    sims: usize,
+) {
+    println!("\n{title}");
     let mut tally = Tally::default();
     for mixed in [false, true] {
         let regime = if mixed { "mixed" } else { "equal" };
-        for rates in GAPS {
+        for &rates in grid {
             for tasks in TASKS {
                 let mut row = Vec::new();
                 for k in TRIALS {
-                    let cov = gap_cell(rates, mixed, (tasks, k), sims, resamples)
-                        .map(|h| h as f64 / sims as f64);
+                    let cov = cell(rates, mixed, (tasks, k)).map(|h| h as f64 / sims as f64);
                     tally.add(&cov, || format!("{regime} {rates:?} T={tasks} k={k}"));
-                    let p = cov.map(|x| format!("{:5.1}", 100.0 * x));
-                    row.push(p.join(" | "));
+                    row.push(cov.map(|x| format!("{:5.1}", 100.0 * x)).join(" | "));
                 }
                 println!("  {regime} {rates:?} T={tasks:<2}  {}", row.join("   "));
             }
         }
     }
-    tally.print(&names);
+    tally.print(names);
 }
 
 /// (bare, documented) true mean rates of the effect cells (the router changes nothing): no
@@ -354,31 +372,22 @@ fn effect_cell(
 
 /// Coverage of a factorial main effect's intervals, cell by cell, and the lowest and mean.
 fn effect_table(sims: usize, resamples: usize) {
-    println!(
-        "\ndocumentation effect of a 2 x 2 design, {sims} runs per cell; per k = {TRIALS:?}: \
+    let title = format!(
+        "documentation effect of a 2 x 2 design, {sims} runs per cell; per k = {TRIALS:?}: \
          reported | MOVER everywhere | bootstrap alone"
     );
-    let mut tally = Tally::default();
-    for mixed in [false, true] {
-        let regime = if mixed { "mixed" } else { "equal" };
-        for rates in EFFECTS {
-            for tasks in TASKS {
-                let mut row = Vec::new();
-                for k in TRIALS {
-                    let cov = effect_cell(rates, mixed, (tasks, k), sims, resamples)
-                        .map(|h| h as f64 / sims as f64);
-                    tally.add(&cov, || format!("{regime} {rates:?} T={tasks} k={k}"));
-                    row.push(cov.map(|x| format!("{:5.1}", 100.0 * x)).join(" | "));
-                }
-                println!("  {regime} {rates:?} T={tasks:<2}  {}", row.join("   "));
-            }
-        }
-    }
-    tally.print(&[
+    let names = [
         "effect, reported",
         "effect, MOVER everywhere",
         "effect, bootstrap alone",
-    ]);
+    ];
+    pair_table(
+        &title,
+        &names,
+        &EFFECTS,
+        |rates, mixed, shape| effect_cell(rates, mixed, shape, sims, resamples),
+        sims,
+    );
 }
 
 /// Each interval's lowest coverage (with its cell) and the sum over cells, for the summary lines.
