@@ -213,6 +213,13 @@ fn totals(counts: &[(usize, usize)]) -> BTreeMap<String, IdTotals> {
         .collect()
 }
 
+/// The random stream of one cell of a pair table: seeded by its rates, shape and regime, and
+/// `table` (so that two tables over the same grid draw apart).
+fn cell_rng(rates: (f64, f64), mixed: bool, (tasks, k): (usize, usize), table: u64) -> PyRandom {
+    let seed = (tasks * 1000 + k) as u64 + (rates.0 * 1e4 + rates.1 * 1e6) as u64;
+    PyRandom::new(seed + table + u64::from(mixed))
+}
+
 /// Covering pairs of one gap cell: [reported, Newcombe everywhere, bootstrap alone].
 fn gap_cell(
     rates: (f64, f64),
@@ -221,8 +228,7 @@ fn gap_cell(
     sims: usize,
     resamples: usize,
 ) -> [usize; 3] {
-    let seed = (tasks * 1000 + k) as u64 + (rates.0 * 1e4 + rates.1 * 1e6) as u64;
-    let mut rng = PyRandom::new(seed + u64::from(mixed));
+    let mut rng = cell_rng(rates, mixed, (tasks, k), 0);
     let truth = rates.1 - rates.0;
     let mut hits = [0; 3];
     for s in 0..sims {
@@ -334,8 +340,7 @@ fn effect_cell(
     sims: usize,
     resamples: usize,
 ) -> [usize; 3] {
-    let seed = (tasks * 1000 + k) as u64 + (rates.0 * 1e4 + rates.1 * 1e6) as u64;
-    let mut rng = PyRandom::new(seed + 7 + u64::from(mixed));
+    let mut rng = cell_rng(rates, mixed, (tasks, k), 7);
     let truth = rates.1 - rates.0;
     let mut hits = [0; 3];
     for s in 0..sims {
