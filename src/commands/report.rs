@@ -7,7 +7,7 @@ use crate::cli::{ExportArgs, ReportArgs};
 use anyhow::Context;
 use passk::analysis::{AnalysisOptions, Keep, load_run, load_run_observing, summarize};
 use passk::report::charts::{Chart, charts};
-use passk::report::csv::conversations_csv;
+use passk::report::csv::ConversationsCsv;
 use passk::report::document::{self, Report};
 use passk::report::html::report::write_report_page;
 use passk::report::html::spill::LineSpill;
@@ -164,7 +164,8 @@ fn generate(
     let markdown =
         |r: &Report| -> Result<Vec<u8>, ReportError> { Ok(document::markdown(r).into_bytes()) };
     let json = |r: &Report| JsonExporter.render(r.summary);
-    let csv = |r: &Report| conversations_csv(r.conversations);
+    // Streamed to its file a row at a time (its size grows with the records).
+    let csv = ConversationsCsv;
     let mut m: ExportManager<Report> = ExportManager::new();
     m.add(REPORT_MD, Destination::File(md_path.clone()), markdown)?;
     m.add(

@@ -7,6 +7,7 @@
 //! (orchestrator) calls; router calls made in front of the agent are in the `router_*` columns.
 //! The columns are defined in `docs/report.md`.
 
+use super::document::Report;
 use super::{Exporter, ReportError};
 use crate::runner::record::{ConversationRecord, Mode, Outcome, Status};
 use crate::trace::{CallFormat, FailureMode};
@@ -65,10 +66,44 @@ impl Exporter<[ConversationRecord]> for ConversationsCsv {
     fn render(&self, report: &[ConversationRecord]) -> Result<Vec<u8>, ReportError> {
         conversations_csv(report)
     }
+
+    fn write_to(
+        &self,
+        report: &[ConversationRecord],
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), ReportError> {
+        write_conversations_csv(report, out)
+    }
+}
+
+/// `conversations.csv` of a report: its records'.
+impl Exporter<Report<'_>> for ConversationsCsv {
+    fn render(&self, report: &Report<'_>) -> Result<Vec<u8>, ReportError> {
+        conversations_csv(report.conversations)
+    }
+
+    fn write_to(
+        &self,
+        report: &Report<'_>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), ReportError> {
+        write_conversations_csv(report.conversations, out)
+    }
 }
 
 /// The bytes of `conversations.csv` for these records (any order in, sorted rows out).
 pub fn conversations_csv(records: &[ConversationRecord]) -> Result<Vec<u8>, ReportError> {
+    let mut out = Vec::new();
+    write_conversations_csv(records, &mut out)?;
+    Ok(out)
+}
+
+/// Writes `conversations.csv` for these records into `out` a row at a time (any order in, sorted
+/// rows out). An I/O error is [`ReportError::Io`] with an empty path, for the caller to name.
+pub fn write_conversations_csv(
+    records: &[ConversationRecord],
+    out: &mut dyn std::io::Write,
+) -> Result<(), ReportError> {
     let mut sorted: Vec<&ConversationRecord> = records.iter().collect();
     sorted.sort_by(|a, b| {
         (&a.suite, &a.model, &a.task, a.trial, a.call_cap)
@@ -80,13 +115,28 @@ pub fn conversations_csv(records: &[ConversationRecord]) -> Result<Vec<u8>, Repo
     });
     let mut w = ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
-    w.write_record(COLUMNS)?;
+        .from_writer(out);
+    w.write_record(COLUMNS).map_err(csv_error)?;
     for r in sorted {
-        w.write_record(row(r))?;
+        w.write_record(row(r)).map_err(csv_error)?;
     }
-    w.into_inner()
-        .map_err(|e| ReportError::Csv(::csv::Error::from(e.into_error())))
+    w.flush().map_err(|source| ReportError::Io {
+        path: std::path::PathBuf::new(),
+        source,
+    })
+}
+
+/// A CSV writer's error: an I/O one as [`ReportError::Io`] (path for the caller to name), any
+/// other as [`ReportError::Csv`].
+fn csv_error(e: ::csv::Error) -> ReportError {
+    if e.is_io_error() {
+        ReportError::Io {
+            path: std::path::PathBuf::new(),
+            source: std::io::Error::from(e),
+        }
+    } else {
+        ReportError::Csv(e)
+    }
 }
 
 /// The fields of one record, in [`COLUMNS`] order.

@@ -2,8 +2,8 @@
 //!
 //! Each output format is an [`Exporter`]: it receives a finished report value and only formats it into
 //! bytes; nothing is computed in an exporter. Where the bytes go is decided by an [`ExportManager`],
-//! which maps each export to a [`Destination`] (a file, or standard output for `-`), renders them all,
-//! then writes them. The formats live beside this file: [`document`] (`report.md` and the terminal
+//! which maps each export to a [`Destination`] (a file, or standard output for `-`), streams each
+//! file's into a temporary sibling, then puts them all in place. The formats live beside this file: [`document`] (`report.md` and the terminal
 //! table), [`comparison`] (`compare.md` and its terminal table), [`charts`] (the report's charts,
 //! drawn with [`svg`]), [`table`] (the Markdown table builder), [`number`] (the number formats), [`csv`]
 //! (`conversations.csv`), [`json`] (`summary.json`) and [`html`] (`report.html` and
@@ -95,6 +95,19 @@ pub mod chart_files {
 pub trait Exporter<R: ?Sized> {
     /// The bytes of the export.
     fn render(&self, report: &R) -> Result<Vec<u8>, ReportError>;
+
+    /// Writes the export into `out` as it is made. By default the rendered bytes; a format whose
+    /// output grows with the records (the CSV) writes row by row instead, so that its file is never
+    /// held in memory whole.
+    /// An I/O error comes back as [`ReportError::Io`] with an empty path, which the caller that
+    /// knows the destination fills in.
+    fn write_to(&self, report: &R, out: &mut dyn Write) -> Result<(), ReportError> {
+        out.write_all(&self.render(report)?)
+            .map_err(|source| ReportError::Io {
+                path: PathBuf::new(),
+                source,
+            })
+    }
 }
 
 impl<R: ?Sized, F> Exporter<R> for F
@@ -144,9 +157,9 @@ struct Export<'a, R: ?Sized> {
 
 /// Maps each export to its destination, in the order added; at most one may go to standard output.
 ///
-/// [`ExportManager::write`] renders every export first and writes only when all rendered, so that a
-/// failing format leaves no half-set of files. Files are written to a temporary sibling and renamed
-/// into place, and missing parent directories are created.
+/// [`ExportManager::write`] streams every file export into a temporary sibling and renames them into
+/// place only when all were made, so that a failing format leaves no half-set of files; missing
+/// parent directories are created.
 pub struct ExportManager<'a, R: ?Sized> {
     exports: Vec<Export<'a, R>>,
 }
@@ -222,32 +235,90 @@ impl<'a, R: ?Sized> ExportManager<'a, R> {
         self.exports.iter().map(|e| &e.destination)
     }
 
-    /// Renders every export of `report`, then writes each to its destination (`stdout` for `-`).
-    /// Returns the destinations written, in the order added.
+    /// Writes every export of `report`: each file's is streamed into a temporary sibling, and
+    /// standard output's rendered in memory; only when every one succeeded are the files renamed
+    /// into place and standard output written (`stdout` for `-`). A failure removes the temporary
+    /// files and leaves the destinations as they were. Returns the destinations written, in the
+    /// order added.
     pub fn write(
         &self,
         report: &R,
         stdout: &mut dyn Write,
     ) -> Result<Vec<Destination>, ReportError> {
-        let rendered = self
-            .exports
-            .iter()
-            .map(|e| e.exporter.render(report))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut written = Vec::with_capacity(rendered.len());
-        for (export, bytes) in self.exports.iter().zip(rendered) {
+        let mut staged = Staged::default();
+        for export in &self.exports {
             match &export.destination {
-                Destination::Stdout => {
-                    stdout
-                        .write_all(&bytes)
-                        .and_then(|()| stdout.flush())
-                        .map_err(ReportError::Stdout)?;
+                Destination::Stdout => staged.stdout = Some(export.exporter.render(report)?),
+                Destination::File(path) => {
+                    staged.stream(path, |out| export.exporter.write_to(report, out))?
                 }
-                Destination::File(path) => write_file(path, &bytes)?,
             }
-            written.push(export.destination.clone());
         }
-        Ok(written)
+        if let Some(bytes) = staged.stdout.take() {
+            stdout
+                .write_all(&bytes)
+                .and_then(|()| stdout.flush())
+                .map_err(ReportError::Stdout)?;
+        }
+        staged.commit()?;
+        Ok(self.exports.iter().map(|e| e.destination.clone()).collect())
+    }
+}
+
+/// The exports of one [`ExportManager::write`] made but not yet in place: the temporary file of
+/// each destination file, and standard output's bytes. Dropped uncommitted, it removes the files.
+#[derive(Default)]
+struct Staged {
+    files: Vec<(PathBuf, PathBuf)>,
+    stdout: Option<Vec<u8>>,
+}
+
+impl Staged {
+    /// Streams one export into a temporary sibling of `path` (parents created).
+    fn stream(
+        &mut self,
+        path: &Path,
+        write: impl FnOnce(&mut dyn Write) -> Result<(), ReportError>,
+    ) -> Result<(), ReportError> {
+        let io = |source| ReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let tmp = path.with_file_name(temp_name(name.as_deref().unwrap_or("export")));
+        let file = std::fs::File::create(&tmp).map_err(io)?;
+        self.files.push((tmp, path.to_path_buf()));
+        let mut out = std::io::BufWriter::new(file);
+        let named = |e| match e {
+            ReportError::Io { path: p, source } if p.as_os_str().is_empty() => io(source),
+            e => e,
+        };
+        write(&mut out).map_err(named)?;
+        out.flush().map_err(io)
+    }
+
+    /// Renames every temporary file into place, in the order made; on a failure the rest are
+    /// removed when `self` drops.
+    fn commit(mut self) -> Result<(), ReportError> {
+        while !self.files.is_empty() {
+            let (tmp, path) = self.files.remove(0);
+            if let Err(source) = std::fs::rename(&tmp, &path) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(ReportError::Io { path, source });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        for (tmp, _) in &self.files {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
 }
 
@@ -359,6 +430,85 @@ mod tests {
         assert!(m.write("x", &mut out).is_err());
         assert!(!file.exists());
         assert!(out.is_empty());
+    }
+
+    /// Writes two lines to its file as it goes, then fails when told to; `render` is never used
+    /// for a file.
+    struct Rows {
+        fail: bool,
+    }
+
+    impl Exporter<str> for Rows {
+        fn render(&self, _: &str) -> Result<Vec<u8>, ReportError> {
+            Ok(b"rendered\n".to_vec())
+        }
+
+        fn write_to(&self, report: &str, out: &mut dyn Write) -> Result<(), ReportError> {
+            let io = |source| ReportError::Io {
+                path: PathBuf::new(),
+                source,
+            };
+            writeln!(out, "{report} 1").map_err(io)?;
+            writeln!(out, "{report} 2").map_err(io)?;
+            if self.fail {
+                return Err(io(std::io::Error::other("disk full")));
+            }
+            Ok(())
+        }
+    }
+
+    /// The files in `dir`, by name.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("read dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn files_are_streamed_and_standard_output_rendered() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("rows.csv");
+        let mut m: ExportManager<str> = ExportManager::new();
+        m.add(
+            "rows",
+            Destination::File(file.clone()),
+            Rows { fail: false },
+        )
+        .expect("add");
+        m.add("--export-csv", Destination::Stdout, Rows { fail: false })
+            .expect("add");
+        let mut out = Vec::new();
+        m.write("x", &mut out).expect("write");
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), "x 1\nx 2\n");
+        assert_eq!(out, b"rendered\n");
+        assert_eq!(names(dir.path()), ["rows.csv"], "no temporary file is left");
+    }
+
+    #[test]
+    fn a_stream_failing_midway_leaves_the_old_files_and_no_temporary_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (first, second) = (dir.path().join("first.txt"), dir.path().join("rows.csv"));
+        std::fs::write(&second, b"old\n").expect("write");
+        let mut m: ExportManager<str> = ExportManager::new();
+        m.add("first", Destination::File(first.clone()), Upper)
+            .expect("add");
+        m.add(
+            "rows",
+            Destination::File(second.clone()),
+            Rows { fail: true },
+        )
+        .expect("add");
+        let err = m.write("x", &mut Vec::new()).expect_err("must fail");
+        assert!(
+            err.to_string().contains("rows.csv"),
+            "the error names its file: {err}"
+        );
+        assert!(!first.exists());
+        assert_eq!(std::fs::read(&second).expect("read"), b"old\n");
+        assert_eq!(names(dir.path()), ["rows.csv"]);
     }
 
     #[test]
