@@ -1,6 +1,6 @@
 //! The report's charts (`charts/*.svg`, listed in `docs/report.md`), built from a [`Report`]: each
 //! function picks its values out of the summary (or the report's [`Observations`]) into one of the
-//! [`svg`](super::svg) data structs and renders it. The charts describe the primary group
+//! [`svg`] data structs and renders it. The charts describe the primary group
 //! ([`primary_group`]), each with a caption line ([`caption`]); a chart with nothing to draw is left
 //! out ([`charts`]).
 //!
@@ -171,7 +171,7 @@ fn drawings(r: &Report) -> Vec<(&'static str, &'static str, Drawing)> {
         .collect()
 }
 
-/// The one line under every chart: run id, suite, trials per task, tool docs ([`tool_docs`]) and
+/// The one line under every chart: run id, suite, trials per task, tool docs (`tool_docs`) and
 /// the conversations graded in the charted configuration (all models), as the manifest and summary
 /// record them.
 pub fn caption(r: &Report) -> String {

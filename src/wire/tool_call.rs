@@ -2,19 +2,19 @@
 //!
 //! Native `message.tool_calls` are the calls to answer when present; calls written into the text
 //! beside them are kept apart, recorded and never executed. Otherwise the content is scanned, after
-//! setting apart what is never a call (reasoning in each family's form, [`unread`]: its calls are
+//! setting apart what is never a call (reasoning in each family's form, `unread`: its calls are
 //! recorded as considered; an echoed `<tools>` list; passk's own placeholders), for: JSON objects shaped like calls (bare `{"name": .., "arguments": {..}}`, several back
 //! to back, inside ```json fences or `<tool_call>` tags, with `parameters`, `params`, `args` or
 //! `input` instead of `arguments`, with the arguments as a JSON-encoded string, OpenAI's
 //! `{"function": {..}}`, `{"function": "<name>", "params": {..}}`, and lists of these under a
-//! `tool_calls` key); keyword-marked calls ([`shapes`]: Mistral, llama 3.1, ReAct; Qwen3-Coder's `<parameter=key>`
-//! elements, [`xml_parameters`]); and Python
-//! calls ([`python`]: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
+//! `tool_calls` key); keyword-marked calls (`shapes`: Mistral, llama 3.1, ReAct; Qwen3-Coder's `<parameter=key>`
+//! elements, `xml_parameters`); and Python
+//! calls (`python`: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
 //! object whose `parameters` is a JSON schema) is no call. Text that has the shape of a call but
 //! does not parse becomes a `Malformed` call carrying the message that tells the model the expected
-//! shape; so does an object giving one key twice with different values ([`strict`]). A call
-//! embedded in prose that quotes, refuses or puts it off is withheld ([`prose`]). Plain prose gives
-//! no call. The work per reply is bounded ([`scan::WORK_PER_BYTE`]) and
+//! shape; so does an object giving one key twice with different values (`strict`). A call
+//! embedded in prose that quotes, refuses or puts it off is withheld (`prose`). Plain prose gives
+//! no call. The work per reply is bounded (`scan::WORK_PER_BYTE`) and
 //! nothing here panics, whatever the input.
 
 mod prose;
@@ -159,7 +159,7 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
 }
 
 /// The calls a reply's text makes, and those it writes without making: inside reasoning, or
-/// embedded in prose that says they are not made now ([`prose`]).
+/// embedded in prose that says they are not made now (`prose`).
 pub fn read_text(content: &str, known_tools: &[String]) -> TextCalls {
     let split = unread::split(content);
     let found = scan_text(&split.outside, known_tools);

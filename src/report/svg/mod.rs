@@ -9,7 +9,7 @@
 //! XML-escaped. Values that are not finite (NaN, infinities) are skipped (a line breaks at them); a
 //! chart with nothing finite to draw shows its title and "no data" instead of panicking.
 //!
-//! [`canvas`] holds the document and what surrounds a plot, [`axis`] the scales and ticks, [`text`]
+//! `canvas` holds the document and what surrounds a plot, `axis` the scales and ticks, `text`
 //! the escaping and number formats; each chart kind has its own file.
 
 mod axis;
