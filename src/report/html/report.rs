@@ -72,7 +72,6 @@ pub fn write_report_page(
     write_page(&mut out, &title, &data, details)
         .and_then(|()| out.flush())
         .map_err(io(&prepared.tmp_html))?;
-    debug_assert_eq!(REPORT_HTML, "report.html");
     Ok(prepared)
 }
 
