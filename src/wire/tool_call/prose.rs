@@ -247,6 +247,7 @@ fn normalise(s: &str) -> String {
         space = false;
         match c {
             '’' | '‘' => out.push('\''),
+            c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
             c => out.extend(c.to_lowercase()),
         }
     }

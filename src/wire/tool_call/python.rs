@@ -7,6 +7,7 @@ use super::search;
 use super::{Found, malformed_named, text_call};
 use crate::trace::CallFormat;
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 
 /// Fence openings whose body is read as Python calls.
 const FENCES: [&str; 3] = ["```python", "```py", "```tool_code"];
@@ -30,13 +31,13 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Fou
         budget.spend(p.pos - at);
         let alone = text.trim() == text[at..p.pos].trim();
         match parsed {
-            Ok(calls) if alone || calls.iter().any(|(n, _)| known.contains(n)) => {
+            Ok(calls) if alone || calls.iter().any(|(n, _)| is_known(known, n)) => {
                 found.extend(to_found(at, p.pos, calls));
                 next = p.pos;
             }
             // One malformed pythonic call per reply is enough to tell the model.
-            Err(why) if known.contains(&first) && !found.iter().any(is_malformed) => {
-                found.push(malformed_at(at, text, &first, &why));
+            Err(why) if is_known(known, first) && !found.iter().any(is_malformed) => {
+                found.push(malformed_at(at, text, first, &why));
                 next = p.pos.max(at + 1);
             }
             _ => {}
@@ -57,7 +58,7 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Fou
             let holds_list = listed
                 .get(listed.partition_point(|&p| p < at))
                 .is_some_and(|&p| p < end);
-            if !known.contains(&first) || holds_list {
+            if !is_known(known, first) || holds_list {
                 continue;
             }
             let mut p = Parser::new(&text[..end], body);
@@ -65,11 +66,15 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Fou
             budget.spend(p.pos - body);
             match parsed {
                 Ok(calls) => found.extend(to_found(at, end, calls)),
-                Err(why) => found.push(malformed_at(at, text, &first, &why)),
+                Err(why) => found.push(malformed_at(at, text, first, &why)),
             }
         }
     }
     found
+}
+
+fn is_known(known: &[String], name: &str) -> bool {
+    known.iter().any(|k| k == name)
 }
 
 fn is_malformed(f: &Found) -> bool {
@@ -92,7 +97,7 @@ fn malformed_at(at: usize, text: &str, name: &str, why: &str) -> Found {
 }
 
 /// The identifier at the start of `s` when an opening parenthesis follows it.
-fn ident_then_paren(s: &str) -> Option<String> {
+fn ident_then_paren(s: &str) -> Option<&str> {
     let s = s.trim_start_matches([' ', '\t']);
     let len = s
         .bytes()
@@ -101,15 +106,13 @@ fn ident_then_paren(s: &str) -> Option<String> {
         .count();
     let name = &s[..len];
     let starts_well = name.bytes().next().is_some_and(|b| !b.is_ascii_digit());
-    (starts_well && len <= 64 && s[len..].starts_with('(')).then(|| name.to_string())
+    (starts_well && len <= 64 && s[len..].starts_with('(')).then_some(name)
 }
 
 /// Inserts `key`; the same key again with a different value makes the call ambiguous.
 pub(super) fn insert_once(map: &mut Map<String, Value>, key: String, value: Value) -> Parsed<()> {
     if map.get(&key).is_some_and(|earlier| *earlier != value) {
-        return Err(format!(
-            "the argument `{key}` is given twice with different values"
-        ));
+        return Err(format!("the argument `{key}` is given twice with different values").into());
     }
     map.insert(key, value);
     Ok(())
@@ -117,7 +120,7 @@ pub(super) fn insert_once(map: &mut Map<String, Value>, key: String, value: Valu
 
 /// The call at the start of `text` (`name(key=value, ..)`; with `colon_keys`, Gemma's
 /// `name(key: value)` and `name{key: value}` too), and the byte where it ends.
-pub(super) fn call_at(text: &str, colon_keys: bool) -> (Result<(String, Value), String>, usize) {
+pub(super) fn call_at(text: &str, colon_keys: bool) -> (Parsed<(String, Value)>, usize) {
     let mut p = Parser::new(text, 0);
     p.colon_keys = colon_keys;
     let call = p.call();
@@ -125,7 +128,7 @@ pub(super) fn call_at(text: &str, colon_keys: bool) -> (Result<(String, Value), 
 }
 
 /// The calls one after the other in `text` (separated by newlines or `;`).
-pub(super) fn statements_in(text: &str) -> Result<Vec<(String, Value)>, String> {
+pub(super) fn statements_in(text: &str) -> Parsed<Vec<(String, Value)>> {
     Parser::new(text, 0).statements()
 }
 
@@ -137,7 +140,9 @@ struct Parser<'a> {
     colon_keys: bool,
 }
 
-type Parsed<T> = Result<T, String>;
+/// A parse, or why it failed: most reasons are fixed words, so a failed attempt (the scanner tries
+/// many) allocates nothing for its reason.
+pub(super) type Parsed<T> = Result<T, Cow<'static, str>>;
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, pos: usize) -> Parser<'a> {
@@ -165,7 +170,7 @@ impl<'a> Parser<'a> {
         if self.eat(b) {
             Ok(())
         } else {
-            Err(format!("expected `{}`", b as char))
+            Err(format!("expected `{}`", b as char).into())
         }
     }
 
@@ -192,7 +197,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn ident(&mut self) -> Parsed<String> {
+    /// The identifier here: ASCII letters, digits and `_`, borrowed from the text.
+    fn ident(&mut self) -> Parsed<&'a str> {
         self.ws();
         let start = self.pos;
         while self
@@ -205,12 +211,13 @@ impl<'a> Parser<'a> {
         if start == self.pos || self.s[start].is_ascii_digit() {
             return Err("expected a name".into());
         }
-        Ok(String::from_utf8_lossy(&self.s[start..self.pos]).into_owned())
+        // ASCII only, so always UTF-8.
+        Ok(std::str::from_utf8(&self.s[start..self.pos]).unwrap_or_default())
     }
 
     /// `name(key=value, ...)` (or, with `colon_keys`, `name(key: value)` / `name{key: value}`).
     fn call(&mut self) -> Parsed<(String, Value)> {
-        let name = self.ident()?;
+        let name = self.ident()?.to_string();
         let close = if self.eat(b'(') {
             b')'
         } else if self.colon_keys && self.eat(b'{') {
@@ -218,19 +225,20 @@ impl<'a> Parser<'a> {
         } else {
             return Err("expected `(`".into());
         };
-        let mut args = Map::new();
+        // The pairs are gathered first and the object built once the call closes, so an attempt
+        // that fails on the way (most do, in a long reply) hashes nothing.
+        let mut pairs = Vec::new();
         if !self.eat(close) {
             loop {
                 self.ws();
                 let key = match self.s.get(self.pos) {
                     Some(b'"' | b'\'') => self.string()?,
-                    _ => self.ident()?,
+                    _ => self.ident()?.to_string(),
                 };
                 if !(self.eat(b'=') || self.colon_keys && self.eat(b':')) {
                     return Err("positional arguments: write key=value".into());
                 }
-                let value = self.literal(0)?;
-                insert_once(&mut args, key, value)?;
+                pairs.push((key, self.literal(0)?));
                 if self.eat(close) {
                     break;
                 }
@@ -239,6 +247,10 @@ impl<'a> Parser<'a> {
                     break;
                 }
             }
+        }
+        let mut args = Map::with_capacity(pairs.len());
+        for (key, value) in pairs {
+            insert_once(&mut args, key, value)?;
         }
         Ok((name, Value::Object(args)))
     }
@@ -256,11 +268,11 @@ impl<'a> Parser<'a> {
             Some(b) if b.is_ascii_digit() || *b == b'-' || *b == b'+' || *b == b'.' => {
                 self.number()
             }
-            Some(_) => match self.ident()?.as_str() {
+            Some(_) => match self.ident()? {
                 "True" | "true" => Ok(Value::Bool(true)),
                 "False" | "false" => Ok(Value::Bool(false)),
                 "None" | "null" => Ok(Value::Null),
-                other => Err(format!("`{other}` is not a literal")),
+                other => Err(format!("`{other}` is not a literal").into()),
             },
             None => Err("the call is cut short".into()),
         }
@@ -269,6 +281,14 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Parsed<String> {
         let quote = self.s[self.pos];
         self.pos += 1;
+        // Most strings hold no escape: taken whole, without a byte-by-byte copy.
+        let rest = &self.s[self.pos..];
+        if let Some(n) = memchr::memchr2(quote, b'\\', rest)
+            && rest[n] == quote
+        {
+            self.pos += n + 1;
+            return Ok(String::from_utf8_lossy(&rest[..n]).into_owned());
+        }
         let mut out = Vec::new();
         while let Some(&b) = self.s.get(self.pos) {
             self.pos += 1;
@@ -307,7 +327,7 @@ impl<'a> Parser<'a> {
             .ok()
             .and_then(Number::from_f64)
             .map(Value::Number)
-            .ok_or_else(|| format!("`{raw}` is not a number"))
+            .ok_or_else(|| format!("`{raw}` is not a number").into())
     }
 
     fn sequence(&mut self, close: u8, depth: usize) -> Parsed<Value> {

@@ -47,24 +47,78 @@ impl Budget {
 /// resolves every `{` it meets outside strings, so most texts need a single pass.
 pub(super) struct Braces<'a> {
     bytes: &'a [u8],
-    /// Per byte: [`UNKNOWN`], [`NEVER`], or the end of the object opening there (4 bytes each:
-    /// a reply is far below 4 GiB, and half the memory is half the time on a long reply).
-    ends: Vec<u32>,
+    /// The end of the object opening at each `{`: [`UNKNOWN`], [`NEVER`], or the end.
+    ends: Ends,
     /// From here on no `{` ever closes: a pass from here met neither a `}` nor a string.
     dead_from: usize,
 }
 
-/// Not resolved by any pass yet: zero, so the table starts as zeroed memory, which the system
+/// Not resolved by any pass yet: zero, so a dense table starts as zeroed memory, which the system
 /// gives without touching the pages no `{` lies in (an end is never 0: it is past its `{`).
 const UNKNOWN: u32 = 0;
 /// Resolved: never closes.
 const NEVER: u32 = u32::MAX;
 
+/// Bytes per `{` below which a text's ends are kept per brace rather than per byte.
+const SPARSE_BYTES_PER_BRACE: usize = 16;
+
+/// The ends of a text's objects (4 bytes each: a reply is far below 4 GiB).
+enum Ends {
+    /// Not built yet: most replies never ask.
+    Unbuilt,
+    /// One slot per byte, for texts dense with `{`: looked up directly.
+    Dense(Vec<u32>),
+    /// One slot per `{`, found by its position: a text with few braces then costs memory (and
+    /// page faults) for its braces, not its length.
+    Sparse { opens: Vec<u32>, ends: Vec<u32> },
+}
+
+impl Ends {
+    fn build(bytes: &[u8]) -> Ends {
+        let braces = memchr::memchr_iter(b'{', bytes).count();
+        if braces.saturating_mul(SPARSE_BYTES_PER_BRACE) >= bytes.len() {
+            return Ends::Dense(vec![UNKNOWN; bytes.len()]);
+        }
+        // Positions fit in u32: `Braces::end` refuses longer texts.
+        let opens: Vec<u32> = memchr::memchr_iter(b'{', bytes).map(|p| p as u32).collect();
+        Ends::Sparse {
+            ends: vec![UNKNOWN; opens.len()],
+            opens,
+        }
+    }
+
+    /// The slot of the `{` at `pos` (which must hold one).
+    fn slot(&self, pos: usize) -> Option<usize> {
+        match self {
+            Ends::Unbuilt => None,
+            Ends::Dense(_) => Some(pos),
+            Ends::Sparse { opens, .. } => opens.binary_search(&(pos as u32)).ok(),
+        }
+    }
+
+    fn get(&self, pos: usize) -> Option<u32> {
+        let slot = self.slot(pos)?;
+        match self {
+            Ends::Dense(ends) | Ends::Sparse { ends, .. } => ends.get(slot).copied(),
+            Ends::Unbuilt => None,
+        }
+    }
+
+    fn set(&mut self, pos: usize, end: u32) {
+        let Some(slot) = self.slot(pos) else { return };
+        if let Ends::Dense(ends) | Ends::Sparse { ends, .. } = self
+            && let Some(e) = ends.get_mut(slot)
+        {
+            *e = end;
+        }
+    }
+}
+
 impl<'a> Braces<'a> {
     pub(super) fn new(text: &'a str) -> Braces<'a> {
         Braces {
             bytes: text.as_bytes(),
-            ends: Vec::new(),
+            ends: Ends::Unbuilt,
             dead_from: usize::MAX,
         }
     }
@@ -77,17 +131,17 @@ impl<'a> Braces<'a> {
     /// End (exclusive) of the balanced `{...}` starting at `start` (strings and escapes respected),
     /// `None` when it never closes or the budget ran out.
     pub(super) fn end(&mut self, start: usize, budget: &mut Budget) -> Option<usize> {
-        if self.bytes.len() >= NEVER as usize {
+        if self.bytes.len() >= NEVER as usize || self.bytes.get(start) != Some(&b'{') {
             return None;
         }
-        if self.ends.is_empty() {
-            self.ends = vec![UNKNOWN; self.bytes.len()];
+        if matches!(self.ends, Ends::Unbuilt) {
+            self.ends = Ends::build(self.bytes);
         }
-        if self.ends.get(start) == Some(&UNKNOWN) {
+        if self.ends.get(start) == Some(UNKNOWN) {
             self.pass(start, budget);
         }
         match self.ends.get(start) {
-            Some(&end) if end != UNKNOWN && end != NEVER => Some(end as usize),
+            Some(end) if end != UNKNOWN && end != NEVER => Some(end as usize),
             _ => None,
         }
     }
@@ -122,14 +176,14 @@ impl<'a> Braces<'a> {
                     closed_or_quoted = true;
                     if let Some(o) = open.pop() {
                         // `at + 1` is below NEVER: `end` refuses longer texts.
-                        self.ends[o] = (at + 1) as u32;
+                        self.ends.set(o, (at + 1) as u32);
                     }
                 }
                 _ => {}
             }
         }
         for o in open {
-            self.ends[o] = NEVER;
+            self.ends.set(o, NEVER);
         }
         if !closed_or_quoted {
             self.dead_from = self.dead_from.min(start);

@@ -276,10 +276,8 @@ fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Vec<Foun
         }
         let window = &text[name_at..text.floor_char_boundary(name_at + GEMMA_WINDOW)];
         // The nearest closing tag; the second is looked for only before the first.
-        let first = window.find(CLOSES[0]);
-        let close = window[..first.unwrap_or(window.len())]
-            .find(CLOSES[1])
-            .or(first);
+        let first = search::find(window, CLOSES[0]);
+        let close = search::find(&window[..first.unwrap_or(window.len())], CLOSES[1]).or(first);
         let source = &window[..close.unwrap_or(window.len())];
         if !budget.spend(source.len()) {
             break;
@@ -317,21 +315,23 @@ fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Vec<Foun
 fn unquote_gemma(source: &str) -> String {
     let mut out = source.to_string();
     for mark in ["<|\"|>", "<escape>"] {
-        if !out.contains(mark) {
+        let cuts: Vec<usize> = search::positions(&out, mark).collect();
+        if cuts.is_empty() {
             continue;
         }
-        let parts: Vec<&str> = out.split(mark).collect();
-        out = parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                if i % 2 == 1 && i + 1 < parts.len() {
-                    serde_json::to_string(p).unwrap_or_default()
-                } else {
-                    p.to_string()
-                }
-            })
-            .collect();
+        // The pieces between marks: every second one that is closed is a string.
+        let mut joined = String::with_capacity(out.len() + 2 * cuts.len());
+        let mut from = 0;
+        for (i, &cut) in cuts.iter().chain([&out.len()]).enumerate() {
+            let piece = &out[from..cut];
+            if i % 2 == 1 && i < cuts.len() {
+                joined.push_str(&serde_json::to_string(piece).unwrap_or_default());
+            } else {
+                joined.push_str(piece);
+            }
+            from = (cut + mark.len()).min(out.len());
+        }
+        out = joined;
     }
     out
 }
