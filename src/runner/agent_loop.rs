@@ -259,9 +259,11 @@ impl Player<'_> {
             tool_call::extract_all(&message, &t.tool_names)
         };
         let (run, over) = split_at_cap(std::mem::take(&mut extraction.calls));
+        // Text calls past the ones kept whole are past the cap too: counted, not held.
+        let over_count = over.len() + extraction.past_kept.calls;
         record.tool_calls = run.len() as u32;
         record.call_format = summarise_format(run.iter().chain(&over).map(|c| c.format));
-        note_unexecuted(record, &extraction, &over);
+        note_unexecuted(record, &extraction, &over, over_count);
         t.calls.push(called.record);
         t.messages.push(assistant_echo(&message));
         if run.is_empty() {
@@ -274,7 +276,7 @@ impl Player<'_> {
                 return Step::Stopped;
             }
         }
-        t.messages.extend(over_cap_notice(&over));
+        t.messages.extend(over_cap_notice(&over, over_count));
         Step::CallsMade
     }
 
@@ -470,8 +472,8 @@ fn split_at_cap(mut calls: Vec<ExtractedCall>) -> (Vec<ExtractedCall>, Vec<Extra
     (calls, over)
 }
 
-/// The one error result telling the model that the calls past the cap were not run.
-fn over_cap_notice(over: &[ExtractedCall]) -> Option<Message> {
+/// The one error result telling the model that the `count` calls past the cap were not run.
+fn over_cap_notice(over: &[ExtractedCall], count: usize) -> Option<Message> {
     let first = over.first()?;
     Some(Message::tool(
         first.name.clone(),
@@ -479,16 +481,24 @@ fn over_cap_notice(over: &[ExtractedCall]) -> Option<Message> {
         format!(
             "{ERROR_PREFIX}{} more tool calls in this reply were not run: at most \
              {TOOL_CALLS_PER_REPLY} run per reply. Call the rest in your next reply.",
-            over.len()
+            count
         ),
     ))
 }
 
-/// Records the calls of a reply that were not executed: the count, and the first ones in detail.
-fn note_unexecuted(record: &mut CallRecord, extraction: &Extraction, over: &[ExtractedCall]) {
+/// Records the calls of a reply that were not executed: the count (`over_count` past the cap,
+/// of which `over` are held), and the first ones in detail.
+fn note_unexecuted(
+    record: &mut CallRecord,
+    extraction: &Extraction,
+    over: &[ExtractedCall],
+    over_count: usize,
+) {
     let beside = &extraction.beside_native;
     let withheld = &extraction.withheld;
-    record.unexecuted_calls = (beside.len() + withheld.len() + over.len()) as u32;
+    let past = extraction.past_kept;
+    let count = beside.len() + past.beside_native + withheld.len() + past.withheld + over_count;
+    record.unexecuted_calls = u32::try_from(count).unwrap_or(u32::MAX);
     let tagged = beside
         .iter()
         .map(|c| (c, NotExecuted::BesideNative))
@@ -561,6 +571,7 @@ mod tests {
     use crate::wire::chat::{ApiKind, CallResult, NativeCall};
     use crate::wire::chat_api::{LoadedModel, ModelEntry, ModelInfo, ServerInfo};
     use crate::wire::outcome::Attempt;
+    use crate::wire::tool_call::finds::CALLS_KEPT;
     use futures_util::future::BoxFuture;
     use serde_json::json;
     use std::collections::VecDeque;
@@ -729,6 +740,29 @@ mod tests {
             "{}",
             notice.content
         );
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_text_calls_is_counted_whole_and_run_at_the_cap() {
+        let one = r#"{"name": "get_order", "arguments": {"order_id": "A1"}}"#;
+        let n = 3 * CALLS_KEPT;
+        let api = Scripted::new(vec![calling(Vec::new(), &one.repeat(n))]);
+        let r = play(&api, 10, None).await;
+        let first = &r.calls[0];
+        assert_eq!(first.tool_calls as usize, TOOL_CALLS_PER_REPLY);
+        assert_eq!(first.unexecuted_calls as usize, n - TOOL_CALLS_PER_REPLY);
+        assert_eq!(r.tool_events.len(), TOOL_CALLS_PER_REPLY);
+        let sent = api.sent();
+        let notice = &sent[1].messages.last().expect("notice").content;
+        let over = n - TOOL_CALLS_PER_REPLY;
+        assert!(
+            notice.contains(&format!("{over} more tool calls")),
+            "{notice}"
+        );
+        // Beside a native call, the flood is counted as written beside it.
+        let api = Scripted::new(vec![calling(orders(1), &one.repeat(n))]);
+        let r = play(&api, 10, None).await;
+        assert_eq!(r.calls[0].unexecuted_calls as usize, n);
     }
 
     #[tokio::test]

@@ -14,9 +14,11 @@
 //! does not parse becomes a `Malformed` call carrying the message that tells the model the expected
 //! shape; so does an object giving one key twice with different values (`strict`). A call
 //! embedded in prose that quotes, refuses or puts it off is withheld (`prose`). Plain prose gives
-//! no call. The work per reply is bounded (`scan::WORK_PER_BYTE`) and
-//! nothing here panics, whatever the input.
+//! no call. The work per reply is bounded (`scan::WORK_PER_BYTE`), and so is
+//! the memory: a flood's first [`finds::CALLS_KEPT`] calls are kept whole, the rest counted
+//! (`finds`). Nothing here panics, whatever the input.
 
+pub mod finds;
 mod prose;
 mod python;
 pub mod scan;
@@ -30,6 +32,7 @@ mod xml_parameters;
 use super::chat::{Message, NativeCall};
 use super::depth;
 use crate::trace::CallFormat;
+use finds::Scanned;
 use scan::{Braces, Budget, object_at};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -89,6 +92,20 @@ pub struct Extraction {
     /// Calls read in the text or the reasoning that the model did not make: recorded, never
     /// executed.
     pub withheld: Vec<(ExtractedCall, Withheld)>,
+    /// Calls of a flood past the first [`finds::CALLS_KEPT`] of the text, counted only.
+    pub past_kept: PastKept,
+}
+
+/// The calls of a reply past the first [`finds::CALLS_KEPT`] of its text: found, judged and
+/// counted, not kept (so never run, and never recorded in detail).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PastKept {
+    /// Calls the text makes, to answer (there are no native calls).
+    pub calls: usize,
+    /// Calls the text makes beside native calls.
+    pub beside_native: usize,
+    /// Calls it writes without making them.
+    pub withheld: usize,
 }
 
 /// The calls written in one reply's text.
@@ -98,6 +115,8 @@ pub struct TextCalls {
     pub calls: Vec<ExtractedCall>,
     /// The calls it writes without making them, with why.
     pub withheld: Vec<(ExtractedCall, Withheld)>,
+    /// The calls past the first [`finds::CALLS_KEPT`], counted.
+    pub past_kept: PastKept,
 }
 
 /// A call found in the text, with the span of text it covers.
@@ -117,20 +136,29 @@ pub fn extract(message: &Message, known_tools: &[String]) -> Vec<ExtractedCall> 
 pub fn extract_all(message: &Message, known_tools: &[String]) -> Extraction {
     let text = read_text(&message.content, known_tools);
     let mut withheld = text.withheld;
+    let mut past_kept = text.past_kept;
     if let Some(thinking) = message.thinking.as_deref().filter(|t| !t.is_empty()) {
-        withheld.extend(considered(thinking, known_tools));
+        let (considered, past) = considered(thinking, known_tools);
+        withheld.extend(considered);
+        past_kept.withheld += past;
     }
     if message.tool_calls.is_empty() {
         return Extraction {
             calls: text.calls,
             beside_native: Vec::new(),
             withheld,
+            past_kept,
         };
     }
     Extraction {
         calls: message.tool_calls.iter().map(native).collect(),
         beside_native: text.calls,
         withheld,
+        past_kept: PastKept {
+            calls: 0,
+            beside_native: past_kept.calls,
+            ..past_kept
+        },
     }
 }
 
@@ -162,17 +190,22 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
 /// embedded in prose that says they are not made now (`prose`).
 pub fn read_text(content: &str, known_tools: &[String]) -> TextCalls {
     let split = unread::split(content);
-    let found = scan_text(&split.outside, known_tools);
-    let verdicts = prose::judge(&split.outside, &found);
+    let mut scanned = scan_text(&split.outside, known_tools);
+    let spans = std::mem::take(&mut scanned.spans);
+    let verdicts = prose::judge(&split.outside, &spans);
     let mut out = TextCalls::default();
-    for (f, verdict) in found.into_iter().zip(verdicts) {
-        match verdict {
-            Some(why) => out.withheld.push((f.call, why)),
-            None => out.calls.push(f.call),
+    for (span, verdict) in spans.iter().zip(verdicts) {
+        match (scanned.take(span), verdict) {
+            (Some(call), Some(why)) => out.withheld.push((call, why)),
+            (Some(call), None) => out.calls.push(call),
+            (None, Some(_)) => out.past_kept.withheld += 1,
+            (None, None) => out.past_kept.calls += 1,
         }
     }
     if let Some(reasoning) = &split.reasoning {
-        out.withheld.extend(considered(reasoning, known_tools));
+        let (considered, past) = considered(reasoning, known_tools);
+        out.withheld.extend(considered);
+        out.past_kept.withheld += past;
     }
     out
 }
@@ -182,25 +215,32 @@ pub fn read_text(content: &str, known_tools: &[String]) -> TextCalls {
 pub const REASONING_READ: usize = 64 * 1024;
 
 /// The calls written in the first [`REASONING_READ`] bytes of reasoning, each withheld as
-/// considered (malformed ones dropped: there is nothing to tell the model about its thoughts).
-fn considered(reasoning: &str, known_tools: &[String]) -> Vec<(ExtractedCall, Withheld)> {
+/// considered (malformed ones dropped: there is nothing to tell the model about its thoughts),
+/// and the count of those past the first [`finds::CALLS_KEPT`].
+fn considered(reasoning: &str, known_tools: &[String]) -> (Vec<(ExtractedCall, Withheld)>, usize) {
     let start = reasoning.len() - reasoning.trim_start().len();
     let read = &reasoning[..reasoning.floor_char_boundary(start.saturating_add(REASONING_READ))];
-    scan_text(read, known_tools)
-        .into_iter()
-        .filter(|f| f.call.format != CallFormat::Malformed)
-        .map(|f| (f.call, Withheld::Reasoning))
-        .collect()
+    let mut scanned = scan_text(read, known_tools);
+    let spans = std::mem::take(&mut scanned.spans);
+    let mut kept = Vec::new();
+    let mut past = 0;
+    for span in spans.iter().filter(|s| !s.malformed) {
+        match scanned.take(span) {
+            Some(call) => kept.push((call, Withheld::Reasoning)),
+            None => past += 1,
+        }
+    }
+    (kept, past)
 }
 
 /// Every call-shaped span of `text` (already blanked of what is never a call), sorted by start.
-fn scan_text(text: &str, known_tools: &[String]) -> Vec<Found> {
+fn scan_text(text: &str, known_tools: &[String]) -> Scanned {
     let mut budget = Budget::for_len(text.len());
     let mut braces = Braces::new(text);
     let mut found = shapes::find(text, &mut braces, known_tools, &mut budget);
-    found.extend(tokens::find(text, &mut braces, known_tools, &mut budget));
-    found.extend(python::find(text, known_tools, &mut budget));
-    let claimed = merge(found.iter().map(|f| (f.start, f.end)).collect());
+    found.append(tokens::find(text, &mut braces, known_tools, &mut budget));
+    found.append(python::find(text, known_tools, &mut budget));
+    let claimed = merge(found.span_bounds().collect());
     let mut covered = claimed.clone();
     let mut i = 0;
     while let Some(at) = memchr::memchr(b'{', &text.as_bytes()[i..]).map(|o| i + o) {
@@ -228,15 +268,14 @@ fn scan_text(text: &str, known_tools: &[String]) -> Vec<Found> {
             None => i = at + 1,
         }
     }
-    found.sort_by_key(|f| f.start);
+    let mut found = found.into_scanned();
     // Call-shaped text that did not parse: a `{"name"` outside every parsed object, or a
     // `<tool_call>` tag holding no call. One malformed call per reply is enough to tell the model.
     let covered = merge(covered);
     let malformed = name_key_positions(text, known_tools)
         .find(|&p| !inside(&covered, p))
-        .or_else(|| empty_tag_position(text, &found));
+        .or_else(|| empty_tag_position(text, &found.spans));
     if let Some(pos) = malformed {
-        let at = found.partition_point(|f| f.start < pos);
         let fragment = &text[pos..];
         let name = guess_name(fragment);
         let call = malformed_named(
@@ -244,14 +283,11 @@ fn scan_text(text: &str, known_tools: &[String]) -> Vec<Found> {
             fragment,
             "the call is not valid JSON",
         );
-        found.insert(
-            at,
-            Found {
-                start: pos,
-                end: pos,
-                call,
-            },
-        );
+        found.insert(Found {
+            start: pos,
+            end: pos,
+            call,
+        });
     }
     found
 }
@@ -484,7 +520,7 @@ fn name_key_positions<'a>(
 /// Position of a `<tool_call>` tag that opens a call attempt holding no parsed call (`found` sorted
 /// by position). A tag merely named in prose (`<tool_call></tool_call>`, "wrap it in <tool_call>
 /// tags") opens no attempt.
-fn empty_tag_position(content: &str, found: &[Found]) -> Option<usize> {
+fn empty_tag_position(content: &str, found: &[finds::Span]) -> Option<usize> {
     let tags: Vec<usize> = search::positions(content, "<tool_call>").collect();
     tags.iter().enumerate().find_map(|(k, &start)| {
         let end = tags.get(k + 1).copied().unwrap_or(content.len());
@@ -766,10 +802,21 @@ mod tests {
     fn big_replies_are_read_whole_or_stopped_cleanly() {
         // A megabyte of open braces: no call, and (see benches/scan.rs) linear time.
         assert!(text(&"{".repeat(1 << 20)).is_empty());
-        // A megabyte of calls: every one of them found.
+        // A megabyte of calls: every one of them found, the first ones kept whole.
         let one = r#"{"name": "get_order", "arguments": {"order_id": "A1"}}"#;
         let n = (1 << 20) / one.len();
-        assert_eq!(text(&one.repeat(n)).len(), n);
+        let read = read_text(&one.repeat(n), &known());
+        assert_eq!(read.calls.len(), finds::CALLS_KEPT);
+        assert_eq!(read.past_kept.calls, n - finds::CALLS_KEPT);
+        assert!(read.calls.iter().all(|c| c.arguments["order_id"] == "A1"));
+        // Put off as a whole: the prose after the last call is read, however many come before.
+        let refused = read_text(
+            &format!("{} These wait until you confirm.", one.repeat(n)),
+            &known(),
+        );
+        assert!(refused.calls.is_empty());
+        assert_eq!(refused.withheld.len(), finds::CALLS_KEPT);
+        assert_eq!(refused.past_kept.withheld, n - finds::CALLS_KEPT);
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! between the calls and their neighbours is read (at most [`WINDOW`] bytes each way), so the rule
 //! costs no more than the reply's length.
 
-use super::{Found, Withheld};
+use super::Withheld;
+use super::finds::Span;
 
 /// How far before and after a call its prose is read, bytes.
 pub(super) const WINDOW: usize = 320;
@@ -101,7 +102,7 @@ const DEFERRALS: [&str; 23] = [
 /// Why each of `found` (sorted by start) is withheld, `None` where it counts. Linear in the number
 /// of calls: a run of calls with no words between them is judged once, on the prose after every
 /// earlier call's end and before the run, and the prose after the run up to the next call.
-pub(super) fn judge(text: &str, found: &[Found]) -> Vec<Option<Withheld>> {
+pub(super) fn judge(text: &str, found: &[Span]) -> Vec<Option<Withheld>> {
     let mut verdicts = Vec::with_capacity(found.len());
     let mut reached = 0;
     let mut first = 0;
@@ -130,7 +131,7 @@ pub(super) fn judge(text: &str, found: &[Found]) -> Vec<Option<Withheld>> {
     verdicts
 }
 
-fn span_end(f: &Found) -> usize {
+fn span_end(f: &Span) -> usize {
     f.end.max(f.start)
 }
 
@@ -257,23 +258,9 @@ fn normalise(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::CallFormat;
-    use crate::wire::tool_call::ExtractedCall;
 
     fn at(text: &str, needle: &str) -> Option<Withheld> {
-        let start = text.find(needle).expect("the call");
-        let found = vec![Found {
-            start,
-            end: start + needle.len(),
-            call: ExtractedCall {
-                name: "x".into(),
-                arguments: serde_json::Value::Null,
-                format: CallFormat::Text,
-                id: None,
-                error: None,
-            },
-        }];
-        judge(text, &found)[0]
+        calls_at(text, &[needle])[0]
     }
 
     #[test]
@@ -307,20 +294,15 @@ mod tests {
     }
 
     fn calls_at(text: &str, needles: &[&str]) -> Vec<Option<Withheld>> {
-        let found: Vec<Found> = needles
+        let found: Vec<Span> = needles
             .iter()
             .map(|n| {
                 let start = text.find(n).expect("the call");
-                Found {
+                Span {
                     start,
                     end: start + n.len(),
-                    call: ExtractedCall {
-                        name: "x".into(),
-                        arguments: serde_json::Value::Null,
-                        format: CallFormat::Text,
-                        id: None,
-                        error: None,
-                    },
+                    kept: None,
+                    malformed: false,
                 }
             })
             .collect();

@@ -2,10 +2,10 @@
 //! call inside a ```python (or ```py, ```tool_code) fence. Keyword arguments with Python literals
 //! become a JSON object; a call to a known tool that does not parse is malformed.
 
+use super::finds::Finds;
 use super::scan::Budget;
 use super::search;
 use super::{Found, malformed_named, text_call};
-use crate::trace::CallFormat;
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 
@@ -16,8 +16,8 @@ const FENCES: [&str; 3] = ["```python", "```py", "```tool_code"];
 const MAX_DEPTH: usize = 32;
 
 /// Pythonic calls in `text`: bracketed lists and fenced calls.
-pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Found> {
-    let mut found = Vec::new();
+pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Finds {
+    let mut found = Finds::default();
     let mut next = 0;
     for at in search::byte_positions(text, b'[') {
         if at < next || budget.is_spent() {
@@ -36,7 +36,7 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Fou
                 next = p.pos;
             }
             // One malformed pythonic call per reply is enough to tell the model.
-            Err(why) if is_known(known, first) && !found.iter().any(is_malformed) => {
+            Err(why) if is_known(known, first) && !found.any_malformed() => {
                 found.push(malformed_at(at, text, first, &why));
                 next = p.pos.max(at + 1);
             }
@@ -44,7 +44,7 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Fou
         }
     }
     // The bracketed lists, in order of position: a fence holding one is not read again.
-    let listed: Vec<usize> = found.iter().map(|f| f.start).collect();
+    let listed = found.starts();
     for fence in FENCES {
         for at in search::positions(text, fence) {
             let body = at + fence.len();
@@ -75,10 +75,6 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Vec<Fou
 
 fn is_known(known: &[String], name: &str) -> bool {
     known.iter().any(|k| k == name)
-}
-
-fn is_malformed(f: &Found) -> bool {
-    f.call.format == CallFormat::Malformed
 }
 
 fn to_found(start: usize, end: usize, calls: Vec<(String, Value)>) -> Vec<Found> {
@@ -367,6 +363,7 @@ impl<'a> Parser<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::CallFormat;
     use serde_json::json;
 
     fn known() -> Vec<String> {
@@ -375,8 +372,9 @@ mod tests {
 
     fn calls(text: &str) -> Vec<(String, Value, CallFormat)> {
         find(text, &known(), &mut Budget::for_len(text.len()))
+            .into_kept_calls()
             .into_iter()
-            .map(|f| (f.call.name, f.call.arguments, f.call.format))
+            .map(|c| (c.name, c.arguments, c.format))
             .collect()
     }
 

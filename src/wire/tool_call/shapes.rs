@@ -4,6 +4,7 @@
 //! `Action: name` / `Action Input: {...}`. Each gives a call when its arguments are a JSON object
 //! and a malformed call otherwise; the span it covers is skipped by the JSON scan.
 
+use super::finds::Finds;
 use super::scan::{Braces, Budget, object_at};
 use super::search;
 use super::strict::Read;
@@ -25,8 +26,8 @@ pub(super) fn find(
     braces: &mut Braces<'_>,
     known: &[String],
     budget: &mut Budget,
-) -> Vec<Found> {
-    let mut found = Vec::new();
+) -> Finds {
+    let mut found = Finds::default();
     for at in search::positions(text, MISTRAL) {
         let rest = &text[at + MISTRAL.len()..];
         let name = ident(rest.trim_start());
@@ -171,8 +172,9 @@ mod tests {
         let known = vec!["get_order".to_string()];
         let mut braces = Braces::new(text);
         find(text, &mut braces, &known, &mut Budget::for_len(text.len()))
+            .into_kept_calls()
             .into_iter()
-            .map(|f| (f.call.name, f.call.arguments, f.call.format))
+            .map(|c| (c.name, c.arguments, c.format))
             .collect()
     }
 

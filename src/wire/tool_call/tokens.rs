@@ -9,6 +9,7 @@
 //! `<escape>`), and llama 3.1's `<|python_tag|>name(key=..)`. Each call is read with its arguments,
 //! or is one malformed call naming the tool; its span is skipped by the JSON scan.
 
+use super::finds::Finds;
 use super::python;
 use super::scan::{Braces, Budget};
 use super::search;
@@ -38,9 +39,9 @@ pub(super) fn find(
     braces: &mut Braces<'_>,
     known: &[String],
     budget: &mut Budget,
-) -> Vec<Found> {
+) -> Finds {
     let toks = tokens(text, budget);
-    let mut found = Vec::new();
+    let mut found = Finds::default();
     harmony(text, &toks, braces, budget, &mut found);
     call_blocks(text, &toks, braces, budget, &mut found);
     functionary(text, &toks, braces, known, budget, &mut found);
@@ -109,7 +110,7 @@ fn harmony(
     toks: &[Token],
     braces: &mut Braces<'_>,
     budget: &mut Budget,
-    found: &mut Vec<Found>,
+    found: &mut Finds,
 ) {
     const ENDS_MESSAGE: [&str; 4] = ["end", "call", "return", "message"];
     for (k, t) in named(toks, &["message"]) {
@@ -146,7 +147,7 @@ fn call_blocks(
     toks: &[Token],
     braces: &mut Braces<'_>,
     budget: &mut Budget,
-    found: &mut Vec<Found>,
+    found: &mut Finds,
 ) {
     const STOPS: [&str; 5] = [
         "tool_call_end",
@@ -219,7 +220,7 @@ fn functionary(
     braces: &mut Braces<'_>,
     known: &[String],
     budget: &mut Budget,
-    found: &mut Vec<Found>,
+    found: &mut Finds,
 ) {
     for (k, t) in named(toks, &["recipient"]) {
         let name = ident(text[t.end..].trim_start());
@@ -256,7 +257,7 @@ fn functionary(
 
 /// Gemma 4's `call:name{..}` and `call:name(..)` (in `<|tool_call>` … `<tool_call|>`, or naming a
 /// known tool), FunctionGemma's in `<start_function_call>` … `<end_function_call>`.
-fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Vec<Found>) {
+fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Finds) {
     const OPENS: [&str; 2] = ["<|tool_call>", "<start_function_call>"];
     const CLOSES: [&str; 2] = ["<tool_call|>", "<end_function_call>"];
     for at in search::positions(text, "call:") {
@@ -337,7 +338,7 @@ fn unquote_gemma(source: &str) -> String {
 }
 
 /// llama 3.1's `<|python_tag|>` followed by Python calls (a JSON body is left to the JSON scan).
-fn python_tag(text: &str, toks: &[Token], found: &mut Vec<Found>) {
+fn python_tag(text: &str, toks: &[Token], found: &mut Finds) {
     for (k, t) in named(toks, &["python_tag"]) {
         let end = toks[k + 1..]
             .iter()
@@ -373,11 +374,10 @@ mod tests {
     fn calls(text: &str) -> Vec<(String, Value, CallFormat)> {
         let known = vec!["get_order".to_string()];
         let mut braces = Braces::new(text);
-        let mut found = find(text, &mut braces, &known, &mut Budget::for_len(text.len()));
-        found.sort_by_key(|f| f.start);
-        found
+        find(text, &mut braces, &known, &mut Budget::for_len(text.len()))
+            .into_kept_calls()
             .into_iter()
-            .map(|f| (f.call.name, f.call.arguments, f.call.format))
+            .map(|c| (c.name, c.arguments, c.format))
             .collect()
     }
 
