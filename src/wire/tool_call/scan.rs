@@ -96,20 +96,11 @@ impl Ends {
         }
     }
 
-    fn get(&self, pos: usize) -> Option<u32> {
-        let slot = self.slot(pos)?;
+    /// The table of ends, by slot.
+    fn table(&mut self) -> &mut [u32] {
         match self {
-            Ends::Dense(ends) | Ends::Sparse { ends, .. } => ends.get(slot).copied(),
-            Ends::Unbuilt => None,
-        }
-    }
-
-    fn set(&mut self, pos: usize, end: u32) {
-        let Some(slot) = self.slot(pos) else { return };
-        if let Ends::Dense(ends) | Ends::Sparse { ends, .. } = self
-            && let Some(e) = ends.get_mut(slot)
-        {
-            *e = end;
+            Ends::Dense(ends) | Ends::Sparse { ends, .. } => ends,
+            Ends::Unbuilt => &mut [],
         }
     }
 }
@@ -137,27 +128,35 @@ impl<'a> Braces<'a> {
         if matches!(self.ends, Ends::Unbuilt) {
             self.ends = Ends::build(self.bytes);
         }
-        if self.ends.get(start) == Some(UNKNOWN) {
-            self.pass(start, budget);
+        let slot = self.ends.slot(start)?;
+        if self.ends.table()[slot] == UNKNOWN {
+            self.pass(start, slot, budget);
         }
-        match self.ends.get(start) {
-            Some(end) if end != UNKNOWN && end != NEVER => Some(end as usize),
-            _ => None,
+        match self.ends.table()[slot] {
+            UNKNOWN | NEVER => None,
+            end => Some(end as usize),
         }
     }
 
-    fn pass(&mut self, start: usize, budget: &mut Budget) {
-        let rest = &self.bytes[start.min(self.bytes.len())..];
+    /// Resolves every `{` met outside strings from `start` (the `{` in `first_slot`) on.
+    fn pass(&mut self, start: usize, first_slot: usize, budget: &mut Budget) {
+        let bytes = self.bytes;
+        let rest = &bytes[start.min(bytes.len())..];
         if !budget.spend(rest.len()) {
             return;
         }
+        let sparse = matches!(self.ends, Ends::Sparse { .. });
+        let ends = self.ends.table();
+        // Open objects by slot: a sparse table numbers every `{`, in strings too.
         let mut open: Vec<usize> = Vec::new();
+        let mut next_slot = first_slot;
         let mut in_string = false;
         let mut escaped = false;
         let mut closed_or_quoted = false;
         for (k, &b) in rest.iter().enumerate() {
             let at = start + k;
             if in_string {
+                next_slot += usize::from(sparse && b == b'{');
                 match b {
                     _ if escaped => escaped = false,
                     b'\\' => escaped = true,
@@ -171,19 +170,22 @@ impl<'a> Braces<'a> {
                     in_string = true;
                     closed_or_quoted = true;
                 }
-                b'{' => open.push(at),
+                b'{' => {
+                    open.push(if sparse { next_slot } else { at });
+                    next_slot += 1;
+                }
                 b'}' => {
                     closed_or_quoted = true;
                     if let Some(o) = open.pop() {
                         // `at + 1` is below NEVER: `end` refuses longer texts.
-                        self.ends.set(o, (at + 1) as u32);
+                        ends[o] = (at + 1) as u32;
                     }
                 }
                 _ => {}
             }
         }
         for o in open {
-            self.ends.set(o, NEVER);
+            ends[o] = NEVER;
         }
         if !closed_or_quoted {
             self.dead_from = self.dead_from.min(start);
@@ -218,6 +220,26 @@ mod tests {
         assert_eq!(braces.end(2, &mut budget), Some(text.len() - 2));
         assert_eq!(braces.end(8, &mut budget), Some(18));
         assert_eq!(braces.end(text.len() - 1, &mut budget), None);
+    }
+
+    #[test]
+    fn sparse_and_dense_tables_give_the_same_ends() {
+        // `{` inside strings and escapes too: a sparse table numbers those as well.
+        let core = r#"{"a": {"b": "}{\"{"}, "c": {"d": 1}} {"e": "{"} {"#;
+        let padded = format!("{core}{}", " ".repeat(64 * core.len()));
+        let ends = |text: &str| {
+            let mut braces = Braces::new(text);
+            let mut budget = Budget::for_len(text.len());
+            let got: Vec<Option<usize>> = (0..core.len())
+                .map(|i| braces.end(i, &mut budget))
+                .collect();
+            (got, matches!(braces.ends, Ends::Sparse { .. }))
+        };
+        let (dense, dense_is_sparse) = ends(core);
+        let (sparse, sparse_is_sparse) = ends(&padded);
+        assert!(!dense_is_sparse && sparse_is_sparse);
+        assert_eq!(dense, sparse);
+        assert_eq!(dense[0], Some(36));
     }
 
     #[test]
