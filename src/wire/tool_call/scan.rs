@@ -69,8 +69,13 @@ enum Ends {
     /// One slot per byte, for texts dense with `{`: looked up directly.
     Dense(Vec<u32>),
     /// One slot per `{`, found by its position: a text with few braces then costs memory (and
-    /// page faults) for its braces, not its length.
-    Sparse { opens: Vec<u32>, ends: Vec<u32> },
+    /// page faults) for its braces, not its length. `hint` is the slot last looked up: the scan
+    /// asks for braces in order, so the next is usually the one after it.
+    Sparse {
+        opens: Vec<u32>,
+        ends: Vec<u32>,
+        hint: usize,
+    },
 }
 
 impl Ends {
@@ -84,23 +89,32 @@ impl Ends {
         Ends::Sparse {
             ends: vec![UNKNOWN; opens.len()],
             opens,
+            hint: 0,
         }
     }
 
     /// The slot of the `{` at `pos` (which must hold one).
-    fn slot(&self, pos: usize) -> Option<usize> {
+    fn slot(&mut self, pos: usize) -> Option<usize> {
         match self {
             Ends::Unbuilt => None,
             Ends::Dense(_) => Some(pos),
-            Ends::Sparse { opens, .. } => opens.binary_search(&(pos as u32)).ok(),
+            Ends::Sparse { opens, hint, .. } => {
+                let pos = pos as u32;
+                let slot = (*hint..opens.len().min(*hint + 2))
+                    .find(|&k| opens[k] == pos)
+                    .or_else(|| opens.binary_search(&pos).ok())?;
+                *hint = slot;
+                Some(slot)
+            }
         }
     }
 
-    /// The table of ends, by slot.
-    fn table(&mut self) -> &mut [u32] {
+    /// The table of ends by slot, and the position of each slot's `{` when the table is sparse.
+    fn table(&mut self) -> (&mut [u32], Option<&[u32]>) {
         match self {
-            Ends::Dense(ends) | Ends::Sparse { ends, .. } => ends,
-            Ends::Unbuilt => &mut [],
+            Ends::Dense(ends) => (ends, None),
+            Ends::Sparse { ends, opens, .. } => (ends, Some(opens)),
+            Ends::Unbuilt => (&mut [], None),
         }
     }
 }
@@ -129,10 +143,10 @@ impl<'a> Braces<'a> {
             self.ends = Ends::build(self.bytes);
         }
         let slot = self.ends.slot(start)?;
-        if self.ends.table()[slot] == UNKNOWN {
+        if self.ends.table().0[slot] == UNKNOWN {
             self.pass(start, slot, budget);
         }
-        match self.ends.table()[slot] {
+        match self.ends.table().0[slot] {
             UNKNOWN | NEVER => None,
             end => Some(end as usize),
         }
@@ -145,18 +159,17 @@ impl<'a> Braces<'a> {
         if !budget.spend(rest.len()) {
             return;
         }
-        let sparse = matches!(self.ends, Ends::Sparse { .. });
-        let ends = self.ends.table();
-        // Open objects by slot: a sparse table numbers every `{`, in strings too.
+        let (ends, opens) = self.ends.table();
+        // Open objects by slot. A sparse table numbers every `{`, in strings too: the slot of
+        // one met outside strings is found by stepping past the ones before it.
         let mut open: Vec<usize> = Vec::new();
-        let mut next_slot = first_slot;
+        let mut slot = first_slot;
         let mut in_string = false;
         let mut escaped = false;
         let mut closed_or_quoted = false;
         for (k, &b) in rest.iter().enumerate() {
             let at = start + k;
             if in_string {
-                next_slot += usize::from(sparse && b == b'{');
                 match b {
                     _ if escaped => escaped = false,
                     b'\\' => escaped = true,
@@ -170,10 +183,15 @@ impl<'a> Braces<'a> {
                     in_string = true;
                     closed_or_quoted = true;
                 }
-                b'{' => {
-                    open.push(if sparse { next_slot } else { at });
-                    next_slot += 1;
-                }
+                b'{' => open.push(match opens {
+                    Some(opens) => {
+                        while opens.get(slot).is_some_and(|&p| (p as usize) < at) {
+                            slot += 1;
+                        }
+                        slot
+                    }
+                    None => at,
+                }),
                 b'}' => {
                     closed_or_quoted = true;
                     if let Some(o) = open.pop() {
