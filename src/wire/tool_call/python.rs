@@ -166,7 +166,14 @@ impl<'a> Parser<'a> {
         if self.eat(b) {
             Ok(())
         } else {
-            Err(format!("expected `{}`", b as char).into())
+            Err(match b {
+                b',' => "expected `,`".into(),
+                b')' => "expected `)`".into(),
+                b']' => "expected `]`".into(),
+                b'}' => "expected `}`".into(),
+                b':' => "expected `:`".into(),
+                _ => format!("expected `{}`", b as char).into(),
+            })
         }
     }
 
@@ -213,7 +220,7 @@ impl<'a> Parser<'a> {
 
     /// `name(key=value, ...)` (or, with `colon_keys`, `name(key: value)` / `name{key: value}`).
     fn call(&mut self) -> Parsed<(String, Value)> {
-        let name = self.ident()?.to_string();
+        let name = self.ident()?;
         let close = if self.eat(b'(') {
             b')'
         } else if self.colon_keys && self.eat(b'{') {
@@ -227,9 +234,9 @@ impl<'a> Parser<'a> {
         if !self.eat(close) {
             loop {
                 self.ws();
-                let key = match self.s.get(self.pos) {
-                    Some(b'"' | b'\'') => self.string()?,
-                    _ => self.ident()?.to_string(),
+                let key: Cow<'a, str> = match self.s.get(self.pos) {
+                    Some(b'"' | b'\'') => self.string()?.into(),
+                    _ => self.ident()?.into(),
                 };
                 if !(self.eat(b'=') || self.colon_keys && self.eat(b':')) {
                     return Err("positional arguments: write key=value".into());
@@ -246,9 +253,9 @@ impl<'a> Parser<'a> {
         }
         let mut args = Map::with_capacity(pairs.len());
         for (key, value) in pairs {
-            insert_once(&mut args, key, value)?;
+            insert_once(&mut args, key.into_owned(), value)?;
         }
-        Ok((name, Value::Object(args)))
+        Ok((name.to_string(), Value::Object(args)))
     }
 
     fn literal(&mut self, depth: usize) -> Parsed<Value> {
@@ -283,7 +290,11 @@ impl<'a> Parser<'a> {
             && rest[n] == quote
         {
             self.pos += n + 1;
-            return Ok(String::from_utf8_lossy(&rest[..n]).into_owned());
+            // Cut at ASCII bytes of a `str`, so always UTF-8: the lossy reading only guards.
+            return Ok(match std::str::from_utf8(&rest[..n]) {
+                Ok(s) => s.to_string(),
+                Err(_) => String::from_utf8_lossy(&rest[..n]).into_owned(),
+            });
         }
         let mut out = Vec::new();
         while let Some(&b) = self.s.get(self.pos) {

@@ -6,6 +6,25 @@ pub(super) fn find(hay: &str, needle: &str) -> Option<usize> {
     memchr::memmem::find(hay.as_bytes(), needle.as_bytes())
 }
 
+/// A needle searched for many times (once per call of a flood): its searcher is built once.
+pub(super) struct Needle(std::sync::LazyLock<memchr::memmem::Finder<'static>>);
+
+impl Needle {
+    pub(super) const fn new(init: fn() -> memchr::memmem::Finder<'static>) -> Needle {
+        Needle(std::sync::LazyLock::new(init))
+    }
+
+    /// Byte offset of the first occurrence in `hay`.
+    pub(super) fn find(&self, hay: &str) -> Option<usize> {
+        self.0.find(hay.as_bytes())
+    }
+
+    /// Byte offsets of its non-overlapping occurrences in `hay`, in order.
+    pub(super) fn positions<'h>(&'h self, hay: &'h str) -> impl Iterator<Item = usize> + 'h {
+        self.0.find_iter(hay.as_bytes())
+    }
+}
+
 /// Byte offsets of the non-overlapping occurrences of `needle` in `hay`, in order (as
 /// `str::match_indices` gives them).
 pub(super) fn positions<'a>(hay: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {

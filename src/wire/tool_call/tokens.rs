@@ -12,10 +12,11 @@
 use super::finds::Finds;
 use super::python;
 use super::scan::{Braces, Budget};
-use super::search;
+use super::search::{self, Needle};
 use super::shapes::{call_with_args, ident};
 use super::unread::harmony_body_end;
 use super::{Found, malformed_named};
+use memchr::memmem::Finder;
 
 /// Longest token name read, bytes.
 const TOKEN_NAME_MAX: usize = 48;
@@ -260,6 +261,10 @@ fn functionary(
 fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Finds) {
     const OPENS: [&str; 2] = ["<|tool_call>", "<start_function_call>"];
     const CLOSES: [&str; 2] = ["<tool_call|>", "<end_function_call>"];
+    static CLOSE: [Needle; 2] = [
+        Needle::new(|| Finder::new(CLOSES[0])),
+        Needle::new(|| Finder::new(CLOSES[1])),
+    ];
     for at in search::positions(text, "call:") {
         let name_at = at + "call:".len();
         let name_len = text[name_at..]
@@ -277,8 +282,10 @@ fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Finds) {
         }
         let window = &text[name_at..text.floor_char_boundary(name_at + GEMMA_WINDOW)];
         // The nearest closing tag; the second is looked for only before the first.
-        let first = search::find(window, CLOSES[0]);
-        let close = search::find(&window[..first.unwrap_or(window.len())], CLOSES[1]).or(first);
+        let first = CLOSE[0].find(window);
+        let close = CLOSE[1]
+            .find(&window[..first.unwrap_or(window.len())])
+            .or(first);
         let source = &window[..close.unwrap_or(window.len())];
         if !budget.spend(source.len()) {
             break;
@@ -314,9 +321,14 @@ fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Finds) {
 
 /// Gemma's string delimiters (`<|"|>…<|"|>`, FunctionGemma's `<escape>…<escape>`) as JSON strings.
 fn unquote_gemma(source: &str) -> String {
+    const MARKS: [&str; 2] = ["<|\"|>", "<escape>"];
+    static MARK: [Needle; 2] = [
+        Needle::new(|| Finder::new(MARKS[0])),
+        Needle::new(|| Finder::new(MARKS[1])),
+    ];
     let mut out = source.to_string();
-    for mark in ["<|\"|>", "<escape>"] {
-        let cuts: Vec<usize> = search::positions(&out, mark).collect();
+    for (mark, needle) in MARKS.iter().zip(&MARK) {
+        let cuts: Vec<usize> = needle.positions(&out).collect();
         if cuts.is_empty() {
             continue;
         }
