@@ -379,7 +379,10 @@ mod tests {
     fn a_record_reads_the_same_whether_its_tag_comes_first_or_not() {
         let written = line("m", 0, Outcome::Pass);
         let tagged: Record = serde_json::from_str(&written).expect("tagged");
-        assert!(written.starts_with(r#"{"type":"conversation","#), "{written}");
+        assert!(
+            written.starts_with(r#"{"type":"conversation","#),
+            "{written}"
+        );
         assert_eq!(parse_record(written.as_bytes()).expect("direct"), tagged);
         // The tag elsewhere in the object: read in the tagged form, to the same record.
         let mut fields: serde_json::Map<String, serde_json::Value> =
