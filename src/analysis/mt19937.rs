@@ -135,13 +135,14 @@ impl PyRandom {
         }
         let shift = 32 - (usize::BITS - n.leading_zeros());
         let n = n as u32;
-        for slot in out {
-            *slot = loop {
-                let r = self.next_u32() >> shift;
-                if r < n {
-                    break r;
-                }
-            };
+        // Each value is written to the next slot, which moves on only when the value is kept:
+        // about half the values above `n` are rejected, a branch no predictor can guess, so the
+        // rejection is taken without one.
+        let mut filled = 0;
+        while filled < out.len() {
+            let r = self.next_u32() >> shift;
+            out[filled] = r;
+            filled += usize::from(r < n);
         }
     }
 
