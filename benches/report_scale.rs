@@ -261,8 +261,9 @@ fn cpu_seconds() -> f64 {
     secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
-/// Says on standard error the peak and current resident memory after a step (`measure` alone
-/// shows them; the table leaves them out).
+/// Says on standard error the peak and current resident memory after a step, and the heap in use
+/// (`mallinfo2`: the bytes malloc has handed out and not had back, so the rest of the resident
+/// memory is freed space malloc keeps), `measure` alone shows them; the table leaves them out.
 fn phase(step: &str) {
     let now = std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -270,10 +271,13 @@ fn phase(step: &str) {
             let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_string();
             line.split_whitespace().nth(1)?.parse::<f64>().ok()
         });
+    // SAFETY: mallinfo2 only reads malloc's own counters.
+    let heap = unsafe { libc::mallinfo2() };
     eprintln!(
-        "{step}: peak {:.1} MiB, now {:.1} MiB",
+        "{step}: peak {:.1} MiB, now {:.1} MiB, heap in use {:.1} MiB",
         peak_rss_mib().unwrap_or(f64::NAN),
-        now.map_or(f64::NAN, |k| k / 1024.0)
+        now.map_or(f64::NAN, |k| k / 1024.0),
+        (heap.uordblks + heap.hblkhd) as f64 / f64::from(1 << 20)
     );
 }
 

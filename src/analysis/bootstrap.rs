@@ -89,35 +89,43 @@ fn nth_smallest(values: &mut [f64], i: usize) -> f64 {
 /// model's pass^k, the comparison between them): the draws of the last few `(n, resamples, seed)`
 /// are kept, up to [`KEPT_DRAWS`] positions in all, and replayed rather than drawn again.
 pub fn for_each_resample(n: usize, resamples: usize, seed: u64, mut f: impl FnMut(&[usize])) {
+    let mut sample = vec![0usize; n];
+    for_each_resample_u32(n, resamples, seed, |drawn| {
+        for (slot, &d) in sample.iter_mut().zip(drawn) {
+            *slot = d as usize;
+        }
+        f(&sample);
+    });
+}
+
+/// [`for_each_resample`] handing `f` the positions as `u32`, as they are kept, so that a replay
+/// lends the kept draws themselves rather than a copy; `n` must fit in a `u32`.
+pub fn for_each_resample_u32(n: usize, resamples: usize, seed: u64, mut f: impl FnMut(&[u32])) {
     if n == 0 {
         return;
     }
+    assert!(u32::try_from(n).is_ok(), "{n} ids: more than a u32 counts");
     let key = (n, resamples, seed);
     if let Some(draws) = kept_draws::get(key) {
-        let mut sample = vec![0usize; n];
         for chunk in draws.chunks_exact(n) {
-            for (slot, &d) in sample.iter_mut().zip(chunk) {
-                *slot = d as usize;
-            }
-            f(&sample);
+            f(chunk);
         }
         return;
     }
-    let keep = n.saturating_mul(resamples) <= KEPT_DRAWS && n <= u32::MAX as usize;
-    let mut kept = Vec::with_capacity(if keep { n * resamples } else { 0 });
     let mut rng = PyRandom::new(seed);
-    let mut sample = vec![0usize; n];
-    for _ in 0..resamples {
-        for slot in sample.iter_mut() {
-            *slot = rng.randbelow(n);
+    if n.saturating_mul(resamples) <= KEPT_DRAWS {
+        let mut kept = vec![0u32; n * resamples];
+        for sample in kept.chunks_exact_mut(n) {
+            rng.fill_below(n, sample);
+            f(sample);
         }
-        if keep {
-            kept.extend(sample.iter().map(|&i| i as u32));
-        }
-        f(&sample);
-    }
-    if keep {
         kept_draws::put(key, kept);
+    } else {
+        let mut sample = vec![0u32; n];
+        for _ in 0..resamples {
+            rng.fill_below(n, &mut sample);
+            f(&sample);
+        }
     }
 }
 
@@ -126,6 +134,7 @@ pub fn for_each_resample(n: usize, resamples: usize, seed: u64, mut f: impl FnMu
 pub const KEPT_DRAWS: usize = 1 << 21;
 
 /// The draws kept for replay, per thread: the most recent first, at most [`KEPT_DRAWS`] in all.
+/// They are kept as drawn (shared, never copied), so keeping them costs no more than drawing.
 mod kept_draws {
     use std::cell::RefCell;
     use std::rc::Rc;
@@ -133,16 +142,16 @@ mod kept_draws {
     type Key = (usize, usize, u64);
 
     thread_local! {
-        static KEPT: RefCell<Vec<(Key, Rc<[u32]>)>> = const { RefCell::new(Vec::new()) };
+        static KEPT: RefCell<Vec<(Key, Rc<Vec<u32>>)>> = const { RefCell::new(Vec::new()) };
     }
 
-    pub(super) fn get(key: Key) -> Option<Rc<[u32]>> {
+    pub(super) fn get(key: Key) -> Option<Rc<Vec<u32>>> {
         KEPT.with_borrow(|k| k.iter().find(|(x, _)| *x == key).map(|(_, d)| d.clone()))
     }
 
     pub(super) fn put(key: Key, draws: Vec<u32>) {
         KEPT.with_borrow_mut(|k| {
-            k.insert(0, (key, draws.into()));
+            k.insert(0, (key, Rc::new(draws)));
             let mut total = 0;
             k.retain(|(_, d)| {
                 total += d.len();
@@ -262,7 +271,8 @@ impl IdTotals {
 }
 
 /// Draws the paired resamples over the ids both sides have (in key order, as the reference sorts
-/// them) and hands `each` the two sides' totals over every resample; returns the ids used.
+/// them) and hands `each` the two sides' totals over every resample; returns the ids used. The
+/// totals are summed in draw order, field by field, as a sum per draw would be.
 fn paired<K: Ord>(
     a: &BTreeMap<K, IdTotals>,
     b: &BTreeMap<K, IdTotals>,
@@ -270,26 +280,32 @@ fn paired<K: Ord>(
     seed: u64,
     mut each: impl FnMut(IdTotals, IdTotals),
 ) -> usize {
-    let ids: Vec<&K> = a.keys().filter(|k| b.contains_key(*k)).collect();
-    let sa: Vec<&IdTotals> = ids.iter().map(|k| &a[*k]).collect();
-    let sb: Vec<&IdTotals> = ids.iter().map(|k| &b[*k]).collect();
-    for_each_resample(ids.len(), resamples, seed, |sample| {
-        each(sum_over(sample, &sa), sum_over(sample, &sb));
+    let both: Vec<(IdTotals, IdTotals)> = a
+        .iter()
+        .filter_map(|(k, x)| Some((*x, *b.get(k)?)))
+        .collect();
+    for_each_resample_u32(both.len(), resamples, seed, |sample| {
+        let (mut x, mut y) = (IdTotals::default(), IdTotals::default());
+        for &i in sample {
+            let (p, q) = &both[i as usize];
+            x.add(p);
+            y.add(q);
+        }
+        each(x, y);
     });
-    ids.len()
+    both.len()
 }
 
-fn sum_over(sample: &[usize], ids: &[&IdTotals]) -> IdTotals {
-    let mut t = IdTotals::default();
-    for &i in sample {
-        let x = ids[i];
-        t.trials += x.trials;
-        t.passes += x.passes;
-        t.tokens += x.tokens;
-        t.cached += x.cached;
-        t.pipeline += x.pipeline;
+impl IdTotals {
+    /// Adds `other` field by field.
+    #[inline]
+    fn add(&mut self, other: &IdTotals) {
+        self.trials += other.trials;
+        self.passes += other.passes;
+        self.tokens += other.tokens;
+        self.cached += other.cached;
+        self.pipeline += other.pipeline;
     }
-    t
 }
 
 /// Paired task bootstrap over the tasks both models ran (ids sorted as strings).
@@ -300,8 +316,12 @@ pub fn task_bootstrap(
     resamples: usize,
     seed: u64,
 ) -> TaskBootstrap {
-    let (mut rs, mut rl, mut diff) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut be, mut bc, mut bp) = (Vec::new(), Vec::new(), Vec::new());
+    let room = || Vec::with_capacity(resamples);
+    let (mut rs, mut rl, mut diff) = (room(), room(), room());
+    let (mut be, mut bc, mut bp) = (room(), room(), Vec::new());
+    if with_pipeline {
+        bp.reserve(resamples);
+    }
     let mut tally = BreakEvenTally::default();
     let tasks = paired(small, large, resamples, seed, |a, b| {
         rs.extend(a.rate());
@@ -352,9 +372,9 @@ pub fn pass_hat_k_intervals(
         })
         .collect();
     let mut values: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); kmax];
-    for_each_resample(tasks.len(), resamples, seed, |sample| {
+    for_each_resample_u32(tasks.len(), resamples, seed, |sample| {
         for (by_task, v) in table.iter().zip(values.iter_mut()) {
-            let sum: f64 = sample.iter().filter_map(|&i| by_task[i]).sum();
+            let sum: f64 = sample.iter().filter_map(|&i| by_task[i as usize]).sum();
             v.push(sum / sample.len() as f64);
         }
     });
@@ -368,10 +388,11 @@ pub fn pass_hat_k_intervals(
 /// the tasks given as (trials, passes); `None` without tasks.
 pub fn success_interval(tasks: &[(usize, usize)], resamples: usize, seed: u64) -> Option<Interval> {
     let mut values = Vec::with_capacity(resamples);
-    for_each_resample(tasks.len(), resamples, seed, |sample| {
-        let (n, c) = sample
-            .iter()
-            .fold((0, 0), |(n, c), &i| (n + tasks[i].0, c + tasks[i].1));
+    for_each_resample_u32(tasks.len(), resamples, seed, |sample| {
+        let (n, c) = sample.iter().fold((0, 0), |(n, c), &i| {
+            let t = tasks[i as usize];
+            (n + t.0, c + t.1)
+        });
         if n > 0 {
             values.push(c as f64 / n as f64);
         }
@@ -417,7 +438,8 @@ pub fn message_bootstrap(
     resamples: usize,
     seed: u64,
 ) -> MessageBootstrap {
-    let (mut rs, mut rl, mut be) = (Vec::new(), Vec::new(), Vec::new());
+    let room = || Vec::with_capacity(resamples);
+    let (mut rs, mut rl, mut be) = (room(), room(), room());
     let mut tally = BreakEvenTally::default();
     let messages = paired(small, large, resamples, seed, |a, b| {
         rs.extend(a.rate());
@@ -447,7 +469,7 @@ pub fn difference_bootstrap(
     resamples: usize,
     seed: u64,
 ) -> Option<Interval> {
-    let mut diff = Vec::new();
+    let mut diff = Vec::with_capacity(resamples);
     paired(a, b, resamples, seed, |x, y| {
         if let (Some(rx), Some(ry)) = (x.rate(), y.rate()) {
             diff.push(ry - rx);

@@ -16,7 +16,9 @@
 //!   manifest's: a verdict of other graders would be counted as this run's.
 
 use crate::runner::levels::{Levels, declared};
-use crate::runner::record::{Manifest, Mode, Outcome, Record, SCHEMA_VERSION, TrialKey};
+use crate::runner::record::{
+    ConversationRecord, Manifest, Mode, Outcome, Record, RouterRecord, SCHEMA_VERSION, TrialKey,
+};
 use crate::suite::{PromptVariant, ToolVariant};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
@@ -99,7 +101,9 @@ pub fn read_from(
     };
     let allowed = Allowed::of(manifest);
     let mut graded_on: HashMap<TrialKey, usize> = HashMap::new();
-    let mut reader = BufReader::new(source);
+    // Records run to tens of KiB a line: a larger buffer than the default 8 KiB reads each in
+    // one or two calls rather than several.
+    let mut reader = BufReader::with_capacity(READ_BUFFER, source);
     let mut buf = Vec::new();
     let mut read = FileRead::default();
     let mut number = 0;
@@ -111,7 +115,7 @@ pub fn read_from(
         }
         number += 1;
         let complete = buf.last() == Some(&b'\n');
-        let parsed = serde_json::from_slice::<Record>(&buf);
+        let parsed = parse_record(&buf);
         let mut record = match parsed {
             Ok(record) if complete => record,
             Ok(_) => {
@@ -154,6 +158,32 @@ pub fn read_from(
         read.good_len += n as u64;
         visit(Line { number, record });
     }
+}
+
+/// Bytes read from a record file at a time.
+const READ_BUFFER: usize = 256 << 10;
+
+/// Parses one line as a record. A line passk wrote starts with its tag
+/// (`{"type":"conversation",`) and is read straight into its record type: serde's tagged form
+/// first buffers the whole line as generic content and then reads that again, which was a third
+/// of reading a record. Any other line, or one the direct read refuses, is read in the tagged
+/// form, so what is accepted and every error message are as they were.
+fn parse_record(line: &[u8]) -> serde_json::Result<Record> {
+    const CONVERSATION: &[u8] = br#"{"type":"conversation","#;
+    const ROUTER: &[u8] = br#"{"type":"router","#;
+    // Checked as UTF-8 once, the text's strings are not checked again one by one.
+    if let Ok(text) = std::str::from_utf8(line) {
+        if line.starts_with(CONVERSATION) {
+            if let Ok(c) = serde_json::from_str::<ConversationRecord>(text) {
+                return Ok(Record::Conversation(Box::new(c)));
+            }
+        } else if line.starts_with(ROUTER)
+            && let Ok(r) = serde_json::from_str::<RouterRecord>(text)
+        {
+            return Ok(Record::Router(Box::new(r)));
+        }
+    }
+    serde_json::from_slice::<Record>(line)
 }
 
 /// A record's trial key and outcome.
@@ -343,6 +373,33 @@ mod tests {
             lines.push(l.number)
         })?;
         Ok((lines, read))
+    }
+
+    #[test]
+    fn a_record_reads_the_same_whether_its_tag_comes_first_or_not() {
+        let written = line("m", 0, Outcome::Pass);
+        let tagged: Record = serde_json::from_str(&written).expect("tagged");
+        assert!(
+            written.starts_with(r#"{"type":"conversation","#),
+            "{written}"
+        );
+        assert_eq!(parse_record(written.as_bytes()).expect("direct"), tagged);
+        // The tag elsewhere in the object: read in the tagged form, to the same record.
+        let mut fields: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&written).expect("object");
+        let tag = fields.shift_remove("type").expect("tag");
+        fields.insert("type".into(), tag);
+        let moved = serde_json::to_string(&fields).expect("json");
+        assert!(!moved.starts_with(r#"{"type""#));
+        assert_eq!(parse_record(moved.as_bytes()).expect("tagged form"), tagged);
+        // A line the direct read refuses is refused with the tagged form's error.
+        let bad = written.replace(r#""trial":0"#, r#""trial":"zero""#);
+        assert_eq!(
+            parse_record(bad.as_bytes()).expect_err("bad").to_string(),
+            serde_json::from_str::<Record>(&bad)
+                .expect_err("bad")
+                .to_string()
+        );
     }
 
     #[test]

@@ -4,64 +4,134 @@
 //! A text is keyed by a digest of its content, so the table and every line are the same whatever
 //! order the records were read in.
 
-use crate::runner::record::{CallRecord, ConversationRecord, RouterRecord};
-use crate::wire::outcome::CallOutcome;
-use serde_json::{Value, json};
+use crate::runner::record::{
+    CallRecord, ConversationRecord, GpuWindow, Node, Outcome, RouterRecord, Status, Timings,
+};
+use crate::trace::{ToolEvent, Verdict};
+use crate::wire::outcome::{Attempt, CallOutcome};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
 
 /// Texts at least this long are shared through the table instead of repeated in each trial.
 const SHARED_MIN_CHARS: usize = 160;
 
 /// Long texts shared by many trials, keyed by a digest of their content.
+///
+/// Most shared texts repeat (one system prompt for every trial of a suite): a text seen before is
+/// found by a cheap hash of its content and compared byte for byte with the stored one, so its
+/// SHA-256 is computed once per distinct text, not once per trial.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SharedTexts(BTreeMap<String, String>);
+pub struct SharedTexts {
+    table: BTreeMap<String, String>,
+    seen: HashMap<u64, String>,
+}
 
 impl SharedTexts {
     /// Stores `text` and returns its key.
     pub fn share(&mut self, text: &str) -> String {
+        let quick = quick_hash(text);
+        if let Some(key) = self.seen.get(&quick)
+            && self.table.get(key).is_some_and(|t| t == text)
+        {
+            return key.clone();
+        }
         let digest = Sha256::digest(text.as_bytes());
         let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-        self.0
+        self.table
             .entry(key.clone())
             .or_insert_with(|| text.to_string());
+        self.seen.entry(quick).or_insert_with(|| key.clone());
         key
     }
 
     /// The table, by key.
     pub fn table(&self) -> &BTreeMap<String, String> {
-        &self.0
+        &self.table
     }
 }
 
-/// The trial as one line of JSON, safe inside an HTML `<script>` element (no `<`).
+/// A hash of `text` to find it again among the texts already shared (not a key: two texts may
+/// share it, and the stored text is compared before its key is reused).
+fn quick_hash(text: &str) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+/// A trial as the page reads it, serialized in this field order (the line's key order).
+#[derive(Serialize)]
+struct TrialDetail<'a> {
+    status: &'a Status,
+    outcome: &'a Outcome,
+    wall_s: f64,
+    call_cap: u32,
+    imported: bool,
+    verdict: &'a Verdict,
+    calls: Vec<CallDetail<'a>>,
+    events: &'a [ToolEvent],
+    /// The replies only when there is no transcript (`null` otherwise).
+    replies: Option<&'a [Option<String>]>,
+    transcript: Vec<Message<'a>>,
+    end_state: String,
+}
+
+/// A transcript message: as recorded, or a long system prompt replaced by its shared key.
+enum Message<'a> {
+    Recorded(&'a Value),
+    SharedSystem(String),
+}
+
+impl Serialize for Message<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Message::Recorded(v) => v.serialize(s),
+            Message::SharedSystem(key) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("role", "system")?;
+                m.serialize_entry("shared", key)?;
+                m.end()
+            }
+        }
+    }
+}
+
+/// The trial as one line of JSON, safe inside an HTML `<script>` element (no `<`). Serialized
+/// straight from the record (no intermediate JSON tree is built).
 pub fn trial_line(c: &ConversationRecord, texts: &mut SharedTexts) -> String {
-    let transcript: Vec<Value> = c
+    let transcript: Vec<Message<'_>> = c
         .transcript
         .iter()
         .map(|m| share_system_prompt(m, texts))
         .collect();
     let end_state = texts.share(&c.end_state.to_string());
     // The reasoning goes with the calls only when the transcript does not carry it already.
-    let transcript_thinks = transcript.iter().any(|m| {
+    let transcript_thinks = c.transcript.iter().any(|m| {
         m.get("thinking")
             .and_then(Value::as_str)
             .is_some_and(|t| !t.is_empty())
     });
-    let detail = json!({
-        "status": c.status,
-        "outcome": c.outcome,
-        "wall_s": c.wall_s,
-        "call_cap": c.call_cap,
-        "imported": c.imported,
-        "verdict": c.verdict,
-        "calls": c.calls.iter().map(|k| call_json(k, !transcript_thinks)).collect::<Vec<_>>(),
-        "events": c.tool_events,
-        "replies": if transcript.is_empty() { json!(c.replies) } else { Value::Null },
-        "transcript": transcript,
-        "end_state": end_state,
-    });
-    script_safe(&detail.to_string())
+    let detail = TrialDetail {
+        status: &c.status,
+        outcome: &c.outcome,
+        wall_s: c.wall_s,
+        call_cap: c.call_cap,
+        imported: c.imported,
+        verdict: &c.verdict,
+        calls: c
+            .calls
+            .iter()
+            .map(|k| call_detail(k, !transcript_thinks))
+            .collect(),
+        events: &c.tool_events,
+        replies: transcript.is_empty().then_some(c.replies.as_slice()),
+        transcript,
+        end_state,
+    };
+    line_of(&detail)
 }
 
 /// A standalone router call as one line of JSON: the gold label, the label found in the reply, the
@@ -76,54 +146,85 @@ pub fn router_line(r: &RouterRecord) -> String {
     } else {
         vec![format!("predicted {predicted}, gold label {}", r.label)]
     };
-    let detail = json!({
-        "router": true,
-        "outcome": r.outcome,
-        "imported": r.imported,
-        "label": r.label,
-        "predicted": r.predicted,
-        "raw": r.raw,
-        "verdict": {"passed": r.correct, "reasons": reasons},
-        "calls": [call_json(&r.call, true)],
-    });
-    script_safe(&detail.to_string())
+    let detail = RouterDetail {
+        router: true,
+        outcome: &r.outcome,
+        imported: r.imported,
+        label: &r.label,
+        predicted: r.predicted.as_deref(),
+        raw: &r.raw,
+        verdict: RouterVerdict {
+            passed: r.correct,
+            reasons,
+        },
+        calls: [call_detail(&r.call, true)],
+    };
+    line_of(&detail)
+}
+
+/// A router call as the page reads it, serialized in this field order.
+#[derive(Serialize)]
+struct RouterDetail<'a> {
+    router: bool,
+    outcome: &'a Outcome,
+    imported: bool,
+    label: &'a str,
+    predicted: Option<&'a str>,
+    raw: &'a str,
+    verdict: RouterVerdict,
+    calls: [CallDetail<'a>; 1],
+}
+
+/// A router call's verdict: right or not, and what was predicted when not.
+#[derive(Serialize)]
+struct RouterVerdict {
+    passed: bool,
+    reasons: Vec<String>,
 }
 
 /// What the page shows of a call: where it sits, its outcome, Ollama's timings, wall time and
 /// time to first token, GPU readings, and its attempts and flags only when there is something to
 /// say (a retry, a failed attempt, a truncated reply, an overflowing context); a thinking model's
-/// reasoning when `thinking` (the transcript does not hold it).
-fn call_json(c: &CallRecord, thinking: bool) -> Value {
-    let mut v = json!({
-        "node": c.node, "turn": c.turn, "step": c.step, "outcome": c.outcome, "timings": c.timings,
-    });
-    let mut put = |key: &str, value: Value| {
-        if let Value::Object(map) = &mut v {
-            map.insert(key.to_string(), value);
-        }
-    };
-    if let Some(w) = c.wall_s {
-        put("wall_s", json!(rounded(w)));
+/// reasoning when `thinking` (the transcript does not hold it). Fields serialize in this order.
+#[derive(Serialize)]
+struct CallDetail<'a> {
+    node: &'a Node,
+    turn: u32,
+    step: u32,
+    outcome: &'a CallOutcome,
+    timings: &'a Timings,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wall_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttft_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gpu: Option<&'a GpuWindow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempts: Option<&'a [Attempt]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context_overflow: Option<bool>,
+}
+
+fn call_detail(c: &CallRecord, thinking: bool) -> CallDetail<'_> {
+    let retried = c.attempts.len() > 1 || c.attempts.iter().any(|a| a.outcome != CallOutcome::Ok);
+    CallDetail {
+        node: &c.node,
+        turn: c.turn,
+        step: c.step,
+        outcome: &c.outcome,
+        timings: &c.timings,
+        wall_s: c.wall_s.map(rounded),
+        ttft_s: c.ttft_s.map(rounded),
+        gpu: c.gpu.as_ref(),
+        thinking: c.thinking.as_deref().filter(|t| thinking && !t.is_empty()),
+        attempts: retried.then_some(c.attempts.as_slice()),
+        truncated: c.truncated.then_some(true),
+        context_overflow: c.context_overflow.then_some(true),
     }
-    if let Some(t) = c.ttft_s {
-        put("ttft_s", json!(rounded(t)));
-    }
-    if let Some(g) = &c.gpu {
-        put("gpu", json!(g));
-    }
-    if let Some(t) = c.thinking.as_ref().filter(|t| thinking && !t.is_empty()) {
-        put("thinking", json!(t));
-    }
-    if c.attempts.len() > 1 || c.attempts.iter().any(|a| a.outcome != CallOutcome::Ok) {
-        put("attempts", json!(c.attempts));
-    }
-    if c.truncated {
-        put("truncated", json!(true));
-    }
-    if c.context_overflow {
-        put("context_overflow", json!(true));
-    }
-    v
 }
 
 /// Seconds to the tenth of a millisecond, as the page shows them.
@@ -132,16 +233,16 @@ fn rounded(seconds: f64) -> f64 {
 }
 
 /// A system message with a long content refers to the shared table instead of carrying it.
-fn share_system_prompt(message: &Value, texts: &mut SharedTexts) -> Value {
+fn share_system_prompt<'a>(message: &'a Value, texts: &mut SharedTexts) -> Message<'a> {
     let content = message.get("content").and_then(Value::as_str);
     match content {
         Some(text)
             if message.get("role").and_then(Value::as_str) == Some("system")
                 && text.len() >= SHARED_MIN_CHARS =>
         {
-            json!({"role": "system", "shared": texts.share(text)})
+            Message::SharedSystem(texts.share(text))
         }
-        _ => message.clone(),
+        _ => Message::Recorded(message),
     }
 }
 
@@ -151,10 +252,29 @@ pub fn script_safe(json: &str) -> String {
     json.replace('<', "\\u003c")
 }
 
+/// A trial's detail as its page line: serialized into a buffer sized for a typical trial at
+/// once (rather than grown from 128 bytes by doubling), then made [`script_safe`].
+fn line_of(detail: &impl Serialize) -> String {
+    let mut out = Vec::with_capacity(16 << 10);
+    serde_json::to_writer(&mut out, detail).expect("a record serializes");
+    let text = String::from_utf8(out).expect("serde_json writes UTF-8");
+    script_safe_owned(text)
+}
+
+/// [`script_safe`] of a string already owned, given back as it is when it holds no `<`.
+fn script_safe_owned(json: String) -> String {
+    if memchr::memchr(b'<', json.as_bytes()).is_some() {
+        script_safe(&json)
+    } else {
+        json
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::fixtures::conversation;
+    use serde_json::json;
 
     #[test]
     fn long_system_prompts_and_end_states_are_shared_once() {
