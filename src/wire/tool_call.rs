@@ -524,7 +524,8 @@ fn empty_tag_position(content: &str, found: &[finds::Span]) -> Option<usize> {
     let tags: Vec<usize> = search::positions(content, "<tool_call>").collect();
     tags.iter().enumerate().find_map(|(k, &start)| {
         let end = tags.get(k + 1).copied().unwrap_or(content.len());
-        let close = search::find(&content[start..end], "</tool_call>").map_or(end, |c| start + c);
+        static CLOSE: search::Needle = search::Needle::new("</tool_call>");
+        let close = CLOSE.find(&content[start..end]).map_or(end, |c| start + c);
         let first_after = found.partition_point(|f| f.start <= start);
         let holds_call = found.get(first_after).is_some_and(|f| f.start < close);
         let body = &content[start + "<tool_call>".len()..close];

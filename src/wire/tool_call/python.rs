@@ -4,7 +4,7 @@
 
 use super::finds::Finds;
 use super::scan::Budget;
-use super::search;
+use super::search::{self, Needle};
 use super::{Found, malformed_named, text_call};
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
@@ -51,7 +51,10 @@ pub(super) fn find(text: &str, known: &[String], budget: &mut Budget) -> Finds {
             if !text[body..].starts_with(['\n', '\r', ' ']) || budget.is_spent() {
                 continue;
             }
-            let end = search::find(&text[body..], "```").map_or(text.len(), |e| body + e);
+            static FENCE_CLOSE: Needle = Needle::new("```");
+            let end = FENCE_CLOSE
+                .find(&text[body..])
+                .map_or(text.len(), |e| body + e);
             let Some(first) = ident_then_paren(text[body..end].trim_start()) else {
                 continue;
             };

@@ -1,27 +1,41 @@
 //! Searches over a whole reply, which is searched for each family's markers in turn: SIMD
 //! (`memchr`) instead of `str::find`'s two-way search, the same matches in the same order.
 
+use memchr::memmem::Finder;
+use std::sync::OnceLock;
+
 /// Byte offset of the first `needle` in `hay`.
 pub(super) fn find(hay: &str, needle: &str) -> Option<usize> {
     memchr::memmem::find(hay.as_bytes(), needle.as_bytes())
 }
 
-/// A needle searched for many times (once per call of a flood): its searcher is built once.
-pub(super) struct Needle(std::sync::LazyLock<memchr::memmem::Finder<'static>>);
+/// A needle searched for many times (once per call of a flood), as a `static`: its searcher is
+/// built on first use, not on every search.
+pub(super) struct Needle {
+    text: &'static str,
+    finder: OnceLock<Finder<'static>>,
+}
 
 impl Needle {
-    pub(super) const fn new(init: fn() -> memchr::memmem::Finder<'static>) -> Needle {
-        Needle(std::sync::LazyLock::new(init))
+    pub(super) const fn new(text: &'static str) -> Needle {
+        Needle {
+            text,
+            finder: OnceLock::new(),
+        }
+    }
+
+    fn finder(&self) -> &Finder<'static> {
+        self.finder.get_or_init(|| Finder::new(self.text))
     }
 
     /// Byte offset of the first occurrence in `hay`.
     pub(super) fn find(&self, hay: &str) -> Option<usize> {
-        self.0.find(hay.as_bytes())
+        self.finder().find(hay.as_bytes())
     }
 
     /// Byte offsets of its non-overlapping occurrences in `hay`, in order.
     pub(super) fn positions<'h>(&'h self, hay: &'h str) -> impl Iterator<Item = usize> + 'h {
-        self.0.find_iter(hay.as_bytes())
+        self.finder().find_iter(hay.as_bytes())
     }
 }
 

@@ -16,7 +16,6 @@ use super::search::{self, Needle};
 use super::shapes::{call_with_args, ident};
 use super::unread::harmony_body_end;
 use super::{Found, malformed_named};
-use memchr::memmem::Finder;
 
 /// Longest token name read, bytes.
 const TOKEN_NAME_MAX: usize = 48;
@@ -261,10 +260,7 @@ fn functionary(
 fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Finds) {
     const OPENS: [&str; 2] = ["<|tool_call>", "<start_function_call>"];
     const CLOSES: [&str; 2] = ["<tool_call|>", "<end_function_call>"];
-    static CLOSE: [Needle; 2] = [
-        Needle::new(|| Finder::new(CLOSES[0])),
-        Needle::new(|| Finder::new(CLOSES[1])),
-    ];
+    static CLOSE: [Needle; 2] = [Needle::new(CLOSES[0]), Needle::new(CLOSES[1])];
     for at in search::positions(text, "call:") {
         let name_at = at + "call:".len();
         let name_len = text[name_at..]
@@ -322,10 +318,7 @@ fn gemma(text: &str, known: &[String], budget: &mut Budget, found: &mut Finds) {
 /// Gemma's string delimiters (`<|"|>…<|"|>`, FunctionGemma's `<escape>…<escape>`) as JSON strings.
 fn unquote_gemma(source: &str) -> String {
     const MARKS: [&str; 2] = ["<|\"|>", "<escape>"];
-    static MARK: [Needle; 2] = [
-        Needle::new(|| Finder::new(MARKS[0])),
-        Needle::new(|| Finder::new(MARKS[1])),
-    ];
+    static MARK: [Needle; 2] = [Needle::new(MARKS[0]), Needle::new(MARKS[1])];
     let mut out = source.to_string();
     for (mark, needle) in MARKS.iter().zip(&MARK) {
         let cuts: Vec<usize> = needle.positions(&out).collect();

@@ -2,7 +2,7 @@
 //! list. The reply is split into what is read for calls (reasoning and tool lists blanked, replaced
 //! by spaces so positions hold) and the reasoning alone (the calls there were only considered).
 
-use super::search;
+use super::search::{self, Needle};
 use std::borrow::Cow;
 
 /// Reasoning blocks as thinking models write them into the text (open tag, close tag): `<think>`
@@ -137,7 +137,10 @@ const HEADER_MAX: usize = 256;
 /// or at the reply's end. Looks no further than that token, so consecutive bodies cost their
 /// length once.
 pub fn harmony_body_end(content: &str, body: usize) -> usize {
-    search::find(&content[body..], "<|").map_or(content.len(), |e| body + e)
+    static TOKEN: Needle = Needle::new("<|");
+    TOKEN
+        .find(&content[body..])
+        .map_or(content.len(), |e| body + e)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use super::python::insert_once;
 use super::scan::Budget;
-use super::search;
+use super::search::Needle;
 use super::{Found, malformed_named, text_call};
 use serde_json::{Map, Value};
 
@@ -30,7 +30,8 @@ pub(super) fn call(
     budget: &mut Budget,
 ) -> Option<Found> {
     let window = &text[body..limit.max(body)];
-    let close = search::find(window, FUNCTION_CLOSE);
+    static CLOSE: Needle = Needle::new(FUNCTION_CLOSE);
+    let close = CLOSE.find(window);
     let inner = &window[..close.unwrap_or(window.len())];
     if !budget.spend(inner.len()) {
         return None;
@@ -69,8 +70,10 @@ fn parameters(inner: &str) -> Result<Map<String, Value>, String> {
         if key.is_empty() || super::shapes::ident(key) != key {
             return Err(format!("`{key}` is not a parameter name"));
         }
-        let next = search::find(after, PARAMETER_TAG).unwrap_or(after.len());
-        let (value, tail) = match search::find(&after[..next], PARAMETER_CLOSE) {
+        static NEXT: Needle = Needle::new(PARAMETER_TAG);
+        static CLOSE: Needle = Needle::new(PARAMETER_CLOSE);
+        let next = NEXT.find(after).unwrap_or(after.len());
+        let (value, tail) = match CLOSE.find(&after[..next]) {
             Some(c) => (&after[..c], &after[c + PARAMETER_CLOSE.len()..]),
             None => (&after[..next], &after[next..]),
         };
