@@ -3,7 +3,9 @@
 //! by spaces so positions hold) and the reasoning alone (the calls there were only considered).
 
 use super::search::{self, Needle};
+use aho_corasick::AhoCorasick;
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 /// Reasoning blocks as thinking models write them into the text (open tag, close tag): `<think>`
 /// (Qwen 3, DeepSeek R1 and V3.1, GLM, Kimi K2 Thinking), Anthropic-style `<thinking>`,
@@ -48,13 +50,20 @@ pub fn blank(content: &str) -> String {
 /// The reply split into what is read for calls and its reasoning (see [`blank`]); Harmony's
 /// `analysis` channel is reasoning unless its header names a recipient (then it is a call).
 pub fn split(content: &str) -> Split<'_> {
+    let present = Present::in_text(content);
     let mut reasoning = Vec::new();
-    for (open, close) in REASONING_TAGS {
-        pairs(content, open, close, true, &mut reasoning);
+    for (k, (open, close)) in REASONING_TAGS.into_iter().enumerate() {
+        if present.pair(k) {
+            pairs(content, open, close, true, &mut reasoning);
+        }
     }
-    harmony_analysis(content, &mut reasoning);
+    if present.pair(REASONING_TAGS.len() + 1) {
+        harmony_analysis(content, &mut reasoning);
+    }
     let mut tools = Vec::new();
-    pairs(content, TOOLS_TAG.0, TOOLS_TAG.1, false, &mut tools);
+    if present.pair(REASONING_TAGS.len()) {
+        pairs(content, TOOLS_TAG.0, TOOLS_TAG.1, false, &mut tools);
+    }
     if reasoning.is_empty() && tools.is_empty() {
         return Split {
             outside: Cow::Borrowed(content),
@@ -78,6 +87,36 @@ pub fn split(content: &str) -> Split<'_> {
     Split {
         outside: Cow::Owned(text(bytes, content)),
         reasoning: reasoning_text,
+    }
+}
+
+/// Which of the tags `split` looks for occur in a text, found in one pass over it: each tag
+/// searched for alone read the whole reply some twenty times, and most replies hold none.
+struct Present(Vec<bool>);
+
+/// Every tag `split` looks for, two per pair (open, close): the reasoning pairs, the tool list,
+/// then Harmony's channel (twice, as it stands alone).
+static TAGS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let tags = REASONING_TAGS
+        .iter()
+        .chain([&TOOLS_TAG, &(HARMONY_CHANNEL, HARMONY_CHANNEL)])
+        .flat_map(|&(open, close)| [open, close]);
+    AhoCorasick::new(tags).expect("fixed tags build an automaton")
+});
+
+impl Present {
+    fn in_text(content: &str) -> Present {
+        let mut seen = vec![false; TAGS.patterns_len()];
+        // Overlapping, so that a tag inside another's match is seen too.
+        for m in TAGS.find_overlapping_iter(content) {
+            seen[m.pattern().as_usize()] = true;
+        }
+        Present(seen)
+    }
+
+    /// Whether pair `k`'s open or close tag occurs (a block needs one of them).
+    fn pair(&self, k: usize) -> bool {
+        self.0[2 * k] || self.0[2 * k + 1]
     }
 }
 
@@ -146,6 +185,38 @@ pub fn harmony_body_end(content: &str, body: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The one-pass search sees a pair exactly when searching for its tags one by one would.
+        #[test]
+        fn the_one_pass_search_sees_what_each_search_would(parts in proptest::collection::vec(
+            prop_oneof![
+                proptest::sample::select(
+                    REASONING_TAGS
+                        .iter()
+                        .chain([&TOOLS_TAG])
+                        .flat_map(|&(o, c)| [o, c])
+                        .chain([HARMONY_CHANNEL, "<|", "think>", "<", "é", " x "])
+                        .collect::<Vec<_>>()
+                ),
+            ],
+            0..8,
+        )) {
+            let text = parts.concat();
+            let present = Present::in_text(&text);
+            let pairs = REASONING_TAGS
+                .iter()
+                .chain([&TOOLS_TAG, &(HARMONY_CHANNEL, HARMONY_CHANNEL)]);
+            for (k, (open, close)) in pairs.enumerate() {
+                prop_assert_eq!(
+                    present.pair(k),
+                    text.contains(open) || text.contains(close),
+                    "pair {} in {:?}", k, text
+                );
+            }
+        }
+    }
 
     #[test]
     fn reasoning_and_tool_lists_are_blanked_in_place() {
