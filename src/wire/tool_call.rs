@@ -190,12 +190,11 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
 /// embedded in prose that says they are not made now (`prose`).
 pub fn read_text(content: &str, known_tools: &[String]) -> TextCalls {
     let split = unread::split(content);
-    let mut scanned = scan_text(&split.outside, known_tools);
-    let spans = std::mem::take(&mut scanned.spans);
-    let verdicts = prose::judge(&split.outside, &spans);
+    let scanned = scan_text(&split.outside, known_tools);
+    let verdicts = prose::judge(&split.outside, &scanned.spans);
     let mut out = TextCalls::default();
-    for (span, verdict) in spans.iter().zip(verdicts) {
-        match (scanned.take(span), verdict) {
+    for ((_, call), verdict) in scanned.into_calls().zip(verdicts) {
+        match (call, verdict) {
             (Some(call), Some(why)) => out.withheld.push((call, why)),
             (Some(call), None) => out.calls.push(call),
             (None, Some(_)) => out.past_kept.withheld += 1,
@@ -220,12 +219,13 @@ pub const REASONING_READ: usize = 64 * 1024;
 fn considered(reasoning: &str, known_tools: &[String]) -> (Vec<(ExtractedCall, Withheld)>, usize) {
     let start = reasoning.len() - reasoning.trim_start().len();
     let read = &reasoning[..reasoning.floor_char_boundary(start.saturating_add(REASONING_READ))];
-    let mut scanned = scan_text(read, known_tools);
-    let spans = std::mem::take(&mut scanned.spans);
     let mut kept = Vec::new();
     let mut past = 0;
-    for span in spans.iter().filter(|s| !s.malformed) {
-        match scanned.take(span) {
+    for (_, call) in scan_text(read, known_tools)
+        .into_calls()
+        .filter(|(span, _)| !span.malformed)
+    {
+        match call {
             Some(call) => kept.push((call, Withheld::Reasoning)),
             None => past += 1,
         }

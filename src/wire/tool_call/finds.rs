@@ -115,9 +115,10 @@ impl Finds {
 impl Finds {
     /// The whole calls kept, in order of position.
     pub(super) fn into_kept_calls(self) -> Vec<ExtractedCall> {
-        let mut scanned = self.into_scanned();
-        let spans = std::mem::take(&mut scanned.spans);
-        spans.iter().filter_map(|s| scanned.take(s)).collect()
+        self.into_scanned()
+            .into_calls()
+            .filter_map(|(_, call)| call)
+            .collect()
     }
 }
 
@@ -142,7 +143,7 @@ fn span_of(f: &Found, kept: Option<usize>) -> Span {
 #[derive(Debug, Default)]
 pub(super) struct Scanned {
     pub(super) spans: Vec<Span>,
-    /// The whole calls, indexed by [`Span::kept`]; each taken once.
+    /// The whole calls, indexed by [`Span::kept`].
     pub(super) kept: Vec<Option<ExtractedCall>>,
 }
 
@@ -154,9 +155,12 @@ impl Scanned {
         self.kept.push(Some(f.call));
     }
 
-    /// The call of `span`, when it was kept (once: it is moved out).
-    pub(super) fn take(&mut self, span: &Span) -> Option<ExtractedCall> {
-        span.kept.and_then(|k| self.kept.get_mut(k)?.take())
+    /// Every call in order of position: its span, and the whole call when it was kept.
+    pub(super) fn into_calls(self) -> impl Iterator<Item = (Span, Option<ExtractedCall>)> {
+        let mut kept = self.kept;
+        self.spans
+            .into_iter()
+            .map(move |s| (s, s.kept.and_then(|k| kept.get_mut(k)?.take())))
     }
 }
 
@@ -192,12 +196,10 @@ mod tests {
             b.push(found(p));
         }
         a.append(b);
-        let mut scanned = a.into_scanned();
+        let scanned = a.into_scanned();
         let starts: Vec<usize> = scanned.spans.iter().map(|s| s.start).collect();
         assert_eq!(starts, (0..n).collect::<Vec<_>>());
-        let spans = scanned.spans.clone();
-        for (p, s) in spans.iter().enumerate() {
-            let call = scanned.take(s);
+        for (p, (_, call)) in scanned.into_calls().enumerate() {
             assert_eq!(call.is_some(), p < CALLS_KEPT, "position {p}");
             if let Some(c) = call {
                 assert_eq!(c.name, format!("t{p}"));
