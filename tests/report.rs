@@ -54,13 +54,13 @@ fn call(i: u64, start_ms: u64) -> CallRecord {
         eval_count: Some(20),
         ..Timings::default()
     };
-    c.gpu = Some(GpuWindow {
+    c.gpu = Some(Box::new(GpuWindow {
         samples: 2,
         util_mean: Some(60.0 + i as f64),
         util_max: Some(90.0),
         energy_j: Some(10.0),
         ..GpuWindow::default()
-    });
+    }));
     c
 }
 

@@ -88,7 +88,7 @@ mod tests {
     #[test]
     fn sums_energy_and_takes_maxima() {
         let mut a = call(1, 1);
-        a.gpu = Some(GpuWindow {
+        a.gpu = Some(Box::new(GpuWindow {
             samples: 2,
             util_mean: Some(50.0),
             util_max: Some(80.0),
@@ -96,9 +96,9 @@ mod tests {
             power_w: Some(100.0),
             energy_j: Some(30.0),
             ..GpuWindow::default()
-        });
+        }));
         let mut b = call(1, 1);
-        b.gpu = Some(GpuWindow {
+        b.gpu = Some(Box::new(GpuWindow {
             samples: 1,
             util_mean: Some(70.0),
             util_max: Some(90.0),
@@ -106,7 +106,7 @@ mod tests {
             power_w: Some(200.0),
             energy_j: Some(10.0),
             ..GpuWindow::default()
-        });
+        }));
         let g = gpu_summary([&a, &b], 4).unwrap();
         assert_eq!(g.calls_with_samples, 2);
         assert_eq!(g.util_mean_pct, Some(60.0));
@@ -124,12 +124,12 @@ mod tests {
     #[test]
     fn server_process_samples_alone_are_no_gpu_telemetry() {
         let mut a = call(1, 1);
-        a.gpu = Some(GpuWindow {
+        a.gpu = Some(Box::new(GpuWindow {
             samples: 3,
             server_cpu_pct: Some(120.0),
             server_rss_mib: Some(900.0),
             ..GpuWindow::default()
-        });
+        }));
         assert!(gpu_summary([&a], 1).is_none(), "no NVML: no GPU summary");
     }
 }

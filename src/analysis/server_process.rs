@@ -52,12 +52,12 @@ mod tests {
     fn averages_cpu_and_takes_the_largest_memory() {
         let with = |cpu: f64, rss: f64| {
             let mut c = call(1, 1);
-            c.gpu = Some(GpuWindow {
+            c.gpu = Some(Box::new(GpuWindow {
                 samples: 1,
                 server_cpu_pct: Some(cpu),
                 server_rss_mib: Some(rss),
                 ..GpuWindow::default()
-            });
+            }));
             c
         };
         let (a, b, none) = (with(50.0, 100.0), with(150.0, 80.0), call(1, 1));

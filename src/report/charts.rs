@@ -828,11 +828,11 @@ mod tests {
         // One GPU sample is enough for the GPU chart; no failure, no failure chart.
         recs[0].calls[0].started_unix_ms = Some(1_000);
         recs[0].calls[0].wall_s = Some(0.5);
-        recs[0].calls[0].gpu = Some(GpuWindow {
+        recs[0].calls[0].gpu = Some(Box::new(GpuWindow {
             samples: 1,
             util_mean: Some(40.0),
             ..GpuWindow::default()
-        });
+        }));
         for c in &mut recs {
             c.outcome = crate::runner::record::Outcome::Pass;
             c.verdict.passed = true;

@@ -376,17 +376,17 @@ mod tests {
                 elapsed_ms: 2000.0,
             },
         ];
-        first.gpu = Some(GpuWindow {
+        first.gpu = Some(Box::new(GpuWindow {
             samples: 3,
             energy_j: Some(12.5),
             ..GpuWindow::default()
-        });
+        }));
         let mut second = call(Node::Orchestrator, 1200, 20, Some(1.0), 0);
-        second.gpu = Some(GpuWindow {
+        second.gpu = Some(Box::new(GpuWindow {
             samples: 1,
             energy_j: Some(2.0),
             ..GpuWindow::default()
-        });
+        }));
         second.truncated = true;
         second.context_overflow = true;
         // The router in front retried twice and was cut short: counted in its own columns only.

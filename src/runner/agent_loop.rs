@@ -76,7 +76,7 @@ impl Player<'_> {
         record.timeout_s = Some(self.settings.timeout_s);
         record.ttfb_s = result.ttfb_s;
         record.ttft_s = result.first_token_s;
-        record.gpu = self.telemetry.finish(mark);
+        record.gpu = self.telemetry.finish(mark).map(Box::new);
         let reply = result.reply.filter(|_| result.outcome == CallOutcome::Ok);
         if let Some(r) = &reply {
             record.timings = Timings::of(&r.usage, r.done_reason.clone());

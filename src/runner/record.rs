@@ -280,9 +280,10 @@ pub struct CallRecord {
     /// prompt_eval_count reached num_ctx or fell below the previous call's.
     #[serde(default)]
     pub context_overflow: bool,
-    /// GPU readings over the call.
+    /// GPU readings over the call (boxed: absent without telemetry, and a record holds one per
+    /// call, so an absent window costs a pointer rather than its 120 bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<GpuWindow>,
+    pub gpu: Option<Box<GpuWindow>>,
     /// Router only: the predicted label (`None`: unparseable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<String>,

@@ -96,12 +96,12 @@ fn server_process_samples_without_nvml_are_never_called_gpu() {
         ..Manifest::default()
     };
     let mut recs = vec![conv("a", "T1", 8, true), conv("a", "T2", 8, true)];
-    recs[0].calls[0].gpu = Some(crate::runner::record::GpuWindow {
+    recs[0].calls[0].gpu = Some(Box::new(crate::runner::record::GpuWindow {
         samples: 3,
         server_cpu_pct: Some(140.0),
         server_rss_mib: Some(812.0),
         ..Default::default()
-    });
+    }));
     let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
     let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
     assert!(md.contains("No GPU telemetry recorded."), "{md}");
@@ -123,11 +123,11 @@ fn headline_gives_each_model_its_own_k_and_every_rate_its_denominator() {
         recs.push(conv("a", "T1", 8, passed));
     }
     recs.push(conv("a", "T2", 8, true));
-    recs[0].calls[0].gpu = Some(crate::runner::record::GpuWindow {
+    recs[0].calls[0].gpu = Some(Box::new(crate::runner::record::GpuWindow {
         samples: 2,
         util_mean: Some(50.0),
         ..Default::default()
-    });
+    }));
     // b: three trials of each, one ended by the transport.
     for task in ["T1", "T2"] {
         for _ in 0..3 {

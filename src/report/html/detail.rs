@@ -219,7 +219,7 @@ fn call_detail(c: &CallRecord, thinking: bool) -> CallDetail<'_> {
         timings: &c.timings,
         wall_s: c.wall_s.map(rounded),
         ttft_s: c.ttft_s.map(rounded),
-        gpu: c.gpu.as_ref(),
+        gpu: c.gpu.as_deref(),
         thinking: c.thinking.as_deref().filter(|t| thinking && !t.is_empty()),
         attempts: retried.then_some(c.attempts.as_slice()),
         truncated: c.truncated.then_some(true),
