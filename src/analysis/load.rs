@@ -4,8 +4,8 @@
 
 use super::RecordsError;
 use crate::runner::record::{
-    CONVERSATIONS_FILE, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE, Record,
-    RouterRecord, SCHEMA_VERSION, TrialKey,
+    CONVERSATIONS_FILE, CallRecord, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE,
+    Record, RouterRecord, SCHEMA_VERSION, TrialKey,
 };
 use crate::runner::record_file::{self, RecordFileError};
 use std::collections::HashMap;
@@ -84,27 +84,65 @@ fn keep_record(run: &mut Run, record: Record, keep: Keep) {
             }
             run.conversations.push(*c);
         }
-        Record::Router(r) => run.router.push(*r),
+        Record::Router(mut r) => {
+            if keep == Keep::Statistics {
+                r.raw = String::new();
+                strip_call(&mut r.call);
+            }
+            run.router.push(*r)
+        }
     }
 }
 
-/// Drops what the statistics do not read (the transcript, end state, replies and the reasoning's
-/// text, whose presence is kept) and the spare capacity the parser left in every list, which at
-/// a few calls per conversation is most of a record's size.
+/// Drops what the statistics do not read (the transcript, end state, replies, the grader's
+/// reasons, error texts and the reasoning's text, whose presence is kept) and the spare capacity
+/// the parser left in every list and argument map, which at a few calls per conversation is most
+/// of a record's size.
 fn strip(c: &mut ConversationRecord) {
     c.transcript = Vec::new();
     c.end_state = serde_json::Value::Null;
     c.replies = Vec::new();
+    c.verdict.reasons = Vec::new();
     c.calls.shrink_to_fit();
-    for call in &mut c.calls {
-        call.attempts.shrink_to_fit();
-        call.unexecuted.shrink_to_fit();
-        if let Some(t) = call.thinking.as_mut() {
-            *t = String::new();
-        }
-    }
+    c.calls.iter_mut().for_each(strip_call);
     c.tool_events.shrink_to_fit();
-    c.verdict.reasons.shrink_to_fit();
+    for e in &mut c.tool_events {
+        e.error = None;
+        e.tool.shrink_to_fit();
+        fit(&mut e.args);
+    }
+}
+
+/// [`strip`] for one model call: its `done_reason` (read only as `truncated`), the attempts'
+/// error texts and the reasoning's text go.
+fn strip_call(call: &mut CallRecord) {
+    call.timings.done_reason = None;
+    call.attempts.shrink_to_fit();
+    for a in &mut call.attempts {
+        a.error = None;
+    }
+    call.unexecuted.shrink_to_fit();
+    if let Some(t) = call.thinking.as_mut() {
+        *t = String::new();
+    }
+}
+
+/// Rebuilds every object and array in `v` at its exact size: the parser grows an object's map
+/// as a list would, to four entries and a hash table for one argument.
+fn fit(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut exact: serde_json::Map<String, serde_json::Value> =
+                std::mem::take(m).into_iter().collect();
+            exact.values_mut().for_each(fit);
+            *m = exact;
+        }
+        serde_json::Value::Array(a) => {
+            a.shrink_to_fit();
+            a.iter_mut().for_each(fit);
+        }
+        _ => {}
+    }
 }
 
 /// Reads the run in `dir` for the statistics ([`Keep::Statistics`]); `router.jsonl` may be absent.
@@ -227,6 +265,72 @@ mod tests {
         assert_eq!(run.conversations.len(), 1);
         assert_eq!(run.torn_lines, 1);
         assert!(run.router.is_empty());
+    }
+
+    #[test]
+    fn the_statistics_keep_every_figure_and_drop_the_texts() {
+        use crate::trace::ToolEvent;
+        use crate::wire::outcome::{Attempt, CallOutcome};
+        let dir = tempfile::tempdir().unwrap();
+        let mut x = call(10, 1);
+        x.timings.done_reason = Some("stop".into());
+        x.attempts = vec![
+            Attempt {
+                outcome: CallOutcome::Transport,
+                status: Some(503),
+                error: Some("busy".into()),
+                elapsed_ms: 4.0,
+            },
+            Attempt {
+                outcome: CallOutcome::Ok,
+                status: Some(200),
+                error: None,
+                elapsed_ms: 9.0,
+            },
+        ];
+        let mut c = conversation("m", "L1", 0, false, vec![x]);
+        let args = serde_json::json!({"order_id": "5111", "items": [{"sku": "A", "qty": 2}], "z": {"b": 1, "a": 2}});
+        c.tool_events = vec![ToolEvent {
+            turn: 0,
+            step: 0,
+            tool: "cancel_order".into(),
+            args: args.clone(),
+            ok: false,
+            error: Some("order 5111 is not yours".into()),
+            format: None,
+        }];
+        c.verdict.reasons = vec!["wrong state".into()];
+        c.replies = vec![Some("done".into())];
+        let record = serde_json::to_string(&Record::Conversation(Box::new(c.clone()))).unwrap();
+        write_run(dir.path(), &format!("{record}\n"));
+        let everything = load_run_keeping(dir.path(), Keep::Everything).unwrap();
+        assert_eq!(everything.conversations, vec![c.clone()]);
+        let kept = &load_run(dir.path()).unwrap().conversations[0];
+        let e = &kept.tool_events[0];
+        assert_eq!(e.args, args);
+        assert_eq!(
+            e.args.to_string(),
+            args.to_string(),
+            "keys stay in the order written"
+        );
+        assert_eq!((e.error.as_deref(), e.ok), (None, false));
+        assert!(kept.verdict.reasons.is_empty() && kept.replies.is_empty());
+        assert_eq!(kept.verdict.failure_mode, c.verdict.failure_mode);
+        let k = &kept.calls[0];
+        assert_eq!(k.timings.done_reason, None);
+        assert_eq!(k.timings.eval_count, c.calls[0].timings.eval_count);
+        let attempts: Vec<_> = k
+            .attempts
+            .iter()
+            .map(|a| (a.outcome, a.status, a.error.clone(), a.elapsed_ms))
+            .collect();
+        assert_eq!(
+            attempts,
+            vec![
+                (CallOutcome::Transport, Some(503), None, 4.0),
+                (CallOutcome::Ok, Some(200), None, 9.0)
+            ]
+        );
     }
 
     #[test]
