@@ -100,7 +100,7 @@ pub fn read_from(
         message,
     };
     let allowed = Allowed::of(manifest);
-    let mut graded_on: HashMap<TrialKey, usize> = HashMap::new();
+    let mut graded_on = GradedOn::default();
     // Records run to tens of KiB a line: a larger buffer than the default 8 KiB reads each in
     // one or two calls rather than several.
     let mut reader = BufReader::with_capacity(READ_BUFFER, source);
@@ -142,7 +142,7 @@ pub fn read_from(
         let (key, outcome) = key_and_outcome(&record);
         allowed.check_stamp(&record).map_err(|m| bad(number, m))?;
         allowed.check(&key).map_err(|m| bad(number, m))?;
-        if let Some(first) = graded_on.get(&key) {
+        if let Some(first) = graded_on.line_of(&key) {
             return Err(bad(
                 number,
                 format!(
@@ -153,10 +153,63 @@ pub fn read_from(
             ));
         }
         if outcome.is_graded() {
-            graded_on.insert(key, number);
+            graded_on.insert(&key, number);
         }
         read.good_len += n as u64;
         visit(Line { number, record });
+    }
+}
+
+/// A trial key with its names (suite, model, task) as small numbers.
+type Compact = (
+    [u32; 3],
+    u32,
+    u32,
+    Mode,
+    Option<ToolVariant>,
+    bool,
+    Option<PromptVariant>,
+);
+
+/// The line of each trial's graded record, its key held with each name once for the file rather
+/// than once per record: a run of 100,000 records would otherwise hold every key's three names
+/// again while it is read.
+#[derive(Default)]
+struct GradedOn {
+    names: HashMap<String, u32>,
+    lines: HashMap<Compact, usize>,
+}
+
+impl GradedOn {
+    fn compact(key: &TrialKey, mut id: impl FnMut(&str) -> Option<u32>) -> Option<Compact> {
+        Some((
+            [id(&key.suite)?, id(&key.model)?, id(&key.task)?],
+            key.trial,
+            key.call_cap,
+            key.mode,
+            key.tool_docs,
+            key.router_in_front,
+            key.prompt,
+        ))
+    }
+
+    /// The line of the trial's graded record, if one was read.
+    fn line_of(&self, key: &TrialKey) -> Option<usize> {
+        let compact = Self::compact(key, |name| self.names.get(name).copied())?;
+        self.lines.get(&compact).copied()
+    }
+
+    fn insert(&mut self, key: &TrialKey, line: usize) {
+        let names = &mut self.names;
+        let compact = Self::compact(key, |name| {
+            let next = names.len() as u32;
+            Some(match names.get(name) {
+                Some(&id) => id,
+                None => *names.entry(name.to_string()).or_insert(next),
+            })
+        })
+        .expect("every name gets an id");
+        self.lines.insert(compact, line);
     }
 }
 
@@ -432,6 +485,34 @@ mod tests {
         );
         let (lines, _) = read(&failed_then_graded, &Manifest::default()).expect("superseded");
         assert_eq!(lines, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn a_trial_is_found_again_only_under_every_part_of_its_key() {
+        let key = |model: &str, task: &str, trial| TrialKey {
+            suite: "store".into(),
+            model: model.into(),
+            task: task.into(),
+            trial,
+            call_cap: 8,
+            mode: Mode::Agent,
+            tool_docs: None,
+            router_in_front: false,
+            prompt: None,
+        };
+        let mut seen = GradedOn::default();
+        seen.insert(&key("m", "L1", 0), 3);
+        seen.insert(&key("n", "L2", 1), 7);
+        assert_eq!(seen.line_of(&key("m", "L1", 0)), Some(3));
+        assert_eq!(seen.line_of(&key("n", "L2", 1)), Some(7));
+        // Names seen, in another trial's places: a different trial.
+        assert_eq!(seen.line_of(&key("m", "L2", 0)), None);
+        assert_eq!(seen.line_of(&key("n", "L1", 1)), None);
+        assert_eq!(seen.line_of(&key("m", "L1", 1)), None);
+        assert_eq!(seen.line_of(&key("m", "L9", 0)), None, "a name never seen");
+        let mut baseline = key("m", "L1", 0);
+        baseline.mode = Mode::Toolless;
+        assert_eq!(seen.line_of(&baseline), None);
     }
 
     #[test]
