@@ -580,7 +580,7 @@ pub fn gpu_utilization(r: &Report) -> LineChart {
     let mut spans: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
     if has_util {
         for p in timeline {
-            let e = spans.entry(p.model.as_str()).or_insert(p.span);
+            let e = spans.entry(&*p.model).or_insert(p.span);
             e.0 = e.0.min(p.span.0);
             e.1 = e.1.max(p.span.1);
         }

@@ -4,6 +4,7 @@
 use crate::analysis::{GroupSummary, Summary};
 use crate::runner::record::{ConversationRecord, RouterRecord};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// One point of the GPU timeline: a call's mean utilization at its midpoint.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,8 +13,8 @@ pub struct GpuPoint {
     pub t_s: f64,
     /// The call's mean GPU utilization, percent (`None`: no sample in its window).
     pub util_pct: Option<f64>,
-    /// Model that made the call.
-    pub model: String,
+    /// Model that made the call (one shared text per model: a run holds a point per call).
+    pub model: Arc<str>,
     /// Call start and end, seconds since the run's first call (for the loaded-model bands).
     pub span: (f64, f64),
 }
@@ -44,8 +45,11 @@ impl Observations {
             gpu_timeline: gpu_timeline(conversations, router),
             record_grader_digests: conversations
                 .iter()
-                .map(|c| c.grader_digest.clone())
-                .chain(router.iter().map(|r| r.grader_digest.clone()))
+                .map(|c| c.grader_digest.as_str())
+                .chain(router.iter().map(|r| r.grader_digest.as_str()))
+                .collect::<BTreeSet<&str>>()
+                .into_iter()
+                .map(String::from)
                 .collect(),
         }
     }
@@ -86,11 +90,11 @@ fn gpu_timeline(conversations: &[ConversationRecord], router: &[RouterRecord]) -
         .iter()
         .flat_map(|c| c.calls.iter().map(move |x| (&c.model, x)))
         .chain(router.iter().map(|r| (&r.model, &r.call)));
-    let mut raw: Vec<(u64, f64, Option<f64>, String)> = calls
+    let mut raw: Vec<(u64, f64, Option<f64>, &str)> = calls
         .filter_map(|(m, x)| {
             let start = x.started_unix_ms?;
             let util = x.gpu.as_ref().and_then(|g| g.util_mean);
-            Some((start, x.wall_s.unwrap_or(0.0).max(0.0), util, m.clone()))
+            Some((start, x.wall_s.unwrap_or(0.0).max(0.0), util, m.as_str()))
         })
         .collect();
     raw.sort_by(|a, b| {
@@ -102,13 +106,14 @@ fn gpu_timeline(conversations: &[ConversationRecord], router: &[RouterRecord]) -
     let Some(first) = raw.first().map(|r| r.0) else {
         return Vec::new();
     };
+    let mut models: BTreeMap<&str, Arc<str>> = BTreeMap::new();
     raw.into_iter()
         .map(|(start, wall, util, model)| {
             let from = (start - first) as f64 / 1000.0;
             GpuPoint {
                 t_s: from + wall / 2.0,
                 util_pct: util,
-                model,
+                model: models.entry(model).or_insert_with(|| model.into()).clone(),
                 span: (from, from + wall),
             }
         })
