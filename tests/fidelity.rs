@@ -4,7 +4,7 @@
 
 use crate::util::{self, Stub, load, output, passk};
 use passk::runner::preflight;
-use passk::runner::record::Outcome;
+use passk::runner::record::{Outcome, RecordedJson};
 use passk::runner::settings::RunSettings;
 use passk::suite::Domain;
 use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
@@ -567,11 +567,12 @@ fn thinking_goes_back_in_the_history_with_its_message() {
         assert_eq!(code, 0, "{stderr}");
         let run = run.expect("run");
         let conversation = &run.conversations[0];
-        let sent: Vec<&str> = conversation
+        let sent: Vec<String> = conversation
             .transcript
             .iter()
+            .map(RecordedJson::to_value)
             .filter(|m| m["role"] == "assistant")
-            .map(|m| m["thinking"].as_str().unwrap_or_default())
+            .map(|m| m["thinking"].as_str().unwrap_or_default().to_string())
             .collect();
         let thought: Vec<&str> = conversation
             .calls

@@ -120,7 +120,7 @@ fn record_line(model: &str, index: u32, outcome: Outcome) -> String {
         "index": index, "trial": 0, "label": "other", "correct": true, "outcome": outcome,
     });
     value["call"] = serde_json::to_value(CallRecord::new(Node::Router, 0, 0)).expect("call");
-    let record: Record = serde_json::from_value(value).expect("a router record");
+    let record: Record = serde_json::from_str(&value.to_string()).expect("a router record");
     serde_json::to_string(&record).expect("json") + "\n"
 }
 

@@ -132,7 +132,8 @@ async fn the_library_suite_runs_and_reports_like_the_store() {
     for c in &run.conversations {
         assert_eq!(c.suite, "library");
         assert!(c.verdict.passed, "{}: {:?}", c.task, c.verdict.reasons);
-        assert!(c.end_state.get("loans").is_some(), "{}", c.end_state);
+        let end = c.end_state.to_value();
+        assert!(end.get("loans").is_some(), "{end}");
     }
     let w1 = run
         .conversations
@@ -140,7 +141,8 @@ async fn the_library_suite_runs_and_reports_like_the_store() {
         .find(|c| c.task == "DW1")
         .expect("DW1");
     assert_eq!(
-        w1.end_state["loans"]["B108"]["member"], "M2",
+        w1.end_state.to_value()["loans"]["B108"]["member"],
+        "M2",
         "the checkout reached the server"
     );
     assert!(run.manifest.suite_digests.contains_key("library"));

@@ -104,7 +104,10 @@ fn check(stream: bool) {
                 let made = if *shape == MessyShape::Repeated {
                     REPEATS
                 } else {
-                    let one = c.transcript[2]["content"].as_str().expect("the reply");
+                    let one = c.transcript[2].to_value()["content"]
+                        .as_str()
+                        .expect("the reply")
+                        .to_string();
                     assert!(one.len() >= FLOOD_BYTES, "{what}");
                     one.lines().count()
                 };

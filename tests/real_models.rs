@@ -5,7 +5,7 @@
 //! (no servers started, or the script not run) it prints one SKIPPED line and passes.
 
 use crate::util::{self, load, output, passk};
-use passk::runner::record::{CallRecord, Outcome};
+use passk::runner::record::{CallRecord, Outcome, RecordedJson};
 use passk::wire::outcome::CallOutcome;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -206,9 +206,13 @@ fn no_harness_text_read_as_a_call(run: &passk::analysis::Run, what: &str) {
         .map(|e| e.tool.clone())
         .collect();
     for c in &run.conversations {
-        let harness = c.transcript.iter().filter(|m| m["role"] == "tool");
-        for text in harness.filter_map(|m| m["content"].as_str()) {
-            let read = passk::wire::tool_call::extract_text(text, &tools);
+        let harness = c
+            .transcript
+            .iter()
+            .map(RecordedJson::to_value)
+            .filter(|m| m["role"] == "tool");
+        for text in harness.filter_map(|m| m["content"].as_str().map(str::to_string)) {
+            let read = passk::wire::tool_call::extract_text(&text, &tools);
             assert!(
                 read.is_empty(),
                 "{what}: passk's own text read as a call: {text}"

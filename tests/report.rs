@@ -95,7 +95,7 @@ fn conversation(
         tool_events: vec![],
         replies: vec![Some("done".into())],
         transcript: vec![],
-        end_state: json!({}),
+        end_state: json!({}).into(),
         verdict: Verdict {
             passed,
             // Known trajectories, so that the four-state chart has something to show.

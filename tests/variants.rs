@@ -220,7 +220,10 @@ fn a_second_prompt_crossed_with_a_third_docs_variant_runs_reports_and_compares()
     for c in &run.conversations {
         let expected = c.prompt.map(|_| digest.as_str());
         assert_eq!(c.prompt_sha256.as_deref(), expected);
-        let system = c.transcript[0]["content"].as_str().expect("system prompt");
+        let system = c.transcript[0].to_value()["content"]
+            .as_str()
+            .expect("system prompt")
+            .to_string();
         assert_eq!(system.contains("Look every order up"), expected.is_some());
     }
     let (code, _, err) = output(passk().arg("report").arg(&crossed));

@@ -74,7 +74,7 @@ pub fn conversation(
         tool_events: vec![],
         replies: vec![Some("done".into())],
         transcript: vec![],
-        end_state: json!({}),
+        end_state: json!({}).into(),
         verdict: Verdict {
             passed,
             ..Verdict::default()

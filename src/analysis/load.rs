@@ -5,7 +5,7 @@
 use super::RecordsError;
 use crate::runner::record::{
     CONVERSATIONS_FILE, CallRecord, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE,
-    Record, RouterRecord, SCHEMA_VERSION, TrialKey,
+    Record, RecordedJson, RouterRecord, SCHEMA_VERSION, TrialKey,
 };
 use crate::runner::record_file::{self, RecordFileError};
 use std::collections::HashMap;
@@ -100,7 +100,7 @@ fn keep_record(run: &mut Run, record: Record, keep: Keep) {
 /// of a record's size.
 fn strip(c: &mut ConversationRecord) {
     c.transcript = Vec::new();
-    c.end_state = serde_json::Value::Null;
+    c.end_state = RecordedJson::null();
     c.replies = Vec::new();
     c.verdict.reasons = Vec::new();
     c.calls.shrink_to_fit();

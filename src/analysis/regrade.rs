@@ -136,8 +136,9 @@ impl Regrade {
             self.unknown_tasks += 1;
             return;
         };
+        let end_state = c.end_state.to_value();
         let evidence = Evidence {
-            end_state: &c.end_state,
+            end_state: &end_state,
             replies: &c.replies,
             tool_events: &c.tool_events,
             hit_call_cap: c.status == Status::LoopCap,

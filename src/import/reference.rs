@@ -13,11 +13,11 @@
 //!   call cap = the highest `step` + 1 seen in the file.
 
 use super::RecordsError;
-use crate::runner::record::Timings;
 use crate::runner::record::{
     CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, RouterRecord,
     SCHEMA_VERSION, Status,
 };
+use crate::runner::record::{RecordedJson, Timings};
 use crate::trace::{CallFormat, FailureMode, ToolEvent, Verdict};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -370,7 +370,7 @@ fn conversation_record(
         tool_events,
         replies: r.replies,
         transcript: Vec::new(),
-        end_state: r.snapshot.unwrap_or(Value::Null),
+        end_state: RecordedJson::from(&r.snapshot.unwrap_or(Value::Null)),
         verdict: Verdict {
             passed,
             reasons: r.reasons,
@@ -631,7 +631,10 @@ mod tests {
         // The bare second line imports with defaults.
         assert_eq!(convs[1].category, "lookup");
         assert_eq!(convs[1].outcome, Outcome::ModelFail);
-        assert_eq!(convs[1].end_state, Value::Null);
+        assert_eq!(
+            convs[1].end_state,
+            crate::runner::record::RecordedJson::null()
+        );
         let r = &router[0];
         assert_eq!((r.index, r.trial, r.correct), (4, 1, false));
         assert_eq!(r.predicted, None);

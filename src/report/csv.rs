@@ -324,7 +324,7 @@ mod tests {
             tool_events: vec![],
             replies: vec![Some("done".into())],
             transcript: vec![],
-            end_state: json!({}),
+            end_state: json!({}).into(),
             verdict: Verdict {
                 passed: true,
                 ..Verdict::default()

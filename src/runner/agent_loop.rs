@@ -11,8 +11,8 @@
 
 use crate::runner::context::{ContextUse, PromptCounts, history_bytes};
 use crate::runner::record::{
-    CallRecord, ConversationRecord, Mode, Node, NotExecuted, Outcome, RouterRecord, SCHEMA_VERSION,
-    Status, Timings, UNEXECUTED_KEPT, UnexecutedCall, transcript_entry,
+    CallRecord, ConversationRecord, Mode, Node, NotExecuted, Outcome, RecordedJson, RouterRecord,
+    SCHEMA_VERSION, Status, Timings, UNEXECUTED_KEPT, UnexecutedCall, transcript_entry,
 };
 use crate::runner::settings::RunSettings;
 use crate::runner::telemetry::Telemetry;
@@ -323,7 +323,11 @@ impl Player<'_> {
                 (outcome, verdict)
             }
         };
-        let transcript = t.messages.iter().map(transcript_entry).collect();
+        let transcript = t
+            .messages
+            .iter()
+            .map(|m| transcript_entry(m).into())
+            .collect();
         ConversationRecord {
             schema_version: SCHEMA_VERSION,
             grader_digest: self.grader_digest.to_string(),
@@ -347,7 +351,7 @@ impl Player<'_> {
             tool_events: t.events,
             replies: t.replies,
             transcript,
-            end_state,
+            end_state: RecordedJson::from(&end_state),
             verdict,
             wall_s: started.elapsed().as_secs_f64(),
             imported: false,

@@ -25,13 +25,47 @@ pub const ROUTER_FILE: &str = "router.jsonl";
 pub const MANIFEST_FILE: &str = "manifest.json";
 
 /// One line of `conversations.jsonl` or `router.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Read only from JSON text (`serde_json::from_str` and the like, not from a `Value`): its
+/// transcript messages are kept as the text they were written as ([`RecordedJson`]), which
+/// serde's tagged form, buffering the line first, cannot hand over.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Record {
     /// A finished conversation trial.
     Conversation(Box<ConversationRecord>),
     /// A standalone router call.
     Router(Box<RouterRecord>),
+}
+
+impl<'de> Deserialize<'de> for Record {
+    /// The line's `type`, then the whole line again as that record: the tagged form's buffer
+    /// would refuse a raw transcript message.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        struct Tag<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: std::borrow::Cow<'a, str>,
+        }
+        let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+        let text = raw.get();
+        // The inner error says where in the line it is.
+        let plain = D::Error::custom;
+        let tag: Tag = serde_json::from_str(text).map_err(plain)?;
+        match &*tag.kind {
+            "conversation" => serde_json::from_str(text)
+                .map(|c| Record::Conversation(Box::new(c)))
+                .map_err(plain),
+            "router" => serde_json::from_str(text)
+                .map(|r| Record::Router(Box::new(r)))
+                .map_err(plain),
+            other => Err(D::Error::unknown_variant(
+                other,
+                &["conversation", "router"],
+            )),
+        }
+    }
 }
 
 impl Record {
@@ -199,6 +233,48 @@ impl Timings {
             eval_duration: usage.decode_ns,
             done_reason,
         }
+    }
+}
+
+/// A transcript message or an end state as recorded: its JSON text, kept as written. The report
+/// page writes the text on as it stands and re-grading reads it as a tree, so reading a record
+/// builds no JSON tree for its transcript and end state (half of a record's bytes).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RecordedJson(Box<serde_json::value::RawValue>);
+
+impl RecordedJson {
+    /// JSON `null`, the end state of a conversation that recorded none.
+    pub fn null() -> RecordedJson {
+        RecordedJson::from(&Value::Null)
+    }
+
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The JSON tree.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.json()).expect("a recorded message is JSON")
+    }
+}
+
+impl From<&Value> for RecordedJson {
+    fn from(v: &Value) -> Self {
+        RecordedJson(serde_json::value::to_raw_value(v).expect("a JSON value serializes"))
+    }
+}
+
+impl From<Value> for RecordedJson {
+    fn from(v: Value) -> Self {
+        RecordedJson::from(&v)
+    }
+}
+
+impl PartialEq for RecordedJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.json() == other.json()
     }
 }
 
@@ -482,9 +558,9 @@ pub struct ConversationRecord {
     pub replies: Vec<Option<String>>,
     /// The messages exactly as last sent to `/api/chat`, plus the final reply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub transcript: Vec<Value>,
-    /// End state of the environment.
-    pub end_state: Value,
+    pub transcript: Vec<RecordedJson>,
+    /// End state of the environment (kept as its JSON text, as the transcript is).
+    pub end_state: RecordedJson,
     /// The grader's verdict (for transport/protocol failures, a non-passing placeholder).
     pub verdict: Verdict,
     /// Wall time of the conversation, seconds.
@@ -932,6 +1008,41 @@ mod tests {
     }
 
     #[test]
+    fn transcript_messages_are_kept_as_written_and_records_read_whatever_their_key_order() {
+        let mut c = fixtures::conversation("m", "t1", 0, true, vec![fixtures::call(10, 2)]);
+        c.transcript = vec![json!({"role": "user", "content": "hi"}).into()];
+        let line = serde_json::to_string(&Record::Conversation(Box::new(c))).expect("json");
+        // As another writer might put it: spaces, an escaped letter, the tag last.
+        let message = r#"{"role": "user", "content": "caf\u00e9 </script>"}"#;
+        let foreign = line
+            .replacen(r#""type":"conversation","#, "", 1)
+            .replace(r#"{"role":"user","content":"hi"}"#, message)
+            .replacen('}', r#"},"type":"conversation""#, 0)
+            .trim_end_matches('}')
+            .to_string()
+            + r#","type":"conversation"}"#;
+        let back: Record = serde_json::from_str(&foreign).expect("reads");
+        let Record::Conversation(back) = &back else {
+            panic!("a conversation")
+        };
+        assert_eq!(back.transcript[0].json(), message);
+        assert_eq!(back.transcript[0].to_value()["content"], "café </script>");
+        let again = serde_json::to_string(&Record::Conversation(back.clone())).expect("json");
+        assert!(again.contains(message), "{again}");
+        let err = serde_json::from_str::<Record>(r#"{"type":"tally"}"#).expect_err("no such type");
+        assert!(
+            err.to_string().starts_with("unknown variant `tally`"),
+            "{err}"
+        );
+        let err = serde_json::from_str::<Record>(r#"{"type":"router"}"#).expect_err("incomplete");
+        assert!(
+            err.to_string()
+                .starts_with("missing field `schema_version` at line 1 column"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_record_written_before_the_api_field_reads_as_ollama() {
         let mut c = fixtures::conversation("m", "t1", 0, true, vec![fixtures::call(10, 2)]);
         c.api = ApiKind::Ollama;
@@ -939,7 +1050,7 @@ mod tests {
         let mut old = serde_json::to_value(&line).expect("serialises");
         assert_eq!(old["api"], "ollama");
         old.as_object_mut().expect("object").remove("api");
-        let back: Record = serde_json::from_value(old).expect("an old line reads");
+        let back: Record = serde_json::from_str(&old.to_string()).expect("an old line reads");
         assert_eq!(back, line);
         assert_eq!(c.calls[0].timings.prompt_eval_count, Some(10));
     }

@@ -5,14 +5,15 @@
 //! order the records were read in.
 
 use crate::runner::record::{
-    CallRecord, ConversationRecord, GpuWindow, Node, Outcome, RouterRecord, Status, Timings,
+    CallRecord, ConversationRecord, GpuWindow, Node, Outcome, RecordedJson, RouterRecord, Status,
+    Timings,
 };
 use crate::trace::{ToolEvent, Verdict};
 use crate::wire::outcome::{Attempt, CallOutcome};
-use serde::Serialize;
 use serde::ser::SerializeMap;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 
@@ -28,6 +29,9 @@ const SHARED_MIN_CHARS: usize = 160;
 pub struct SharedTexts {
     table: BTreeMap<String, String>,
     seen: HashMap<u64, String>,
+    /// What [`SharedTexts::share_literal`] answered for a literal, by a hash of it (with the
+    /// literal, to compare).
+    literals: HashMap<u64, (String, Option<String>)>,
 }
 
 impl SharedTexts {
@@ -45,6 +49,26 @@ impl SharedTexts {
             .entry(key.clone())
             .or_insert_with(|| text.to_string());
         self.seen.entry(quick).or_insert_with(|| key.clone());
+        key
+    }
+
+    /// The key of the text of `literal`, a JSON string literal (quotes included), stored as
+    /// [`SharedTexts::share`] stores it, when the text is long enough to share
+    /// ([`SHARED_MIN_CHARS`]); a literal seen before is not decoded again.
+    pub fn share_literal(&mut self, literal: &str) -> Option<String> {
+        let quick = quick_hash(literal);
+        if let Some((seen, key)) = self.literals.get(&quick)
+            && seen == literal
+        {
+            return key.clone();
+        }
+        let key = serde_json::from_str::<Cow<'_, str>>(literal)
+            .ok()
+            .filter(|t| t.len() >= SHARED_MIN_CHARS)
+            .map(|t| self.share(&t));
+        self.literals
+            .entry(quick)
+            .or_insert_with(|| (literal.to_string(), key.clone()));
         key
     }
 
@@ -81,8 +105,25 @@ struct TrialDetail<'a> {
 
 /// A transcript message: as recorded, or a long system prompt replaced by its shared key.
 enum Message<'a> {
-    Recorded(&'a Value),
+    Recorded(&'a RecordedJson),
     SharedSystem(String),
+}
+
+/// What the page reads of a recorded message. A message it cannot read so (a field of another
+/// type, a key written twice) is read as having none of them, and is shown as recorded.
+#[derive(Default, Deserialize)]
+struct Peek<'a> {
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
+    /// Read as text only for a system message (most messages are not shared).
+    #[serde(borrow, default)]
+    content: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+}
+
+fn peek(m: &RecordedJson) -> Peek<'_> {
+    serde_json::from_str(m.json()).unwrap_or_default()
 }
 
 impl Serialize for Message<'_> {
@@ -102,18 +143,18 @@ impl Serialize for Message<'_> {
 /// The trial as one line of JSON, safe inside an HTML `<script>` element (no `<`). Serialized
 /// straight from the record (no intermediate JSON tree is built).
 pub fn trial_line(c: &ConversationRecord, texts: &mut SharedTexts) -> String {
+    let peeks: Vec<Peek<'_>> = c.transcript.iter().map(peek).collect();
     let transcript: Vec<Message<'_>> = c
         .transcript
         .iter()
-        .map(|m| share_system_prompt(m, texts))
+        .zip(&peeks)
+        .map(|(m, p)| share_system_prompt(m, p, texts))
         .collect();
-    let end_state = texts.share(&c.end_state.to_string());
+    let end_state = texts.share(c.end_state.json());
     // The reasoning goes with the calls only when the transcript does not carry it already.
-    let transcript_thinks = c.transcript.iter().any(|m| {
-        m.get("thinking")
-            .and_then(Value::as_str)
-            .is_some_and(|t| !t.is_empty())
-    });
+    let transcript_thinks = peeks
+        .iter()
+        .any(|p| p.thinking.as_ref().is_some_and(|t| !t.is_empty()));
     let detail = TrialDetail {
         status: &c.status,
         outcome: &c.outcome,
@@ -233,16 +274,20 @@ fn rounded(seconds: f64) -> f64 {
 }
 
 /// A system message with a long content refers to the shared table instead of carrying it.
-fn share_system_prompt<'a>(message: &'a Value, texts: &mut SharedTexts) -> Message<'a> {
-    let content = message.get("content").and_then(Value::as_str);
-    match content {
-        Some(text)
-            if message.get("role").and_then(Value::as_str) == Some("system")
-                && text.len() >= SHARED_MIN_CHARS =>
-        {
-            Message::SharedSystem(texts.share(text))
-        }
-        _ => Message::Recorded(message),
+fn share_system_prompt<'a>(
+    message: &'a RecordedJson,
+    peek: &Peek<'_>,
+    texts: &mut SharedTexts,
+) -> Message<'a> {
+    // A literal is at least as long as its text, so a shorter one is never shared.
+    let shared = peek
+        .content
+        .map(|c| c.get())
+        .filter(|c| peek.role.as_deref() == Some("system") && c.len() >= SHARED_MIN_CHARS)
+        .and_then(|literal| texts.share_literal(literal));
+    match shared {
+        Some(key) => Message::SharedSystem(key),
+        None => Message::Recorded(message),
     }
 }
 
@@ -274,7 +319,7 @@ fn script_safe_owned(json: String) -> String {
 mod tests {
     use super::*;
     use crate::analysis::fixtures::conversation;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn long_system_prompts_and_end_states_are_shared_once() {
@@ -284,8 +329,8 @@ mod tests {
         for trial in 0..3 {
             let mut c = conversation("m", "L1", trial, false, vec![]);
             c.transcript = vec![
-                json!({"role": "system", "content": prompt}),
-                json!({"role": "user", "content": "where is </script> my order"}),
+                json!({"role": "system", "content": prompt}).into(),
+                json!({"role": "user", "content": "where is </script> my order"}).into(),
             ];
             lines.push(trial_line(&c, &mut texts));
         }
@@ -300,6 +345,24 @@ mod tests {
     }
 
     #[test]
+    fn a_literal_shares_its_text_under_the_texts_own_key() {
+        let text = "Policy: look the customer up first.\n".repeat(8);
+        let mut texts = SharedTexts::default();
+        let by_text = texts.share(&text);
+        let literal = serde_json::to_string(&text).expect("json");
+        let escaped = literal.replacen('P', "\\u0050", 1);
+        for _ in 0..2 {
+            assert_eq!(texts.share_literal(&literal), Some(by_text.clone()));
+            assert_eq!(texts.share_literal(&escaped), Some(by_text.clone()));
+        }
+        assert_eq!(texts.table().len(), 1);
+        let short = format!("\"{}\"", "\\n".repeat(SHARED_MIN_CHARS / 2));
+        assert!(short.len() >= SHARED_MIN_CHARS, "long as a literal");
+        assert_eq!(texts.share_literal(&short), None, "short as a text");
+        assert_eq!(texts.share_literal("[1, 2]"), None, "not a string");
+    }
+
+    #[test]
     fn a_calls_reasoning_is_kept_once_when_the_transcript_lacks_it() {
         use crate::runner::record::Node;
         let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
@@ -310,8 +373,9 @@ mod tests {
         let v: Value = serde_json::from_str(&trial_line(&c, &mut texts)).expect("json");
         assert_eq!(v["calls"][0]["thinking"], "check the order first");
         // The transcript holds it: not repeated on the call.
-        c.transcript =
-            vec![json!({"role": "assistant", "content": "", "thinking": "check the order first"})];
+        c.transcript = vec![
+            json!({"role": "assistant", "content": "", "thinking": "check the order first"}).into(),
+        ];
         let line = trial_line(&c, &mut texts);
         assert_eq!(line.matches("check the order first").count(), 1, "{line}");
     }
