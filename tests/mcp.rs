@@ -5,7 +5,7 @@
 //! Every test skips, saying so, where `python3` is not on `PATH`.
 
 use crate::util::{copy_data, output, passk, root, tempdir};
-use passk::analysis::load_run;
+use passk::analysis::{Keep, load_run_keeping};
 use passk::runner::record::Outcome;
 use passk::suite::Domain;
 use passk::wire::stub::{ScriptBook, StubConfig, StubHandle, StubServer};
@@ -215,7 +215,8 @@ async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
     let (code, stdout, stderr) = passk_in(data, run_args(&handle.base_url(), &out, 1)).await;
     handle.shutdown().await;
     assert_eq!(code, 0, "{stdout}{stderr}");
-    let run = load_run(&out).expect("records");
+    // The reasons and error texts too, which the statistics do not keep.
+    let run = load_run_keeping(&out, Keep::Everything).expect("records");
     let mut failing = calling(data, "checkout_book");
     failing.extend(calling(data, "return_book"));
     for c in &run.conversations {
