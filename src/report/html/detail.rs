@@ -54,7 +54,7 @@ impl SharedTexts {
 
     /// The key of the text of `literal`, a JSON string literal (quotes included), stored as
     /// [`SharedTexts::share`] stores it, when the text is long enough to share
-    /// ([`SHARED_MIN_CHARS`]); a literal seen before is not decoded again.
+    /// (`SHARED_MIN_CHARS`, 160 bytes); a literal seen before is not decoded again.
     pub fn share_literal(&mut self, literal: &str) -> Option<String> {
         let quick = quick_hash(literal);
         if let Some((seen, key)) = self.literals.get(&quick)
