@@ -12,7 +12,7 @@
 //! at all, to show how often the interval wrongly declares one.
 
 use super::assurance::{self, Assurance};
-use super::bootstrap::for_each_resample;
+use super::bootstrap::for_each_fresh_resample;
 use super::cost::blended_calls;
 use super::load::Run;
 use super::mt19937::PyRandom;
@@ -493,27 +493,35 @@ pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Pla
     } else {
         opts.task_counts.clone()
     };
-    let mut rows = Vec::new();
-    for (ti, &tasks) in task_counts.iter().enumerate() {
-        for (ki, &k) in opts.ks.iter().enumerate() {
-            let seed = opts.seed ^ ((ti as u64) << 40) ^ ((ki as u64) << 20);
-            let power = share_settled(&truth, question, tasks, k, opts, seed);
-            let false_positive = null
-                .as_ref()
-                .map(|n| share_settled(n, question, tasks, k, opts, seed ^ 0x5eed));
-            let gpu_seconds = pilot
-                .seconds_per_conversation
-                .map(|(a, b)| (tasks * k) as f64 * (a + b));
-            rows.push(DesignRow {
-                tasks,
-                k,
-                power,
-                false_positive,
-                gpu_seconds,
-                assurance: assurance_of(&draws, question, (tasks, k), opts, seed, direction),
-            });
+    let designs: Vec<(usize, usize, usize, usize)> = task_counts
+        .iter()
+        .enumerate()
+        .flat_map(|(ti, &tasks)| {
+            opts.ks
+                .iter()
+                .enumerate()
+                .map(move |(ki, &k)| (ti, tasks, ki, k))
+        })
+        .collect();
+    let rows = in_parallel(&designs, |&(ti, tasks, ki, k)| {
+        let seed = opts.seed ^ ((ti as u64) << 40) ^ ((ki as u64) << 20);
+        let power = share_settled(&truth, question, tasks, k, opts, seed);
+        let false_positive = null
+            .as_ref()
+            .map(|n| share_settled(n, question, tasks, k, opts, seed ^ 0x5eed));
+        let gpu_seconds = pilot
+            .seconds_per_conversation
+            .map(|(a, b)| (tasks * k) as f64 * (a + b));
+        let assurance = assurance_of(&draws, question, (tasks, k), opts, seed, direction);
+        DesignRow {
+            tasks,
+            k,
+            power,
+            false_positive,
+            gpu_seconds,
+            assurance,
         }
-    }
+    });
     let by_assurance = rows.iter().all(|r| r.assurance.is_some());
     let judged = |r: &DesignRow| match r.assurance {
         Some(a) if by_assurance => a.mean,
@@ -538,6 +546,40 @@ pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Pla
         recommended_by: if by_assurance { "assurance" } else { "power" }.into(),
         too_small,
     })
+}
+
+/// `f` of every item, in order, shared among the machine's cores: each design is simulated from
+/// its own seeds, so the rows are the same however many threads compute them.
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a design's simulation panicked"))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The per-task rates the question is simulated at, from `pilot`'s.
@@ -633,27 +675,64 @@ fn share_settled_toward(
     seed: u64,
     direction: f64,
 ) -> f64 {
+    share_settled_over(
+        std::slice::from_ref(pilot),
+        question,
+        (tasks, k),
+        opts,
+        seed,
+        direction,
+    )
+}
+
+/// [`share_settled_toward`] with experiment i drawn from `truths[i % truths.len()]`.
+fn share_settled_over(
+    truths: &[Pilot],
+    question: Question,
+    (tasks, k): (usize, usize),
+    opts: &PlanOptions,
+    seed: u64,
+    direction: f64,
+) -> f64 {
     let mut rng = PyRandom::new(seed);
     let mut settled = 0usize;
     let mut drawn = vec![Drawn::default(); tasks];
     let mut stats = Vec::with_capacity(opts.resamples);
+    let mut differences = Vec::with_capacity(tasks);
     for sim in 0..opts.simulations {
+        let pilot = &truths[sim % truths.len()];
         for d in drawn.iter_mut() {
             let task = &pilot.tasks[rng.randbelow(pilot.tasks.len())];
             *d = draw_task(task, k, &mut rng);
         }
         stats.clear();
         let boot_seed = seed.wrapping_add(1 + sim as u64);
-        for_each_resample(tasks, opts.resamples, boot_seed, |sample| {
-            let mut t = Drawn::default();
-            for &i in sample {
-                for m in 0..2 {
-                    t.passes[m] += drawn[i].passes[m];
-                    t.tokens[m] += drawn[i].tokens[m];
+        if let Question::Difference { .. } = question {
+            // Passes are whole numbers, so the sum of each task's difference, in integers, is
+            // exactly the difference of the sums (and an integer sum keeps no float chain).
+            differences.clear();
+            differences.extend(drawn.iter().map(|d| (d.passes[1] - d.passes[0]) as i64));
+            let trials = (tasks * k).max(1) as f64;
+            for_each_fresh_resample(tasks, opts.resamples, boot_seed, |sample| {
+                let mut sum = 0i64;
+                for &i in sample {
+                    sum += differences[i as usize];
                 }
-            }
-            stats.push(statistic(question, &t, tasks * k));
-        });
+                stats.push(sum as f64 / trials);
+            });
+        } else {
+            for_each_fresh_resample(tasks, opts.resamples, boot_seed, |sample| {
+                let mut t = Drawn::default();
+                for &i in sample {
+                    let i = i as usize;
+                    for m in 0..2 {
+                        t.passes[m] += drawn[i].passes[m];
+                        t.tokens[m] += drawn[i].tokens[m];
+                    }
+                }
+                stats.push(statistic(question, &t, tasks * k));
+            });
+        }
         let (low, high) = interval(&mut stats, opts.alpha);
         let yes = match question {
             Question::Difference { .. } if direction > 0.0 => low > 0.0,
@@ -677,17 +756,25 @@ fn draw_task(task: &PilotTask, k: usize, rng: &mut PyRandom) -> Drawn {
             if side.trials.is_empty() {
                 continue;
             }
-            let same: Vec<&PilotTrial> =
-                side.trials.iter().filter(|t| t.passed == passed).collect();
-            let pool: Vec<&PilotTrial> = if same.is_empty() {
-                side.trials.iter().collect()
-            } else {
-                same
-            };
-            d.tokens[m] += pool[rng.randbelow(pool.len())].tokens;
+            d.tokens[m] += tokens_like(&side.trials, passed, rng);
         }
     }
     d
+}
+
+/// The tokens of one of `trials` (not empty) with the verdict `passed`, drawn uniformly (any
+/// trial when none has it).
+pub(crate) fn tokens_like(trials: &[PilotTrial], passed: bool, rng: &mut PyRandom) -> f64 {
+    let same = trials.iter().filter(|t| t.passed == passed).count();
+    if same == 0 {
+        return trials[rng.randbelow(trials.len())].tokens;
+    }
+    let nth = rng.randbelow(same);
+    trials
+        .iter()
+        .filter(|t| t.passed == passed)
+        .nth(nth)
+        .map_or(0.0, |t| t.tokens)
 }
 
 /// The resample's statistic: the success difference (large - small), or the break-even ratio
@@ -711,14 +798,22 @@ fn statistic(question: Question, t: &Drawn, trials: usize) -> f64 {
 /// The central `1 - alpha` percentile interval, positions as the report's 95% interval takes them
 /// (`int(a/2 N)` and `int((1 - a/2) N) - 1`).
 fn interval(values: &mut [f64], alpha: f64) -> (f64, f64) {
-    values.sort_by(f64::total_cmp);
     let n = values.len();
     let lo = ((alpha / 2.0 * n as f64) as usize).min(n - 1);
     let hi = (((1.0 - alpha / 2.0) * n as f64) as usize)
         .checked_sub(1)
         .unwrap_or(n - 1)
         .min(n - 1);
-    (values[lo], values[hi])
+    // The values a sort would put at `lo` and `hi`, found without sorting the rest: the later
+    // position first, then the earlier among the values before it.
+    let (first, last) = (lo.min(hi), lo.max(hi));
+    let (_, &mut at_last, _) = values.select_nth_unstable_by(last, f64::total_cmp);
+    let (_, &mut at_first, _) = values[..=last].select_nth_unstable_by(first, f64::total_cmp);
+    if lo <= hi {
+        (at_first, at_last)
+    } else {
+        (at_last, at_first)
+    }
 }
 
 /// A uniform draw in [0, 1) with 53 bits, as Python's `random()` makes it.
@@ -901,6 +996,46 @@ mod tests {
         assert!(got.rows.iter().all(|r| r.assurance.is_none()));
         let json = serde_json::to_value(&got).unwrap();
         assert!(json["too_small"].is_array(), "{json}");
+    }
+
+    #[test]
+    fn the_interval_takes_the_values_a_sort_would_put_at_its_positions() {
+        let mut rng = PyRandom::new(5);
+        for (n, alpha) in [
+            (1000, 0.05),
+            (200, 0.05),
+            (37, 0.1),
+            (10, 0.5),
+            (10, 0.95),
+            (3, 0.9),
+            (1, 0.05),
+        ] {
+            // Few distinct values, as a difference of whole passes takes.
+            let values: Vec<f64> = (0..n)
+                .map(|_| (rng.randbelow(9) as f64 - 4.0) / 8.0)
+                .collect();
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let lo = ((alpha / 2.0 * n as f64) as usize).min(n - 1);
+            let hi = (((1.0 - alpha / 2.0) * n as f64) as usize)
+                .checked_sub(1)
+                .unwrap_or(n - 1)
+                .min(n - 1);
+            let mut work = values.clone();
+            assert_eq!(
+                interval(&mut work, alpha),
+                (sorted[lo], sorted[hi]),
+                "{n} {alpha}"
+            );
+        }
+    }
+
+    #[test]
+    fn designs_shared_among_threads_come_back_in_order() {
+        let items: Vec<u64> = (0..37).collect();
+        let doubled = in_parallel(&items, |&x| 2 * x);
+        assert_eq!(doubled, items.iter().map(|x| 2 * x).collect::<Vec<_>>());
+        assert!(in_parallel(&[] as &[u64], |&x| x).is_empty());
     }
 
     #[test]
