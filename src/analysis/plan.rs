@@ -484,6 +484,7 @@ pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Pla
     let truth = truth_of(pilot, question)?;
     let null = matches!(question, Question::Difference { .. }).then(|| pilot.without_difference());
     let draws = plausible_truths(pilot, question, opts);
+    let world = bias_world(pilot, question, opts);
     let direction = {
         let (small, large) = truth.rates();
         large - small
@@ -512,7 +513,15 @@ pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Pla
         let gpu_seconds = pilot
             .seconds_per_conversation
             .map(|(a, b)| (tasks * k) as f64 * (a + b));
-        let assurance = assurance_of(&draws, question, (tasks, k), opts, seed, direction);
+        let assurance = assurance_of(&draws, question, (tasks, k), opts, seed, direction).map(
+            |a| match &world {
+                Some(w) => {
+                    let (predicted, truth) = w.bias((tasks, k), question, opts, seed, direction);
+                    a.corrected(predicted, truth)
+                }
+                None => a,
+            },
+        );
         DesignRow {
             tasks,
             k,
@@ -640,6 +649,80 @@ fn assurance_of(
         })
         .collect();
     Assurance::from_powers(&powers)
+}
+
+/// Where the assurance's bias is measured: a world whose truth is known. Its rates are the shrunk
+/// pilot's (the planner's own estimate of the truth); its pilots are simulated from them at the
+/// pilot's size ([`assurance::simulated_pilot`]), and each gives one plausible truth, drawn as the
+/// planner draws its own from the pilot (shrunk, tasks resampled). Over simulated pilots, the mean
+/// over their plausible truths is the mean of their assurances, so one experiment per simulated
+/// pilot measures it.
+struct BiasWorld {
+    /// The question's truth at the shrunk pilot's rates.
+    truth: Pilot,
+    /// One plausible truth from each simulated pilot.
+    plausible: Vec<Pilot>,
+}
+
+impl BiasWorld {
+    /// For `design`: the share of experiments settled under the simulated pilots' plausible
+    /// truths (one experiment each), and the share settled at the world's truth, each with its
+    /// number of experiments, both judged on the pilot's side.
+    fn bias(
+        &self,
+        design: (usize, usize),
+        question: Question,
+        opts: &PlanOptions,
+        seed: u64,
+        direction: f64,
+    ) -> ((f64, usize), (f64, usize)) {
+        let at_truth = PlanOptions {
+            resamples: opts.resamples.min(BIAS_RESAMPLES),
+            ..opts.clone()
+        };
+        let each = PlanOptions {
+            simulations: self.plausible.len(),
+            ..at_truth.clone()
+        };
+        let seed = seed ^ 0xb1a5_0000_0000;
+        let predicted =
+            share_settled_over(&self.plausible, question, design, &each, seed, direction);
+        let truth = share_settled_toward(
+            &self.truth,
+            question,
+            design,
+            &at_truth,
+            seed ^ 1,
+            direction,
+        );
+        ((predicted, self.plausible.len()), (truth, opts.simulations))
+    }
+}
+
+/// Bootstrap resamples per experiment behind the bias (at most `--resamples`): the bias is a
+/// difference of two powers taken with the same count, so what a smaller count changes in each
+/// largely cancels; at the full count these experiments would be two fifths of the plan's work.
+const BIAS_RESAMPLES: usize = 200;
+
+/// The world the assurance's bias is measured in, with `opts.simulations` simulated pilots (one
+/// per experiment behind the bias); none where there is no assurance, or where the question
+/// cannot be asked of the shrunk pilot or of any simulated one.
+fn bias_world(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Option<BiasWorld> {
+    if opts.assurance_draws == 0 || !assurance::has_trials(pilot) {
+        return None;
+    }
+    let base = assurance::shrunk(pilot);
+    let truth = truth_of(&base, question).ok()?;
+    let mut rng = PyRandom::new(opts.seed ^ 0xb1a5);
+    let plausible: Vec<Pilot> = (0..opts.simulations)
+        .filter_map(|_| {
+            let simulated = assurance::simulated_pilot(&base, &mut rng);
+            let seed = u64::from(rng.next_u32());
+            let drawn = assurance::plausible_pilots(&simulated, 1, seed).pop()?;
+            truth_of(&drawn, question).ok()
+        })
+        .collect();
+    (!plausible.is_empty()).then_some(BiasWorld { truth, plausible })
 }
 
 /// One simulated task's totals for both models.
@@ -999,6 +1082,61 @@ mod tests {
     }
 
     #[test]
+    fn the_bias_correction_moves_the_assurance_toward_the_power_at_the_true_rates() {
+        // Known per-task rates (the reference's run 2: many tasks at 0% or 100%) where power is
+        // high, so the power curve is concave: pilots of two trials per task and model, played at
+        // those rates, give an assurance that runs low on average; the correction, measured from
+        // each pilot's records alone, brings it nearer.
+        let truth = pilot(
+            &[
+                1.0, 0.8, 0.6, 0.8, 0.8, 1.0, 0.0, 0.0, 0.2, 0.2, 0.0, 0.0, 0.2, 1.0, 0.0, 0.2,
+                0.2, 0.6, 0.8, 0.6, 0.0, 0.4, 0.4, 0.0,
+            ],
+            &[
+                1.0, 1.0, 1.0, 1.0, 0.8, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.6, 0.6, 0.6, 0.0, 1.0,
+                0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 0.2,
+            ],
+        );
+        let q = Question::Difference { stated: None };
+        let opts = PlanOptions {
+            ks: vec![2],
+            simulations: 100,
+            resamples: 100,
+            assurance_draws: 10,
+            ..PlanOptions::default()
+        };
+        let exact = PlanOptions {
+            simulations: 4000,
+            assurance_draws: 0,
+            ..opts.clone()
+        };
+        let power = plan(&truth, q, &exact).unwrap().rows[0].power;
+        let mut rng = PyRandom::new(11);
+        let pilots = 16;
+        let (mut before, mut after) = (0.0, 0.0);
+        for i in 0..pilots {
+            let sample = assurance::simulated_pilot(&truth, &mut rng);
+            let seeded = PlanOptions {
+                seed: i,
+                ..opts.clone()
+            };
+            let a = plan(&sample, q, &seeded).unwrap().rows[0]
+                .assurance
+                .expect("assurance");
+            assert!(a.low <= a.high, "{a:?}");
+            before += (a.uncorrected - power) / pilots as f64;
+            after += (a.mean - power) / pilots as f64;
+        }
+        // Low by more than 5 points before, raised by more than 3 and not past the truth by as
+        // much as it was short.
+        assert!(before < -0.05, "{power} {before}");
+        assert!(
+            after > before + 0.03 && after.abs() < before.abs(),
+            "{power} {before} {after}"
+        );
+    }
+
+    #[test]
     fn the_interval_takes_the_values_a_sort_would_put_at_its_positions() {
         let mut rng = PyRandom::new(5);
         for (n, alpha) in [
@@ -1062,6 +1200,8 @@ mod tests {
                 low,
                 high,
                 draws: 20,
+                uncorrected: (low + high) / 2.0,
+                shift: 0.0,
             }),
         };
         let p = pilot(&[0.3; 24], &[0.9; 24]);
