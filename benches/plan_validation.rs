@@ -17,9 +17,11 @@
 //!
 //! Then the assurance, over many pilots: each a fresh two-trial pilot of run 2 (for every task
 //! and model, two of its recorded trials drawn without replacement), planned at k = 2 and 5. For
-//! each it compares the point power and the assurance with the resampled power, and reports the
-//! error averaged over pilots with its spread (10th-90th percentile over pilots), over all pilots
-//! and over the quarter whose gap came out smallest, and how often the too-small warning fires.
+//! each it compares the point power and the assurance, before and after its bias correction, with
+//! the resampled power, and reports the error averaged over pilots with its spread (10th-90th
+//! percentile over pilots), over all pilots and over the quarter whose gap came out smallest, how
+//! often the (corrected) assurance interval holds the resampled power, and how often the
+//! too-small warning fires.
 //!
 //! Run with `cargo bench --profile dev --bench plan_validation` (skips where `../shared` is
 //! absent). `PASSK_VALIDATION_EXPERIMENTS` and `PASSK_VALIDATION_RESAMPLES` change the counts
@@ -166,11 +168,25 @@ struct Scale {
     draws: usize,
 }
 
-/// One pilot's gap and, per k of [`MANY_KS`], its (point power, assurance mean, low, high).
+/// One pilot's gap and, per k of [`MANY_KS`], what its plan predicts.
 struct PilotPlan {
     gap: f64,
-    predicted: Vec<(f64, f64, f64, f64)>,
+    predicted: Vec<Predicted>,
     too_small: bool,
+    /// The k recommended (by assurance), if any design reaches 80%.
+    recommended: Option<usize>,
+}
+
+/// One design's prediction from one pilot.
+struct Predicted {
+    /// Power at the pilot's own rates.
+    power: f64,
+    /// The assurance, corrected for its bias, and its interval.
+    mean: f64,
+    low: f64,
+    high: f64,
+    /// The assurance before the correction.
+    uncorrected: f64,
 }
 
 /// Plans from `count` fresh two-trial pilots of run 2 and prints the prediction errors against
@@ -204,10 +220,17 @@ fn assurance_over_pilots(
                     .iter()
                     .map(|r| {
                         let a = r.assurance.expect("a pilot run has trials to resample");
-                        (r.power, a.mean, a.low, a.high)
+                        Predicted {
+                            power: r.power,
+                            mean: a.mean,
+                            low: a.low,
+                            high: a.high,
+                            uncorrected: a.uncorrected,
+                        }
                     })
                     .collect(),
                 too_small: !plan.too_small.is_empty(),
+                recommended: plan.recommended.as_ref().map(|r| r.k),
             }
         })
         .collect();
@@ -216,38 +239,66 @@ fn assurance_over_pilots(
     let small_gap = &by_gap[..(count / 4).max(1)];
     println!(
         "\n{count} two-trial pilots of run 2 (gaps {:+.1} to {:+.1} pp; the smallest quarter up to \
-         {:+.1} pp); {} say they are too small to choose",
+         {:+.1} pp); {} say they are too small to choose, {} of the smallest-gap quarter",
         100.0 * by_gap[0].gap,
         100.0 * by_gap[count - 1].gap,
         100.0 * small_gap[small_gap.len() - 1].gap,
-        plans.iter().filter(|p| p.too_small).count()
+        plans.iter().filter(|p| p.too_small).count(),
+        small_gap.iter().filter(|p| p.too_small).count()
+    );
+    let observed_k: Vec<String> = observed
+        .iter()
+        .map(|(k, t)| format!("k = {k} {:.1}%", 100.0 * t))
+        .collect();
+    let choices: Vec<String> = MANY_KS
+        .iter()
+        .map(Some)
+        .chain([None])
+        .map(|want| {
+            let chose: Vec<&PilotPlan> = plans
+                .iter()
+                .filter(|p| p.recommended.as_ref() == want)
+                .collect();
+            format!(
+                "{} {} ({} too small)",
+                want.map_or("none reaching it".to_string(), |k| format!("k = {k}")),
+                chose.len(),
+                chose.iter().filter(|p| p.too_small).count()
+            )
+        })
+        .collect();
+    println!(
+        "recommended for 80% (observed {}): {}",
+        observed_k.join(", "),
+        choices.join(", ")
     );
     println!(
-        "k  observed | pilots | point power: mean error [10th-90th] | assurance: mean error \
-         [10th-90th] | observed inside 10th-90th"
+        "k  observed | pilots | point power: mean error [10th-90th] | assurance before the \
+         correction | assurance: mean error [10th-90th] | observed inside 10th-90th"
     );
     for (j, &(k, truth)) in observed.iter().enumerate() {
         for (name, set) in [("all", by_gap.as_slice()), ("small gap", small_gap)] {
-            let errors = |f: fn(&(f64, f64, f64, f64)) -> f64| -> Vec<f64> {
+            let errors = |f: fn(&Predicted) -> f64| -> Vec<f64> {
                 set.iter().map(|p| f(&p.predicted[j]) - truth).collect()
             };
             let inside = set
                 .iter()
-                .filter(|p| (p.predicted[j].2..=p.predicted[j].3).contains(&truth))
+                .filter(|p| (p.predicted[j].low..=p.predicted[j].high).contains(&truth))
                 .count();
             println!(
-                "{k:<2} {:>7.1}% | {name:<9} | {} | {} | {inside}/{}",
+                "{k:<2} {:>7.1}% | {name:<9} | {} | {} | {} | {inside}/{}",
                 100.0 * truth,
-                spread(&errors(|p| p.0)),
-                spread(&errors(|p| p.1)),
+                spread(&errors(|p| p.power)),
+                spread(&errors(|p| p.uncorrected)),
+                spread(&errors(|p| p.mean)),
                 set.len()
             );
         }
     }
     println!(
         "({} experiments per design and pilot, shared among {} resampled pilots for the assurance; \
-         {} resamples each)",
-        scale.experiments, scale.draws, scale.resamples
+         {} resamples each; the bias correction's 2 x {} experiments take at most 200)",
+        scale.experiments, scale.draws, scale.resamples, scale.experiments
     );
 }
 

@@ -498,7 +498,8 @@ pub(crate) struct PlanArgs {
     /// Seed of the simulation
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
-    /// Resampled pilots each design's assurance averages over (0: point power only)
+    /// Resampled pilots each design's assurance averages over, before its bias correction (0:
+    /// point power only)
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub assurance_draws: usize,
     /// Print the plan as JSON instead of a table

@@ -98,9 +98,11 @@ fn a_pilot_run_is_read_from_its_records() {
             && out.contains("+27.5 pp"),
         "{out}"
     );
-    // A pilot run's plan carries each design's assurance over resampled pilots, and picks by it.
+    // A pilot run's plan carries each design's assurance over resampled pilots, corrected for
+    // its bias, and picks by it.
     assert!(
-        out.contains("assurance (10th-90th)")
+        out.contains("assurance, corrected (interval)")
+            && out.contains("corrected for its bias")
             && out.contains("Fewest conversations with assurance >= 80.0%"),
         "{out}"
     );

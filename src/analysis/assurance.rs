@@ -5,9 +5,17 @@
 //! sampling uncertainty, as the report's task bootstrap sees it). The planner simulates every
 //! design under each draw, and the assurance of a design is the mean of its power over the draws,
 //! with the 10th and 90th percentiles as its interval (docs/metrics.md, "Power planning").
+//!
+//! That mean is biased low where power is high: the power curve is concave there, so a pilot
+//! whose gap came out small loses more power than one whose gap came out large gains, and
+//! averaging over plausible pilots spread around the pilot applies the concavity again. The
+//! planner corrects it with a parametric bootstrap of the whole procedure ([`simulated_pilot`]):
+//! pilots of the same size are played at the shrunk pilot's rates, the assurance each would give
+//! is compared with the power at those rates, and the assurance is moved by the mean miss, in
+//! log-odds ([`Assurance::corrected`]).
 
 use super::mt19937::PyRandom;
-use super::plan::{DesignRow, Pilot, Side};
+use super::plan::{DesignRow, Pilot, PilotTrial, Side, tokens_like};
 use serde::{Deserialize, Serialize};
 
 /// Fewer pilot tasks than this, and the pilot is too small to choose a design.
@@ -26,6 +34,14 @@ pub struct Assurance {
     pub high: f64,
     /// Resampled pilots it averages over.
     pub draws: usize,
+    /// The mean power over the resampled pilots before the bias correction.
+    #[serde(default)]
+    pub uncorrected: f64,
+    /// The bias subtracted, in log-odds: the log-odds of what pilots simulated at the shrunk
+    /// pilot's rates give as their assurance, minus the log-odds of the power at those rates
+    /// (negative: the assurance ran low there, and is raised). 0 when uncorrected.
+    #[serde(default)]
+    pub shift: f64,
 }
 
 impl Assurance {
@@ -37,12 +53,46 @@ impl Assurance {
         let mut sorted = powers.to_vec();
         sorted.sort_by(f64::total_cmp);
         let at = |q: f64| sorted[((q * (sorted.len() - 1) as f64).round()) as usize];
+        let mean = powers.iter().sum::<f64>() / powers.len() as f64;
         Some(Assurance {
-            mean: powers.iter().sum::<f64>() / powers.len() as f64,
+            mean,
             low: at(0.1),
             high: at(0.9),
             draws: powers.len(),
+            uncorrected: mean,
+            shift: 0.0,
         })
+    }
+
+    /// The assurance corrected for the bias measured where the truth is known: `predicted`, the
+    /// share of experiments settled under the plausible pilots of simulated pilots (their mean
+    /// assurance), and `truth`, the share settled at the rates they were simulated at, each with
+    /// the experiments behind it. The mean moves by the difference of their log-odds (each share
+    /// taken as (settled + 1/2) / (experiments + 1), so that 0 and 1 have one), which can never
+    /// leave 0..1 and moves a power near 0 or 1 less than one in the middle. The interval runs
+    /// from the lower of the two 10th percentiles, before and after the same move, to the higher
+    /// of the two 90th: the correction is an estimate, and the interval keeps the powers it moved
+    /// away from.
+    pub fn corrected(self, predicted: (f64, usize), truth: (f64, usize)) -> Assurance {
+        let log_odds = |(share, n): (f64, usize)| {
+            let p = (share * n as f64 + 0.5) / (n as f64 + 1.0);
+            (p / (1.0 - p)).ln()
+        };
+        let shift = log_odds(predicted) - log_odds(truth);
+        let moved = |p: f64| {
+            if p <= 0.0 || p >= 1.0 {
+                p
+            } else {
+                1.0 / (1.0 + (((1.0 - p) / p).ln() + shift).exp())
+            }
+        };
+        Assurance {
+            mean: moved(self.mean),
+            low: moved(self.low).min(self.low),
+            high: moved(self.high).max(self.high),
+            shift,
+            ..self
+        }
     }
 }
 
@@ -70,6 +120,32 @@ pub fn plausible_pilots(pilot: &Pilot, draws: usize, seed: u64) -> Vec<Pilot> {
             out
         })
         .collect()
+}
+
+/// A pilot of the same tasks and size as `truth`, played at its rates: every task and model keeps
+/// its number of trials, each trial passes with the task's rate, and its tokens are drawn from
+/// `truth`'s trials of that task with the same verdict (any trial when none has it). The rates are
+/// the passes over the trials, as a pilot run's are. The bias correction plans from such pilots,
+/// drawn at the shrunk pilot's rates, to see how far the procedure lands from a known truth.
+pub fn simulated_pilot(truth: &Pilot, rng: &mut PyRandom) -> Pilot {
+    let mut out = truth.clone();
+    for task in &mut out.tasks {
+        for side in [&mut task.small, &mut task.large] {
+            let played: Vec<PilotTrial> = (0..side.trials.len())
+                .map(|_| {
+                    let passed = rng.random() < side.rate;
+                    PilotTrial {
+                        passed,
+                        tokens: tokens_like(&side.trials, passed, rng),
+                    }
+                })
+                .collect();
+            let passes = played.iter().filter(|t| t.passed).count();
+            side.rate = passes as f64 / played.len().max(1) as f64;
+            side.trials = played;
+        }
+    }
+    out
 }
 
 /// Why the pilot is too small to choose a design (empty when it is not): fewer than
@@ -198,7 +274,7 @@ pub const MAX_PRIOR_WEIGHT: f64 = 1000.0;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::plan::{PilotTask, PilotTrial};
+    use crate::analysis::plan::PilotTask;
 
     fn side(verdicts: &[bool]) -> Side {
         let trials: Vec<PilotTrial> = verdicts
@@ -273,6 +349,55 @@ mod tests {
         assert_eq!(beta_prior(&one), None);
         let p = pilot(&[&[true], &[false]], &[&[true], &[false]]);
         assert_eq!(shrunk(&p), p);
+    }
+
+    #[test]
+    fn the_correction_moves_by_log_odds_and_keeps_what_it_moved_away_from() {
+        let a = Assurance::from_powers(&[0.5, 0.6, 0.7, 0.8, 0.9]).expect("powers");
+        // Simulated pilots gave 60% where the truth was 80%: the assurance runs low, and rises.
+        let c = a.corrected((0.6, 1000), (0.8, 1000));
+        assert!(c.shift < 0.0 && c.mean > a.mean && c.mean < 1.0, "{c:?}");
+        assert_eq!(c.uncorrected, a.mean);
+        // The interval reaches from the lower 10th percentile (before) to the higher 90th (after).
+        assert_eq!(c.low, a.low);
+        assert!(c.high > a.high && c.high < 1.0, "{c:?}");
+        // The mean moves by the shift, in log-odds.
+        let odds = |p: f64| (p / (1.0 - p)).ln();
+        assert!((odds(c.mean) - odds(a.mean) + c.shift).abs() < 1e-9);
+        // Running high instead lowers it, and keeps the old 90th percentile.
+        let d = a.corrected((0.9, 1000), (0.8, 1000));
+        assert!(
+            d.mean < a.mean && d.low < a.low && d.high == a.high,
+            "{d:?}"
+        );
+        // A share of 0 or 1 still has log-odds; powers of exactly 0 or 1 stay.
+        let sure = Assurance::from_powers(&[1.0; 4]).expect("powers");
+        let e = sure.corrected((0.0, 100), (1.0, 100));
+        assert!(e.shift.is_finite() && e.mean == 1.0, "{e:?}");
+        // Nothing to correct, nothing moves.
+        assert_eq!(a.corrected((0.7, 500), (0.7, 500)).mean, a.mean);
+    }
+
+    #[test]
+    fn a_simulated_pilot_keeps_each_tasks_size_and_plays_at_its_rates() {
+        let (none, half, all): (&[bool], &[bool], &[bool]) =
+            (&[false, false], &[true, false], &[true, true, true]);
+        let p = pilot(&[none, half, all], &[all, half, none]);
+        let mut rng = PyRandom::new(4);
+        for _ in 0..20 {
+            let s = simulated_pilot(&p, &mut rng);
+            for (a, b) in s.tasks.iter().zip(&p.tasks) {
+                for (x, y) in [(&a.small, &b.small), (&a.large, &b.large)] {
+                    assert_eq!(x.trials.len(), y.trials.len());
+                    let passes = x.trials.iter().filter(|t| t.passed).count();
+                    assert_eq!(x.rate, passes as f64 / x.trials.len() as f64);
+                    // A rate of 0 or 1 can only play as itself.
+                    if y.rate == 0.0 || y.rate == 1.0 {
+                        assert_eq!(x.rate, y.rate);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -129,6 +129,21 @@ pub fn for_each_resample_u32(n: usize, resamples: usize, seed: u64, mut f: impl 
     }
 }
 
+/// [`for_each_resample_u32`] drawn afresh, never kept for replay: for a caller whose seeds do
+/// not repeat (the planner seeds each simulated experiment's bootstrap anew), keeping the draws
+/// would only cost their copy. The same `(n, resamples, seed)` gives the same positions.
+pub fn for_each_fresh_resample(n: usize, resamples: usize, seed: u64, mut f: impl FnMut(&[u32])) {
+    if n == 0 {
+        return;
+    }
+    let mut rng = PyRandom::new(seed);
+    let mut sample = vec![0u32; n];
+    for _ in 0..resamples {
+        rng.fill_below(n, &mut sample);
+        f(&sample);
+    }
+}
+
 /// Positions kept for replay, in all (4 bytes each: 8 MiB). A run of 24 tasks and 10,000 resamples
 /// draws 240,000; one of thousands of tasks draws afresh each time.
 pub const KEPT_DRAWS: usize = 1 << 21;
@@ -527,6 +542,12 @@ mod tests {
             assert_eq!(drawn(n, resamples, 11), want);
             assert_ne!(drawn(n, resamples, 12), want);
             assert_eq!(drawn(n, resamples, 11), want);
+            // Drawn afresh without keeping: the same positions.
+            let mut fresh = Vec::new();
+            for_each_fresh_resample(n, resamples, 11, |s| {
+                fresh.extend(s.iter().map(|&i| i as usize));
+            });
+            assert_eq!(fresh, want);
         }
     }
 

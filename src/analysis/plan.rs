@@ -12,7 +12,7 @@
 //! at all, to show how often the interval wrongly declares one.
 
 use super::assurance::{self, Assurance};
-use super::bootstrap::for_each_resample;
+use super::bootstrap::for_each_fresh_resample;
 use super::cost::blended_calls;
 use super::load::Run;
 use super::mt19937::PyRandom;
@@ -484,6 +484,7 @@ pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Pla
     let truth = truth_of(pilot, question)?;
     let null = matches!(question, Question::Difference { .. }).then(|| pilot.without_difference());
     let draws = plausible_truths(pilot, question, opts);
+    let world = bias_world(pilot, question, opts);
     let direction = {
         let (small, large) = truth.rates();
         large - small
@@ -493,27 +494,43 @@ pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Pla
     } else {
         opts.task_counts.clone()
     };
-    let mut rows = Vec::new();
-    for (ti, &tasks) in task_counts.iter().enumerate() {
-        for (ki, &k) in opts.ks.iter().enumerate() {
-            let seed = opts.seed ^ ((ti as u64) << 40) ^ ((ki as u64) << 20);
-            let power = share_settled(&truth, question, tasks, k, opts, seed);
-            let false_positive = null
-                .as_ref()
-                .map(|n| share_settled(n, question, tasks, k, opts, seed ^ 0x5eed));
-            let gpu_seconds = pilot
-                .seconds_per_conversation
-                .map(|(a, b)| (tasks * k) as f64 * (a + b));
-            rows.push(DesignRow {
-                tasks,
-                k,
-                power,
-                false_positive,
-                gpu_seconds,
-                assurance: assurance_of(&draws, question, (tasks, k), opts, seed, direction),
-            });
+    let designs: Vec<(usize, usize, usize, usize)> = task_counts
+        .iter()
+        .enumerate()
+        .flat_map(|(ti, &tasks)| {
+            opts.ks
+                .iter()
+                .enumerate()
+                .map(move |(ki, &k)| (ti, tasks, ki, k))
+        })
+        .collect();
+    let rows = in_parallel(&designs, |&(ti, tasks, ki, k)| {
+        let seed = opts.seed ^ ((ti as u64) << 40) ^ ((ki as u64) << 20);
+        let power = share_settled(&truth, question, tasks, k, opts, seed);
+        let false_positive = null
+            .as_ref()
+            .map(|n| share_settled(n, question, tasks, k, opts, seed ^ 0x5eed));
+        let gpu_seconds = pilot
+            .seconds_per_conversation
+            .map(|(a, b)| (tasks * k) as f64 * (a + b));
+        let assurance = assurance_of(&draws, question, (tasks, k), opts, seed, direction).map(
+            |a| match &world {
+                Some(w) => {
+                    let (predicted, truth) = w.bias((tasks, k), question, opts, seed, direction);
+                    a.corrected(predicted, truth)
+                }
+                None => a,
+            },
+        );
+        DesignRow {
+            tasks,
+            k,
+            power,
+            false_positive,
+            gpu_seconds,
+            assurance,
         }
-    }
+    });
     let by_assurance = rows.iter().all(|r| r.assurance.is_some());
     let judged = |r: &DesignRow| match r.assurance {
         Some(a) if by_assurance => a.mean,
@@ -538,6 +555,40 @@ pub fn plan(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Result<Pla
         recommended_by: if by_assurance { "assurance" } else { "power" }.into(),
         too_small,
     })
+}
+
+/// `f` of every item, in order, shared among the machine's cores: each design is simulated from
+/// its own seeds, so the rows are the same however many threads compute them.
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a design's simulation panicked"))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The per-task rates the question is simulated at, from `pilot`'s.
@@ -600,6 +651,80 @@ fn assurance_of(
     Assurance::from_powers(&powers)
 }
 
+/// Where the assurance's bias is measured: a world whose truth is known. Its rates are the shrunk
+/// pilot's (the planner's own estimate of the truth); its pilots are simulated from them at the
+/// pilot's size ([`assurance::simulated_pilot`]), and each gives one plausible truth, drawn as the
+/// planner draws its own from the pilot (shrunk, tasks resampled). Over simulated pilots, the mean
+/// over their plausible truths is the mean of their assurances, so one experiment per simulated
+/// pilot measures it.
+struct BiasWorld {
+    /// The question's truth at the shrunk pilot's rates.
+    truth: Pilot,
+    /// One plausible truth from each simulated pilot.
+    plausible: Vec<Pilot>,
+}
+
+impl BiasWorld {
+    /// For `design`: the share of experiments settled under the simulated pilots' plausible
+    /// truths (one experiment each), and the share settled at the world's truth, each with its
+    /// number of experiments, both judged on the pilot's side.
+    fn bias(
+        &self,
+        design: (usize, usize),
+        question: Question,
+        opts: &PlanOptions,
+        seed: u64,
+        direction: f64,
+    ) -> ((f64, usize), (f64, usize)) {
+        let at_truth = PlanOptions {
+            resamples: opts.resamples.min(BIAS_RESAMPLES),
+            ..opts.clone()
+        };
+        let each = PlanOptions {
+            simulations: self.plausible.len(),
+            ..at_truth.clone()
+        };
+        let seed = seed ^ 0xb1a5_0000_0000;
+        let predicted =
+            share_settled_over(&self.plausible, question, design, &each, seed, direction);
+        let truth = share_settled_toward(
+            &self.truth,
+            question,
+            design,
+            &at_truth,
+            seed ^ 1,
+            direction,
+        );
+        ((predicted, self.plausible.len()), (truth, opts.simulations))
+    }
+}
+
+/// Bootstrap resamples per experiment behind the bias (at most `--resamples`): the bias is a
+/// difference of two powers taken with the same count, so what a smaller count changes in each
+/// largely cancels; at the full count these experiments would be two fifths of the plan's work.
+const BIAS_RESAMPLES: usize = 200;
+
+/// The world the assurance's bias is measured in, with `opts.simulations` simulated pilots (one
+/// per experiment behind the bias); none where there is no assurance, or where the question
+/// cannot be asked of the shrunk pilot or of any simulated one.
+fn bias_world(pilot: &Pilot, question: Question, opts: &PlanOptions) -> Option<BiasWorld> {
+    if opts.assurance_draws == 0 || !assurance::has_trials(pilot) {
+        return None;
+    }
+    let base = assurance::shrunk(pilot);
+    let truth = truth_of(&base, question).ok()?;
+    let mut rng = PyRandom::new(opts.seed ^ 0xb1a5);
+    let plausible: Vec<Pilot> = (0..opts.simulations)
+        .filter_map(|_| {
+            let simulated = assurance::simulated_pilot(&base, &mut rng);
+            let seed = u64::from(rng.next_u32());
+            let drawn = assurance::plausible_pilots(&simulated, 1, seed).pop()?;
+            truth_of(&drawn, question).ok()
+        })
+        .collect();
+    (!plausible.is_empty()).then_some(BiasWorld { truth, plausible })
+}
+
 /// One simulated task's totals for both models.
 #[derive(Debug, Clone, Copy, Default)]
 struct Drawn {
@@ -633,27 +758,64 @@ fn share_settled_toward(
     seed: u64,
     direction: f64,
 ) -> f64 {
+    share_settled_over(
+        std::slice::from_ref(pilot),
+        question,
+        (tasks, k),
+        opts,
+        seed,
+        direction,
+    )
+}
+
+/// [`share_settled_toward`] with experiment i drawn from `truths[i % truths.len()]`.
+fn share_settled_over(
+    truths: &[Pilot],
+    question: Question,
+    (tasks, k): (usize, usize),
+    opts: &PlanOptions,
+    seed: u64,
+    direction: f64,
+) -> f64 {
     let mut rng = PyRandom::new(seed);
     let mut settled = 0usize;
     let mut drawn = vec![Drawn::default(); tasks];
     let mut stats = Vec::with_capacity(opts.resamples);
+    let mut differences = Vec::with_capacity(tasks);
     for sim in 0..opts.simulations {
+        let pilot = &truths[sim % truths.len()];
         for d in drawn.iter_mut() {
             let task = &pilot.tasks[rng.randbelow(pilot.tasks.len())];
             *d = draw_task(task, k, &mut rng);
         }
         stats.clear();
         let boot_seed = seed.wrapping_add(1 + sim as u64);
-        for_each_resample(tasks, opts.resamples, boot_seed, |sample| {
-            let mut t = Drawn::default();
-            for &i in sample {
-                for m in 0..2 {
-                    t.passes[m] += drawn[i].passes[m];
-                    t.tokens[m] += drawn[i].tokens[m];
+        if let Question::Difference { .. } = question {
+            // Passes are whole numbers, so the sum of each task's difference, in integers, is
+            // exactly the difference of the sums (and an integer sum keeps no float chain).
+            differences.clear();
+            differences.extend(drawn.iter().map(|d| (d.passes[1] - d.passes[0]) as i64));
+            let trials = (tasks * k).max(1) as f64;
+            for_each_fresh_resample(tasks, opts.resamples, boot_seed, |sample| {
+                let mut sum = 0i64;
+                for &i in sample {
+                    sum += differences[i as usize];
                 }
-            }
-            stats.push(statistic(question, &t, tasks * k));
-        });
+                stats.push(sum as f64 / trials);
+            });
+        } else {
+            for_each_fresh_resample(tasks, opts.resamples, boot_seed, |sample| {
+                let mut t = Drawn::default();
+                for &i in sample {
+                    let i = i as usize;
+                    for m in 0..2 {
+                        t.passes[m] += drawn[i].passes[m];
+                        t.tokens[m] += drawn[i].tokens[m];
+                    }
+                }
+                stats.push(statistic(question, &t, tasks * k));
+            });
+        }
         let (low, high) = interval(&mut stats, opts.alpha);
         let yes = match question {
             Question::Difference { .. } if direction > 0.0 => low > 0.0,
@@ -677,17 +839,25 @@ fn draw_task(task: &PilotTask, k: usize, rng: &mut PyRandom) -> Drawn {
             if side.trials.is_empty() {
                 continue;
             }
-            let same: Vec<&PilotTrial> =
-                side.trials.iter().filter(|t| t.passed == passed).collect();
-            let pool: Vec<&PilotTrial> = if same.is_empty() {
-                side.trials.iter().collect()
-            } else {
-                same
-            };
-            d.tokens[m] += pool[rng.randbelow(pool.len())].tokens;
+            d.tokens[m] += tokens_like(&side.trials, passed, rng);
         }
     }
     d
+}
+
+/// The tokens of one of `trials` (not empty) with the verdict `passed`, drawn uniformly (any
+/// trial when none has it).
+pub(crate) fn tokens_like(trials: &[PilotTrial], passed: bool, rng: &mut PyRandom) -> f64 {
+    let same = trials.iter().filter(|t| t.passed == passed).count();
+    if same == 0 {
+        return trials[rng.randbelow(trials.len())].tokens;
+    }
+    let nth = rng.randbelow(same);
+    trials
+        .iter()
+        .filter(|t| t.passed == passed)
+        .nth(nth)
+        .map_or(0.0, |t| t.tokens)
 }
 
 /// The resample's statistic: the success difference (large - small), or the break-even ratio
@@ -711,14 +881,22 @@ fn statistic(question: Question, t: &Drawn, trials: usize) -> f64 {
 /// The central `1 - alpha` percentile interval, positions as the report's 95% interval takes them
 /// (`int(a/2 N)` and `int((1 - a/2) N) - 1`).
 fn interval(values: &mut [f64], alpha: f64) -> (f64, f64) {
-    values.sort_by(f64::total_cmp);
     let n = values.len();
     let lo = ((alpha / 2.0 * n as f64) as usize).min(n - 1);
     let hi = (((1.0 - alpha / 2.0) * n as f64) as usize)
         .checked_sub(1)
         .unwrap_or(n - 1)
         .min(n - 1);
-    (values[lo], values[hi])
+    // The values a sort would put at `lo` and `hi`, found without sorting the rest: the later
+    // position first, then the earlier among the values before it.
+    let (first, last) = (lo.min(hi), lo.max(hi));
+    let (_, &mut at_last, _) = values.select_nth_unstable_by(last, f64::total_cmp);
+    let (_, &mut at_first, _) = values[..=last].select_nth_unstable_by(first, f64::total_cmp);
+    if lo <= hi {
+        (at_first, at_last)
+    } else {
+        (at_last, at_first)
+    }
 }
 
 /// A uniform draw in [0, 1) with 53 bits, as Python's `random()` makes it.
@@ -904,6 +1082,101 @@ mod tests {
     }
 
     #[test]
+    fn the_bias_correction_moves_the_assurance_toward_the_power_at_the_true_rates() {
+        // Known per-task rates (the reference's run 2: many tasks at 0% or 100%) where power is
+        // high, so the power curve is concave: pilots of two trials per task and model, played at
+        // those rates, give an assurance that runs low on average; the correction, measured from
+        // each pilot's records alone, brings it nearer.
+        let truth = pilot(
+            &[
+                1.0, 0.8, 0.6, 0.8, 0.8, 1.0, 0.0, 0.0, 0.2, 0.2, 0.0, 0.0, 0.2, 1.0, 0.0, 0.2,
+                0.2, 0.6, 0.8, 0.6, 0.0, 0.4, 0.4, 0.0,
+            ],
+            &[
+                1.0, 1.0, 1.0, 1.0, 0.8, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.6, 0.6, 0.6, 0.0, 1.0,
+                0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 0.2,
+            ],
+        );
+        let q = Question::Difference { stated: None };
+        let opts = PlanOptions {
+            ks: vec![2],
+            simulations: 100,
+            resamples: 100,
+            assurance_draws: 10,
+            ..PlanOptions::default()
+        };
+        let exact = PlanOptions {
+            simulations: 4000,
+            assurance_draws: 0,
+            ..opts.clone()
+        };
+        let power = plan(&truth, q, &exact).unwrap().rows[0].power;
+        let mut rng = PyRandom::new(11);
+        let pilots = 16;
+        let (mut before, mut after) = (0.0, 0.0);
+        for i in 0..pilots {
+            let sample = assurance::simulated_pilot(&truth, &mut rng);
+            let seeded = PlanOptions {
+                seed: i,
+                ..opts.clone()
+            };
+            let a = plan(&sample, q, &seeded).unwrap().rows[0]
+                .assurance
+                .expect("assurance");
+            assert!(a.low <= a.high, "{a:?}");
+            before += (a.uncorrected - power) / pilots as f64;
+            after += (a.mean - power) / pilots as f64;
+        }
+        // Low by more than 5 points before, raised by more than 3 and not past the truth by as
+        // much as it was short.
+        assert!(before < -0.05, "{power} {before}");
+        assert!(
+            after > before + 0.03 && after.abs() < before.abs(),
+            "{power} {before} {after}"
+        );
+    }
+
+    #[test]
+    fn the_interval_takes_the_values_a_sort_would_put_at_its_positions() {
+        let mut rng = PyRandom::new(5);
+        for (n, alpha) in [
+            (1000, 0.05),
+            (200, 0.05),
+            (37, 0.1),
+            (10, 0.5),
+            (10, 0.95),
+            (3, 0.9),
+            (1, 0.05),
+        ] {
+            // Few distinct values, as a difference of whole passes takes.
+            let values: Vec<f64> = (0..n)
+                .map(|_| (rng.randbelow(9) as f64 - 4.0) / 8.0)
+                .collect();
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let lo = ((alpha / 2.0 * n as f64) as usize).min(n - 1);
+            let hi = (((1.0 - alpha / 2.0) * n as f64) as usize)
+                .checked_sub(1)
+                .unwrap_or(n - 1)
+                .min(n - 1);
+            let mut work = values.clone();
+            assert_eq!(
+                interval(&mut work, alpha),
+                (sorted[lo], sorted[hi]),
+                "{n} {alpha}"
+            );
+        }
+    }
+
+    #[test]
+    fn designs_shared_among_threads_come_back_in_order() {
+        let items: Vec<u64> = (0..37).collect();
+        let doubled = in_parallel(&items, |&x| 2 * x);
+        assert_eq!(doubled, items.iter().map(|x| 2 * x).collect::<Vec<_>>());
+        assert!(in_parallel(&[] as &[u64], |&x| x).is_empty());
+    }
+
+    #[test]
     fn a_small_pilot_is_called_too_small_and_a_big_one_is_not() {
         let q = Question::Difference { stated: None };
         let small = pilot(&[0.3, 0.5, 0.4, 0.2], &[0.9, 0.5, 0.8, 0.3]);
@@ -927,6 +1200,8 @@ mod tests {
                 low,
                 high,
                 draws: 20,
+                uncorrected: (low + high) / 2.0,
+                shift: 0.0,
             }),
         };
         let p = pilot(&[0.3; 24], &[0.9; 24]);

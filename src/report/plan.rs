@@ -1,6 +1,6 @@
 //! `passk plan`'s answer as Markdown: what was asked of which pilot, how it was simulated, one row
-//! per design (tasks x k) with its power, its false-positive rate and its GPU time, and the
-//! cheapest design that reaches the wanted power.
+//! per design (tasks x k) with its power, its bias-corrected assurance, its false-positive rate
+//! and its GPU time, and the cheapest design that reaches the wanted power.
 
 use super::number::percent;
 use super::table::MarkdownTable;
@@ -55,7 +55,7 @@ pub fn markdown(plan: &Plan) -> String {
         "k",
         "conversations per model",
         "power",
-        "assurance (10th-90th)",
+        "assurance, corrected (interval)",
         "false positives",
         "GPU time",
     ]);
@@ -97,8 +97,14 @@ fn assurance_method(plan: &Plan) -> String {
     match plan.rows.first().and_then(|r| r.assurance) {
         Some(a) => format!(
             "Assurance: the mean power over {} plausible pilots (the pilot's tasks resampled \
-             with replacement), with the 10th-90th percentile of power over them; the \
-             recommendation compares assurance with the wanted power.",
+             with replacement, each task's rate shrunk toward its model's mean), corrected for \
+             its bias: pilots of this size simulated at the shrunk rates give an assurance that \
+             misses the power at those rates, and the assurance is moved by that miss, in \
+             log-odds. The interval runs from the lower of the 10th percentiles of power over the \
+             plausible pilots, before and after the same move, to the higher of the 90th. The \
+             power column is not corrected (the pilot's own rates, which a pilot of few trials \
+             per task puts low at high power). The recommendation compares the corrected \
+             assurance with the wanted power.",
             a.draws
         ),
         None => "Assurance: n/a (stated rates, or --assurance-draws 0, carry no pilot \
