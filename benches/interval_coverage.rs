@@ -6,18 +6,18 @@
 //! tasks differ as real ones do and the mean is still μ). An interval covers when it holds μ.
 //! docs/metrics.md quotes the figures.
 //!
-//! Then the success gap (`analysis::interval::difference`): two models on the same tasks, the
-//! reported gap (the paired bootstrap, or Newcombe's hybrid interval where the bootstrap is
-//! degenerate or a rate is at 0 or 1) beside Newcombe's interval everywhere and the bootstrap
-//! alone. In `mixed` runs a task's two rates move together (one difficulty per task: the models
-//! find the same tasks hard), the harder case for an interval that ignores the pairing.
+//! Then the success gap (`analysis::interval::paired_gap`): two models on the same tasks, the
+//! reported gap (the MOVER interval from the two rates' intervals with their correlation over the
+//! tasks) beside Newcombe's interval (the same, the rates taken as independent) and the paired
+//! percentile bootstrap, as the reference computes it. In `mixed` runs a task's two rates move
+//! together (one difficulty per task: the models find the same tasks hard).
 //!
 //! Then a factorial main effect (`analysis::factorial`, its interval `analysis::interval::
-//! contrast`): one model over a 2 x 2 design (docs x router) on the same tasks, the documentation
-//! effect ½[(S(doc, off) − S(bare, off)) + (S(doc, on) − S(bare, on))] with the percentile task
-//! bootstrap of the contrast, or the MOVER interval from the cells' intervals where that is
-//! degenerate or a cell is at 0 or 1, beside the MOVER interval everywhere and the bootstrap
-//! alone. In `mixed` runs the four cells of a task share one difficulty draw.
+//! paired_contrast`): one model over a 2 x 2 design (docs x router) on the same tasks, the
+//! documentation effect ½[(S(doc, off) − S(bare, off)) + (S(doc, on) − S(bare, on))] with the
+//! reported interval (the cells' intervals with their correlation over the tasks) beside the
+//! MOVER interval of independent cells and the percentile task bootstrap of the contrast. In
+//! `mixed` runs the four cells of a task share one difficulty draw.
 //!
 //! Run with `cargo bench --profile dev --bench interval_coverage` (optionally followed by the
 //! number of simulated runs per cell, default 400, and `gap` or `effect` for that table alone;
@@ -220,7 +220,7 @@ fn cell_rng(rates: (f64, f64), mixed: bool, (tasks, k): (usize, usize), table: u
     PyRandom::new(seed + table + u64::from(mixed))
 }
 
-/// Covering pairs of one gap cell: [reported, Newcombe everywhere, bootstrap alone].
+/// Covering pairs of one gap cell: [reported, Newcombe, bootstrap].
 fn gap_cell(
     rates: (f64, f64),
     mixed: bool,
@@ -233,19 +233,11 @@ fn gap_cell(
     let mut hits = [0; 3];
     for s in 0..sims {
         let (small, large) = pair(&mut rng, rates, mixed, tasks, k);
-        let boot = difference_bootstrap(&totals(&small), &totals(&large), resamples, s as u64);
-        let rate = |t: &[(usize, usize)]| {
-            let (n, c) = t.iter().fold((0, 0), |(n, c), x| (n + x.0, c + x.1));
-            (
-                c as f64 / n as f64,
-                interval::success_rate(t).expect("trials"),
-            )
-        };
-        let (a, b) = (rate(&small), rate(&large));
+        let (a, b) = (totals(&small), totals(&large));
         let got = [
-            covers(interval::difference(a, b, boot), truth),
-            covers(interval::difference(a, b, None), truth),
-            covers(boot, truth),
+            covers(interval::paired_gap(&a, &b), truth),
+            covers(Some(independent(&[(1.0, &large), (-1.0, &small)])), truth),
+            covers(difference_bootstrap(&a, &b, resamples, s as u64), truth),
         ];
         for (h, g) in hits.iter_mut().zip(got) {
             *h += usize::from(g);
@@ -254,17 +246,26 @@ fn gap_cell(
     hits
 }
 
+/// The MOVER interval of a contrast whose cells are taken as independent (Newcombe's hybrid
+/// interval for a difference): what the reported interval is without the tasks' correlation.
+fn independent(cells: &[(f64, &[(usize, usize)])]) -> Interval {
+    let terms: Vec<interval::Weighted> = cells
+        .iter()
+        .map(|&(w, counts)| {
+            let (p, ci) = interval::rate(counts).expect("trials");
+            (w, p, ci)
+        })
+        .collect();
+    interval::mover(&terms, |_, _| 0.0)
+}
+
 /// Coverage of the success gap's intervals, cell by cell, and the lowest and mean.
 fn gap_table(sims: usize, resamples: usize) {
     let title = format!(
         "success gap (large - small), {sims} pairs of runs per cell; per k = {TRIALS:?}: \
-         reported | Newcombe everywhere | bootstrap alone"
+         reported | Newcombe | bootstrap"
     );
-    let names = [
-        "gap, reported",
-        "gap, Newcombe everywhere",
-        "gap, bootstrap alone",
-    ];
+    let names = ["gap, reported", "gap, Newcombe", "gap, bootstrap"];
     pair_table(
         &title,
         &names,
@@ -277,11 +278,11 @@ fn gap_table(sims: usize, resamples: usize) {
 /// One coverage table over pairs of true rates: per regime, pair and task count, each k's
 /// coverage of three intervals (`cell` counts the covering runs of `sims`), then the lowest and
 /// the mean of each.
-fn pair_table(
+fn pair_table<const N: usize>(
     title: &str,
-    names: &[&str; 3],
+    names: &[&str; N],
     grid: &[(f64, f64)],
-    cell: impl Fn((f64, f64), bool, (usize, usize)) -> [usize; 3],
+    cell: impl Fn((f64, f64), bool, (usize, usize)) -> [usize; N],
     sims: usize,
 ) {
     println!("\n{title}");
@@ -332,7 +333,7 @@ fn cells(
     out
 }
 
-/// Covering runs of one effect cell: [reported, MOVER everywhere, bootstrap alone].
+/// Covering runs of one effect cell: [reported, MOVER of independent cells, bootstrap].
 fn effect_cell(
     rates: (f64, f64),
     mixed: bool,
@@ -355,18 +356,12 @@ fn effect_cell(
             });
             draws.push(value.sum());
         });
-        let boot = ci95(&mut draws);
-        let terms: Vec<interval::Weighted> = design
-            .iter()
-            .map(|(counts, w)| {
-                let (p, ci) = interval::rate(counts).expect("trials");
-                (*w, p, ci)
-            })
-            .collect();
+        let cells: Vec<(f64, &[(usize, usize)])> =
+            design.iter().map(|(c, w)| (*w, c.as_slice())).collect();
         let got = [
-            covers(interval::contrast(&terms, boot), truth),
-            covers(interval::contrast(&terms, None), truth),
-            covers(boot, truth),
+            covers(interval::paired_contrast(&cells), truth),
+            covers(Some(independent(&cells)), truth),
+            covers(ci95(&mut draws), truth),
         ];
         for (h, g) in hits.iter_mut().zip(got) {
             *h += usize::from(g);
@@ -379,12 +374,12 @@ fn effect_cell(
 fn effect_table(sims: usize, resamples: usize) {
     let title = format!(
         "documentation effect of a 2 x 2 design, {sims} runs per cell; per k = {TRIALS:?}: \
-         reported | MOVER everywhere | bootstrap alone"
+         reported | MOVER of independent cells | bootstrap"
     );
     let names = [
         "effect, reported",
-        "effect, MOVER everywhere",
-        "effect, bootstrap alone",
+        "effect, independent cells",
+        "effect, bootstrap",
     ];
     pair_table(
         &title,

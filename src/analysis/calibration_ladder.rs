@@ -135,7 +135,7 @@ fn rung_checks(
             c.map_or("none".into(), |c| {
                 format!(
                     "{} {}",
-                    point(c.ci95.success_rate_difference),
+                    point(c.success_rate_difference_ci95),
                     point(c.ci95.break_even)
                 )
             }),

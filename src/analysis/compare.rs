@@ -4,7 +4,7 @@
 //! each metric of A and B, B − A with its paired task-bootstrap interval, and whether the
 //! difference is measurable.
 
-use super::bootstrap::{IdTotals, Interval, difference_bootstrap};
+use super::bootstrap::{IdTotals, Interval};
 use super::interval;
 use super::paired_metrics::{
     DifferenceDraws, difference_intervals, excludes_zero, task_sums, verdict_level,
@@ -26,7 +26,7 @@ pub struct MetricPair {
     /// Value in run B.
     pub b: Option<f64>,
     /// Paired task-bootstrap 95% interval of B − A over the shared tasks (for `success_rate`,
-    /// kept off the boundary as `success_rate_difference_ci95`).
+    /// `success_rate_difference_ci95`, which keeps its coverage at the boundary and on few tasks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub difference_ci95: Option<Interval>,
     /// The paired interval of B − A at the level "measurable" reads (`verdict_level`: Bonferroni
@@ -147,9 +147,8 @@ pub struct ModelComparison {
     pub conversations_left_out_b: usize,
     /// Success rate of B minus A, on the shared tasks.
     pub success_rate_difference: Option<f64>,
-    /// 95% CI of that difference: the paired bootstrap's (same task resample for both runs), or
-    /// where it is degenerate or a rate is at 0 or 1, Newcombe's interval from the two rates'
-    /// boundary-safe intervals (`interval::paired_gap`).
+    /// 95% CI of that difference: the two runs' rate intervals combined with their correlation
+    /// over the shared tasks (`interval::paired_gap`; metrics.md, "Intervals at the boundary").
     pub success_rate_difference_ci95: Option<Interval>,
     /// Main metrics side by side, over the shared tasks.
     pub metrics: Vec<MetricPair>,
@@ -459,7 +458,7 @@ pub fn compare_with_noise(
                     p.with_noise(n)
                 })
                 .collect();
-            let mut m = model_comparison(a, b, ga, gb, model, metrics, opts);
+            let mut m = model_comparison(a, b, ga, gb, model, metrics);
             m.count_conversations(&pair, (ga, gb), key, model);
             models.insert(model.clone(), m);
         }
@@ -487,7 +486,6 @@ fn model_comparison(
     gb: &GroupSummary,
     model: &str,
     metrics: Vec<MetricPair>,
-    opts: &AnalysisOptions,
 ) -> ModelComparison {
     let ta = task_totals(&a.conversations, ga, model);
     let tb = task_totals(&b.conversations, gb, model);
@@ -498,12 +496,12 @@ fn model_comparison(
             .fold((0.0, 0.0), |(n, p), k| (n + t[*k].trials, p + t[*k].passes))
     };
     let ((na, pa), (nb, pb)) = (sum(&ta), sum(&tb));
-    let gap = |bootstrap| interval::paired_gap(&ta, &tb, bootstrap);
+    let gap = interval::paired_gap(&ta, &tb);
     let metrics = metrics
         .into_iter()
         .map(|mut m| {
             if m.metric == "success_rate" {
-                m.difference_ci95 = gap(m.difference_ci95);
+                m.difference_ci95 = gap;
             }
             m
         })
@@ -513,12 +511,7 @@ fn model_comparison(
         tasks_only_in_a: ta.len() - shared.len(),
         tasks_only_in_b: tb.len() - shared.len(),
         success_rate_difference: (na > 0.0 && nb > 0.0).then(|| pb / nb - pa / na),
-        success_rate_difference_ci95: gap(difference_bootstrap(
-            &ta,
-            &tb,
-            opts.resamples,
-            opts.seed,
-        )),
+        success_rate_difference_ci95: gap,
         metrics,
         conversations_a: String::new(),
         conversations_b: String::new(),

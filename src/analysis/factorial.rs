@@ -2,12 +2,11 @@
 //! (bare, documented), the router in front (off, on) and the prompt variant (policy, another)
 //! gets, per model, each factor's main effect on the success rate and each two-factor
 //! interaction, and, between two models, the difference of each factor's effect (model x docs,
-//! model x router, model x prompt). Every figure is a linear contrast of cell
-//! success rates, with a paired task bootstrap: one resample of the tasks all its cells share is
-//! applied to every cell, drawn from [`PyRandom`](super::mt19937) at the analysis seed.
+//! model x router, model x prompt). Every figure is a linear contrast of cell success rates over
+//! the tasks all its cells share, with the interval of the cells' own intervals combined with
+//! their correlation over those tasks ([`interval::paired_contrast`]).
 
-use super::AnalysisOptions;
-use super::bootstrap::{Interval, ci95, for_each_resample};
+use super::bootstrap::Interval;
 use super::interval;
 use super::taxonomy::OutcomeCounts;
 use crate::runner::record::{ConversationRecord, Mode};
@@ -15,14 +14,15 @@ use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// One contrast: its value on every shared task and its paired 95% interval.
+/// One contrast: its value on every shared task and its 95% interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Effect {
     /// Value on all shared tasks, as a difference of success rates (0.05 = 5 pp).
     pub estimate: f64,
-    /// Paired task-bootstrap interval (`None`: a cell lost all its trials in every resample).
+    /// The cells' rate intervals combined with their correlation over the shared tasks
+    /// (`interval::paired_contrast`; `None`: a cell has no trial on them).
     pub ci95: Option<Interval>,
-    /// Tasks every cell of the contrast has graded trials of (those resampled).
+    /// Tasks every cell of the contrast has graded trials of.
     pub tasks: usize,
 }
 
@@ -106,24 +106,15 @@ type Term = (Cell, f64);
 
 /// The factorial analysis of every suite whose agent conversations crossed tool docs or router
 /// levels; empty for a run that held both fixed.
-pub fn factorials(
-    convs: &[&ConversationRecord],
-    models: &[String],
-    opts: &AnalysisOptions,
-) -> Vec<Factorial> {
+pub fn factorials(convs: &[&ConversationRecord], models: &[String]) -> Vec<Factorial> {
     let suites: BTreeSet<&str> = convs.iter().map(|c| c.suite.as_str()).collect();
     suites
         .into_iter()
-        .filter_map(|suite| factorial(suite, convs, models, opts))
+        .filter_map(|suite| factorial(suite, convs, models))
         .collect()
 }
 
-fn factorial(
-    suite: &str,
-    convs: &[&ConversationRecord],
-    models: &[String],
-    opts: &AnalysisOptions,
-) -> Option<Factorial> {
+fn factorial(suite: &str, convs: &[&ConversationRecord], models: &[String]) -> Option<Factorial> {
     let agent: Vec<&ConversationRecord> = convs
         .iter()
         .copied()
@@ -154,13 +145,13 @@ fn factorial(
         .iter()
         .filter(|m| tallies.keys().any(|k| &k.0 == *m))
         .collect();
-    let effect = |terms: Vec<Term>| contrast(&terms, &tallies, opts);
+    let effect = |terms: Vec<Term>| contrast(&terms, &tallies);
     let per_model = present
         .iter()
         .map(|m| {
             (
                 m.to_string(),
-                model_effects(m, &design, &tallies, &outcomes, opts),
+                model_effects(m, &design, &tallies, &outcomes),
             )
         })
         .collect();
@@ -219,7 +210,6 @@ fn model_effects(
     design: &Design,
     tallies: &BTreeMap<Cell, Tally>,
     outcomes: &BTreeMap<Cell, OutcomeCounts>,
-    opts: &AnalysisOptions,
 ) -> ModelEffects {
     let named = design.named_prompts();
     let key = |l: Levels| (m.to_string(), l);
@@ -236,7 +226,7 @@ fn model_effects(
         .collect();
     let effect = |factors: &[Factor]| {
         let terms = design.terms(m, factors, 1.0)?;
-        Some(contrast(&terms, tallies, opts))
+        Some(contrast(&terms, tallies))
     };
     ModelEffects {
         cells,
@@ -366,11 +356,9 @@ fn sums(tally: &Tally) -> (f64, f64) {
         .fold((0.0, 0.0), |(t, p), &(dt, dp)| (t + dt, p + dp))
 }
 
-/// The weighted sum of cell success rates over the tasks every cell shares, with its paired
-/// bootstrap interval (a resample where some cell has no trial is left out), or where that is
-/// degenerate or a cell's rate is at 0 or 1, the MOVER interval from the cells' boundary-safe
-/// intervals (`interval::contrast`).
-fn contrast(terms: &[Term], tallies: &BTreeMap<Cell, Tally>, opts: &AnalysisOptions) -> Effect {
+/// The weighted sum of cell success rates over the tasks every cell shares, with the interval of
+/// the cells' rates combined with their correlation over those tasks (`interval::paired_contrast`).
+fn contrast(terms: &[Term], tallies: &BTreeMap<Cell, Tally>) -> Effect {
     let empty = Tally::new();
     let cells: Vec<(&Tally, f64)> = terms
         .iter()
@@ -384,41 +372,26 @@ fn contrast(terms: &[Term], tallies: &BTreeMap<Cell, Tally>, opts: &AnalysisOpti
         shared.retain(|id| tally.contains_key(*id));
     }
     let ids: Vec<&String> = shared.into_iter().collect();
-    // Each cell's (trials, passes) per shared task, looked up once: a resample indexes them.
-    let by_task: Vec<(Vec<(f64, f64)>, f64)> = cells
+    // Each cell's (trials, passes) per shared task.
+    let by_task: Vec<(Vec<(usize, usize)>, f64)> = cells
         .iter()
-        .map(|(tally, w)| (ids.iter().map(|id| tally[*id]).collect(), *w))
-        .collect();
-    let value = |positions: &[usize]| -> Option<f64> {
-        by_task.iter().try_fold(0.0, |acc, (counts, w)| {
-            let (trials, passes) = positions
-                .iter()
-                .fold((0.0, 0.0), |(t, p), &i| (t + counts[i].0, p + counts[i].1));
-            (trials > 0.0).then(|| acc + w * passes / trials)
+        .map(|(tally, w)| {
+            let counts = ids.iter().map(|id| tally[*id]);
+            let counts = counts.map(|(t, p)| (t.round() as usize, p.round() as usize));
+            (counts.collect(), *w)
         })
-    };
-    let all: Vec<usize> = (0..ids.len()).collect();
-    let mut draws = Vec::with_capacity(opts.resamples);
-    for_each_resample(ids.len(), opts.resamples, opts.seed, |sample| {
-        draws.extend(value(sample));
+        .collect();
+    let estimate = by_task.iter().try_fold(0.0, |acc, (counts, w)| {
+        let (trials, passes) = counts
+            .iter()
+            .fold((0, 0), |(t, p), &(dt, dp)| (t + dt, p + dp));
+        (trials > 0).then(|| acc + w * passes as f64 / trials as f64)
     });
-    let rates: Option<Vec<interval::Weighted>> = by_task
-        .iter()
-        .map(|(counts, w)| {
-            let tasks: Vec<(usize, usize)> = counts
-                .iter()
-                .map(|&(t, p)| (t.round() as usize, p.round() as usize))
-                .collect();
-            interval::rate(&tasks).map(|(p, ci)| (*w, p, ci))
-        })
-        .collect();
-    let bootstrap = ci95(&mut draws);
+    let cells: Vec<(f64, &[(usize, usize)])> =
+        by_task.iter().map(|(c, w)| (*w, c.as_slice())).collect();
     Effect {
-        estimate: value(&all).unwrap_or(f64::NAN),
-        ci95: match rates {
-            Some(rates) => interval::contrast(&rates, bootstrap),
-            None => bootstrap,
-        },
+        estimate: estimate.unwrap_or(f64::NAN),
+        ci95: interval::paired_contrast(&cells),
         tasks: ids.len(),
     }
 }
@@ -426,13 +399,6 @@ fn contrast(terms: &[Term], tallies: &BTreeMap<Cell, Tally>, opts: &AnalysisOpti
 #[cfg(test)]
 mod tests {
     use super::*;
-    fn opts() -> AnalysisOptions {
-        AnalysisOptions {
-            resamples: 200,
-            ..AnalysisOptions::default()
-        }
-    }
-
     /// Two models, four tasks, two trials, every cell: `pass(model, docs, router, task)` decides.
     fn records(pass: impl Fn(&str, ToolVariant, bool, usize) -> bool) -> Vec<ConversationRecord> {
         crate::analysis::fixtures::factorial_records(&["small", "large"], pass)
@@ -441,7 +407,7 @@ mod tests {
     fn run(records: &[ConversationRecord]) -> Factorial {
         let refs: Vec<&ConversationRecord> = records.iter().collect();
         let models = vec!["small".to_string(), "large".to_string()];
-        let mut all = factorials(&refs, &models, &opts());
+        let mut all = factorials(&refs, &models);
         assert_eq!(all.len(), 1);
         all.remove(0)
     }
@@ -549,6 +515,6 @@ mod tests {
             .iter()
             .filter(|c| c.tool_docs == Some(ToolVariant::BARE) && !c.router_in_front)
             .collect();
-        assert!(factorials(&fixed, &["small".into(), "large".into()], &opts()).is_empty());
+        assert!(factorials(&fixed, &["small".into(), "large".into()]).is_empty());
     }
 }

@@ -1,26 +1,20 @@
-//! Intervals that keep their coverage near 0% and 100% (metrics.md, "Intervals at the
-//! boundary"). A percentile bootstrap over tasks cannot leave the boundary: with every task at
-//! 24/24 each resample is 100%, and `100%–100%` claims a certainty the data do not support. Where
-//! the bootstrap is degenerate (no interval, all resamples equal, or the point at 0 or 1) the
-//! report uses an exact (Clopper–Pearson) interval over the tasks as clusters instead: the count
-//! and trials are scaled to an effective sample size by the design effect of the tasks (the
-//! cluster variance of the pooled rate), and at the boundary, where that variance is 0, each task
-//! counts as one observation. Everything here is a pure function of per-task counts and the
-//! bootstrap's own interval, so the resampling (`bootstrap`) can change without touching it.
+//! Intervals that keep their coverage near 0% and 100% and on few tasks (metrics.md, "Intervals
+//! at the boundary"). A percentile bootstrap over tasks cannot leave the boundary: with every
+//! task at 24/24 each resample is 100%, and `100%–100%` claims a certainty the data do not
+//! support; on few tasks it is too narrow everywhere. So a rate's reported interval is an exact
+//! (Clopper–Pearson) interval over the tasks as clusters: the count and trials are scaled to an
+//! effective sample size by the design effect of the tasks (the cluster variance of the pooled
+//! rate), and at the boundary, where that variance is 0, each task counts as one observation. A
+//! difference or contrast of rates on the same tasks combines the rates' intervals with their
+//! correlation over the tasks (MOVER). Everything here is a pure function of per-task counts, so
+//! the resampling (`bootstrap`), which keeps the reference's own intervals, can change without
+//! touching it.
 
 use super::bootstrap::{IdTotals, Interval};
 use std::collections::BTreeMap;
 
 /// Nominal coverage of every interval.
 pub const LEVEL: f64 = 0.95;
-
-/// Whether a bootstrap interval of a share whose point is `point` is degenerate: absent, every
-/// resample equal, or the point on the boundary (0 or 1), where a percentile interval cannot
-/// reach past the point.
-pub fn degenerate(point: Option<f64>, ci: Option<Interval>) -> bool {
-    let Some(ci) = ci else { return true };
-    ci.low == ci.high || point.is_some_and(|p| p <= 0.0 || p >= 1.0)
-}
 
 /// The interval to report for a success rate over tasks given as (trials, passes):
 /// [`clustered_exact`], whose coverage holds from 0% to 100% where the percentile bootstrap's
@@ -60,56 +54,95 @@ fn widening(clusters: usize) -> f64 {
     (Z / t_quantile(0.5 + LEVEL / 2.0, clusters as f64 - 1.0)).powi(2)
 }
 
-/// The interval to report for the difference `large - small` of two rates with their reported
-/// intervals: [`contrast`] with weights +1 and -1 (Newcombe's hybrid score interval wherever the
-/// bootstrap is degenerate or a rate is on the boundary).
-pub fn difference(
-    small: (f64, Interval),
-    large: (f64, Interval),
-    bootstrap: Option<Interval>,
-) -> Option<Interval> {
-    contrast(
-        &[(1.0, large.0, large.1), (-1.0, small.0, small.1)],
-        bootstrap,
-    )
-}
-
 /// One rate of a linear contrast: its weight, the rate and the rate's reported interval.
 pub type Weighted = (f64, f64, Interval);
 
-/// The interval to report for a linear contrast Σ wᵢ pᵢ of rates (a difference, a factorial
-/// effect or interaction): the bootstrap's unless it is degenerate (absent or every resample
-/// equal) or some rate is on the boundary, else the MOVER interval (Zou and Donner) built from
-/// the rates' own intervals, which for a difference is Newcombe's hybrid score interval: each
-/// bound moves from the point by the root of the summed squared distances to the bounds of the
-/// rates that move it that way (the lower of a positive term, the upper of a negative one),
-/// clipped to the range the contrast can take. It leaves the boundary wherever the rates'
-/// intervals do.
-pub fn contrast(terms: &[Weighted], bootstrap: Option<Interval>) -> Option<Interval> {
-    let boundary = |p: f64| p <= 0.0 || p >= 1.0;
-    let flat = bootstrap.is_none_or(|i| i.low == i.high);
-    if terms.is_empty() || (!flat && !terms.iter().any(|t| boundary(t.1))) {
-        return bootstrap;
-    }
+/// The interval to report for a linear contrast Σ wᵢ pᵢ of rates measured on the same tasks (a
+/// success gap, what tools add, a factorial effect or interaction), each cell given as its weight
+/// and its per-task (trials, passes), aligned task by task: [`mover`] from each rate's
+/// [`success_rate`] interval with the rates' correlation over the tasks, so that cells which
+/// move together (a task hard for both models, or for both levels of another factor) count as
+/// such. The correlation of two cells is that of their tasks' residuals cᵢₜ − pᵢnᵢₜ (the cluster
+/// estimate of the pooled rates' covariance), 0 where a cell has none (a rate at 0 or 1). Where
+/// the contrast's own residuals Σ wᵢ(cᵢₜ − pᵢnᵢₜ)/Nᵢ are 0 on every task (each task's outcomes
+/// cancel exactly, as two identical runs do), the correlation would remove every bit of width the
+/// trials leave, so the rates are taken as independent there. `None` where a cell has no trials.
+pub fn paired_contrast(cells: &[(f64, &[(usize, usize)])]) -> Option<Interval> {
+    let rates: Vec<(f64, Interval)> = cells.iter().map(|(_, t)| rate(t)).collect::<Option<_>>()?;
+    let residuals: Vec<Vec<f64>> = cells
+        .iter()
+        .zip(&rates)
+        .map(|((_, tasks), &(p, _))| {
+            let n = totals(tasks).0 as f64;
+            tasks
+                .iter()
+                .map(|&(tn, tc)| (tc as f64 - p * tn as f64) / n)
+                .collect()
+        })
+        .collect();
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let spread: Vec<f64> = residuals.iter().map(|r| dot(r, r)).collect();
+    let tasks = residuals.first().map_or(0, Vec::len);
+    let own: f64 = (0..tasks)
+        .map(|t| {
+            let q: f64 = cells.iter().zip(&residuals).map(|(c, r)| c.0 * r[t]).sum();
+            q * q
+        })
+        .sum();
+    let paired = own
+        > 1e-12
+            * cells
+                .iter()
+                .zip(&spread)
+                .map(|(c, s)| c.0 * c.0 * s)
+                .sum::<f64>();
+    let terms: Vec<Weighted> = cells
+        .iter()
+        .zip(rates)
+        .map(|((w, _), (p, ci))| (*w, p, ci))
+        .collect();
+    Some(mover(&terms, |i, j| {
+        let scale = (spread[i] * spread[j]).sqrt();
+        if paired && scale > 0.0 {
+            (dot(&residuals[i], &residuals[j]) / scale).clamp(-1.0, 1.0)
+        } else {
+            0.0
+        }
+    }))
+}
+
+/// The MOVER interval (Zou and Donner) of a linear contrast Σ wᵢ pᵢ from each rate's interval
+/// and the rates' pairwise correlation `correlation(i, j)`: each bound moves from the point by
+/// √(Σ eᵢ² + 2 Σᵢ<ⱼ sᵢsⱼ rᵢⱼ eᵢeⱼ), eᵢ = |wᵢ| times the distance from pᵢ to the bound of its
+/// interval that moves the contrast that way (the lower of a positive term, the upper of a
+/// negative one), sᵢ the sign of wᵢ; clipped to the range the contrast can take. With every
+/// correlation 0 and weights +1 and −1 it is Newcombe's hybrid score interval of a difference.
+/// It leaves the boundary wherever the rates' intervals do.
+pub fn mover(terms: &[Weighted], correlation: impl Fn(usize, usize) -> f64) -> Interval {
     let point: f64 = terms.iter().map(|&(w, p, _)| w * p).sum();
-    // Distance a term can move the contrast down (`down`) or up (`!down`).
     let reach = |down: bool| -> f64 {
-        terms
+        let e: Vec<f64> = terms
             .iter()
             .map(|&(w, p, ci)| {
                 let toward_low = (w > 0.0) == down;
-                let d = if toward_low { p - ci.low } else { ci.high - p };
-                (w * d).powi(2)
+                w.abs() * if toward_low { p - ci.low } else { ci.high - p }
             })
-            .sum::<f64>()
-            .sqrt()
+            .collect();
+        let mut sum: f64 = e.iter().map(|x| x * x).sum();
+        for i in 0..e.len() {
+            for j in i + 1..e.len() {
+                let sign = (terms[i].0 * terms[j].0).signum();
+                sum += 2.0 * sign * correlation(i, j) * e[i] * e[j];
+            }
+        }
+        sum.max(0.0).sqrt()
     };
     let floor: f64 = terms.iter().map(|t| t.0.min(0.0)).sum();
     let ceiling: f64 = terms.iter().map(|t| t.0.max(0.0)).sum();
-    Some(Interval {
+    Interval {
         low: (point - reach(true)).max(floor),
         high: (point + reach(false)).min(ceiling),
-    })
+    }
 }
 
 /// The pooled rate of per-task (trials, passes) with its reported interval ([`success_rate`]);
@@ -131,20 +164,16 @@ pub fn shared_counts(
 }
 
 /// The interval to report for the paired gap `large - small` of two models' (or runs') per-task
-/// totals over the tasks both have, given the paired bootstrap's: [`difference`] of their
-/// [`rate`]s, the bootstrap's own where a side has no trials.
+/// totals over the tasks both have: the [`paired_contrast`] of +1 large and −1 small; `None`
+/// where a side has no trials there.
 pub fn paired_gap(
     small: &BTreeMap<String, IdTotals>,
     large: &BTreeMap<String, IdTotals>,
-    bootstrap: Option<Interval>,
 ) -> Option<Interval> {
-    match (
-        rate(&shared_counts(small, large)),
-        rate(&shared_counts(large, small)),
-    ) {
-        (Some(s), Some(l)) => difference(s, l, bootstrap),
-        _ => bootstrap,
-    }
+    paired_contrast(&[
+        (1.0, &shared_counts(large, small)),
+        (-1.0, &shared_counts(small, large)),
+    ])
 }
 
 fn totals(tasks: &[(usize, usize)]) -> (usize, usize) {
@@ -424,57 +453,141 @@ mod tests {
 
     #[test]
     fn a_difference_at_the_boundary_leaves_it() {
-        let zero = exact(0.0, 24.0);
-        let all = exact(24.0, 24.0);
-        let flat = Interval {
-            low: 1.0,
-            high: 1.0,
-        };
-        let d = difference((0.0, zero), (1.0, all), Some(flat)).unwrap();
+        // 0 of 24 against 24 of 24: the bootstrap says +100 to +100 points.
+        let d = paired_contrast(&[(1.0, &[(1, 1); 24]), (-1.0, &[(1, 0); 24])]).unwrap();
         assert!(d.high == 1.0 && d.low < 0.9 && d.low > 0.5, "{d:?}");
+        // Both at 100%: Newcombe's ±(1 − 0.025^(1/T)), never the point 0.
+        let same = paired_contrast(&[(1.0, &[(5, 5); 6]), (-1.0, &[(5, 5); 6])]).unwrap();
+        let half = 1.0 - 0.025f64.powf(1.0 / 6.0);
+        assert!(close(same.low, -half, 1e-9) && close(same.high, half, 1e-9));
     }
 
     #[test]
-    fn a_contrast_off_the_boundary_keeps_the_bootstrap_and_on_it_moves_each_bound() {
+    fn uncorrelated_cells_move_each_bound_by_the_root_of_their_distances() {
         let mid = exact(12.0, 24.0);
-        let boot = Interval {
-            low: 0.1,
-            high: 0.3,
-        };
-        // Off the boundary with a bootstrap of width: the bootstrap's.
-        let terms = [(1.0, 0.5, mid), (-1.0, 0.5, mid)];
-        assert_eq!(contrast(&terms, Some(boot)), Some(boot));
-        // A degenerate bootstrap: the MOVER interval, symmetric here, each side √2 half-widths.
-        let i = contrast(&terms, None).unwrap();
         let half = 0.5 - mid.low;
+        let i = mover(&[(1.0, 0.5, mid), (-1.0, 0.5, mid)], |_, _| 0.0);
         assert!(close(i.low, -(2f64).sqrt() * half, 1e-12), "{i:?}");
         // Four cells at 100% with weights ±1/2 (a main effect of 0 over two levels of another
         // factor): each bound moves by the root of four squared half-distances.
         let all = exact(6.0, 6.0);
-        let cells = [
-            (0.5, 1.0, all),
-            (-0.5, 1.0, all),
-            (0.5, 1.0, all),
-            (-0.5, 1.0, all),
-        ];
-        let e = contrast(
-            &cells,
-            Some(Interval {
-                low: 0.0,
-                high: 0.0,
-            }),
-        )
-        .unwrap();
+        let cells = [0.5, -0.5, 0.5, -0.5].map(|w| (w, 1.0, all));
+        let e = mover(&cells, |_, _| 0.0);
         let reach = (2.0 * (0.5 * (1.0 - all.low)).powi(2)).sqrt();
+        assert!(close(e.low, -reach, 1e-12) && close(e.high, reach, 1e-12));
+        // Perfectly correlated, opposite signs: the distances cancel.
+        let c = mover(&[(1.0, 0.5, mid), (-1.0, 0.5, mid)], |_, _| 1.0);
         assert!(
-            close(e.low, -reach, 1e-12) && close(e.high, reach, 1e-12),
-            "{e:?}"
+            close(c.low, 0.0, 1e-12) && close(c.high, 0.0, 1e-12),
+            "{c:?}"
         );
-        // The difference is the contrast of +1 and -1.
-        let (s, l) = ((0.0, exact(0.0, 24.0)), (1.0, exact(24.0, 24.0)));
-        assert_eq!(
-            difference(s, l, None),
-            contrast(&[(1.0, l.0, l.1), (-1.0, s.0, s.1)], None)
+    }
+
+    #[test]
+    fn cells_that_move_together_narrow_a_gap_and_widen_an_effect_over_both_levels() {
+        // Per task (trials, passes): the large model finds the same tasks hard as the small.
+        let small = [
+            (5, 0),
+            (5, 1),
+            (5, 2),
+            (5, 2),
+            (5, 3),
+            (5, 1),
+            (5, 0),
+            (5, 3),
+        ];
+        let large = [
+            (5, 2),
+            (5, 3),
+            (5, 5),
+            (5, 4),
+            (5, 5),
+            (5, 3),
+            (5, 2),
+            (5, 5),
+        ];
+        let width = |i: Interval| i.high - i.low;
+        let paired = paired_contrast(&[(1.0, &large), (-1.0, &small)]).unwrap();
+        let terms: Vec<Weighted> = [(1.0, &large[..]), (-1.0, &small[..])]
+            .iter()
+            .map(|&(w, t)| {
+                let (p, ci) = rate(t).unwrap();
+                (w, p, ci)
+            })
+            .collect();
+        let independent = mover(&terms, |_, _| 0.0);
+        assert!(
+            width(paired) < 0.8 * width(independent),
+            "{paired:?} {independent:?}"
         );
+        // The same two cells on one side of an effect (both +½, against two flat cells at 0%):
+        // together they move the effect twice as far as independent cells would.
+        let flat = [(5, 0); 8];
+        let effect = [
+            (0.5, &small[..]),
+            (0.5, &large[..]),
+            (-0.5, &flat),
+            (-0.5, &flat),
+        ];
+        let together = paired_contrast(&effect).unwrap();
+        let apart: Vec<Weighted> = effect
+            .iter()
+            .map(|&(w, t)| {
+                let (p, ci) = rate(t).unwrap();
+                (w, p, ci)
+            })
+            .collect();
+        assert!(width(together) > width(mover(&apart, |_, _| 0.0)));
+    }
+
+    #[test]
+    fn two_identical_runs_are_not_called_certain_to_agree() {
+        // Every task's outcomes equal in both runs: the paired residuals cancel exactly, and the
+        // correlation of 1 would leave the interval at the point 0.
+        let tasks = [(5, 1), (5, 4), (5, 2), (5, 5), (5, 0), (5, 3)];
+        let i = paired_contrast(&[(1.0, &tasks), (-1.0, &tasks)]).unwrap();
+        let (p, ci) = rate(&tasks).unwrap();
+        let independent = mover(&[(1.0, p, ci), (-1.0, p, ci)], |_, _| 0.0);
+        assert_eq!(i, independent);
+        assert!(i.low < -0.2 && i.high > 0.2, "{i:?}");
+    }
+
+    #[test]
+    fn a_gap_on_six_tasks_keeps_its_coverage_where_the_paired_bootstrap_does_not() {
+        // The paired bootstrap's worst cell (metrics.md): small at 50%, large at 95% on average,
+        // each task's difficulty shared by both (rates uniform on 0–100% and 90–100%), 6 tasks of
+        // 5 trials. The bootstrap covers the true gap of 45 points about 84% of the time.
+        use crate::analysis::bootstrap::difference_bootstrap;
+        use crate::analysis::mt19937::PyRandom;
+        let mut rng = PyRandom::new(11);
+        let totals = |counts: &[(usize, usize)]| -> BTreeMap<String, IdTotals> {
+            let id = |i: usize, &(n, c): &(usize, usize)| {
+                let t = IdTotals {
+                    trials: n as f64,
+                    passes: c as f64,
+                    ..IdTotals::default()
+                };
+                (format!("{i}"), t)
+            };
+            counts.iter().enumerate().map(|(i, c)| id(i, c)).collect()
+        };
+        let (sims, truth) = (300, 0.45);
+        let (mut reported, mut bootstrap) = (0, 0);
+        for s in 0..sims {
+            let (mut small, mut large) = (Vec::new(), Vec::new());
+            for _ in 0..6 {
+                let u = rng.random();
+                for (side, p) in [(&mut small, u), (&mut large, 0.9 + 0.1 * u)] {
+                    side.push((5, (0..5).filter(|_| rng.random() < p).count()));
+                }
+            }
+            let (a, b) = (totals(&small), totals(&large));
+            let covers = |i: Option<Interval>| i.is_some_and(|i| i.low <= truth && truth <= i.high);
+            reported += usize::from(covers(paired_gap(&a, &b)));
+            bootstrap += usize::from(covers(difference_bootstrap(&a, &b, 400, s)));
+        }
+        let share = |hits: usize| hits as f64 / sims as f64;
+        assert!(share(reported) >= 0.94, "reported: {}", share(reported));
+        assert!(share(bootstrap) < 0.9, "bootstrap: {}", share(bootstrap));
     }
 }

@@ -345,6 +345,11 @@ pub struct Comparison {
     pub large: String,
     /// Large's success rate minus small's.
     pub success_rate_difference: Option<f64>,
+    /// 95% interval of that gap over the tasks both ran: the rates' intervals combined with their
+    /// correlation over the tasks (`interval::paired_gap`; metrics.md, "Intervals at the
+    /// boundary"). `ci95.success_rate_difference` is the paired bootstrap's, as the reference's.
+    #[serde(default)]
+    pub success_rate_difference_ci95: Option<Interval>,
     /// Break-even price ratio (tokens per successful task, small / large).
     pub break_even: Option<f64>,
     /// Break-even with the re-sent prefix at the cache discount.
@@ -591,28 +596,6 @@ fn pass_hat_k_ci95(task_counts: &[(usize, usize)]) -> BTreeMap<usize, Interval> 
         .collect()
 }
 
-/// Replaces a comparison's success-gap interval where the bootstrap's is degenerate (every
-/// resample equal, or a rate at 0 or 1) by one built from the two rates' boundary-safe intervals
-/// ([`interval::difference`]); the reference's published gaps, off the boundary, are left as
-/// they are.
-fn boundary_safe_gap(ci: &mut TaskBootstrap, a: &ModelWork, b: &ModelWork) {
-    let shared = |x: &ModelWork, y: &ModelWork| -> Vec<(usize, usize)> {
-        x.per_task
-            .iter()
-            .filter(|(t, _)| y.per_task.contains_key(*t))
-            .map(|(_, v)| (v.trials as usize, v.passes as usize))
-            .collect()
-    };
-    let (ta, tb) = (shared(a, b), shared(b, a));
-    let rate = |t: &[(usize, usize)]| {
-        let (n, c) = t.iter().fold((0, 0), |(n, c), x| (n + x.0, c + x.1));
-        Some((c as f64 / n as f64, interval::success_rate(t)?))
-    };
-    if let (Some(x), Some(y)) = (rate(&ta), rate(&tb)) {
-        ci.success_rate_difference = interval::difference(x, y, ci.success_rate_difference);
-    }
-}
-
 fn comparison(
     small: &str,
     large: &str,
@@ -630,6 +613,7 @@ fn comparison(
             (Some(x), Some(y)) => Some(y - x),
             _ => None,
         },
+        success_rate_difference_ci95: interval::paired_gap(&a.per_task, &b.per_task),
         break_even: break_even(sa.tokens.blended_per_success, sb.tokens.blended_per_success),
         break_even_cached: break_even(
             sa.tokens.cached_blended_per_success,
@@ -664,7 +648,6 @@ fn comparison(
             opts.seed,
         ),
     };
-    boundary_safe_gap(&mut c.ci95, a, b);
     let ci = &mut c.ci95;
     ci.break_even = with_point(c.break_even, ci.break_even);
     ci.break_even_cached = with_point(c.break_even_cached, ci.break_even_cached);
@@ -702,7 +685,6 @@ fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cm
 fn tools_add_by_group(
     groups: &BTreeMap<String, GroupSummary>,
     per_task: &PerTask,
-    opts: &AnalysisOptions,
 ) -> BTreeMap<String, BTreeMap<String, ToolsAdd>> {
     let mut out = BTreeMap::new();
     for (key, g) in groups.iter().filter(|(_, g)| g.mode == Mode::Agent) {
@@ -714,7 +696,7 @@ fn tools_add_by_group(
             .models
             .keys()
             .filter_map(|m| {
-                let t = tools_add(agent.get(m)?, toolless.get(m)?, opts.resamples, opts.seed);
+                let t = tools_add(agent.get(m)?, toolless.get(m)?);
                 Some((m.clone(), t))
             })
             .collect();
@@ -952,9 +934,9 @@ pub fn summarize(
         },
         opts,
     );
-    let tools_add = tools_add_by_group(&groups, &per_task, opts);
+    let tools_add = tools_add_by_group(&groups, &per_task);
     let (router_out, router_comparison) = summarize_router(&routs, &models, pairing.as_ref(), opts);
-    let factorial = factorials(&convs, &models, opts);
+    let factorial = factorials(&convs, &models);
     let placement = Some(placement(&played_trials(manifest, &convs, &routs), &models))
         .filter(Placement::is_notable);
     Summary {

@@ -3,7 +3,7 @@
 //! achieve (the answer checks; a task that requires an action fails as `action_required`), so the
 //! difference is what doing the work through tools buys over answering from the prompt alone.
 
-use super::bootstrap::{IdTotals, Interval, difference_bootstrap};
+use super::bootstrap::{IdTotals, Interval};
 use super::interval;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -31,20 +31,16 @@ pub struct ToolsAdd {
     pub toolless_graded: usize,
     /// Agent minus toolless success rate.
     pub difference: Option<f64>,
-    /// 95% interval of the difference: the paired task bootstrap's (the same resample for both
-    /// sides), or where it is degenerate or a rate is at 0 or 1, Newcombe's interval from the two
-    /// rates' boundary-safe intervals (`interval::paired_gap`).
+    /// 95% interval of the difference: the two rates' intervals combined with their correlation
+    /// over the shared tasks (`interval::paired_gap`; metrics.md, "Intervals at the boundary").
     pub ci95: Option<Interval>,
 }
 
 /// The agent against the baseline over the tasks both graded, with the interval of the
-/// difference (the paired bootstrap of `resamples` resamples from `seed`, as every other interval
-/// of the report, kept off the boundary as `interval::paired_gap` keeps it).
+/// difference (`interval::paired_gap`).
 pub fn tools_add(
     agent: &BTreeMap<String, IdTotals>,
     toolless: &BTreeMap<String, IdTotals>,
-    resamples: usize,
-    seed: u64,
 ) -> ToolsAdd {
     let shared = |side: &BTreeMap<String, IdTotals>, other: &BTreeMap<String, IdTotals>| {
         let (mut passes, mut trials) = (0.0, 0.0);
@@ -67,11 +63,7 @@ pub fn tools_add(
         toolless_passes: t.0,
         toolless_graded: t.1,
         difference: agent_success.zip(toolless_success).map(|(a, t)| a - t),
-        ci95: interval::paired_gap(
-            toolless,
-            agent,
-            difference_bootstrap(toolless, agent, resamples, seed),
-        ),
+        ci95: interval::paired_gap(toolless, agent),
     }
 }
 
@@ -126,14 +118,13 @@ mod tests {
             ("d", 5.0, 0.0),
         ]);
         let toolless = totals(&[("a", 5.0, 5.0), ("b", 5.0, 5.0), ("c", 5.0, 0.0)]);
-        let t = tools_add(&agent, &toolless, 500, 0);
+        let t = tools_add(&agent, &toolless);
         assert_eq!(t.tasks, 3);
         assert_eq!(t.agent_success, Some(1.0));
         assert!((t.toolless_success.unwrap() - 2.0 / 3.0).abs() < 1e-12);
         assert!((t.difference.unwrap() - 1.0 / 3.0).abs() < 1e-12);
-        // Every resample's difference is 0 (no c drawn) up to 1 (only c drawn), but the agent
-        // is at 100% over three tasks: the interval comes from the rates' own, and holds the
-        // point with room on both sides.
+        // The agent is at 100% over three tasks: the interval comes from the rates' own, and
+        // holds the point with room on both sides.
         let ci = t.ci95.unwrap();
         assert!(
             ci.low < 0.0 && 1.0 / 3.0 < ci.high && ci.high <= 1.0,
@@ -148,9 +139,9 @@ mod tests {
         let ids = ["a", "b", "c", "d", "e", "f"];
         let make = |c: f64| totals(&ids.map(|id| (id, 5.0, c)));
         let (all, none) = (make(5.0), make(0.0));
-        let same = tools_add(&all, &all, 500, 0).ci95.unwrap();
+        let same = tools_add(&all, &all).ci95.unwrap();
         assert!(same.low < -0.3 && same.high > 0.3, "{same:?}");
-        let gap = tools_add(&all, &none, 500, 0);
+        let gap = tools_add(&all, &none);
         let ci = gap.ci95.unwrap();
         assert_eq!(gap.difference, Some(1.0));
         assert!(ci.high == 1.0 && ci.low < 0.8 && ci.low > 0.3, "{ci:?}");

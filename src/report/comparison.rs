@@ -1,7 +1,6 @@
 //! `compare.md`: two runs side by side (from `analysis::RunComparison`), and the short table
 //! `passk compare` prints. For every configuration and model both runs have: the main metrics of A
-//! and B, B − A, and the success-rate difference over the shared tasks with its paired bootstrap
-//! 95% interval. When the runs were graded by different graders, that is said first, loudly.
+//! and B, B − A, and the success-rate difference over the shared tasks with its 95% interval. When the runs were graded by different graders, that is said first, loudly.
 
 use super::document::{
     ci_points, group_order, infinite_resamples, opt, points, short_digest, tokens,
@@ -277,7 +276,10 @@ pub fn markdown(c: &RunComparison, dir_a: &str, dir_b: &str) -> String {
         "Differences are B − A, over the tasks both runs graded (tasks only one run graded are left \
          out, and counted), each with a paired bootstrap 95% interval ({} resamples, the same task \
          resample applied to both runs; a resample in which one run never passed gives a \
-         per-success difference of ±∞, kept in the interval and counted). Token figures are the \
+         per-success difference of ±∞, kept in the interval and counted), except the success \
+         rate's: the two runs' rate intervals combined with their correlation over the tasks, \
+         which keeps its coverage at 0% and 100% and on few tasks (metrics.md \"Intervals at the \
+         boundary\"). Token figures are the \
          agent's calls, router apart; time per success is over final attempts. A difference is \
          measurable when its paired interval at the Bonferroni level over the metrics of its \
          section ({}) excludes 0. Timing metrics (latency per call, p50, p95, time per success) are \

@@ -1,10 +1,10 @@
 //! The "Factorial effects" section of `report.md`: per suite of a run that crossed tool docs with
 //! the router in front, the success rate of every cell, each factor's effect per model and the
-//! interactions, every effect with its paired task-bootstrap interval (metrics.md, "Factorial
+//! interactions, every effect with its 95% interval from the cells' own (metrics.md, "Factorial
 //! effects").
 
 use super::document::{ci_points, points};
-use super::number::{NOT_AVAILABLE, number, percent, percent_with_n};
+use super::number::{NOT_AVAILABLE, percent, percent_with_n};
 use super::table::MarkdownTable;
 use crate::analysis::Summary;
 use crate::analysis::factorial::{Effect, Factorial, ModelEffects};
@@ -20,15 +20,12 @@ pub fn factorial_sections(out: &mut String, s: &Summary) {
              over the router levels; router = on − off, averaged over the tool docs variants; \
              docs × router = ({docs} with the router on) − ({docs} with it \
              off){prompt}. Graded conversations only; each effect is over the tasks all its cells share, \
-             with a paired task-bootstrap 95% CI{} ({} resamples, seed {}; where every resample \
-             agrees or a cell is at 0% or 100%, the interval built from the cells' own, \
-             metrics.md \"Intervals at the boundary\"). A cell reads \
+             with a 95% CI{} built from the cells' own intervals and their correlation over those \
+             tasks (metrics.md \"Intervals at the boundary\"). A cell reads \
              success (passes/graded), with its transport and protocol exclusions when any.\n",
             f.suite,
             f.call_cap,
             super::stopping::mark(s),
-            number(s.settings.resamples as f64, 0),
-            s.settings.seed,
             docs = docs_contrast(f),
             prompt = prompt_note(f),
         );
@@ -223,7 +220,10 @@ mod tests {
         let mut out = String::new();
         factorial_sections(&mut out, &s);
         let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert!(flat.contains("(200 resamples, seed 0;"), "{flat}");
+        assert!(
+            flat.contains("with a 95% CI built from the cells' own intervals"),
+            "{flat}"
+        );
         assert!(
             flat.contains("| docs=bare/router=off | 50.0% (4/8) | 100.0% (8/8) |"),
             "{flat}"

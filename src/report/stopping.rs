@@ -14,26 +14,26 @@ use std::fmt::Write as _;
 /// File name of the sequence's chart inside the charts directory.
 pub const CHART: &str = "confidence_sequence.svg";
 
-/// The mark after every fixed-k bootstrap interval of a run played with `--stop-when-decided`.
+/// The mark after every fixed-k interval of a run played with `--stop-when-decided`.
 pub const MARK: &str = "†";
 
 /// What [`MARK`] means, said once per section that shows such intervals.
-pub const MARK_NOTE: &str = "† Fixed-k bootstrap interval: **not valid after optional stopping** \
+pub const MARK_NOTE: &str = "† Fixed-k interval: **not valid after optional stopping** \
     (this run stopped on its confidence sequence; the sequence's interval, in \"Stopping rule\", is \
     valid).";
 
-/// The mark for a fixed-k bootstrap interval in this summary's report: [`MARK`] for a run played
+/// The mark for a fixed-k interval in this summary's report: [`MARK`] for a run played
 /// with `--stop-when-decided`, else nothing.
 pub fn mark(s: &Summary) -> &'static str {
     if s.stopping.is_some() { MARK } else { "" }
 }
 
-/// The subtitle of a chart with fixed-k bootstrap error bars, for a run played with
+/// The subtitle of a chart with fixed-k error bars, for a run played with
 /// `--stop-when-decided`.
 pub fn chart_note(s: &Summary) -> Option<&'static str> {
     s.stopping
         .as_ref()
-        .map(|_| "error bars: fixed-k bootstrap 95% intervals, not valid after optional stopping")
+        .map(|_| "error bars: fixed-k 95% intervals, not valid after optional stopping")
 }
 
 /// The note that explains [`mark`], as a paragraph; empty for a run without the rule.
@@ -119,7 +119,7 @@ pub fn section(r: &Report) -> String {
         st.alpha, p.large, p.small, p.rule, p.suite, st.margin_pp
     );
     out.push_str(
-        "The bootstrap intervals elsewhere in this report assume a fixed number of trials chosen \
+        "The intervals elsewhere in this report assume a fixed number of trials chosen \
          in advance: they are **not valid after optional stopping**, and each is marked †. The \
          sequence's interval below is: it covers the true difference at every round with \
          probability at least 1 - alpha, whenever the run stopped.\n\n",

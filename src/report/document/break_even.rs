@@ -94,13 +94,15 @@ pub(super) fn break_even(
     let sequence = crate::report::stopping::sequence_for(s, g).map_or(String::new(), |i| {
         format!("; confidence sequence {i}, valid after optional stopping")
     });
+    let interval = |i: Option<&Interval>| i.map_or(NOT_AVAILABLE.into(), ci_points);
     let _ = writeln!(
         out,
-        "Success-rate gap (large minus small): {}{sequence}, 95% CI{mark} {} ({notes}).\n",
+        "Success-rate gap (large minus small): {}{sequence}, 95% CI{mark} {} (the two rates' \
+         intervals with their correlation over the tasks; the paired bootstrap, as the reference \
+         computes it: {}) ({notes}).\n",
         opt(c.success_rate_difference, points),
-        ci.success_rate_difference
-            .as_ref()
-            .map_or(NOT_AVAILABLE.into(), ci_points)
+        interval(c.success_rate_difference_ci95.as_ref()),
+        interval(ci.success_rate_difference.as_ref()),
     );
 }
 

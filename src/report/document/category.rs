@@ -20,7 +20,7 @@ pub(super) fn by_category(out: &mut String, s: &Summary, models: &[(&str, &Model
     let _ = writeln!(
         out,
         "Success rate (passes / graded conversations), with its 95% interval{} in brackets: \
-         bootstrap over the category's tasks.\n",
+         exact over the category's tasks as clusters (metrics.md \"Intervals at the boundary\").\n",
         crate::report::stopping::mark(s)
     );
     let mut t = ModelTable::new(s, "category", models);

@@ -24,9 +24,10 @@ pub(super) fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
     let _ = writeln!(
         out,
         "### Model ladder: every model against `{reference}`\n\n\
-         Success gap = `{reference}` minus the model; break-even = the model's tokens per \
-         successful task / `{reference}`'s (how many times cheaper per token it must be); each with \
-         its paired bootstrap 95% interval{mark} over the tasks both ran; resamples in which the model \
+         Success gap = `{reference}` minus the model, with its 95% interval{mark} from the two rates' \
+         intervals and their correlation over the tasks both ran; break-even = the model's tokens \
+         per successful task / `{reference}`'s (how many times cheaper per token it must be), with \
+         its paired bootstrap 95% interval{mark} over those tasks; resamples in which the model \
          never passed and `{reference}` did give an infinite break-even, kept in the interval and \
          counted (\"∞ resamples\"). Frontier: no other model has at least the same success for \
          fewer tokens per success.\n"
@@ -65,8 +66,7 @@ fn ladder_cells(g: &GroupSummary, c: &crate::analysis::Comparison) -> [String; 3
         format!(
             "{} [{}]",
             opt(c.success_rate_difference, points),
-            c.ci95
-                .success_rate_difference
+            c.success_rate_difference_ci95
                 .as_ref()
                 .map_or(NOT_AVAILABLE.into(), ci_points)
         ),

@@ -28,7 +28,7 @@ pub(super) fn pass_hat_k_tables(out: &mut String, s: &Summary, models: &[(&str, 
     let _ = writeln!(
         out,
         "Chance that k trials of a task all succeed (unbiased estimator, averaged over tasks), with \
-         its 95% interval{} in brackets: bootstrap over the model's tasks.\n",
+         its 95% interval{} in brackets: exact over the model's tasks (metrics.md \"Intervals at the boundary\").\n",
         crate::report::stopping::mark(s)
     );
     let mut t = ModelTable::new(s, "k", models);

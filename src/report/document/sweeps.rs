@@ -36,9 +36,8 @@ pub(super) fn tools_add(out: &mut String, s: &Summary) {
         "The agent beside the toolless baseline of the same run (one call per customer message, no \
          tools), over the tasks both graded. The baseline is graded on what a model without tools can \
          achieve: the answer checks; a task that requires an action fails as `action_required`. The \
-         interval is the paired task bootstrap of the difference, or where every resample agrees \
-         or a rate is at 0% or 100%, Newcombe's interval from the two rates' own (metrics.md \
-         \"Intervals at the boundary\").\n\n",
+         interval combines the two rates' intervals with their correlation over the tasks \
+         (metrics.md \"Intervals at the boundary\").\n\n",
     );
     let mut keys: Vec<&String> = s.tools_add.keys().collect();
     keys.sort_by_cached_key(|k| group_order(k));
