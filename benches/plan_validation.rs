@@ -3,8 +3,8 @@
 //!
 //! The power to predict, for each k, is the power observed when experiments are built from all
 //! of run 2's records: 24 tasks drawn with replacement, for each drawn task and model k of that
-//! task's recorded trials drawn with replacement, and the report's own paired bootstrap
-//! (`analysis::bootstrap`) run on them, seeded as the report seeds it.
+//! task's recorded trials drawn with replacement, and the report's own interval of the gap
+//! (`analysis::interval::paired_gap`) taken on them.
 //!
 //! Three pilots predict it:
 //! - run 2 itself (in sample: the planner's model is this very resampling, so this checks the
@@ -24,8 +24,8 @@
 //! too-small warning fires.
 //!
 //! Run with `cargo bench --profile dev --bench plan_validation` (skips where `../shared` is
-//! absent). `PASSK_VALIDATION_EXPERIMENTS` and `PASSK_VALIDATION_RESAMPLES` change the counts
-//! (defaults 1,000 experiments and 2,000 resamples per experiment),
+//! absent). `PASSK_VALIDATION_EXPERIMENTS` changes the experiments per k and pilot (default
+//! 1,000),
 //! `PASSK_VALIDATION_OBSERVED_EXPERIMENTS` the experiments behind the resampled power the plans
 //! are judged against (default: as many as the plans simulate; the figure every error is measured
 //! from, so worth more), `PASSK_VALIDATION_PILOTS` the number of pilots (default 40) and
@@ -36,7 +36,8 @@ mod common;
 
 use common::env_or;
 
-use passk::analysis::bootstrap::{IdTotals, difference_bootstrap};
+use passk::analysis::bootstrap::IdTotals;
+use passk::analysis::interval;
 use passk::analysis::mt19937::PyRandom;
 use passk::analysis::plan::{Pilot, PlanOptions, Question, plan};
 use passk::runner::record::ConversationRecord;
@@ -49,7 +50,6 @@ const PILOT_TRIALS: u32 = 2;
 
 fn main() {
     let experiments = env_or("PASSK_VALIDATION_EXPERIMENTS", 1000);
-    let resamples = env_or("PASSK_VALIDATION_RESAMPLES", 2000);
     let Some((manifest, run2)) = common::reference_run("results-run2") else {
         return;
     };
@@ -86,7 +86,7 @@ fn main() {
     let observed_experiments = env_or("PASSK_VALIDATION_OBSERVED_EXPERIMENTS", experiments);
     let truth: Vec<f64> = KS
         .iter()
-        .map(|&k| resampled_power(&trials, k, observed_experiments, resamples, 7 + k as u64))
+        .map(|&k| resampled_power(&trials, k, observed_experiments, 7 + k as u64))
         .collect();
     for (_, p, _) in pilots.iter().take(3) {
         let (s, l) = p.rates();
@@ -107,7 +107,7 @@ fn main() {
     );
     let predicted: Vec<Vec<f64>> = pilots
         .iter()
-        .map(|(_, p, q)| predicted_power(p, *q, experiments, resamples))
+        .map(|(_, p, q)| predicted_power(p, *q, experiments))
         .collect();
     for (i, k) in KS.iter().enumerate() {
         let cells: Vec<String> = predicted
@@ -140,7 +140,7 @@ fn main() {
     }
     println!(
         "({experiments} experiments per k and pilot, {observed_experiments} for the resampled \
-         power, {resamples} resamples each)"
+         power)"
     );
     let many = env_or("PASSK_VALIDATION_PILOTS", 40);
     let draws = env_or("PASSK_VALIDATION_DRAWS", 20);
@@ -150,11 +150,7 @@ fn main() {
         .filter(|(k, _)| MANY_KS.contains(k))
         .map(|(&k, &t)| (k, t))
         .collect();
-    let scale = Scale {
-        experiments,
-        resamples,
-        draws,
-    };
+    let scale = Scale { experiments, draws };
     assurance_over_pilots(&manifest, &run2, &observed, many, &scale);
 }
 
@@ -164,7 +160,6 @@ const MANY_KS: [usize; 2] = [2, 5];
 /// The simulation's counts.
 struct Scale {
     experiments: usize,
-    resamples: usize,
     draws: usize,
 }
 
@@ -207,7 +202,6 @@ fn assurance_over_pilots(
             let opts = PlanOptions {
                 ks: MANY_KS.to_vec(),
                 simulations: scale.experiments,
-                resamples: scale.resamples,
                 seed: i as u64,
                 assurance_draws: scale.draws,
                 ..PlanOptions::default()
@@ -297,8 +291,8 @@ fn assurance_over_pilots(
     }
     println!(
         "({} experiments per design and pilot, shared among {} resampled pilots for the assurance; \
-         {} resamples each; the bias correction's 2 x {} experiments take at most 200)",
-        scale.experiments, scale.draws, scale.resamples, scale.experiments
+         the bias correction's 2 x {} experiments)",
+        scale.experiments, scale.draws, scale.experiments
     );
 }
 
@@ -339,17 +333,11 @@ fn two_trial_pilot(run2: &[ConversationRecord], rng: &mut PyRandom) -> Vec<Conve
 }
 
 /// The planner's power at each k of [`KS`], from `pilot`.
-fn predicted_power(
-    pilot: &Pilot,
-    question: Question,
-    experiments: usize,
-    resamples: usize,
-) -> Vec<f64> {
+fn predicted_power(pilot: &Pilot, question: Question, experiments: usize) -> Vec<f64> {
     let opts = PlanOptions {
         ks: KS.to_vec(),
         simulations: experiments,
         assurance_draws: 0,
-        resamples,
         ..PlanOptions::default()
     };
     let plan = plan(pilot, question, &opts).expect("plan");
@@ -382,7 +370,6 @@ fn resampled_power(
     tasks: &[(Vec<bool>, Vec<bool>)],
     k: usize,
     experiments: usize,
-    resamples: usize,
     seed: u64,
 ) -> f64 {
     let mut rng = PyRandom::new(seed);
@@ -405,7 +392,7 @@ fn resampled_power(
             small.insert(id.clone(), draw(a));
             large.insert(id, draw(b));
         }
-        if difference_bootstrap(&small, &large, resamples, 0).is_some_and(|ci| ci.low > 0.0) {
+        if interval::paired_gap(&small, &large).is_some_and(|ci| ci.low > 0.0) {
             settled += 1;
         }
     }

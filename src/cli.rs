@@ -492,7 +492,7 @@ pub(crate) struct PlanArgs {
     /// Simulated experiments per design
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub simulations: usize,
-    /// Bootstrap resamples per simulated experiment
+    /// Bootstrap resamples per simulated experiment of --break-even-below
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = at_least_one)]
     pub resamples: usize,
     /// Seed of the simulation

@@ -40,7 +40,7 @@ pub fn task_mean(values: &[f64]) -> Option<Interval> {
     } else {
         let v = values.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (tf - 1.0) / tf;
         if v > 0.0 {
-            (widening(t) * m * (1.0 - m) / v).clamp(1.0, tf)
+            (widening(t, LEVEL) * m * (1.0 - m) / v).clamp(1.0, tf)
         } else {
             tf
         }
@@ -48,10 +48,12 @@ pub fn task_mean(values: &[f64]) -> Option<Interval> {
     Some(exact(m * n_eff, n_eff))
 }
 
-/// (z / t)², t the quantile of Student's t on `clusters - 1` degrees of freedom: how much a
-/// variance estimated from that many clusters shrinks the effective sample size.
-fn widening(clusters: usize) -> f64 {
-    (Z / t_quantile(0.5 + LEVEL / 2.0, clusters as f64 - 1.0)).powi(2)
+/// (z / t)², z and t the `0.5 + level / 2` quantiles of the normal and of Student's t on
+/// `clusters - 1` degrees of freedom: how much a variance estimated from that many clusters
+/// shrinks the effective sample size.
+fn widening(clusters: usize, level: f64) -> f64 {
+    let q = 0.5 + level / 2.0;
+    (normal_quantile(q) / t_quantile(q, clusters as f64 - 1.0)).powi(2)
 }
 
 /// One rate of a linear contrast: its weight, the rate and the rate's reported interval.
@@ -68,7 +70,15 @@ pub type Weighted = (f64, f64, Interval);
 /// cancel exactly, as two identical runs do), the correlation would remove every bit of width the
 /// trials leave, so the rates are taken as independent there. `None` where a cell has no trials.
 pub fn paired_contrast(cells: &[(f64, &[(usize, usize)])]) -> Option<Interval> {
-    let rates: Vec<(f64, Interval)> = cells.iter().map(|(_, t)| rate(t)).collect::<Option<_>>()?;
+    paired_contrast_at(cells, LEVEL)
+}
+
+/// [`paired_contrast`] at coverage `level` (0.95: the report's).
+pub fn paired_contrast_at(cells: &[(f64, &[(usize, usize)])], level: f64) -> Option<Interval> {
+    let rates: Vec<(f64, Interval)> = cells
+        .iter()
+        .map(|(_, t)| rate_at(t, level))
+        .collect::<Option<_>>()?;
     let residuals: Vec<Vec<f64>> = cells
         .iter()
         .zip(&rates)
@@ -148,8 +158,13 @@ pub fn mover(terms: &[Weighted], correlation: impl Fn(usize, usize) -> f64) -> I
 /// The pooled rate of per-task (trials, passes) with its reported interval ([`success_rate`]);
 /// `None` without trials.
 pub fn rate(tasks: &[(usize, usize)]) -> Option<(f64, Interval)> {
+    rate_at(tasks, LEVEL)
+}
+
+/// [`rate`] with its interval at coverage `level`.
+fn rate_at(tasks: &[(usize, usize)], level: f64) -> Option<(f64, Interval)> {
     let (n, c) = totals(tasks);
-    Some((c as f64 / n as f64, success_rate(tasks)?))
+    Some((c as f64 / n as f64, clustered_exact_at(tasks, level)?))
 }
 
 /// Per-task (trials, passes) of `side` on the tasks `other` also has, in task order.
@@ -188,6 +203,11 @@ fn totals(tasks: &[(usize, usize)]) -> (usize, usize) {
 /// T - 1 degrees of freedom, kept within [1, N]; at p = 0 or 1 (v = 0) n_eff = T, each task one
 /// observation. The count is p · n_eff.
 pub fn clustered_exact(tasks: &[(usize, usize)]) -> Option<Interval> {
+    clustered_exact_at(tasks, LEVEL)
+}
+
+/// [`clustered_exact`] at coverage `level`.
+fn clustered_exact_at(tasks: &[(usize, usize)], level: f64) -> Option<Interval> {
     let (n, c) = totals(tasks);
     let t = tasks.iter().filter(|x| x.0 > 0).count();
     if n == 0 {
@@ -204,18 +224,23 @@ pub fn clustered_exact(tasks: &[(usize, usize)]) -> Option<Interval> {
         let v = t as f64 / (t as f64 - 1.0) * ss / (nf * nf);
         // The variance comes from T clusters: widen by Student's t with T - 1 degrees of freedom.
         if v > 0.0 {
-            (widening(t) * p * (1.0 - p) / v).clamp(1.0, nf)
+            (widening(t, level) * p * (1.0 - p) / v).clamp(1.0, nf)
         } else {
             nf
         }
     };
-    Some(exact(p * n_eff, n_eff))
+    Some(exact_at(p * n_eff, n_eff, level))
 }
 
 /// Clopper–Pearson interval of `x` successes in `n` (both may be fractional): the beta quantiles
 /// `B(α/2; x, n - x + 1)` and `B(1 - α/2; x + 1, n - x)`, 0 and 1 at the ends.
 pub fn exact(x: f64, n: f64) -> Interval {
-    let a = (1.0 - LEVEL) / 2.0;
+    exact_at(x, n, LEVEL)
+}
+
+/// [`exact`] at coverage `level`.
+fn exact_at(x: f64, n: f64, level: f64) -> Interval {
+    let a = (1.0 - level) / 2.0;
     let x = x.clamp(0.0, n);
     Interval {
         low: if x <= 0.0 {
@@ -233,15 +258,44 @@ pub fn exact(x: f64, n: f64) -> Interval {
 
 /// The `q`-quantile (q > 0.5) of Student's t with `df` degrees of freedom, by bisection on its
 /// distribution function `1 - I_{df/(df+t²)}(df/2, 1/2) / 2`.
+/// Kept per thread for the last few (q, df) asked: the planner asks the same one for every
+/// simulated experiment of a design.
 pub fn t_quantile(q: f64, df: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0, 1e3);
+    thread_local! {
+        static SEEN: std::cell::RefCell<Vec<((u64, u64), f64)>> = const {
+            std::cell::RefCell::new(Vec::new())
+        };
+    }
+    let key = (q.to_bits(), df.to_bits());
+    if let Some(t) = SEEN.with_borrow(|seen| seen.iter().find(|s| s.0 == key).map(|s| s.1)) {
+        return t;
+    }
+    let t = bisect(0.0, 1e3, |t| {
+        1.0 - 0.5 * inc_beta(df / (df + t * t), df / 2.0, 0.5) < q
+    });
+    SEEN.with_borrow_mut(|seen| {
+        if seen.len() >= 16 {
+            seen.remove(0);
+        }
+        seen.push((key, t));
+    });
+    t
+}
+
+/// The point of [lo, hi] where `below` turns false, by at most 100 halvings: the midpoint of the
+/// last bracket. It stops early where a halving no longer moves the bracket (it has reached the
+/// spacing of floats there, and every later halving would leave it as it is).
+fn bisect(mut lo: f64, mut hi: f64, below: impl Fn(f64) -> bool) -> f64 {
     for _ in 0..100 {
         let mid = 0.5 * (lo + hi);
-        let cdf = 1.0 - 0.5 * inc_beta(df / (df + mid * mid), df / 2.0, 0.5);
-        if cdf < q {
+        let before = (lo, hi);
+        if below(mid) {
             lo = mid;
         } else {
             hi = mid;
+        }
+        if (lo, hi) == before {
+            break;
         }
     }
     0.5 * (lo + hi)
@@ -285,18 +339,18 @@ fn normal_upper_tail(x: f64) -> f64 {
 /// The standard normal's quantile at `0.5 + LEVEL / 2`.
 const Z: f64 = 1.959_963_984_540_054;
 
+/// The standard normal's `q`-quantile for q > 0.5: [`Z`] at the report's level, else by bisection
+/// on [`normal_upper_tail`].
+fn normal_quantile(q: f64) -> f64 {
+    if q == 0.5 + LEVEL / 2.0 {
+        return Z;
+    }
+    bisect(0.0, 40.0, |x| normal_upper_tail(x) > 1.0 - q)
+}
+
 /// The `q`-quantile of the Beta(a, b) distribution, by bisection on [`inc_beta`].
 pub fn beta_quantile(q: f64, a: f64, b: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0, 1.0);
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if inc_beta(mid, a, b) < q {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
+    bisect(0.0, 1.0, |x| inc_beta(x, a, b) < q)
 }
 
 /// The regularized incomplete beta function I_x(a, b) (continued fraction, Lentz's method).
@@ -445,10 +499,48 @@ mod tests {
     }
 
     #[test]
+    fn bisection_stops_early_only_where_every_later_halving_would_change_nothing() {
+        // The result of all 100 halvings, as the quantiles were computed before the early stop.
+        let full = |below: &dyn Fn(f64) -> bool, (mut lo, mut hi): (f64, f64)| {
+            for _ in 0..100 {
+                let mid = 0.5 * (lo + hi);
+                if below(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            0.5 * (lo + hi)
+        };
+        for (q, a, b) in [
+            (0.025, 3.0, 8.0),
+            (0.975, 0.5, 40.0),
+            (1e-9, 1.0, 2.0),
+            (0.5, 7.3, 7.3),
+        ] {
+            let f = |x: f64| inc_beta(x, a, b) < q;
+            assert_eq!(
+                beta_quantile(q, a, b).to_bits(),
+                full(&f, (0.0, 1.0)).to_bits()
+            );
+        }
+        for (q, df) in [(0.975, 5.0), (0.999, 23.0), (0.6, 1.0)] {
+            let f = |t: f64| 1.0 - 0.5 * inc_beta(df / (df + t * t), df / 2.0, 0.5) < q;
+            assert_eq!(t_quantile(q, df).to_bits(), full(&f, (0.0, 1e3)).to_bits());
+            // Asked again: the kept value.
+            assert_eq!(t_quantile(q, df).to_bits(), full(&f, (0.0, 1e3)).to_bits());
+        }
+    }
+
+    #[test]
     fn t_quantiles_are_students() {
         // scipy.stats.t.ppf(0.975, 5) = 2.5706, (0.975, 23) = 2.0687.
         assert!(close(t_quantile(0.975, 5.0), 2.570_582, 1e-5));
         assert!(close(t_quantile(0.975, 23.0), 2.068_658, 1e-5));
+        // scipy.stats.norm.ppf(0.995) = 2.5758293, (0.95) = 1.6448536.
+        assert!(close(normal_quantile(0.995), 2.575_829_3, 1e-6));
+        assert!(close(normal_quantile(0.95), 1.644_853_6, 1e-6));
+        assert_eq!(normal_quantile(0.975), Z);
     }
 
     #[test]

@@ -6,14 +6,16 @@
 //! every trial as independent overstates the power. Each simulated experiment draws its tasks with
 //! replacement from the pilot's tasks, plays k trials per task and model as Bernoulli draws at that
 //! task's pilot pass rate (tokens drawn from the pilot's trials of that task with the same verdict),
-//! and then asks the question the way the report answers it: a paired percentile bootstrap over the
-//! drawn tasks (docs/metrics.md, "Power planning"). Power is the share of simulated experiments in
+//! and then asks the question the way the report answers it: the report's interval of the success
+//! gap over the drawn tasks ([`interval::paired_gap`]), or for the break-even a paired percentile
+//! bootstrap over them (docs/metrics.md, "Power planning"). Power is the share of simulated experiments in
 //! which the interval settles the question; the same designs are also simulated with no difference
 //! at all, to show how often the interval wrongly declares one.
 
 use super::assurance::{self, Assurance};
 use super::bootstrap::for_each_fresh_resample;
 use super::cost::blended_calls;
+use super::interval;
 use super::load::Run;
 use super::mt19937::PyRandom;
 use crate::runner::record::{ConversationRecord, Manifest, Mode};
@@ -375,7 +377,8 @@ pub struct PlanOptions {
     pub power: f64,
     /// Simulated experiments per design.
     pub simulations: usize,
-    /// Bootstrap resamples per simulated experiment.
+    /// Bootstrap resamples per simulated experiment of the break-even question (a difference is
+    /// judged by the report's interval of the gap, which does not resample).
     pub resamples: usize,
     /// Seed of the simulation.
     pub seed: u64,
@@ -699,7 +702,7 @@ impl BiasWorld {
     }
 }
 
-/// Bootstrap resamples per experiment behind the bias (at most `--resamples`): the bias is a
+/// Bootstrap resamples per break-even experiment behind the bias (at most `--resamples`): the bias is a
 /// difference of two powers taken with the same count, so what a smaller count changes in each
 /// largely cancels; at the full count these experiments would be two fifths of the plan's work.
 const BIAS_RESAMPLES: usize = 200;
@@ -781,42 +784,41 @@ fn share_settled_over(
     let mut settled = 0usize;
     let mut drawn = vec![Drawn::default(); tasks];
     let mut stats = Vec::with_capacity(opts.resamples);
-    let mut differences = Vec::with_capacity(tasks);
     for sim in 0..opts.simulations {
         let pilot = &truths[sim % truths.len()];
         for d in drawn.iter_mut() {
             let task = &pilot.tasks[rng.randbelow(pilot.tasks.len())];
             *d = draw_task(task, k, &mut rng);
         }
-        stats.clear();
-        let boot_seed = seed.wrapping_add(1 + sim as u64);
-        if let Question::Difference { .. } = question {
-            // Passes are whole numbers, so the sum of each task's difference, in integers, is
-            // exactly the difference of the sums (and an integer sum keeps no float chain).
-            differences.clear();
-            differences.extend(drawn.iter().map(|d| (d.passes[1] - d.passes[0]) as i64));
-            let trials = (tasks * k).max(1) as f64;
-            for_each_fresh_resample(tasks, opts.resamples, boot_seed, |sample| {
-                let mut sum = 0i64;
-                for &i in sample {
-                    sum += differences[i as usize];
+        let (low, high) = match question {
+            Question::Difference { .. } => {
+                let counts = |m: usize| -> Vec<(usize, usize)> {
+                    drawn.iter().map(|d| (k, d.passes[m] as usize)).collect()
+                };
+                let (small, large) = (counts(0), counts(1));
+                let cells = [(1.0, large.as_slice()), (-1.0, small.as_slice())];
+                match interval::paired_contrast_at(&cells, 1.0 - opts.alpha) {
+                    Some(i) => (i.low, i.high),
+                    None => (f64::NEG_INFINITY, f64::INFINITY),
                 }
-                stats.push(sum as f64 / trials);
-            });
-        } else {
-            for_each_fresh_resample(tasks, opts.resamples, boot_seed, |sample| {
-                let mut t = Drawn::default();
-                for &i in sample {
-                    let i = i as usize;
-                    for m in 0..2 {
-                        t.passes[m] += drawn[i].passes[m];
-                        t.tokens[m] += drawn[i].tokens[m];
+            }
+            Question::BreakEvenBelow { .. } => {
+                stats.clear();
+                let boot_seed = seed.wrapping_add(1 + sim as u64);
+                for_each_fresh_resample(tasks, opts.resamples, boot_seed, |sample| {
+                    let mut t = Drawn::default();
+                    for &i in sample {
+                        let i = i as usize;
+                        for m in 0..2 {
+                            t.passes[m] += drawn[i].passes[m];
+                            t.tokens[m] += drawn[i].tokens[m];
+                        }
                     }
-                }
-                stats.push(statistic(question, &t, tasks * k));
-            });
-        }
-        let (low, high) = interval(&mut stats, opts.alpha);
+                    stats.push(break_even(&t));
+                });
+                interval(&mut stats, opts.alpha)
+            }
+        };
         let yes = match question {
             Question::Difference { .. } if direction > 0.0 => low > 0.0,
             Question::Difference { .. } if direction < 0.0 => high < 0.0,
@@ -860,21 +862,16 @@ pub(crate) fn tokens_like(trials: &[PilotTrial], passed: bool, rng: &mut PyRando
         .map_or(0.0, |t| t.tokens)
 }
 
-/// The resample's statistic: the success difference (large - small), or the break-even ratio
-/// (infinite when the smaller model never passes, so such resamples stay in the interval).
-fn statistic(question: Question, t: &Drawn, trials: usize) -> f64 {
-    match question {
-        Question::Difference { .. } => (t.passes[1] - t.passes[0]) / trials.max(1) as f64,
-        Question::BreakEvenBelow { .. } => {
-            let per_success = |m: usize| t.tokens[m] / t.passes[m];
-            if t.passes[0] == 0.0 {
-                f64::INFINITY
-            } else if t.passes[1] == 0.0 {
-                0.0
-            } else {
-                per_success(0) / per_success(1)
-            }
-        }
+/// A resample's break-even ratio (infinite when the smaller model never passes, so such
+/// resamples stay in the interval).
+fn break_even(t: &Drawn) -> f64 {
+    let per_success = |m: usize| t.tokens[m] / t.passes[m];
+    if t.passes[0] == 0.0 {
+        f64::INFINITY
+    } else if t.passes[1] == 0.0 {
+        0.0
+    } else {
+        per_success(0) / per_success(1)
     }
 }
 
@@ -1049,7 +1046,7 @@ mod tests {
             passes: [0.0, 3.0],
             tokens: [10.0, 10.0],
         };
-        assert!(statistic(Question::BreakEvenBelow { ratio: 2.0 }, &t, 3).is_infinite());
+        assert!(break_even(&t).is_infinite());
         let stated = Pilot::from_rates(0.3, 0.9, 12).unwrap();
         assert!(plan(&stated, Question::BreakEvenBelow { ratio: 2.0 }, &opts).is_err());
     }

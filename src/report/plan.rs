@@ -44,10 +44,20 @@ pub fn markdown(plan: &Plan) -> String {
         out,
         "Method: {} simulated experiments per design; each draws its tasks with replacement from \
          the pilot's, plays k trials per task and model at that task's pilot pass rate, and takes \
-         a paired task bootstrap ({} resamples) as the report does. Power is the share of \
-         experiments that settle the question; \"false positives\" is the share that declare a \
+         the interval the report takes: {}. Power is the share of experiments that settle the \
+         question; \"false positives\" is the share that declare a \
          difference when both models play at the smaller one's rates. Seed {}.\n",
-        plan.options.simulations, plan.options.resamples, plan.options.seed
+        plan.options.simulations,
+        match plan.question {
+            Question::Difference { .. } => "the two rates' intervals with their correlation over \
+                 the tasks (docs/metrics.md, \"Intervals at the boundary\")"
+                .to_string(),
+            Question::BreakEvenBelow { .. } => format!(
+                "a paired task bootstrap ({} resamples)",
+                plan.options.resamples
+            ),
+        },
+        plan.options.seed
     );
     let _ = writeln!(out, "{}\n", assurance_method(plan));
     let mut t = MarkdownTable::new([
