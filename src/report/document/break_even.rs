@@ -94,16 +94,31 @@ pub(super) fn break_even(
     let sequence = crate::report::stopping::sequence_for(s, g).map_or(String::new(), |i| {
         format!("; confidence sequence {i}, valid after optional stopping")
     });
-    let interval = |i: Option<&Interval>| i.map_or(NOT_AVAILABLE.into(), ci_points);
     let _ = writeln!(
         out,
         "Success-rate gap (large minus small): {}{sequence}, 95% CI{mark} {} (the two rates' \
-         intervals with their correlation over the tasks; the paired bootstrap, as the reference \
-         computes it: {}) ({notes}).\n",
+         intervals with their correlation over the tasks{}) ({notes}).\n",
         opt(c.success_rate_difference, points),
-        interval(c.success_rate_difference_ci95.as_ref()),
-        interval(ci.success_rate_difference.as_ref()),
+        c.success_rate_difference_ci95
+            .as_ref()
+            .map_or(NOT_AVAILABLE.into(), ci_points),
+        reference_gap(ci.success_rate_difference.as_ref()),
     );
+}
+
+/// The paired bootstrap's interval of the gap, as the reference computes it, for the sentence
+/// beside the reported one; nothing where every resample agreed, since a point interval would read
+/// as a certainty the tasks do not give.
+fn reference_gap(bootstrap: Option<&Interval>) -> String {
+    match bootstrap {
+        Some(i) if i.low < i.high => {
+            format!(
+                "; the paired bootstrap, as the reference computes it: {}",
+                ci_points(i)
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 /// How many of a paired bootstrap's resamples gave an infinite break-even: `12 of 10,000`.
@@ -159,4 +174,30 @@ fn break_even_table(
         ]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_references_gap_is_shown_beside_the_reported_one_only_where_its_resamples_differ() {
+        let flat = Interval {
+            low: 0.0,
+            high: 0.0,
+        };
+        let wide = Interval {
+            low: 0.13,
+            high: 0.42,
+        };
+        assert_eq!(reference_gap(Some(&flat)), "");
+        assert_eq!(reference_gap(None), "");
+        assert_eq!(
+            reference_gap(Some(&wide)),
+            format!(
+                "; the paired bootstrap, as the reference computes it: {}",
+                ci_points(&wide)
+            )
+        );
+    }
 }
