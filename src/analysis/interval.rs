@@ -99,13 +99,9 @@ pub fn paired_contrast_at(cells: &[(f64, &[(usize, usize)])], level: f64) -> Opt
             q * q
         })
         .sum();
-    let paired = own
-        > 1e-12
-            * cells
-                .iter()
-                .zip(&spread)
-                .map(|(c, s)| c.0 * c.0 * s)
-                .sum::<f64>();
+    // The contrast's spread were the cells independent: the scale "no spread of its own" is read on.
+    let apart: f64 = cells.iter().zip(&spread).map(|(c, s)| c.0 * c.0 * s).sum();
+    let paired = own > 1e-12 * apart;
     let terms: Vec<Weighted> = cells
         .iter()
         .zip(rates)

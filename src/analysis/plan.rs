@@ -8,9 +8,9 @@
 //! task's pilot pass rate (tokens drawn from the pilot's trials of that task with the same verdict),
 //! and then asks the question the way the report answers it: the report's interval of the success
 //! gap over the drawn tasks ([`interval::paired_gap`]), or for the break-even a paired percentile
-//! bootstrap over them (docs/metrics.md, "Power planning"). Power is the share of simulated experiments in
-//! which the interval settles the question; the same designs are also simulated with no difference
-//! at all, to show how often the interval wrongly declares one.
+//! bootstrap over them (docs/metrics.md, "Power planning"). Power is the share of simulated
+//! experiments in which the interval settles the question; the same designs are also simulated
+//! with no difference at all, to show how often the interval wrongly declares one.
 
 use super::assurance::{self, Assurance};
 use super::bootstrap::for_each_fresh_resample;
@@ -702,9 +702,10 @@ impl BiasWorld {
     }
 }
 
-/// Bootstrap resamples per break-even experiment behind the bias (at most `--resamples`): the bias is a
-/// difference of two powers taken with the same count, so what a smaller count changes in each
-/// largely cancels; at the full count these experiments would be two fifths of the plan's work.
+/// Bootstrap resamples per break-even experiment behind the bias (at most `--resamples`): the bias
+/// is a difference of two powers taken with the same count, so what a smaller count changes in
+/// each largely cancels; at the full count these experiments would be two fifths of the plan's
+/// work.
 const BIAS_RESAMPLES: usize = 200;
 
 /// The world the assurance's bias is measured in, with `opts.simulations` simulated pilots (one

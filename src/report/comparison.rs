@@ -1,6 +1,7 @@
 //! `compare.md`: two runs side by side (from `analysis::RunComparison`), and the short table
 //! `passk compare` prints. For every configuration and model both runs have: the main metrics of A
-//! and B, B − A, and the success-rate difference over the shared tasks with its 95% interval. When the runs were graded by different graders, that is said first, loudly.
+//! and B, B − A, and the success-rate difference over the shared tasks with its 95% interval.
+//! When the runs were graded by different graders, that is said first, loudly.
 
 use super::document::{
     ci_points, group_order, infinite_resamples, opt, points, short_digest, tokens,
