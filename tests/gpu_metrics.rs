@@ -8,6 +8,7 @@ use crate::util::{self, Stub, output, passk};
 use passk::runner::record::{Manifest, Record};
 use passk::wire::stub::Behaviour;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Energy the scripted exporter's GPU 1 gains per scrape, millijoules.
@@ -15,8 +16,13 @@ const STEP_MJ: u64 = 500;
 
 /// A stub serving `oracle-a`, each call taking 40 ms, so that scrapes fall inside calls.
 fn slow_stub() -> Stub {
+    stub_with_calls_of(Duration::from_millis(40))
+}
+
+/// A stub serving `oracle-a`, each call taking `call`.
+fn stub_with_calls_of(call: Duration) -> Stub {
     Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| {
-        c.load = Duration::from_millis(40)
+        c.load = call
     })
 }
 
@@ -149,13 +155,19 @@ fn a_remote_gpu_is_read_from_its_exporter_call_by_call_with_energy_per_success()
 
 #[test]
 fn a_counter_reset_or_a_dead_exporter_leaves_energy_unknown_never_wrong() {
-    let stub = slow_stub();
-    // The counter restarts near 0 at scrape 3 (the GPU was reset); from scrape 6 on the exporter
-    // answers 503. Both come early in the run (0.15 s and 0.3 s in, at the scrape interval; the
-    // run takes most of a second), so calls after the outage exist even on a loaded machine.
-    let exporter = Exporter::start(|n| match n {
-        0..3 => Answer::Body(with_energy(1, RECORDED_ENERGY_MJ[1] + n * STEP_MJ)),
-        3..6 => Answer::Body(with_energy(1, n * STEP_MJ)),
+    // The exporter follows the run, not the clock, so that a loaded machine cannot reorder it: the
+    // counter restarts near 0 once the stub has received its second call (the GPU was reset), and
+    // from the fourth call on the exporter answers 503 for good. Calls take 250 ms, so the calls
+    // after the outage outlast the 2 s a stale reading may stand in for a failed scrape, and the
+    // last of them can only be unknown.
+    let stub = Arc::new(stub_with_calls_of(Duration::from_millis(250)));
+    let served = {
+        let stub = Arc::clone(&stub);
+        move || stub.requests("oracle-a")
+    };
+    let exporter = Exporter::start(move |n| match served() {
+        0..2 => Answer::Body(with_energy(1, RECORDED_ENERGY_MJ[1] + n * STEP_MJ)),
+        2..4 => Answer::Body(with_energy(1, n * STEP_MJ)),
         _ => Answer::Status(503),
     });
     let tmp = util::tempdir();
@@ -163,24 +175,33 @@ fn a_counter_reset_or_a_dead_exporter_leaves_energy_unknown_never_wrong() {
     let (code, _, stderr) = run(&stub, &out, &format!("{}#gpu=1", exporter.url()), "");
     assert_eq!(code, 0, "a telemetry outage never stops a run: {stderr}");
     let calls = calls(&out);
-    // Whatever a call could measure lies between 0 and what one scrape interval can add, times
-    // the scrapes that fell in it; a reset never shows as a negative or a huge energy.
-    let most_j = (12 * STEP_MJ) as f64 / 1000.0;
+    assert!(
+        calls.len() >= 4 + 10,
+        "{} calls: too few to outlast a stale reading",
+        calls.len()
+    );
+    // The counter gains one step a scrape and a reset only lowers it, so no call, nor all of
+    // them together, can measure more than a step for every scrape answered; a reset read as a
+    // difference would show as about -98 MJ or as a huge energy.
+    let most_j = (exporter.scrapes() * STEP_MJ) as f64 / 1000.0;
     let energies: Vec<f64> = calls
         .iter()
         .filter_map(|c| c.gpu.as_ref().and_then(|g| g.energy_j))
         .collect();
     assert!(
         energies.iter().all(|&e| (0.0..=most_j).contains(&e)),
-        "{energies:?}"
+        "{energies:?} outside 0..={most_j} J"
     );
     assert!(
         energies.iter().sum::<f64>() <= most_j,
         "{energies:?} add up to more than the counter gained"
     );
-    assert!(
-        energies.len() < calls.len(),
-        "calls after the exporter went away have no energy"
+    assert!(!energies.is_empty(), "calls before the outage have energy");
+    let energy = |c: &passk::runner::record::CallRecord| c.gpu.as_ref().and_then(|g| g.energy_j);
+    assert_eq!(
+        calls.last().map(energy),
+        Some(None),
+        "the last call, seconds after the exporter went away, has no energy"
     );
 }
 

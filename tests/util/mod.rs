@@ -186,6 +186,11 @@ impl Stub {
     pub(crate) fn injected(&self) -> std::collections::BTreeMap<passk::wire::stub::FaultKind, u64> {
         self.handle.as_ref().expect("running").injected()
     }
+
+    /// Chat requests received so far for `model`.
+    pub(crate) fn requests(&self, model: &str) -> u64 {
+        self.handle.as_ref().expect("running").requests(model)
+    }
 }
 
 impl Drop for Stub {
