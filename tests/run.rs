@@ -119,6 +119,30 @@ fn refuses_to_append_when_the_ollama_version_changed() {
 }
 
 #[test]
+fn a_session_that_plays_other_tasks_widens_the_runs_task_filter() {
+    let stub = Stub::start(vec![], |_| {});
+    let tmp = util::tempdir();
+    let out = tmp.path().join("run");
+    let filter = |run: &passk::analysis::Run| run.manifest.settings["tasks"].clone();
+    let first = run_ok(&stub, &out, "oracle", "--suite store --trials 1 --tasks L1");
+    assert_eq!(filter(&first), serde_json::json!(["L1"]));
+    let both = run_ok(
+        &stub,
+        &out,
+        "oracle",
+        "--suite store --trials 1 --tasks L2,L1",
+    );
+    assert_eq!(
+        filter(&both),
+        serde_json::json!(["L1", "L2"]),
+        "the manifest names every task the records may hold"
+    );
+    assert_eq!(both.conversations.len(), 2);
+    let all = run_ok(&stub, &out, "oracle", "--suite store --trials 1");
+    assert_eq!(filter(&all), serde_json::json!([]), "no filter: every task");
+}
+
+#[test]
 fn a_refusal_says_its_fix_and_prints_no_table_of_the_old_run() {
     let stub = Stub::oracles(&["oracle"]);
     let tmp = util::tempdir();

@@ -137,7 +137,11 @@ pub(crate) fn session_manifest(
     hosts: &[Host],
 ) -> Result<Manifest, RunError> {
     let mut manifest = crate::runner::journal::read_manifest(&exp.run_dir)?;
+    let tasks = run_task_filter(&manifest.settings, &exp.settings.tasks);
     manifest.settings = serde_json::to_value(&exp.settings).unwrap_or_default();
+    if let Some(s) = manifest.settings.as_object_mut() {
+        s.insert("tasks".into(), tasks.into());
+    }
     for h in hosts {
         match manifest.servers.iter_mut().find(|s| s.url == h.url) {
             Some(known) => {
@@ -174,6 +178,27 @@ pub(crate) fn session_manifest(
     Ok(manifest)
 }
 
+/// The task filter of a run whose earlier sessions recorded `recorded` and whose session now plays
+/// `now`: every task any session asked for, in the order first asked, or none (every task) once a
+/// session played without a filter. A later session may play other tasks of the same run, and
+/// the manifest must still say which tasks its records can hold.
+fn run_task_filter(recorded: &serde_json::Value, now: &[String]) -> Vec<String> {
+    let before: Vec<String> = recorded
+        .get("tasks")
+        .and_then(|t| serde_json::from_value(t.clone()).ok())
+        .unwrap_or_default();
+    if before.is_empty() || now.is_empty() {
+        return Vec::new();
+    }
+    let mut all = before;
+    for t in now {
+        if !all.contains(t) {
+            all.push(t.clone());
+        }
+    }
+    all
+}
+
 /// Puts a model's warm-up on `url` in the manifest: in that server's entry, and in `models` when
 /// `first` (the first server in the pool).
 pub(crate) fn record_warm_up(manifest: &mut Manifest, url: &str, info: &ModelInfo, first: bool) {
@@ -193,6 +218,24 @@ mod tests {
     use crate::runner::journal::ResumePolicy;
     use crate::runner::settings::RunSettings;
     use std::path::{Path, PathBuf};
+
+    #[test]
+    fn the_task_filter_of_a_run_is_every_task_its_sessions_asked_for() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let recorded = |tasks: &[&str]| serde_json::json!({ "tasks": names(tasks), "trials": 2 });
+        assert_eq!(
+            run_task_filter(&recorded(&["L1", "W1"]), &names(&["L2", "L1"])),
+            names(&["L1", "W1", "L2"])
+        );
+        // No filter in either session: every task.
+        assert!(run_task_filter(&recorded(&[]), &names(&["L2"])).is_empty());
+        assert!(run_task_filter(&recorded(&["L1"]), &[]).is_empty());
+        // The first session: its own filter.
+        assert_eq!(
+            run_task_filter(&recorded(&["L1"]), &names(&["L1"])),
+            names(&["L1"])
+        );
+    }
 
     fn model(digest: Option<&str>) -> ModelInfo {
         ModelInfo {
