@@ -37,6 +37,14 @@ pub struct Provenance {
     pub tool_docs: Vec<String>,
     /// Per suite: the digests of its tasks, tool docs and policy.
     pub suites: BTreeMap<String, SuiteDigests>,
+    /// Per suite: the SHA-256 of each tool documentation variant played, by variant name (empty
+    /// in older manifests).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_docs_digests: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per suite: the SHA-256 of each prompt variant played, by variant name (empty where the run
+    /// played the suites' own policies alone).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prompt_digests: BTreeMap<String, BTreeMap<String, String>>,
     /// The graders' digest.
     pub grader_digest: String,
 }
@@ -81,6 +89,8 @@ pub fn provenance(manifest: &Manifest) -> Provenance {
             .collect(),
         tool_docs,
         suites: manifest.suite_digests.clone(),
+        tool_docs_digests: manifest.tool_docs_digests.clone(),
+        prompt_digests: manifest.prompt_digests.clone(),
         grader_digest: manifest.grader_digest.clone(),
     }
 }

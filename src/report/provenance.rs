@@ -56,6 +56,28 @@ fn passk_cell(p: &Provenance) -> String {
     cell
 }
 
+/// A suite's tool documentation: each variant played with its file's digest, in the order played,
+/// where the manifest records them; else the suite's `tools` digest (the first variant's) under
+/// the first variant's name.
+fn tool_docs_parts(p: &Provenance, suite: &str, tools: &str) -> Vec<String> {
+    let named = |name: &str, digest: &str| format!("tool docs ({name}) {}", code(digest));
+    match p.tool_docs_digests.get(suite).filter(|v| !v.is_empty()) {
+        Some(variants) => {
+            let played = p.tool_docs.iter().filter(|v| variants.contains_key(*v));
+            let others = variants.keys().filter(|v| !p.tool_docs.contains(v));
+            played
+                .chain(others)
+                .map(|name| named(name, &variants[name]))
+                .collect()
+        }
+        None if tools.is_empty() => Vec::new(),
+        None => match p.tool_docs.first() {
+            Some(first) => vec![named(first, tools)],
+            None => vec![format!("tool docs {}", code(tools))],
+        },
+    }
+}
+
 /// The provenance as a two-column table.
 pub fn table(p: &Provenance) -> MarkdownTable {
     let mut t = MarkdownTable::new(["what", "value"]);
@@ -72,18 +94,16 @@ pub fn table(p: &Provenance) -> MarkdownTable {
             digest.as_deref().map_or_else(|| UNRECORDED.into(), code),
         ]);
     }
-    let docs = if p.tool_docs.is_empty() {
-        "tool docs".to_string()
-    } else {
-        format!("tool docs ({})", p.tool_docs[0])
-    };
     for (suite, d) in &p.suites {
         let mut parts = vec![format!("tasks {}", code(&d.tasks))];
-        if !d.tools.is_empty() {
-            parts.push(format!("{docs} {}", code(&d.tools)));
-        }
+        parts.extend(tool_docs_parts(p, suite, &d.tools));
         if !d.policy.is_empty() {
             parts.push(format!("policy {}", code(&d.policy)));
+        }
+        // The `policy` variant is the suite's policy, already named.
+        let prompts = p.prompt_digests.get(suite).into_iter().flatten();
+        for (name, digest) in prompts.filter(|(_, digest)| **digest != d.policy) {
+            parts.push(format!("prompt ({name}) {}", code(digest)));
         }
         t.row([format!("suite `{suite}`"), parts.join(", ")]);
     }
@@ -95,6 +115,7 @@ pub fn table(p: &Provenance) -> MarkdownTable {
 mod tests {
     use super::*;
     use crate::suite::SuiteDigests;
+    use std::collections::BTreeMap;
 
     #[test]
     fn every_part_is_named_and_a_dirty_run_says_which_files() {
@@ -138,5 +159,39 @@ mod tests {
             ..p
         };
         assert!(table(&clean).render().contains(", clean"));
+    }
+
+    #[test]
+    fn every_variant_played_is_named_with_its_files_digest() {
+        let digests = |pairs: &[(&str, &str)]| -> BTreeMap<String, BTreeMap<String, String>> {
+            let variants = pairs
+                .iter()
+                .map(|(n, c)| (n.to_string(), c.repeat(64)))
+                .collect();
+            [("store".to_string(), variants)].into()
+        };
+        let p = Provenance {
+            tool_docs: vec!["documented".into(), "bare".into()],
+            suites: [(
+                "store".to_string(),
+                SuiteDigests {
+                    tasks: "t".repeat(64),
+                    tools: "d".repeat(64),
+                    policy: "p".repeat(64),
+                },
+            )]
+            .into(),
+            tool_docs_digests: digests(&[("bare", "b"), ("documented", "d")]),
+            prompt_digests: digests(&[("policy", "p"), ("terse", "e")]),
+            ..Provenance::default()
+        };
+        let md = table(&p).render();
+        assert!(
+            md.contains(
+                "tool docs (documented) `dddddddddddd`, tool docs (bare) `bbbbbbbbbbbb`, \
+                 policy `pppppppppppp`, prompt (terse) `eeeeeeeeeeee`"
+            ),
+            "in the order played, each with its own digest: {md}"
+        );
     }
 }
