@@ -48,13 +48,21 @@ else
   echo "the reference's Python analysis (analyze.py) is not in ../shared/reference: timing passk only" >&2
 fi
 
-# One run: prints "user+sys seconds  peak RSS KiB" of the command and its children (getrusage,
-# microsecond resolution; GNU time rounds to 10 ms, which is most of a passk report).
+# The interpreter itself, not a version manager's shim: a shim (pyenv's `python3`) runs helper
+# processes before it execs Python, and their tens of milliseconds would be counted as the
+# measured command's.
+python=$(python3 -c 'import sys; print(sys.executable)')
+
+# One run: prints "user+sys seconds  peak RSS KiB" of the command alone (wait4 on its process,
+# microsecond resolution; GNU time rounds to 10 ms, which is most of a passk report). Not
+# getrusage(RUSAGE_CHILDREN): that also counts whatever the measuring process waited for before.
 measure() {
-  python3 - "$@" <<'PY'
-import resource, subprocess, sys
-subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
+  "$python" - "$@" <<'PY'
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, r = os.wait4(child.pid, 0)
+if status != 0:
+    sys.exit(f"{' '.join(sys.argv[1:])} failed (wait status {status})")
 print(f"{r.ru_utime + r.ru_stime:.4f} {r.ru_maxrss}")
 PY
 }
@@ -67,7 +75,7 @@ for i in $(seq 1 "$pairs"); do
   echo "$cpu $rss" >>"$work/passk.txt"
   printf "%-4s  %-8s  %10s  %14.1f\n" "$i" passk "$cpu" "$(echo "$rss / 1024" | bc -l)"
   if [ -n "$python_dir" ]; then
-    read -r cpu rss < <(cd "$work/python" && EVAL_RESULTS=results-run2 measure python3 analyze.py)
+    read -r cpu rss < <(cd "$work/python" && EVAL_RESULTS=results-run2 measure "$python" analyze.py)
     echo "$cpu $rss" >>"$work/python.txt"
     printf "%-4s  %-8s  %10s  %14.1f\n" "$i" python "$cpu" "$(echo "$rss / 1024" | bc -l)"
   fi
