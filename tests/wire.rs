@@ -468,6 +468,11 @@ async fn the_flawed_model_follows_its_mistake_plan() {
     assert!(seen.len() >= 3, "several mistake kinds exercised: {seen:?}");
 }
 
+/// The request timeout of [`first_request_with`]: what a hung first attempt waits, and what every
+/// attempt may take; generous, so that a loaded machine cannot turn the attempt that must
+/// succeed into another timeout.
+const FIRST_REQUEST_TIMEOUT_MS: u64 = 2_000;
+
 /// One request of `model` against a stub whose first request gets `fault`.
 async fn first_request_with(
     fault: FaultKind,
@@ -481,7 +486,7 @@ async fn first_request_with(
     );
     config.hang = Duration::from_secs(30);
     let h = stub(config).await;
-    let c = client(&h, retries, 300);
+    let c = client(&h, retries, FIRST_REQUEST_TIMEOUT_MS);
     let mut req = request(
         "m",
         vec![ChatMessage::user(tasks[0].customer[0].clone())],
@@ -519,7 +524,10 @@ async fn transport_faults_are_retried_and_recorded() {
                 r.attempts[0]
                     .error
                     .as_deref()
-                    .is_some_and(|e| e.contains("timed out after 0.300 s"))
+                    .is_some_and(|e| e.contains(&format!(
+                        "timed out after {:.3} s",
+                        FIRST_REQUEST_TIMEOUT_MS as f64 / 1000.0
+                    )))
             );
         }
     }
