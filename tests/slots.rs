@@ -87,7 +87,13 @@ async fn one_slot_serves_concurrent_requests_one_after_the_other() {
 
 #[tokio::test]
 async fn four_slots_serve_four_requests_at_once() {
-    let h = stub(slow(4, 512)).await;
+    // Decoding five times slower than `slow`'s, so that all four requests reach a slot while the
+    // others still hold theirs even when a loaded machine sends them slowly.
+    let h = stub(StubConfig {
+        decode_tok_per_s: 20.0,
+        ..slow(4, 512)
+    })
+    .await;
     let c = client(&h, 0, 30_000);
     warm(&c).await;
     let (results, _) = at_once(&c, 4).await;
