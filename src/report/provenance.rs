@@ -117,6 +117,16 @@ mod tests {
     use crate::suite::SuiteDigests;
     use std::collections::BTreeMap;
 
+    /// The store suite with tasks, tool docs and policy digests of `t`, `d` and `p` repeated.
+    fn store_suite() -> BTreeMap<String, SuiteDigests> {
+        let digests = SuiteDigests {
+            tasks: "t".repeat(64),
+            tools: "d".repeat(64),
+            policy: "p".repeat(64),
+        };
+        [("store".to_string(), digests)].into()
+    }
+
     #[test]
     fn every_part_is_named_and_a_dirty_run_says_which_files() {
         let p = Provenance {
@@ -127,15 +137,7 @@ mod tests {
             ollama_version: Some("0.12.6".into()),
             model_digests: [("m".to_string(), Some(format!("sha256:{}", "b".repeat(64))))].into(),
             tool_docs: vec!["bare".into()],
-            suites: [(
-                "store".to_string(),
-                SuiteDigests {
-                    tasks: "t".repeat(64),
-                    tools: "d".repeat(64),
-                    policy: "p".repeat(64),
-                },
-            )]
-            .into(),
+            suites: store_suite(),
             grader_digest: "g".repeat(64),
             ..Provenance::default()
         };
@@ -172,15 +174,7 @@ mod tests {
         };
         let p = Provenance {
             tool_docs: vec!["documented".into(), "bare".into()],
-            suites: [(
-                "store".to_string(),
-                SuiteDigests {
-                    tasks: "t".repeat(64),
-                    tools: "d".repeat(64),
-                    policy: "p".repeat(64),
-                },
-            )]
-            .into(),
+            suites: store_suite(),
             tool_docs_digests: digests(&[("bare", "b"), ("documented", "d")]),
             prompt_digests: digests(&[("policy", "p"), ("terse", "e")]),
             ..Provenance::default()
