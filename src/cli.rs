@@ -363,8 +363,9 @@ pub(crate) struct ServeStubArgs {
     /// Port (0 picks a free one and prints it)
     #[arg(long, value_name = "PORT", default_value_t = 11435)]
     pub port: u16,
-    /// Stub configuration (TOML: models, behaviours, fault rates, speed); without it, only the stub's
-    /// own model names are served (`oracle`, `thinking`, `text-calls`, ...), others get Ollama's 404
+    /// Stub configuration (TOML: models, behaviours, fault rates, speed); without it, only the
+    /// stub's own model names are served (`oracle`, `thinking`, `text-calls`, ...), others get
+    /// Ollama's 404
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Simulated decode speed, tokens per second

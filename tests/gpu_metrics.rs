@@ -188,10 +188,8 @@ fn a_counter_reset_or_a_dead_exporter_leaves_energy_unknown_never_wrong() {
     // them together, can measure more than a step for every scrape answered; a reset read as a
     // difference would show as about -98 MJ or as a huge energy.
     let most_j = (exporter.scrapes() * STEP_MJ) as f64 / 1000.0;
-    let energies: Vec<f64> = calls
-        .iter()
-        .filter_map(|c| c.gpu.as_ref().and_then(|g| g.energy_j))
-        .collect();
+    let energy = |c: &passk::runner::record::CallRecord| c.gpu.as_ref().and_then(|g| g.energy_j);
+    let energies: Vec<f64> = calls.iter().filter_map(energy).collect();
     assert!(
         energies.iter().all(|&e| (0.0..=most_j).contains(&e)),
         "{energies:?} outside 0..={most_j} J"
@@ -201,7 +199,6 @@ fn a_counter_reset_or_a_dead_exporter_leaves_energy_unknown_never_wrong() {
         "{energies:?} add up to more than the counter gained"
     );
     assert!(!energies.is_empty(), "calls before the outage have energy");
-    let energy = |c: &passk::runner::record::CallRecord| c.gpu.as_ref().and_then(|g| g.energy_j);
     assert_eq!(
         calls.last().map(energy),
         Some(None),

@@ -27,8 +27,9 @@ fn temper(mut y: u32) -> u32 {
 /// The generator is MT19937 as its authors' reference code (and CPython's `_randommodule.c`)
 /// writes it: the state is regenerated 624 words at a time. The reference tempers each word as it
 /// is read; here the whole block is tempered when it is made (a loop the compiler vectorizes) and
-/// [`PyRandom::fill_below`] reads it without a bounds check per word. It was `rand_mt`'s until the bootstrap's draws were a sixth of a large report's time; the
-/// stream is the same, which a test checks against `rand_mt` over many blocks and seeds.
+/// [`PyRandom::fill_below`] reads it without a bounds check per word. It was `rand_mt`'s until
+/// the bootstrap's draws were a sixth of a large report's time; the stream is the same, which a
+/// test checks against `rand_mt` over many blocks and seeds.
 #[derive(Debug, Clone)]
 pub struct PyRandom {
     state: Box<[u32; N]>,
