@@ -170,10 +170,19 @@ fn a_resume_on_other_servers_adds_only_what_is_missing() {
 }
 
 /// Starts a run over `stubs` in the background and waits until it has written `n` records.
-fn start_and_wait(stubs: &[&Stub], out: &Path, flags: &str, n: usize) -> std::process::Child {
-    let child = util::spawn(&args(stubs, out, flags), Stdio::null(), Stdio::piped());
+fn start_and_wait(
+    stubs: &[&Stub],
+    out: &Path,
+    flags: &str,
+    ready: impl Fn(&[Record]) -> bool,
+) -> std::process::Child {
+    let mut child = util::spawn(&args(stubs, out, flags), Stdio::null(), Stdio::piped());
     let started = Instant::now();
-    while records(out).len() < n {
+    while !ready(&records(out)) {
+        // A run that ended before the test could act tests nothing: said, not waited out.
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            panic!("the run ended ({status}) before the records the test waits for");
+        }
         assert!(started.elapsed() < Duration::from_secs(30), "no records");
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -182,13 +191,17 @@ fn start_and_wait(stubs: &[&Stub], out: &Path, flags: &str, n: usize) -> std::pr
 
 #[test]
 fn a_server_that_dies_leaves_the_pool_and_the_others_play_its_trials() {
-    let mut dying = Some(stub(3));
-    let lives = stub(3);
+    // Calls of 15 ms: the run outlasts the test's look at its first records on a loaded machine.
+    let mut dying = Some(stub(15));
+    let lives = stub(15);
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let flags = "--trials 3 --suite store --parallel 2 --retries 0";
     let dead_url = dying.as_ref().map(|s| s.host()).unwrap_or_default();
-    let child = start_and_wait(&[dying.as_ref().expect("up"), &lives], &out, flags, 4);
+    // The dying server must have played a trial before it goes, which the last check counts.
+    let child = start_and_wait(&[dying.as_ref().expect("up"), &lives], &out, flags, |rs| {
+        rs.len() >= 4 && per_host(rs).contains_key(&dead_url)
+    });
     dying.take();
     let done = child.wait_with_output().expect("wait");
     let stderr = String::from_utf8_lossy(&done.stderr);
@@ -212,11 +225,13 @@ fn a_server_that_dies_leaves_the_pool_and_the_others_play_its_trials() {
 
 #[test]
 fn the_run_stops_with_exit_9_only_when_every_server_is_gone() {
-    let mut stubs = vec![stub(3), stub(3)];
+    let mut stubs = vec![stub(15), stub(15)];
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let flags = "--trials 3 --suite store --retries 0";
-    let child = start_and_wait(&stubs.iter().collect::<Vec<_>>(), &out, flags, 2);
+    let child = start_and_wait(&stubs.iter().collect::<Vec<_>>(), &out, flags, |rs| {
+        rs.len() >= 2
+    });
     stubs.clear();
     let done = child.wait_with_output().expect("wait");
     let stderr = String::from_utf8_lossy(&done.stderr);
@@ -273,11 +288,13 @@ fn a_server_unlike_the_first_is_refused_by_name_before_any_trace() {
 
 #[test]
 fn ctrl_c_with_several_conversations_in_flight_writes_them_and_resumes() {
-    let stubs = [stub(3), stub(3)];
+    let stubs = [stub(15), stub(15)];
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let flags = "--trials 2 --suite store --parallel 3";
-    let child = start_and_wait(&stubs.each_ref().map(|s| s), &out, flags, 3);
+    let child = start_and_wait(&stubs.each_ref().map(|s| s), &out, flags, |rs| {
+        rs.len() >= 3
+    });
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -161,7 +161,8 @@ async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
     let data = dir.path();
     copy_data(data);
     let server = data.join("tasks/library/server.py");
-    // checkout_book crashes the server; return_book hangs it past a two-second timeout.
+    // checkout_book crashes the server; return_book hangs it past a five-second timeout, which
+    // leaves a loaded machine's ordinary tool calls (milliseconds) far inside it.
     edit(
         &server,
         "    m, b = member(member_id), book(book_id)\n    if b[\"book_id\"] in DB[\"loans\"]:",
@@ -175,7 +176,7 @@ async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
     edit(
         &data.join("tasks/library/mcp.json"),
         "\"timeout_s\": 10",
-        "\"timeout_s\": 2",
+        "\"timeout_s\": 5",
     );
 
     let (code, _, stderr) = passk_in(data, vec!["verify".into()]).await;

@@ -312,9 +312,22 @@ fn a_killed_run_resumed_continues_the_sequence_to_the_same_decision() {
 
     let out = tmp.path().join("killed");
     let mut kills = 0;
-    for delay_ms in [400, 900] {
+    let lines = || {
+        std::fs::read_to_string(out.join("conversations.jsonl"))
+            .map_or(0, |t| t.matches('\n').count())
+    };
+    for _ in 0..2 {
+        // Killed once it has written a few more records, whatever the machine's speed: mid-run
+        // rather than at start-up or after the end.
+        let before = lines();
         let mut child = util::spawn(&args(&out), Stdio::null(), Stdio::null());
-        std::thread::sleep(Duration::from_millis(delay_ms));
+        let started = std::time::Instant::now();
+        while lines() < before + 3
+            && child.try_wait().expect("wait").is_none()
+            && started.elapsed() < Duration::from_secs(30)
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         if child.try_wait().expect("wait").is_none() {
             child.kill().expect("SIGKILL");
             kills += 1;

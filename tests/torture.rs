@@ -564,7 +564,9 @@ fn catches(pid: u32, signals: &[u32]) -> bool {
 
 #[test]
 fn a_signal_in_the_first_milliseconds_is_handled() {
-    let stub = Stub::start(vec![], |_| {});
+    // Replies take 60 ms or more, so that a run descheduled between its handlers and the signal
+    // cannot finish its trials first and exit 0.
+    let stub = Stub::start(vec![], |c| c.decode_tok_per_s = 50.0);
     let tmp = util::tempdir();
     for (name, number, code) in [("INT", 2, 130), ("TERM", 15, 143), ("HUP", 1, 129)] {
         let out = tmp.path().join(name);
