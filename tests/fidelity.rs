@@ -156,7 +156,20 @@ async fn keep_alive_is_judged_as_ollama_judges_it() {
             "{ka}"
         );
     }
-    assert_eq!(client(&h).ps().await.expect("ps").models.len(), 1);
+    // Kept forever by the last ("-1m"), and still after a call that sends no keep_alive
+    // (`useLoadedRunner` keeps the runner's): `expires_at` is now + `math.MaxInt64` ns.
+    let (status, _) = post(&h, "/api/chat", r#"{"model":"oracle"}"#).await;
+    assert_eq!(status, 200);
+    let ps = client(&h).ps().await.expect("ps");
+    assert_eq!(ps.models.len(), 1);
+    let year: i32 = ps.models[0].expires_at.as_deref().expect("expires_at")[..4]
+        .parse()
+        .expect("year");
+    assert!(
+        (2310..2330).contains(&year),
+        "{:?}",
+        ps.models[0].expires_at
+    );
     let (status, body) = post(&h, "/api/chat", r#"{"model":"oracle","keep_alive":0}"#).await;
     assert_eq!(
         (status, body["done_reason"].as_str()),
@@ -216,11 +229,34 @@ async fn lenient_fields_are_accepted_and_strict_ones_refused() {
             Some(r#"invalid format: "\"yaml\""; expected "json" or a valid JSON Schema object"#)
         )
     );
-    let (status, body) = post(&h, "/api/chat", "").await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("missing request body"))
+    // Streamed, the same 500 as JSON: Ollama finds it before writing any chunk, once the model is
+    // loaded.
+    unload_all(&h).await;
+    yaml["stream"] = json!(true);
+    let (status, body) = post(&h, "/api/chat", &yaml.to_string()).await;
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("invalid format"))
     );
+    assert_eq!(client(&h).ps().await.expect("ps").models.len(), 1);
+    for path in ["/api/chat", "/api/show", "/api/pull"] {
+        let (status, body) = post(&h, path, "").await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (400, Some("missing request body")),
+            "{path}"
+        );
+    }
+}
+
+/// Unloads every model the stub has loaded (`keep_alive: 0` without messages).
+async fn unload_all(h: &StubHandle) {
+    for m in client(h).ps().await.expect("ps").models {
+        let body = json!({"model": m.name, "keep_alive": 0}).to_string();
+        assert_eq!(post(h, "/api/chat", &body).await.0, 200);
+    }
 }
 
 #[tokio::test]

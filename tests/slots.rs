@@ -1,8 +1,9 @@
 //! The stub serves concurrent requests as Ollama does: `num_parallel` slots per model
 //! (`OLLAMA_NUM_PARALLEL`), further requests waiting for a slot (the wait counted in
-//! `total_duration`, not `load_duration`), and requests arriving while the model loads waiting in a
-//! pending queue of `max_queue` (`OLLAMA_MAX_QUEUE`); one more gets Ollama's 503, which the client
-//! records as a transport failure and retries.
+//! `total_duration`, not `load_duration`), requests for a model not loaded that arrive during a
+//! load waiting in a pending queue of `max_queue` (`OLLAMA_MAX_QUEUE`), one more getting Ollama's
+//! 503, which the client records as a transport failure and retries, and a loaded model served at
+//! once whatever is loading.
 
 use super::wire::{book, client, request, stub, task};
 use passk::wire::api::{ChatMessage, ChatRequest, Timings};
@@ -324,4 +325,38 @@ async fn models_load_one_at_a_time() {
         second_done >= 2 * cold,
         "the two loads followed each other: {second_done:?}"
     );
+}
+
+/// `getRunner` (`server/sched.go`) hands a loaded model's runner over at once: a call for it
+/// neither waits for another model's load nor needs a place in the pending queue, so with no queue
+/// at all it is served while the cold model is refused.
+#[tokio::test]
+async fn a_loaded_model_is_served_at_once_while_another_loads() {
+    let cold = Duration::from_secs(3);
+    let config = StubConfig {
+        cold_load: cold,
+        ..slow(1, 0)
+    };
+    let h = stub(config).await;
+    let c = client(&h, 0, 30_000);
+    // Model m loads (cold) with the scheduler idle, then a loads for 3 s.
+    warm(&c).await;
+    let loading = spawn_chat(&c, first_turn_of("a"));
+    until(&h, |h| h.requests("a") == 1).await;
+    let started = std::time::Instant::now();
+    let served = c.chat(&first_turn()).await;
+    let took = started.elapsed();
+    assert_eq!(served.outcome, CallOutcome::Ok, "{:?}", served.attempts);
+    let warm_load = StubConfig::default().load.as_nanos() as u64;
+    assert_eq!(timings(&served).load_duration, Some(warm_load));
+    assert!(took < cold, "it waited for a's load: {took:?}");
+    // Model b is not loaded: it needs the queue, which has no place.
+    let refused = c.chat(&first_turn_of("b")).await;
+    assert_eq!(
+        refused.attempts[0].status,
+        Some(503),
+        "{:?}",
+        refused.attempts
+    );
+    assert_eq!(loading.await.expect("joined").outcome, CallOutcome::Ok);
 }

@@ -38,6 +38,10 @@ const CONVENTION_NAMES: [&str; 9] = [
     super::docs_reactive::NAME,
 ];
 
+/// How long a model stays loaded when the request that loads it does not say (Ollama's default,
+/// `OLLAMA_KEEP_ALIVE` unset).
+const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5 * 60);
+
 /// One loaded model.
 #[derive(Debug, Clone)]
 pub(crate) struct Loaded {
@@ -45,6 +49,10 @@ pub(crate) struct Loaded {
     pub name: String,
     /// The context it was loaded with.
     pub num_ctx: u64,
+    /// How long it stays loaded after a call (the runner's `sessionDuration`).
+    pub keep: KeepAlive,
+    /// When its load ends: until then a call for it waits in the pending queue.
+    pub ready_at: Instant,
     /// When it unloads (`None`: never).
     pub expires: Option<Instant>,
 }
@@ -53,6 +61,24 @@ impl Loaded {
     /// Whether it is still loaded at `now`.
     pub(super) fn live(&self, now: Instant) -> bool {
         self.expires.is_none_or(|e| e > now)
+    }
+
+    /// Whether a call at `now` with context `num_ctx` can use it as it is: loaded, its load over,
+    /// and with that context (`needsReload` reloads for another).
+    fn ready(&self, now: Instant, num_ctx: u64) -> bool {
+        self.live(now) && self.ready_at <= now && self.num_ctx == num_ctx
+    }
+
+    /// A call uses it at `now`: the call's keep_alive, when it sends one, replaces the runner's
+    /// (`useLoadedRunner` sets `sessionDuration` only then), and it expires that long from now.
+    fn used(&mut self, keep: Option<KeepAlive>, now: Instant) {
+        if let Some(k) = keep {
+            self.keep = k;
+        }
+        self.expires = match self.keep {
+            KeepAlive::Forever => None,
+            KeepAlive::For(d) => now.checked_add(d),
+        };
     }
 }
 
@@ -133,7 +159,9 @@ pub(crate) fn ps(state: &State) -> PsResponse {
     let expires = |l: &Loaded| {
         let at = match l.expires {
             Some(e) => SystemTime::now() + e.saturating_duration_since(now),
-            None => SystemTime::UNIX_EPOCH + Duration::from_secs(253_402_300_799),
+            // A negative keep_alive is `math.MaxInt64` nanoseconds (`api.Duration`), and
+            // `expiresAt` is now plus that: about 292 years on.
+            None => SystemTime::now() + Duration::from_nanos(i64::MAX as u64),
         };
         rfc3339(at, true)
     };
@@ -160,9 +188,9 @@ pub(crate) fn ps(state: &State) -> PsResponse {
 
 /// `/api/show`: capabilities from the model's spec.
 pub(crate) fn show(state: &State, body: &[u8]) -> Response {
-    let req: ShowRequest = match serde_json::from_slice(body) {
+    let req: ShowRequest = match super::judge::request_body(body) {
         Ok(r) => r,
-        Err(e) => return error(400, e.to_string()),
+        Err(r) => return error(r.status, r.message),
     };
     if req.model.is_empty() {
         return error(400, "model is required");
@@ -199,9 +227,9 @@ pub(crate) fn show(state: &State, body: &[u8]) -> Response {
 
 /// `/api/pull`: progress lines ending in `success` for a model the stub serves.
 pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
-    let req: PullRequest = match serde_json::from_slice(body) {
+    let req: PullRequest = match super::judge::request_body(body) {
         Ok(r) => r,
-        Err(e) => return error(400, e.to_string()),
+        Err(r) => return error(r.status, r.message),
     };
     if req.model.is_empty() {
         return error(400, "model is required");
@@ -247,29 +275,53 @@ pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
     Response::Stream { parts }
 }
 
-/// Marks the model loaded until its keep_alive runs out; returns whether it must load cold: it
-/// was not loaded (first call, keep_alive expired, or another num_ctx).
-pub(crate) fn load(state: &State, req: &ChatRequest, keep: KeepAlive) -> bool {
+/// Uses the model of `req` if it is loaded now, its load over, with the request's context, and
+/// says whether it did: Ollama's `getRunner` hands such a runner over at once (`s.loaded` holds it
+/// and `needsReload` says no), never through the pending queue.
+pub(crate) fn use_loaded(state: &State, req: &ChatRequest, keep: Option<KeepAlive>) -> bool {
     let now = Instant::now();
     let num_ctx = req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH);
-    let name = ModelName::parse(&req.model);
     let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
-    let warm = loaded
-        .get(&name.key())
-        .is_some_and(|l| l.live(now) && l.num_ctx == num_ctx);
-    let expires = match keep {
-        KeepAlive::Forever => None,
-        KeepAlive::For(d) => now.checked_add(d),
+    match loaded
+        .get_mut(&ModelName::parse(&req.model).key())
+        .filter(|l| l.ready(now, num_ctx))
+    {
+        Some(l) => {
+            l.used(keep, now);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Uses the model of `req`, loading it for `cold_load` if it is not loaded (first call,
+/// keep_alive expired, or another num_ctx); returns whether it loads cold. A new load keeps the
+/// request's keep_alive, or Ollama's default without one.
+pub(crate) fn load(
+    state: &State,
+    req: &ChatRequest,
+    keep: Option<KeepAlive>,
+    cold_load: Duration,
+) -> bool {
+    if use_loaded(state, req, keep) {
+        return false;
+    }
+    let name = ModelName::parse(&req.model);
+    let now = Instant::now();
+    let mut model = Loaded {
+        name: name.shortest(),
+        num_ctx: req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH),
+        keep: KeepAlive::For(DEFAULT_KEEP_ALIVE),
+        ready_at: now + cold_load,
+        expires: None,
     };
-    loaded.insert(
-        name.key(),
-        Loaded {
-            name: name.shortest(),
-            num_ctx,
-            expires,
-        },
-    );
-    !warm
+    model.used(keep, now);
+    state
+        .loaded
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(name.key(), model);
+    true
 }
 
 /// Unloads the model now (`keep_alive: 0` without messages).

@@ -2,7 +2,7 @@
 //! and after its keep_alive ran out), the scripted reply with its thinking, `format` and
 //! `num_predict` applied, the counts and timings, then the answer (streamed or whole) or the fault.
 
-use super::catalog::{load, unload};
+use super::catalog::{load, unload, use_loaded};
 use super::faults::{self, FaultKind};
 use super::http::{Part, Response};
 use super::judge::{self, Judged};
@@ -18,11 +18,8 @@ use crate::wire::api::{
 };
 use crate::wire::duration::KeepAlive;
 use crate::wire::name::ModelName;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::{Duration, Instant, SystemTime};
-
-/// How long a model stays loaded when the request does not say (Ollama's default).
-const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5 * 60);
 
 /// Handles one chat request.
 pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
@@ -35,22 +32,36 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     if let Some(early) = early_fault(fault, &req.model, state.config.hang) {
         return early;
     }
-    let keep = judged
-        .keep_alive
-        .unwrap_or(KeepAlive::For(DEFAULT_KEEP_ALIVE));
+    let keep = judged.keep_alive;
     let key = ModelName::parse(&req.model).key();
     let cfg = &state.config;
-    // Waiting in the one pending queue, then loading (a cold model) while the scheduler waits.
-    let scheduled = state
-        .slots
-        .schedule(entry, cfg.cold_load, cfg.load, || load(state, req, keep))
-        .await;
-    let Ok(load_time) = scheduled else {
-        return error(503, MAX_QUEUE_ERROR);
+    let load_time = if use_loaded(state, req, keep) {
+        // A loaded model's runner at once, whatever else is queued or loading.
+        tokio::time::sleep(cfg.load).await;
+        cfg.load
+    } else {
+        // Waiting in the one pending queue, then loading (a cold model) while the scheduler
+        // waits.
+        let scheduled = state
+            .slots
+            .schedule(entry, cfg.cold_load, cfg.load, || {
+                load(state, req, keep, cfg.cold_load)
+            })
+            .await;
+        let Ok(load_time) = scheduled else {
+            return error(503, MAX_QUEUE_ERROR);
+        };
+        load_time
     };
     if req.messages.is_empty() {
         // Ollama's preload: no generation, done_reason "load".
         return done_without_reply(&req.model, "load");
+    }
+    if let Some(why) = bad_format(req.format.as_ref()) {
+        // Ollama finds it once the model is loaded, when the runner is asked to generate, before
+        // any chunk is written: `streamResponse` then answers a stream as it answers the rest,
+        // 500 with a JSON error.
+        return error(500, why);
     }
     if let Some(base) = &spec.upstream {
         return upstream_reply(state, base, &judged, n, fault, load_time, entry).await;
@@ -130,17 +141,6 @@ fn admit(state: &State, body: &[u8]) -> Result<(Judged, ModelSpec), Response> {
     }
     if let Some(r) = &judged.options_refusal {
         return Err(error(r.status, r.message.clone()));
-    }
-    if let Some(why) = bad_format(req.format.as_ref()) {
-        // Ollama finds it while generating: an error line in a stream, a 500 otherwise.
-        return Err(if req.stream {
-            let line = serde_json::to_vec(&json!({ "error": why })).unwrap_or_default();
-            Response::Stream {
-                parts: vec![Part::Line(line)],
-            }
-        } else {
-            error(500, why)
-        });
     }
     Ok((judged, spec))
 }

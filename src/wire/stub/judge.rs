@@ -69,12 +69,18 @@ impl From<String> for Refusal {
 /// Ollama's answer to an empty body.
 const MISSING_BODY: &str = "missing request body";
 
-/// The request, or Ollama's refusal.
-pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
+/// A request body read as gin's `ShouldBindJSON` reads it for Ollama's handlers: an empty body is
+/// `missing request body` (they test for `io.EOF`), anything else the decoder's text; both 400.
+pub(crate) fn request_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Refusal> {
     if body.trim_ascii().is_empty() {
         return Err(MISSING_BODY.to_string().into());
     }
-    let value: Value = serde_json::from_slice(body).map_err(|e| Refusal::from(e.to_string()))?;
+    serde_json::from_slice(body).map_err(|e| Refusal::from(e.to_string()))
+}
+
+/// The request, or Ollama's refusal.
+pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
+    let value: Value = request_body(body)?;
     let Value::Object(mut obj) = value else {
         return Err(format!(
             "json: cannot unmarshal {} into Go value of type api.ChatRequest",

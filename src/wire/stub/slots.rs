@@ -1,13 +1,16 @@
-//! Concurrency as Ollama schedules it (v0.33): every request passes through the scheduler's one
-//! pending queue, shared by all models (`server/sched.go`: a single `pendingReqCh` buffered to
-//! `max_queue`, `OLLAMA_MAX_QUEUE`, default 512; one more is refused with 503 and `ErrMaxQueue`,
-//! `getRunner`, `server/routes.go` `handleScheduleError`). `processPending` takes the requests one
-//! at a time, in order: a request for a loaded model gets its runner at once, one for a cold model
-//! has it loaded first, and nothing behind it is scheduled until that load ends, so models load one
-//! at a time and a second cold model's wait includes the first one's load. Each loaded model then
-//! serves `num_parallel` requests at once (`OLLAMA_NUM_PARALLEL`, default 1) and further requests
-//! wait for a slot without limit (the runner's semaphore, `llm/llama_server.go`, `sem.Acquire` in
-//! `Chat`/`Completion`).
+//! Concurrency as Ollama schedules it (v0.33): a request for a model that is loaded gets its
+//! runner at once (`server/sched.go` `getRunner`: `s.loaded` holds it and `needsReload` says no);
+//! every other request passes through the scheduler's one pending queue, shared by all models (a
+//! single `pendingReqCh` buffered to `max_queue`, `OLLAMA_MAX_QUEUE`, default 512; one more is
+//! refused with 503 and `ErrMaxQueue`, `server/routes.go` `handleScheduleError`).
+//! `processPending` takes the queued requests one at a time, in order: one whose model has been
+//! loaded meanwhile gets its runner at once, one for a cold model has it loaded first, and nothing
+//! behind it is scheduled until that load ends, so models load one at a time and a second cold
+//! model's wait includes the first one's load. A request for the model being loaded waits in the
+//! queue too, as in Ollama while `llama.Load` runs, before `load` puts the runner in `s.loaded`.
+//! Each loaded model then serves `num_parallel` requests at once (`OLLAMA_NUM_PARALLEL`, default
+//! 1) and further requests wait for a slot without limit (the runner's semaphore,
+//! `llm/llama_server.go`, `sem.Acquire` in `Chat`/`Completion`).
 //!
 //! Time in the pending queue and the load count in `load_duration` (it ends at `checkpointLoaded`);
 //! time waiting for a slot counts only in `total_duration`.
