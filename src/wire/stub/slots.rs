@@ -8,9 +8,9 @@
 //! behind it is scheduled until that load ends, so models load one at a time and a second cold
 //! model's wait includes the first one's load. A request for the model being loaded waits in the
 //! queue too, as in Ollama while `llama.Load` runs, before `load` puts the runner in `s.loaded`.
-//! Each loaded model then serves `num_parallel` requests at once (`OLLAMA_NUM_PARALLEL`, default
-//! 1) and further requests wait for a slot without limit (the runner's semaphore,
-//! `llm/llama_server.go`, `sem.Acquire` in `Chat`/`Completion`).
+//! Each loaded model then serves `num_parallel` requests at once (default 1,
+//! `OLLAMA_NUM_PARALLEL`) and further requests wait for a slot without limit (the runner's
+//! semaphore, `llm/llama_server.go`, `sem.Acquire` in `Chat`/`Completion`).
 //!
 //! Time in the pending queue and the load count in `load_duration` (it ends at `checkpointLoaded`);
 //! time waiting for a slot counts only in `total_duration`.
