@@ -99,6 +99,14 @@ async fn names_are_matched_as_ollama_matches_them() {
     ] {
         assert!(names.contains(&listed), "{listed} in {names:?}");
     }
+    // Each listed with what /api/show says it can do, and its trained context.
+    for m in &tags.models {
+        let shown = c.show(&m.name).await.expect("show");
+        assert_eq!(m.capabilities, shown.capabilities, "{}", m.name);
+        assert_eq!(m.details.context_length, Some(32768), "{}", m.name);
+    }
+    let no_tools = tags.models.iter().find(|m| m.name == "no-tools:latest");
+    assert!(no_tools.is_some_and(|m| !m.capabilities.iter().any(|c| c == "tools")));
     assert!(c.show("llama3.2:latest").await.is_ok());
     assert!(c.show("registry.ollama.ai/myns/tiny:1b").await.is_ok());
     // Preflight with the untagged name still finds the digest, size in VRAM and loaded context.
@@ -804,12 +812,26 @@ async fn images_blank_models_and_negative_top_k_are_judged_as_ollama_judges_them
         body["error"].as_str().is_some_and(|e| e.contains("images")),
         "{body}"
     );
-    // `ChatHandler`: a name `model.ParseName` cannot read is `model is required` (`server/routes.go`).
-    let (status, body) = post(&h, "/api/chat", r#"{"model":"   ","messages":[]}"#).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("model is required"))
-    );
+    // `parseAndValidateModelRef` (`server/model_resolver.go`): a blank name is `model is
+    // required`, one `ParseName` cannot read `invalid model name`, before any lookup, where the
+    // stub's default would have served it; `/api/pull` says the second for both.
+    for (path, model, text) in [
+        ("/api/chat", "   ", "model is required"),
+        ("/api/chat", "bad name!", "invalid model name"),
+        ("/api/chat", "ns/", "invalid model name"),
+        ("/api/show", "   ", "model is required"),
+        ("/api/show", "-m", "invalid model name"),
+        ("/api/pull", "", "invalid model name"),
+        ("/api/pull", "m:", "invalid model name"),
+    ] {
+        let body = json!({"model": model, "messages": []}).to_string();
+        let (status, body) = post(&h, path, &body).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (400, Some(text)),
+            "{path} {model:?}"
+        );
+    }
     // `api.Options.TopK` is an `int` (`api/types.go`): -1 is accepted.
     let top_k = r#"{"model":"oracle","stream":false,"messages":[],"options":{"top_k":-1}}"#;
     let (status, body) = post(&h, "/api/chat", top_k).await;

@@ -241,6 +241,9 @@ pub struct ModelDetails {
     /// Quantisation (`Q4_K_M`).
     #[serde(default, deserialize_with = "null_default")]
     pub quantization_level: String,
+    /// Trained context length, tokens (`/api/tags` only; absent where unknown, as Ollama omits 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_length: Option<u64>,
 }
 
 /// Body of `POST /api/show`.
@@ -320,6 +323,10 @@ pub struct LocalModel {
     /// Family, size, quantisation.
     #[serde(default)]
     pub details: ModelDetails,
+    /// What the model can do (`completion`, `tools`, `thinking`, ...), as `/api/show` says;
+    /// absent on servers older than the field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
 }
 
 /// Response of `GET /api/tags`.

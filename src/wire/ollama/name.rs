@@ -83,6 +83,62 @@ impl ModelName {
     }
 }
 
+/// Whether Ollama takes `name` for a model name (`parseAndValidateModelRef`,
+/// `server/model_resolver.go`): trimmed, parsed bare (`ParseNameBare`: a separator with nothing on
+/// one side promises a part that is missing), the parts left out taken from the defaults, and
+/// every part valid (`isValidPart`): 1 to 80 bytes (a host up to 350), starting with a letter, digit
+/// or `_`, then those or `-`, `_`, `.` (not in a namespace) and `:` (only in a host). A blank name is
+/// not one.
+pub fn is_valid(name: &str) -> bool {
+    /// `cutPromised`: cut at the last `sep`; an empty side of a cut is a missing part.
+    fn cut<'a>(s: &'a str, sep: char) -> Option<(Option<&'a str>, Option<&'a str>)> {
+        let (before, after) = s.rsplit_once(sep)?;
+        let part = |p: &'a str| (!p.is_empty()).then_some(p);
+        Some((part(before), part(after)))
+    }
+    let valid = |part: Option<&str>, max: usize, dot: bool, colon: bool| {
+        part.is_some_and(|p| {
+            let b = p.as_bytes();
+            let plain = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+            (1..=max).contains(&b.len())
+                && plain(b[0])
+                && b[1..]
+                    .iter()
+                    .all(|&c| plain(c) || c == b'-' || (c == b'.' && dot) || (c == b':' && colon))
+        })
+    };
+    let s = name.trim();
+    if s.is_empty() {
+        return false;
+    }
+    let (mut rest, mut tag) = (Some(s), Some(DEFAULT_TAG));
+    if s.rfind(':').map(|i| i as isize).unwrap_or(-1)
+        > s.rfind('/').map(|i| i as isize).unwrap_or(-1)
+    {
+        (rest, tag) = cut(s, ':').unwrap_or((Some(s), None));
+    }
+    let rest = rest.unwrap_or_default();
+    let (model, namespace, host) = match cut(rest, '/') {
+        None => (Some(rest), Some(DEFAULT_NAMESPACE), Some(DEFAULT_HOST)),
+        Some((before, model)) => match before.map(|b| (b, cut(b, '/'))) {
+            None => (model, None, Some(DEFAULT_HOST)),
+            Some((b, None)) => (model, Some(b), Some(DEFAULT_HOST)),
+            Some((_, Some((host, namespace)))) => {
+                let host = host.map(|h| h.split_once("://").map_or(h, |(_, h)| h));
+                (
+                    model,
+                    namespace,
+                    host.filter(|h| !h.is_empty()).or(Some(DEFAULT_HOST)),
+                )
+            }
+        },
+    };
+    valid(host, 350, true, true)
+        && valid(namespace, 80, false, false)
+        && valid(model, 80, true, false)
+        && valid(tag, 80, true, false)
+}
+
 /// Whether two names denote the same model to Ollama (`llama3.2` ≡ `llama3.2:latest` ≡
 /// `registry.ollama.ai/library/llama3.2:latest`).
 pub fn same_model(a: &str, b: &str) -> bool {
@@ -97,6 +153,37 @@ pub fn shortest(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_valid_as_ollama_validates_them() {
+        for ok in [
+            "llama3.2",
+            "qwen2.5-coder:3b",
+            "myns/tiny:1b",
+            "example.com:5000/ns/m:tag",
+            "https://example.com/ns/m",
+            "  padded  ",
+            "a_b.c-d:Q4_K_M",
+        ] {
+            assert!(is_valid(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "   ",
+            "bad name!",
+            "m:",
+            ":tag",
+            "ns/",
+            "/m",
+            "-m",
+            "ns.x/m",
+            "m:t:u",
+            "é",
+        ] {
+            assert!(!is_valid(bad), "{bad:?}");
+        }
+        assert!(is_valid(&"m".repeat(80)) && !is_valid(&"m".repeat(81)));
+    }
 
     #[test]
     fn untagged_tagged_and_namespaced_names_normalise() {

@@ -5,7 +5,7 @@
 
 use super::http::{Part, Response};
 use super::messy::MessyShape;
-use super::{State, error, not_found, to_json};
+use super::{INVALID_MODEL_NAME, State, error, not_found, to_json};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
     ChatRequest, LocalModel, ModelDetails, PsResponse, PullProgress, PullRequest, RunningModel,
@@ -106,6 +106,7 @@ pub(crate) fn details(model: &str) -> ModelDetails {
         families: Some(vec!["stub".to_string()]),
         parameter_size: if sized { tag } else { "1B".to_string() },
         quantization_level: "F16".to_string(),
+        context_length: None,
     }
 }
 
@@ -145,7 +146,17 @@ pub(crate) fn tags(state: &State) -> TagsResponse {
             modified_at: modified_at.clone(),
             size: MODEL_SIZE,
             digest: digest(state, &name),
-            details: details(&name),
+            // The list says what `/api/show` says (`modelListSummary.ListModelResponse`), with the
+            // trained context among the details.
+            details: ModelDetails {
+                context_length: Some(STUB_CONTEXT_LENGTH),
+                ..details(&name)
+            },
+            capabilities: state
+                .config
+                .spec_for(&name)
+                .map(|s| s.capabilities.clone())
+                .unwrap_or_default(),
             name,
         })
         .collect();
@@ -192,8 +203,13 @@ pub(crate) fn show(state: &State, body: &[u8]) -> Response {
         Ok(r) => r,
         Err(r) => return error(r.status, r.message),
     };
-    if req.model.is_empty() {
+    // `ShowHandler`: no name, or a blank one, is `model is required`; one `ParseName` cannot read
+    // is refused before any lookup.
+    if req.model.trim().is_empty() {
         return error(400, "model is required");
+    }
+    if !crate::wire::name::is_valid(&req.model) {
+        return error(400, INVALID_MODEL_NAME);
     }
     let Some(spec) = state.config.spec_for(&req.model) else {
         // `ShowHandler` names the model as `DisplayShortest` reads it (`qwen9` is `qwen9:latest`).
@@ -231,8 +247,9 @@ pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
         Ok(r) => r,
         Err(r) => return error(r.status, r.message),
     };
-    if req.model.is_empty() {
-        return error(400, "model is required");
+    // `PullHandler` answers every name it cannot read, a missing one included, alike.
+    if !crate::wire::name::is_valid(&req.model) {
+        return error(400, INVALID_MODEL_NAME);
     }
     let line = |p: &PullProgress| serde_json::to_vec(p).unwrap_or_default();
     let status = |s: &str| PullProgress {

@@ -11,7 +11,7 @@ use super::prompt::prompt_count;
 use super::script;
 use super::slots::{MAX_QUEUE_ERROR, Slot};
 use super::upstream;
-use super::{ModelSpec, State, error, not_found};
+use super::{INVALID_MODEL_NAME, ModelSpec, State, error, not_found};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
     ChatMessage, ChatRequest, ChatResponse, Timings, ToolCall, ToolCallFunction,
@@ -124,9 +124,13 @@ async fn upstream_reply(
 fn admit(state: &State, body: &[u8]) -> Result<(Judged, ModelSpec), Response> {
     let judged = judge::chat_request(body).map_err(|r| error(r.status, r.message))?;
     let req = &judged.req;
-    // `ChatHandler`: a name `model.ParseName` cannot read, blank included, is no model.
+    // `ChatHandler` (`parseAndValidateModelRef`): a blank name is no model, and one `ParseName`
+    // cannot read is refused before any lookup.
     if req.model.trim().is_empty() {
         return Err(error(400, "model is required"));
+    }
+    if !crate::wire::name::is_valid(&req.model) {
+        return Err(error(400, INVALID_MODEL_NAME));
     }
     let spec = state
         .config

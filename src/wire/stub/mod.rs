@@ -493,6 +493,9 @@ fn to_json<T: serde::Serialize>(v: &T) -> Response {
     }
 }
 
+/// Ollama's answer (400) to a model name `ParseName` cannot read (`errtypes.InvalidModelNameErrMsg`).
+const INVALID_MODEL_NAME: &str = "invalid model name";
+
 fn error(status: u16, message: impl Into<String>) -> Response {
     Response::json(status, &json!({ "error": message.into() }))
 }
