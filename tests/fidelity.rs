@@ -454,7 +454,9 @@ fn head_requests_and_expect_continue_are_answered() {
                 &format!("POST /api/show HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n", body.len()),
                 Some(body),
             );
-            (head, tags, expect)
+            // A `%` without two hex digits: Go's server cannot read the target (400, closed).
+            let bad = raw(addr, "GET /api/t%zzags HTTP/1.1\r\nHost: localhost\r\n\r\n", None);
+            (head, tags, expect, bad)
         })
         .await
         .expect("join")
@@ -469,6 +471,11 @@ fn head_requests_and_expect_continue_are_answered() {
         && out.2.contains("HTTP/1.1 200")
         && out.2.contains("capabilities");
     assert!(continued, "{}", out.2);
+    assert!(
+        out.3.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+        "{}",
+        out.3
+    );
 }
 
 /// `passk run` on the store's first task against `stub` with extra flags; the run read back.

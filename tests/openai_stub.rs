@@ -112,6 +112,23 @@ fn models_are_listed_and_shown_as_ollamas_v1_does() {
     let missing = request("GET", &format!("{}/v1/models/absent", stub.host()), None);
     assert_eq!(missing.status, 404);
     assert_eq!(missing.json()["error"]["type"], json!("not_found_error"));
+    // gin routes on the decoded path, and `:model` is one segment: an escaped colon names the
+    // model, a namespaced name is no route at all (gin's plain 404).
+    let escaped = request(
+        "GET",
+        &format!("{}/v1/models/oracle-a%3Alatest", stub.host()),
+        None,
+    );
+    assert_eq!(escaped.json()["id"], json!("oracle-a:latest"));
+    let nested = request(
+        "GET",
+        &format!("{}/v1/models/library/oracle-a", stub.host()),
+        None,
+    );
+    assert_eq!(
+        (nested.status, nested.body.as_deref()),
+        (404, Ok("404 page not found"))
+    );
 }
 
 #[test]

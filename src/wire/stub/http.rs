@@ -105,7 +105,15 @@ pub(crate) async fn serve_connection(
             r = read_request(&mut reader, &mut wr) => r,
             _ = shutdown.changed() => return,
         };
-        let Ok(Some(req)) = req else { return };
+        let req = match req {
+            Ok(Some(req)) => req,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                // What Go's `net/http` answers a request it cannot read, before closing.
+                let _ = write_all(&mut wr, BAD_REQUEST).await;
+                return;
+            }
+            _ => return,
+        };
         let keep_alive = req.keep_alive;
         let head_only = req.method == "HEAD";
         let entry = Instant::now();
@@ -190,6 +198,9 @@ fn reset(rd: OwnedReadHalf, wr: OwnedWriteHalf) {
     }
 }
 
+/// Go's `net/http` answer to a request it cannot parse (`server.go`, `conn.serve`).
+const BAD_REQUEST: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request";
+
 async fn read_request(
     reader: &mut BufReader<OwnedReadHalf>,
     wr: &mut OwnedWriteHalf,
@@ -270,7 +281,9 @@ async fn read_request(
     } else {
         read_exact(reader, content_length).await?
     };
-    let path = target.split('?').next().unwrap_or(target).to_string();
+    let raw_path = target.split('?').next().unwrap_or(target);
+    let path = unescape_path(raw_path)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "invalid URL escape"))?;
     Ok(Some(Request {
         method: method.to_string(),
         path,
@@ -279,6 +292,26 @@ async fn read_request(
         origin,
         keep_alive,
     }))
+}
+
+/// The request path as Go's `net/url` gives `URL.Path`, which gin routes on: every `%XX` decoded
+/// (`/v1/models/qwen2.5%3A3b` names `qwen2.5:3b`); `None` for a `%` not followed by two hex digits,
+/// which Go's server refuses.
+fn unescape_path(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// Resolves once the client has closed the connection, as Go's `net/http` then cancels the

@@ -453,7 +453,8 @@ async fn handle(state: &State, req: Request, entry: Instant) -> Response {
         ("POST", "/api/chat") => chat::chat(state, &req.body, entry).await,
         ("POST", "/api/pull") => catalog::pull(state, &req.body),
         ("GET", "/v1/models") => openai::models(state),
-        ("GET", path) if path.starts_with("/v1/models/") => {
+        // gin's `/v1/models/:model`: one path segment (a namespaced name is no route).
+        ("GET", path) if path.starts_with("/v1/models/") && !path[11..].contains('/') => {
             openai::retrieve(state, &path["/v1/models/".len()..])
         }
         ("POST", "/v1/chat/completions") => openai::chat_completions(state, &req.body, entry).await,
