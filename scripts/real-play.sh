@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Plays the store, router and triage suites with the real models that scripts/real-models.sh
-# started, once over each wire:
+# started, each turn's first call constrained to a tool call (--force-first-tool-call), once over
+# each wire:
 #   openai  passk's OpenAI-compatible client straight against each llama-server;
 #   ollama  passk's native Ollama client against `passk serve-stub --upstream`, which keeps
 #           Ollama's validation, shapes and timing fields and takes its tokens from llama-server.
@@ -93,8 +94,10 @@ for ((i = 0; i < 100; i++)); do
   sleep 0.1
 done
 
+# Each turn's first call is constrained to a tool call (docs/decisions.md): these models never
+# call a tool unasked, and the point of playing them is that real arguments reach the tools.
 flags=(--suite store,router,triage -k "$K" --num-ctx "$CONTEXT"
-  --num-predict "$NUM_PREDICT" --timeout 900 --no-progress)
+  --num-predict "$NUM_PREDICT" --timeout 900 --no-progress --force-first-tool-call)
 [[ -n $tasks ]] && flags+=(--tasks "$tasks")
 t_all=$(now)
 for line in "${models[@]}"; do

@@ -273,6 +273,10 @@ pub(crate) struct RunArgs {
     /// Use streaming chat calls (records time to first byte)
     #[arg(long)]
     pub stream: bool,
+    /// Constrain the first model call of each customer turn to one call of a shown tool, by a JSON
+    /// schema of the tools sent as structured output (for models too small to call tools unasked)
+    #[arg(long)]
+    pub force_first_tool_call: bool,
     /// Play in rounds (every task once per model) and stop when an anytime-valid confidence
     /// sequence for the success difference of the first two models decides, or at --trials
     #[arg(long)]

@@ -145,6 +145,7 @@ fn real_model_runs_hold_every_invariant() {
             );
         }
         every_failure_bucketed(&run, &what);
+        real_arguments_reach_the_tools(&run, &what);
         no_harness_text_read_as_a_call(&run, &what);
         report_builds_and_renders(&p.dir, &what);
     }
@@ -194,6 +195,20 @@ fn every_failure_bucketed(run: &passk::analysis::Run, what: &str) {
             );
         }
     }
+}
+
+/// With each turn's first call constrained to a tool call, the models' own arguments, however
+/// wild, reach the tools: each run records tool calls (executed, rejected or malformed). Not every
+/// conversation needs one: a constrained reply cut at the output cap may be no call at all.
+fn real_arguments_reach_the_tools(run: &passk::analysis::Run, what: &str) {
+    if run.manifest.settings["force_first_tool_call"] != true {
+        return;
+    }
+    let events: usize = run.conversations.iter().map(|c| c.tool_events.len()).sum();
+    assert!(
+        events > 0,
+        "{what}: constrained first calls made no tool call"
+    );
 }
 
 /// What passk itself puts in the history (tool results, its hints, system notes) holds no call

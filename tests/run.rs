@@ -948,3 +948,62 @@ fn a_factorial_run_plays_every_cell_once_and_resumes_without_duplicates() {
     let md = std::fs::read_to_string(out.join("report/report.md")).expect("report");
     assert!(md.contains("## Factorial effects: `store`"), "{md}");
 }
+
+/// `--force-first-tool-call` sends the tools' call schema as structured output with each customer
+/// turn's first call, over both wires (Ollama's `format`, the OpenAI-compatible
+/// `response_format`). The stub's text-calls model writes its calls as prose, which a schema
+/// constrains (`format` shapes a reply without native calls): its first call of every turn comes
+/// back in the schema's shape, is read as one call and executed, with other arguments than the
+/// same trial's unconstrained call; the manifest says so.
+#[test]
+fn forcing_the_first_tool_call_constrains_each_turns_first_call_over_both_wires() {
+    let stub = Stub::start(vec![], |_| {});
+    let first_events = |run: &passk::analysis::Run| -> Vec<(String, String)> {
+        let mut convs: Vec<_> = run.conversations.iter().collect();
+        convs.sort_by(|a, b| a.task.cmp(&b.task));
+        convs
+            .iter()
+            .map(|c| {
+                let e = c.tool_events.first().expect("a tool call");
+                (e.tool.clone(), e.args.to_string())
+            })
+            .collect()
+    };
+    for api in ["", "--api openai"] {
+        let tmp = util::tempdir();
+        let flags = format!("--trials 1 --suite store --tasks L1,M1 {api}");
+        let free = run_ok(&stub, &tmp.path().join("free"), "text-calls", &flags);
+        let forced = run_ok(
+            &stub,
+            &tmp.path().join("forced"),
+            "text-calls",
+            &format!("{flags} --force-first-tool-call"),
+        );
+        assert_eq!(forced.manifest.settings["force_first_tool_call"], true);
+        assert!(
+            free.manifest
+                .settings
+                .get("force_first_tool_call")
+                .is_none()
+        );
+        for c in &forced.conversations {
+            for call in c.orchestrator_calls().filter(|k| k.step == 0) {
+                assert_eq!(
+                    (call.tool_calls, call.call_format),
+                    (1, Some(CallFormat::Text)),
+                    "{api} {}: turn {}",
+                    c.task,
+                    call.turn
+                );
+            }
+        }
+        let (free, forced) = (first_events(&free), first_events(&forced));
+        assert_eq!(free.len(), 2);
+        for (f, x) in free.iter().zip(&forced) {
+            assert_ne!(
+                f, x,
+                "{api}: the constrained call is the schema's, not the model's own"
+            );
+        }
+    }
+}

@@ -108,6 +108,9 @@ fn apply_flags(args: &RunArgs, s: &mut RunSettings) {
     if args.stream {
         s.stream = true;
     }
+    if args.force_first_tool_call {
+        s.force_first_tool_call = true;
+    }
     if let Some(t) = args.think {
         s.think = Some(t.as_bool());
     }

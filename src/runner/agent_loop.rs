@@ -110,6 +110,7 @@ impl Player<'_> {
             options,
             keep_alive: Some(self.settings.keep_alive.clone()),
             think: self.settings.think,
+            format: None,
         }
     }
 
@@ -241,7 +242,13 @@ impl Player<'_> {
             t.seed(self.settings, turn, step).encode(),
         );
         let tools = (!t.toolless).then(|| t.tools.clone());
-        let request = self.request(t.messages.clone(), tools, options);
+        let mut request = self.request(t.messages.clone(), tools, options);
+        if self.settings.force_first_tool_call && step == 0 {
+            request.format = request
+                .tools
+                .as_deref()
+                .and_then(crate::runner::forced_call::one_tool_call);
+        }
         let mut called = self.call(&request, Node::Orchestrator, turn, step).await;
         if let Some(o) = wire_outcome(called.record.outcome) {
             t.calls.push(called.record);

@@ -5,6 +5,7 @@ pub mod checkout;
 pub mod context;
 pub mod event;
 pub mod experiment;
+pub mod forced_call;
 pub mod hosts;
 pub mod journal;
 pub mod judge;

@@ -65,6 +65,11 @@ pub struct RunSettings {
     /// `think` sent with every call (`None`: not sent, so the model's own default holds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<bool>,
+    /// Constrain the first model call of each customer turn to one call of a shown tool
+    /// (`--force-first-tool-call`, [`crate::runner::forced_call`]); left out when off, so such a
+    /// run's id and manifest read as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force_first_tool_call: bool,
     /// Play in rounds and stop when the confidence sequence decides (`--stop-when-decided`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StopRule>,
@@ -174,6 +179,7 @@ impl Default for RunSettings {
             retries: 3,
             retry_backoff_s: 0.25,
             think: None,
+            force_first_tool_call: false,
             stop: None,
             hosts: Vec::new(),
             parallel: 1,
@@ -305,6 +311,8 @@ pub struct ExperimentFile {
     pub retries: Option<u32>,
     /// See `--think` (`on` or `off`).
     pub think: Option<ThinkChoice>,
+    /// See `--force-first-tool-call`.
+    pub force_first_tool_call: Option<bool>,
     /// See `--host` (several servers; `host` is the same key).
     #[serde(alias = "host")]
     pub hosts: Option<Vec<String>>,
@@ -428,6 +436,7 @@ impl ExperimentFile {
         set!(base_seed => base_seed);
         set!(tasks => tasks);
         set!(stream => stream);
+        set!(force_first_tool_call => force_first_tool_call);
         set!(timeout => timeout_s);
         set!(connect_timeout => connect_timeout_s);
         set!(retry_backoff => retry_backoff_s);

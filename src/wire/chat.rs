@@ -169,6 +169,9 @@ pub struct CallRequest {
     pub think: Option<bool>,
     /// How long the model stays loaded ("15m"), where the API has such a setting.
     pub keep_alive: Option<String>,
+    /// A JSON schema the reply must follow (structured output): Ollama's `format`, the
+    /// OpenAI-compatible `response_format` of type `json_schema`.
+    pub format: Option<Value>,
 }
 
 /// Token counts and server-side durations of one reply (durations in nanoseconds).

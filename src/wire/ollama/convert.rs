@@ -18,7 +18,7 @@ pub fn request(req: &CallRequest) -> ChatRequest {
         options: options(&req.options),
         keep_alive: req.keep_alive.clone(),
         think: req.think,
-        format: None,
+        format: req.format.clone(),
     }
 }
 

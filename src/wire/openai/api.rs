@@ -39,6 +39,9 @@ pub struct ChatRequest {
     /// Variables for the chat template (`enable_thinking` for `--think`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_template_kwargs: Option<Value>,
+    /// Structured output: `{"type": "json_schema", "json_schema": {"name", "schema"}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<Value>,
     /// Any other option, at the top level as these servers read them.
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,

@@ -27,6 +27,9 @@ pub fn request(req: &CallRequest) -> ChatRequest {
         top_p: o.top_p,
         top_k: o.top_k,
         chat_template_kwargs: req.think.map(|t| json!({ "enable_thinking": t })),
+        response_format: req.format.as_ref().map(|schema| {
+            json!({"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}})
+        }),
         extra: o.extra.clone(),
     }
 }
@@ -160,6 +163,7 @@ mod tests {
             ..CallRequest::default()
         };
         let body = serde_json::to_value(request(&req)).expect("body");
+        assert!(body.get("response_format").is_none());
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["seed"], 7);
         assert!(body.get("max_tokens").is_none() && body.get("num_ctx").is_none());
@@ -172,6 +176,20 @@ mod tests {
             (&result["role"], &result["tool_call_id"]),
             (&json!("tool"), &json!("call_1"))
         );
+    }
+
+    #[test]
+    fn a_reply_schema_goes_as_a_json_schema_response_format() {
+        let schema = json!({"type": "object", "properties": {"name": {"const": "f"}}});
+        let req = CallRequest {
+            format: Some(schema.clone()),
+            ..CallRequest::default()
+        };
+        let body = serde_json::to_value(request(&req)).expect("body");
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        assert_eq!(body["response_format"]["json_schema"]["schema"], schema);
+        let native = crate::wire::ollama::convert::request(&req);
+        assert_eq!(native.format, Some(schema));
     }
 
     #[test]
