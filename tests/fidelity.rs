@@ -204,6 +204,7 @@ async fn lenient_fields_are_accepted_and_strict_ones_refused() {
         text.contains("tool_calls"),
         "the upper-case role was read: {text}"
     );
+
     req["stream"] = json!(false);
     req["options"] = Value::Null;
     let (status, _) = post(&h, "/api/chat", &req.to_string()).await;
@@ -257,6 +258,36 @@ async fn lenient_fields_are_accepted_and_strict_ones_refused() {
             "{path}"
         );
     }
+}
+
+/// A streamed reply with text beside its native call sends them in separate chunks, the text
+/// first: `ChatHandler`'s tool parser hands back either text or the calls it has read.
+#[tokio::test]
+async fn a_streamed_chunk_carries_content_or_tool_calls_never_both() {
+    let h = stub(oracle_config()).await;
+    let mut req = serde_json::to_value(opening("messy-beside-native")).expect("json");
+    req["stream"] = json!(true);
+    let (status, body) = post(&h, "/api/chat", &req.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let chunks: Vec<Value> = body
+        .as_str()
+        .expect("ndjson")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let has_text = |c: &Value| {
+        c["message"]["content"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
+    };
+    let has_calls = |c: &Value| c["message"].get("tool_calls").is_some();
+    assert!(
+        chunks.iter().all(|c| !(has_text(c) && has_calls(c))),
+        "{chunks:?}"
+    );
+    let text = chunks.iter().position(has_text).expect("text");
+    let calls = chunks.iter().position(has_calls).expect("calls");
+    assert!(text < calls, "{chunks:?}");
 }
 
 /// Unloads every model the stub has loaded (`keep_alive: 0` without messages).

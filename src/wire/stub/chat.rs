@@ -407,11 +407,24 @@ fn stream_reply(
         let m = assistant(String::new(), a.thinking.clone(), Vec::new());
         parts.push(Part::Line(a.chunk(m, false, Timings::default())));
     }
-    let m = assistant(head.to_string(), String::new(), a.tool_calls.clone());
-    parts.push(Part::Line(a.chunk(m, false, Timings::default())));
+    // A chunk carries content or tool calls, never both (`ChatHandler`: the tool parser hands back
+    // text or the calls it has read), and the calls come once their text is decoded.
+    let text = |t: &str| {
+        a.chunk(
+            assistant(t.to_string(), String::new(), Vec::new()),
+            false,
+            Timings::default(),
+        )
+    };
+    if !head.is_empty() || a.tool_calls.is_empty() {
+        parts.push(Part::Line(text(head)));
+    }
     parts.push(Part::Delay(decode));
     if !tail.is_empty() {
-        let m = assistant(tail.to_string(), String::new(), Vec::new());
+        parts.push(Part::Line(text(tail)));
+    }
+    if !a.tool_calls.is_empty() {
+        let m = assistant(String::new(), String::new(), a.tool_calls.clone());
         parts.push(Part::Line(a.chunk(m, false, Timings::default())));
     }
     match fault {
