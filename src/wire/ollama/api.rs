@@ -260,6 +260,9 @@ pub struct ShowRequest {
 /// Response of `POST /api/show`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ShowResponse {
+    /// The model's Modelfile, as `ollama show --modelfile` prints it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modelfile: Option<String>,
     /// Modelfile `PARAMETER` lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<String>,
