@@ -357,6 +357,12 @@ async fn refusals_come_in_ollamas_order() {
             "json: cannot unmarshal number 5.0 into Go struct field ChatRequest.top_logprobs of type int"
                 .to_string(),
         ),
+        // The decoder stops at keep_alive's own error; the range is checked after decoding.
+        (
+            chat("oracle", json!({"top_logprobs": 21, "keep_alive": "forever"})),
+            400,
+            "time: invalid duration \"forever\"".to_string(),
+        ),
     ] {
         let (got, answer) = post(&h, "/api/chat", &body).await;
         assert_eq!(got, status, "{body}: {answer}");

@@ -88,7 +88,9 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
         )
         .into());
     };
-    top_logprobs(obj.get("top_logprobs"))?;
+    // Go's decoder stops at an `UnmarshalJSON` error (keep_alive's duration, think's value) but
+    // only notes a type mismatch (top_logprobs') and goes on, and `ChatHandler` checks the range
+    // after decoding: keep_alive and think are judged first.
     let keep_alive = match obj.remove("keep_alive") {
         None | Some(Value::Null) => None,
         Some(v) => Some(keep_alive(&v).map_err(Refusal::from)?),
@@ -109,6 +111,7 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
             return Err("think must be a boolean or string (\"high\", \"medium\", \"low\", \"max\", true, or false)".to_string().into());
         }
     };
+    top_logprobs(obj.get("top_logprobs"))?;
     for key in ["stream", "options", "messages", "tools", "format"] {
         if obj.get(key) == Some(&Value::Null) {
             obj.remove(key);
