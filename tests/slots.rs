@@ -26,6 +26,15 @@ fn slow(num_parallel: usize, max_queue: usize) -> StubConfig {
     .model("b", Behaviour::Oracle)
 }
 
+/// A one-slot stub whose models take `cold` to load, with a pending queue of `max_queue`.
+async fn loading_slowly(cold: Duration, max_queue: usize) -> StubHandle {
+    stub(StubConfig {
+        cold_load: cold,
+        ..slow(1, max_queue)
+    })
+    .await
+}
+
 fn first_turn() -> ChatRequest {
     request(
         "m",
@@ -119,11 +128,7 @@ async fn until(h: &StubHandle, ok: impl Fn(&StubHandle) -> bool) {
 
 #[tokio::test]
 async fn a_full_pending_queue_is_refused_with_ollamas_503_and_retried() {
-    let config = StubConfig {
-        cold_load: Duration::from_secs(2),
-        ..slow(1, 1)
-    };
-    let h = stub(config).await;
+    let h = loading_slowly(Duration::from_secs(2), 1).await;
     let c = client(&h, 0, 30_000);
     let req = first_turn();
     // The first call loads the model; the second waits in the pending queue, which is then full.
@@ -227,11 +232,7 @@ fn serve_stub_reads_its_slots_as_ollama_reads_its_environment() {
 
 #[tokio::test]
 async fn a_client_that_gives_up_leaves_the_queue() {
-    let config = StubConfig {
-        cold_load: Duration::from_secs(3),
-        ..slow(1, 1)
-    };
-    let h = stub(config).await;
+    let h = loading_slowly(Duration::from_secs(3), 1).await;
     let req = first_turn();
     let loading = tokio::spawn({
         let (c, req) = (client(&h, 0, 30_000), req.clone());
@@ -274,11 +275,7 @@ fn spawn_chat(c: &Client, req: ChatRequest) -> tokio::task::JoinHandle<ChatResul
 /// full and gets the 503.
 #[tokio::test]
 async fn one_pending_queue_is_shared_by_every_model() {
-    let config = StubConfig {
-        cold_load: Duration::from_secs(3),
-        ..slow(1, 1)
-    };
-    let h = stub(config).await;
+    let h = loading_slowly(Duration::from_secs(3), 1).await;
     let c = client(&h, 0, 30_000);
     let loading = spawn_chat(&c, first_turn_of("a"));
     until(&h, |h| h.requests("a") == 1).await;
@@ -298,11 +295,7 @@ async fn one_pending_queue_is_shared_by_every_model() {
 #[tokio::test]
 async fn models_load_one_at_a_time() {
     let cold = Duration::from_secs(2);
-    let config = StubConfig {
-        cold_load: cold,
-        ..slow(1, 512)
-    };
-    let h = stub(config).await;
+    let h = loading_slowly(cold, 512).await;
     let c = client(&h, 0, 30_000);
     let started = std::time::Instant::now();
     let first = spawn_chat(&c, first_turn_of("a"));
@@ -333,11 +326,7 @@ async fn models_load_one_at_a_time() {
 #[tokio::test]
 async fn a_loaded_model_is_served_at_once_while_another_loads() {
     let cold = Duration::from_secs(3);
-    let config = StubConfig {
-        cold_load: cold,
-        ..slow(1, 0)
-    };
-    let h = stub(config).await;
+    let h = loading_slowly(cold, 0).await;
     let c = client(&h, 0, 30_000);
     // Model m loads (cold) with the scheduler idle, then a loads for 3 s.
     warm(&c).await;
