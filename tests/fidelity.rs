@@ -464,6 +464,38 @@ async fn cold_loads_take_the_cold_time_again_after_keep_alive() {
     assert!(load(&cold) >= 60_000_000);
 }
 
+/// Ollama starts a model's keep_alive when its last call ends (`processCompleted`, when `refCount`
+/// falls to 0) and never unloads a model a call is using: a call slower than its keep_alive keeps
+/// the model loaded throughout, and the model goes that long after the call.
+#[tokio::test]
+async fn keep_alive_runs_from_the_end_of_the_last_call() {
+    let mut config = oracle_config();
+    // The oracle's first call writes about ten tokens: a second of decoding.
+    config.decode_tok_per_s = 10.0;
+    let h = stub(config).await;
+    let c = client(&h);
+    let mut req = opening("oracle");
+    req.keep_alive = Some("100ms".into());
+    let call = tokio::spawn({
+        let c = c.clone();
+        async move { c.chat(&req).await }
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(!call.is_finished(), "the call outlasts its keep_alive");
+    assert_eq!(
+        c.ps().await.expect("ps").models.len(),
+        1,
+        "loaded while the call is generating"
+    );
+    let done = call.await.expect("joined");
+    assert_eq!(done.outcome, passk::wire::outcome::CallOutcome::Ok);
+    let gone = Instant::now() + Duration::from_secs(10);
+    while !c.ps().await.expect("ps").models.is_empty() {
+        assert!(Instant::now() < gone, "still loaded 10 s after the call");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Raw HTTP/1.1 on a socket: what the server wrote back before closing or `wait`.
 fn raw(addr: std::net::SocketAddr, head: &str, body: Option<&str>) -> String {
     let mut s = std::net::TcpStream::connect(addr).expect("connect");

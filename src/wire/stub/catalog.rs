@@ -16,7 +16,7 @@ use crate::wire::name::ModelName;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::sync::PoisonError;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Context length the stub's models declare in `/api/show`.
@@ -53,14 +53,16 @@ pub(crate) struct Loaded {
     pub keep: KeepAlive,
     /// When its load ends: until then a call for it waits in the pending queue.
     pub ready_at: Instant,
-    /// When it unloads (`None`: never).
+    /// When it unloads once no call uses it (`None`: never).
     pub expires: Option<Instant>,
+    /// Calls using it now: while any does, it stays loaded (Ollama's `refCount`).
+    pub in_flight: usize,
 }
 
 impl Loaded {
-    /// Whether it is still loaded at `now`.
+    /// Whether it is still loaded at `now`: a call uses it, or its keep_alive has not run out.
     pub(super) fn live(&self, now: Instant) -> bool {
-        self.expires.is_none_or(|e| e > now)
+        self.in_flight > 0 || self.expires.is_none_or(|e| e > now)
     }
 
     /// Whether a call at `now` with context `num_ctx` can use it as it is: loaded, its load over,
@@ -69,16 +71,42 @@ impl Loaded {
         self.live(now) && self.ready_at <= now && self.num_ctx == num_ctx
     }
 
-    /// A call uses it at `now`: the call's keep_alive, when it sends one, replaces the runner's
-    /// (`useLoadedRunner` sets `sessionDuration` only then), and it expires that long from now.
-    fn used(&mut self, keep: Option<KeepAlive>, now: Instant) {
+    /// A call starts using it: the call's keep_alive, when it sends one, replaces the runner's
+    /// (`useLoadedRunner` sets `sessionDuration` only then).
+    fn used(&mut self, keep: Option<KeepAlive>) {
         if let Some(k) = keep {
             self.keep = k;
         }
-        self.expires = match self.keep {
+        self.in_flight += 1;
+    }
+
+    /// When it unloads if no call uses it from `now` on.
+    fn idle_until(&self, now: Instant) -> Option<Instant> {
+        match self.keep {
             KeepAlive::Forever => None,
             KeepAlive::For(d) => now.checked_add(d),
-        };
+        }
+    }
+}
+
+/// A call's use of a loaded model, from its scheduling to the end of its reply: while any call
+/// uses a model it never unloads, and its keep_alive runs from the moment the last one ends
+/// (Ollama's `processCompleted` starts the expiry timer when `refCount` falls to 0).
+#[derive(Debug)]
+pub(crate) struct InUse {
+    loaded: Arc<Mutex<BTreeMap<String, Loaded>>>,
+    key: String,
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(l) = loaded.get_mut(&self.key) {
+            l.in_flight = l.in_flight.saturating_sub(1);
+            if l.in_flight == 0 {
+                l.expires = l.idle_until(Instant::now());
+            }
+        }
     }
 }
 
@@ -307,36 +335,37 @@ pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
     Response::Stream { parts }
 }
 
-/// Uses the model of `req` if it is loaded now, its load over, with the request's context, and
-/// says whether it did: Ollama's `getRunner` hands such a runner over at once (`s.loaded` holds it
-/// and `needsReload` says no), never through the pending queue.
-pub(crate) fn use_loaded(state: &State, req: &ChatRequest, keep: Option<KeepAlive>) -> bool {
+/// Uses the model of `req` if it is loaded now, its load over, with the request's context:
+/// Ollama's `getRunner` hands such a runner over at once (`s.loaded` holds it and `needsReload`
+/// says no), never through the pending queue.
+pub(crate) fn use_loaded(
+    state: &State,
+    req: &ChatRequest,
+    keep: Option<KeepAlive>,
+) -> Option<InUse> {
     let now = Instant::now();
     let num_ctx = req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH);
+    let key = ModelName::parse(&req.model).key();
     let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
-    match loaded
-        .get_mut(&ModelName::parse(&req.model).key())
-        .filter(|l| l.ready(now, num_ctx))
-    {
-        Some(l) => {
-            l.used(keep, now);
-            true
-        }
-        None => false,
-    }
+    let l = loaded.get_mut(&key).filter(|l| l.ready(now, num_ctx))?;
+    l.used(keep);
+    Some(InUse {
+        loaded: Arc::clone(&state.loaded),
+        key,
+    })
 }
 
 /// Uses the model of `req`, loading it for `cold_load` if it is not loaded (first call,
-/// keep_alive expired, or another num_ctx); returns whether it loads cold. A new load keeps the
-/// request's keep_alive, or Ollama's default without one.
+/// keep_alive expired, or another num_ctx); returns whether it loads cold, and the use. A new load
+/// keeps the request's keep_alive, or Ollama's default without one.
 pub(crate) fn load(
     state: &State,
     req: &ChatRequest,
     keep: Option<KeepAlive>,
     cold_load: Duration,
-) -> bool {
-    if use_loaded(state, req, keep) {
-        return false;
+) -> (bool, InUse) {
+    if let Some(used) = use_loaded(state, req, keep) {
+        return (false, used);
     }
     let name = ModelName::parse(&req.model);
     let now = Instant::now();
@@ -346,14 +375,21 @@ pub(crate) fn load(
         keep: KeepAlive::For(DEFAULT_KEEP_ALIVE),
         ready_at: now + cold_load,
         expires: None,
+        in_flight: 0,
     };
-    model.used(keep, now);
+    model.used(keep);
+    // What `/api/ps` shows before the first call ends (Ollama: now plus the keep_alive).
+    model.expires = model.idle_until(now);
     state
         .loaded
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(name.key(), model);
-    true
+    let used = InUse {
+        loaded: Arc::clone(&state.loaded),
+        key: name.key(),
+    };
+    (true, used)
 }
 
 /// Unloads the model now (`keep_alive: 0` without messages).

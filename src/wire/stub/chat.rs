@@ -35,7 +35,10 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     let keep = judged.keep_alive;
     let key = ModelName::parse(&req.model).key();
     let cfg = &state.config;
-    let load_time = if use_loaded(state, req, keep) {
+    // The call's use of its model lasts until its reply ends (dropped with this function, or
+    // with the stream that outlives it).
+    let mut in_use = use_loaded(state, req, keep);
+    let load_time = if in_use.is_some() {
         // A loaded model's runner at once, whatever else is queued or loading.
         tokio::time::sleep(cfg.load).await;
         cfg.load
@@ -45,7 +48,9 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         let scheduled = state
             .slots
             .schedule(entry, cfg.cold_load, cfg.load, || {
-                load(state, req, keep, cfg.cold_load)
+                let (cold, used) = load(state, req, keep, cfg.cold_load);
+                in_use = Some(used);
+                cold
             })
             .await;
         let Ok(load_time) = scheduled else {
@@ -73,7 +78,7 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     let generated = generate(reply, thinks, req, fault == Some(FaultKind::Length));
     let (answer, prefill, decode) = answer(state, req, n, generated, load_time);
     // The model time holds one of the model's slots; waiting for it shows in total_duration only.
-    let slot = state.slots.acquire(&key).await;
+    let slot = state.slots.acquire(&key).await.holding(in_use);
     if req.stream {
         return stream_reply(answer, prefill, decode, fault, slot);
     }

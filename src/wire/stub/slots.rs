@@ -61,6 +61,16 @@ struct Use {
 pub(crate) struct Slot {
     _permit: OwnedSemaphorePermit,
     use_: Arc<Use>,
+    /// What else the request holds until its reply ends (its use of the model).
+    _with: Option<Box<dyn std::fmt::Debug + Send + Sync>>,
+}
+
+impl Slot {
+    /// The slot, also holding `what` until it is released.
+    pub(crate) fn holding<T: std::fmt::Debug + Send + Sync + 'static>(mut self, what: T) -> Slot {
+        self._with = Some(Box::new(what));
+        self
+    }
 }
 
 impl Drop for Slot {
@@ -174,6 +184,7 @@ impl Slots {
         Slot {
             _permit: permit,
             use_,
+            _with: None,
         }
     }
 
