@@ -98,6 +98,16 @@ pub(crate) struct InUse {
     key: String,
 }
 
+impl InUse {
+    /// A use of the model under `key`, already counted in its `in_flight`.
+    fn of(state: &State, key: String) -> InUse {
+        InUse {
+            loaded: Arc::clone(&state.loaded),
+            key,
+        }
+    }
+}
+
 impl Drop for InUse {
     fn drop(&mut self) {
         let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
@@ -349,10 +359,7 @@ pub(crate) fn use_loaded(
     let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
     let l = loaded.get_mut(&key).filter(|l| l.ready(now, num_ctx))?;
     l.used(keep);
-    Some(InUse {
-        loaded: Arc::clone(&state.loaded),
-        key,
-    })
+    Some(InUse::of(state, key))
 }
 
 /// Uses the model of `req`, loading it for `cold_load` if it is not loaded (first call,
@@ -385,11 +392,7 @@ pub(crate) fn load(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(name.key(), model);
-    let used = InUse {
-        loaded: Arc::clone(&state.loaded),
-        key: name.key(),
-    };
-    (true, used)
+    (true, InUse::of(state, name.key()))
 }
 
 /// Unloads the model now (`keep_alive: 0` without messages).

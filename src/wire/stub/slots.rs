@@ -61,14 +61,14 @@ struct Use {
 pub(crate) struct Slot {
     _permit: OwnedSemaphorePermit,
     use_: Arc<Use>,
-    /// What else the request holds until its reply ends (its use of the model).
-    _with: Option<Box<dyn std::fmt::Debug + Send + Sync>>,
+    /// The request's use of the model, which ends with its reply, as the slot does.
+    in_use: Option<super::catalog::InUse>,
 }
 
 impl Slot {
-    /// The slot, also holding `what` until it is released.
-    pub(crate) fn holding<T: std::fmt::Debug + Send + Sync + 'static>(mut self, what: T) -> Slot {
-        self._with = Some(Box::new(what));
+    /// The slot, also holding the request's use of its model until it is released.
+    pub(crate) fn holding(mut self, in_use: Option<super::catalog::InUse>) -> Slot {
+        self.in_use = in_use;
         self
     }
 }
@@ -184,7 +184,7 @@ impl Slots {
         Slot {
             _permit: permit,
             use_,
-            _with: None,
+            in_use: None,
         }
     }
 
