@@ -124,12 +124,11 @@ pub fn is_valid(name: &str) -> bool {
             None => (model, None, Some(DEFAULT_HOST)),
             Some((b, None)) => (model, Some(b), Some(DEFAULT_HOST)),
             Some((_, Some((host, namespace)))) => {
-                let host = host.map(|h| h.split_once("://").map_or(h, |(_, h)| h));
-                (
-                    model,
-                    namespace,
-                    host.filter(|h| !h.is_empty()).or(Some(DEFAULT_HOST)),
-                )
+                // A missing host stays missing; one emptied by its scheme takes the default.
+                let host = host
+                    .map(|h| h.split_once("://").map_or(h, |(_, h)| h))
+                    .map(|h| if h.is_empty() { DEFAULT_HOST } else { h });
+                (model, namespace, host)
             }
         },
     };
@@ -175,6 +174,7 @@ mod tests {
             ":tag",
             "ns/",
             "/m",
+            "/ns/m",
             "-m",
             "ns.x/m",
             "m:t:u",
