@@ -7,10 +7,12 @@ use super::detail::{SharedTexts, router_line, trial_line};
 use super::spill::{LineRef, LineSpill, SpilledLines};
 use crate::analysis::Summary;
 use crate::report::ReportError;
-use crate::runner::record::{ConversationRecord, Outcome, Record, TrialKey};
+use crate::runner::record::{ConversationRecord, Mode, Outcome, Record, TrialKey};
+use crate::suite::{PromptVariant, ToolVariant};
 use crate::trace::FailureMode;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 /// The group key of the summary that `c` was counted in (`None`: in none, e.g. an unknown model).
 pub fn group_of<'s>(summary: &'s Summary, c: &ConversationRecord) -> Option<&'s str> {
@@ -33,11 +35,140 @@ fn group_of_key<'s>(summary: &'s Summary, k: &TrialKey) -> Option<&'s str> {
 /// The configuration of the standalone router calls.
 const ROUTER_CONFIG: &str = "router";
 
-/// One trial as the grid knows it; its details line waits in the spill file.
+/// Each distinct name of the trials (suites, models, tasks, categories) held once: a trial refers
+/// to its names by number, so a run of 100,000 trials holds some thousands of strings, not 400,000.
+#[derive(Debug, Default)]
+struct Names {
+    ids: HashMap<Rc<str>, u32>,
+    names: Vec<Rc<str>>,
+}
+
+impl Names {
+    /// The number of `name`, given it if new.
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = u32::try_from(self.names.len()).expect("fewer than 2^32 names");
+        let name: Rc<str> = Rc::from(name);
+        self.names.push(Rc::clone(&name));
+        self.ids.insert(name, id);
+        id
+    }
+
+    fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// Each name's place in the names' sorted order, by number: comparing places compares names.
+    fn ranks(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.names.len() as u32).collect();
+        order.sort_by(|&a, &b| self.name(a).cmp(self.name(b)));
+        let mut ranks = vec![0; order.len()];
+        for (rank, id) in order.into_iter().enumerate() {
+            ranks[id as usize] = rank as u32;
+        }
+        ranks
+    }
+}
+
+/// A trial's identity ([`TrialKey`]) with its names as numbers ([`Names`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Trial {
+    suite: u32,
+    model: u32,
+    task: u32,
+    trial: u32,
+    call_cap: u32,
+    mode: Mode,
+    tool_docs: Option<ToolVariant>,
+    router_in_front: bool,
+    prompt: Option<PromptVariant>,
+}
+
+impl Trial {
+    fn of(key: &TrialKey, names: &mut Names) -> Trial {
+        Trial {
+            suite: names.id(&key.suite),
+            model: names.id(&key.model),
+            task: names.id(&key.task),
+            trial: key.trial,
+            call_cap: key.call_cap,
+            mode: key.mode,
+            tool_docs: key.tool_docs,
+            router_in_front: key.router_in_front,
+            prompt: key.prompt,
+        }
+    }
+
+    /// The key back, its names spelled out.
+    fn key(&self, names: &Names) -> TrialKey {
+        TrialKey {
+            suite: names.name(self.suite).to_string(),
+            model: names.name(self.model).to_string(),
+            task: names.name(self.task).to_string(),
+            trial: self.trial,
+            call_cap: self.call_cap,
+            mode: self.mode,
+            tool_docs: self.tool_docs,
+            router_in_front: self.router_in_front,
+            prompt: self.prompt,
+        }
+    }
+
+    /// Orders trials as their keys order ([`TrialKey`]'s `Ord`), names compared by `ranks`.
+    fn order(&self, other: &Trial, ranks: &[u32]) -> std::cmp::Ordering {
+        let rank = |id: u32| ranks[id as usize];
+        let fields = |t: &Trial| {
+            (
+                rank(t.suite),
+                rank(t.model),
+                rank(t.task),
+                t.trial,
+                t.call_cap,
+                t.mode,
+                t.tool_docs,
+                t.router_in_front,
+                t.prompt,
+            )
+        };
+        fields(self).cmp(&fields(other))
+    }
+
+    /// The fields that place a trial in a configuration (its suite, mode, cap and variants).
+    fn configuration(&self) -> Configuration {
+        (
+            self.suite,
+            self.mode,
+            self.call_cap,
+            self.tool_docs,
+            self.router_in_front,
+            self.prompt,
+        )
+    }
+}
+
+/// The fields of a [`Trial`] that place it in a configuration: suite, mode, call cap, tool docs,
+/// router in front, prompt.
+type Configuration = (
+    u32,
+    Mode,
+    u32,
+    Option<ToolVariant>,
+    bool,
+    Option<PromptVariant>,
+);
+
+/// A configuration's tasks in natural order: (id, category, the id's number in [`Names`]).
+type TaskList<'n> = Vec<(&'n str, &'n str, u32)>;
+
+/// One record of a trial as the grid knows it; its details line waits in the spill file.
 #[derive(Debug, Clone, PartialEq)]
 struct Entry {
+    trial: Trial,
     router: bool,
-    category: String,
+    /// The category's number in [`Names`].
+    category: u32,
     outcome: Outcome,
     failure_mode: Option<FailureMode>,
     line: LineRef,
@@ -47,7 +178,9 @@ struct Entry {
 /// summary exists): what the grid needs of each, and its details line set aside on disk.
 #[derive(Debug)]
 pub struct TrialSet {
-    trials: BTreeMap<TrialKey, Entry>,
+    names: Names,
+    /// Every record added, in the order added (a trial played again on resume appears twice).
+    entries: Vec<Entry>,
     texts: SharedTexts,
     spill: LineSpill,
     failed: Option<std::io::Error>,
@@ -122,51 +255,42 @@ impl TrialSet {
     /// An empty set whose lines go to `spill`.
     pub fn new(spill: LineSpill) -> TrialSet {
         TrialSet {
-            trials: BTreeMap::new(),
+            names: Names::default(),
+            entries: Vec::new(),
             texts: SharedTexts::default(),
             spill,
             failed: None,
         }
     }
 
-    /// Adds a conversation or a standalone router record. A later record of the same trial
-    /// replaces an earlier one that ended on the wire (a trial played again on resume), as the
-    /// analysis does; a graded one is kept.
+    /// Adds a conversation or a standalone router record. Of several records of one trial, the
+    /// page shows the first graded one, or the last when none is graded (a trial that ended on
+    /// the wire and was played again on resume), as the analysis does.
     pub fn add_record(&mut self, record: &Record) {
-        let key = match record {
-            Record::Conversation(c) => c.key(),
-            Record::Router(r) => r.key(),
-        };
-        if self.failed.is_some()
-            || self
-                .trials
-                .get(&key)
-                .is_some_and(|old| old.outcome.is_graded())
-        {
+        if self.failed.is_some() {
             return;
         }
-        let (text, entry) = match record {
+        let (key, text, router, category, outcome, failure_mode) = match record {
             Record::Conversation(c) => (
+                c.key(),
                 trial_line(c, &mut self.texts),
-                (false, &c.category, c.outcome, c.verdict.failure_mode),
+                false,
+                &c.category,
+                c.outcome,
+                c.verdict.failure_mode,
             ),
             // Standalone router calls: task = message index, category = gold label.
-            Record::Router(r) => (router_line(r), (true, &r.label, r.outcome, None)),
+            Record::Router(r) => (r.key(), router_line(r), true, &r.label, r.outcome, None),
         };
         match self.spill.push(&text) {
-            Ok(line) => {
-                let (router, category, outcome, failure_mode) = entry;
-                self.trials.insert(
-                    key,
-                    Entry {
-                        router,
-                        category: category.clone(),
-                        outcome,
-                        failure_mode,
-                        line,
-                    },
-                );
-            }
+            Ok(line) => self.entries.push(Entry {
+                trial: Trial::of(&key, &mut self.names),
+                router,
+                category: self.names.id(category),
+                outcome,
+                failure_mode,
+                line,
+            }),
             Err(e) => self.failed = Some(e),
         }
     }
@@ -175,7 +299,8 @@ impl TrialSet {
     /// and trial.
     pub fn finish(self, summary: &Summary) -> Result<TrialData, ReportError> {
         let TrialSet {
-            trials,
+            names,
+            entries,
             texts,
             spill,
             failed,
@@ -186,16 +311,14 @@ impl TrialSet {
                 source,
             });
         }
-        let placed = place(summary, trials);
-        let layout = Layout::of(summary, &placed);
+        let placed = place(summary, &names, one_per_trial(entries, &names));
+        let layout = Layout::of(summary, &names, &placed);
         let mut rows: Vec<(usize, usize, usize, u32, &Entry)> = placed
             .iter()
-            .filter_map(|(key, config, e)| {
-                let (ci, ti) = *layout
-                    .task_at
-                    .get(&(config.to_string(), key.task.clone()))?;
-                let mi = layout.models.iter().position(|m| *m == key.model)?;
-                Some((ci, ti, mi, key.trial, e))
+            .filter_map(|(config, e)| {
+                let (ci, ti) = *layout.task_at.get(&(*config, e.trial.task))?;
+                let mi = *layout.model_at.get(&e.trial.model)?;
+                Some((ci, ti, mi, e.trial.trial, e))
             })
             .collect();
         rows.sort_by_key(|r| (r.0, r.1, r.2, r.3));
@@ -224,63 +347,102 @@ impl TrialSet {
     }
 }
 
+/// One record per trial, in key order: the first graded record of each, or its last when none is.
+fn one_per_trial(mut entries: Vec<Entry>, names: &Names) -> Vec<Entry> {
+    let ranks = names.ranks();
+    // Stable: a trial's records keep the order they were added in.
+    entries.sort_by(|a, b| a.trial.order(&b.trial, &ranks));
+    let mut kept: Vec<Entry> = Vec::with_capacity(entries.len());
+    for e in entries {
+        match kept.last_mut() {
+            Some(last) if last.trial == e.trial => {
+                if !last.outcome.is_graded() {
+                    *last = e;
+                }
+            }
+            _ => kept.push(e),
+        }
+    }
+    kept
+}
+
 /// Each trial the summary counted with its configuration: a conversation in the group that holds
 /// it, a standalone router call of a model the summary has router results for.
-fn place(summary: &Summary, trials: BTreeMap<TrialKey, Entry>) -> Vec<(TrialKey, &str, Entry)> {
+fn place<'s>(summary: &'s Summary, names: &Names, trials: Vec<Entry>) -> Vec<(&'s str, Entry)> {
+    let mut groups: HashMap<_, Option<&'s str>> = HashMap::new();
     trials
         .into_iter()
-        .filter_map(|(key, e)| {
+        .filter_map(|e| {
             let config = if e.router {
                 summary
                     .router
-                    .contains_key(&key.model)
+                    .contains_key(names.name(e.trial.model))
                     .then_some(ROUTER_CONFIG)?
             } else {
-                group_of_key(summary, &key)?
+                // A trial's group depends only on its configuration's fields: found once for each.
+                (*groups
+                    .entry(e.trial.configuration())
+                    .or_insert_with(|| group_of_key(summary, &e.trial.key(names))))?
             };
-            Some((key, config, e))
+            Some((config, e))
         })
         .collect()
 }
 
 /// Where the grid puts each trial: models in report order, configurations (conversation groups in
 /// key order, the standalone router calls last) with their tasks in natural order.
-struct Layout {
+struct Layout<'s> {
     models: Vec<String>,
+    /// Model (its number in [`Names`]) -> model index.
+    model_at: HashMap<u32, usize>,
     configs: Vec<(String, Vec<(String, String)>)>,
-    /// (configuration, task) -> (configuration index, task index).
-    task_at: HashMap<(String, String), (usize, usize)>,
+    /// (configuration, task number) -> (configuration index, task index).
+    task_at: HashMap<(&'s str, u32), (usize, usize)>,
 }
 
-impl Layout {
-    fn of(summary: &Summary, placed: &[(TrialKey, &str, Entry)]) -> Layout {
+impl<'s> Layout<'s> {
+    fn of(summary: &Summary, names: &Names, placed: &[(&'s str, Entry)]) -> Layout<'s> {
         let mut models: Vec<String> = summary.models.clone();
-        let mut tasks: BTreeMap<&str, BTreeSet<(TaskOrder, &str)>> = BTreeMap::new();
-        for (key, config, e) in placed {
-            if !models.contains(&key.model) {
-                models.push(key.model.clone());
-            }
-            tasks
-                .entry(config)
-                .or_default()
-                .insert((TaskOrder::of(&key.task), &e.category));
+        let mut model_at = HashMap::new();
+        let mut tasks: BTreeMap<&'s str, BTreeSet<(TaskOrder, &str, u32)>> = BTreeMap::new();
+        for (config, e) in placed {
+            model_at.entry(e.trial.model).or_insert_with(|| {
+                let name = names.name(e.trial.model);
+                models.iter().position(|m| m == name).unwrap_or_else(|| {
+                    models.push(name.to_string());
+                    models.len() - 1
+                })
+            });
+            let task = names.name(e.trial.task);
+            tasks.entry(config).or_default().insert((
+                TaskOrder::of(task),
+                names.name(e.category),
+                e.trial.task,
+            ));
         }
-        let mut configs: Vec<(String, Vec<(String, String)>)> = tasks
-            .iter()
-            .map(|(k, set)| {
-                let ts = set.iter().map(|(t, c)| (t.id.to_string(), c.to_string()));
+        let mut configs: Vec<(&'s str, TaskList)> = tasks
+            .into_iter()
+            .map(|(k, set)| (k, set.into_iter().map(|(t, c, id)| (t.id, c, id)).collect()))
+            .collect();
+        configs.sort_by(|a, b| (a.0 == ROUTER_CONFIG, a.0).cmp(&(b.0 == ROUTER_CONFIG, b.0)));
+        let mut task_at = HashMap::new();
+        for (ci, (config, ts)) in configs.iter().enumerate() {
+            for (ti, (_, _, id)) in ts.iter().enumerate() {
+                task_at.insert((*config, *id), (ci, ti));
+            }
+        }
+        let configs = configs
+            .into_iter()
+            .map(|(k, ts)| {
+                let ts = ts
+                    .into_iter()
+                    .map(|(t, c, _)| (t.to_string(), c.to_string()));
                 (k.to_string(), ts.collect())
             })
             .collect();
-        configs.sort_by(|a, b| (a.0 == ROUTER_CONFIG, &a.0).cmp(&(b.0 == ROUTER_CONFIG, &b.0)));
-        let mut task_at = HashMap::new();
-        for (ci, (config, ts)) in configs.iter().enumerate() {
-            for (ti, (task, _)) in ts.iter().enumerate() {
-                task_at.insert((config.clone(), task.clone()), (ci, ti));
-            }
-        }
         Layout {
             models,
+            model_at,
             configs,
             task_at,
         }
@@ -395,5 +557,32 @@ mod tests {
         let (index, lines) = build(&summary, &recs);
         assert_eq!(lines.len(), 8);
         assert!(index.trials.iter().all(|t| t.4 != Outcome::TransportFail));
+    }
+
+    #[test]
+    fn of_two_graded_records_of_a_trial_the_first_is_shown() {
+        let mut recs = records();
+        let summary = summarize(
+            &Manifest::default(),
+            &recs,
+            &[],
+            &AnalysisOptions::default(),
+        );
+        let mut second = recs[0].clone();
+        second.verdict.passed = !second.verdict.passed;
+        second.outcome = Outcome::ModelFail;
+        assert_eq!(recs[0].outcome, Outcome::Pass);
+        recs.push(second);
+        let (index, lines) = build(&summary, &recs);
+        assert_eq!(lines.len(), 8);
+        assert_eq!(
+            index
+                .trials
+                .iter()
+                .filter(|t| t.4 == Outcome::ModelFail)
+                .count(),
+            1,
+            "only the fixture's own failure: the later record of a graded trial is not shown"
+        );
     }
 }
