@@ -99,10 +99,26 @@ impl Placement {
     /// Whether the run is worth the section: more than one server, or any trial played beside
     /// others.
     pub fn is_notable(&self) -> bool {
-        let hosts: std::collections::BTreeSet<&str> =
-            self.servers.iter().map(|r| r.host.as_str()).collect();
-        hosts.len() > 1 || self.max_parallel > 1
+        is_notable_play(
+            self.servers
+                .iter()
+                .map(|r| (r.host.as_str(), self.max_parallel)),
+        )
     }
+}
+
+/// Whether trials played on these servers, each at this concurrency, are worth the section (see
+/// [`Placement::is_notable`]): read before the placement is made, which costs a pass over every
+/// call.
+pub fn is_notable_play<'a>(played: impl IntoIterator<Item = (&'a str, u32)>) -> bool {
+    let mut first = None;
+    for (host, parallel) in played {
+        if parallel > 1 || first.is_some_and(|h| h != host) {
+            return true;
+        }
+        first = Some(host);
+    }
+    false
 }
 
 /// The placement of `trials`, models in the order of `models` (others after, by name).

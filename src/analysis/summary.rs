@@ -13,7 +13,7 @@ use super::gpu::{GpuSummary, gpu_summary};
 use super::interval;
 use super::latency::{LatencyFit, ServerSplit};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
-use super::placement::{Placement, PlayedTrial, placement};
+use super::placement::{Placement, PlayedTrial, is_notable_play, placement};
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
 use super::router::{Pipeline, RouterSummary, pipeline, router_summary};
 use super::server_process::{ServerProcessSummary, server_process_summary};
@@ -868,16 +868,33 @@ fn summarize_router(
     (router_out, router_comparison)
 }
 
-/// Every trial with the server and concurrency it was played with (records written before several
-/// servers: the manifest's server, one at a time).
+/// The server each trial was played on (records written before several servers: the manifest's).
+fn played_host<'a>(manifest: &'a Manifest, host: &'a Option<String>) -> &'a str {
+    let fallback = manifest.server_host.as_deref().unwrap_or("unknown server");
+    host.as_deref().unwrap_or(fallback)
+}
+
+/// The server and concurrency of every trial (before several servers: one at a time).
+fn played_on<'a>(
+    manifest: &'a Manifest,
+    convs: &'a [&'a ConversationRecord],
+    routs: &'a [&'a RouterRecord],
+) -> impl Iterator<Item = (&'a str, u32)> {
+    let conversations = convs.iter().map(|c| (&c.host, c.parallel));
+    let router = routs.iter().map(|r| (&r.host, r.parallel));
+    conversations
+        .chain(router)
+        .map(|(host, parallel)| (played_host(manifest, host), parallel.unwrap_or(1)))
+}
+
+/// Every trial with the server and concurrency it was played with ([`played_on`]).
 fn played_trials<'a>(
     manifest: &'a Manifest,
     convs: &[&'a ConversationRecord],
     routs: &[&'a RouterRecord],
 ) -> Vec<PlayedTrial<'a>> {
-    let fallback = manifest.server_host.as_deref().unwrap_or("unknown server");
     let conversations = convs.iter().map(|c| PlayedTrial {
-        host: c.host.as_deref().unwrap_or(fallback),
+        host: played_host(manifest, &c.host),
         parallel: c.parallel.unwrap_or(1),
         model: &c.model,
         conversation: true,
@@ -886,7 +903,7 @@ fn played_trials<'a>(
         router_calls: c.router_calls().collect(),
     });
     let router = routs.iter().map(|r| PlayedTrial {
-        host: r.host.as_deref().unwrap_or(fallback),
+        host: played_host(manifest, &r.host),
         parallel: r.parallel.unwrap_or(1),
         model: &r.model,
         conversation: false,
@@ -937,7 +954,8 @@ pub fn summarize(
     let tools_add = tools_add_by_group(&groups, &per_task);
     let (router_out, router_comparison) = summarize_router(&routs, &models, pairing.as_ref(), opts);
     let factorial = factorials(&convs, &models);
-    let placement = Some(placement(&played_trials(manifest, &convs, &routs), &models))
+    let placement = is_notable_play(played_on(manifest, &convs, &routs))
+        .then(|| placement(&played_trials(manifest, &convs, &routs), &models))
         .filter(Placement::is_notable);
     Summary {
         run_id: manifest.run_id.clone(),

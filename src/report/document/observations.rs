@@ -26,7 +26,8 @@ pub struct Observations {
     /// By group key, then model: latency of each graded conversation (sum of its orchestrator
     /// calls' latency, seconds), sorted ascending; conversations without any latency are left out.
     pub conversation_latency: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
-    /// Every call with a start time, in time order (then by model).
+    /// Every call with a start time, in time order (then by model); empty when no call has a
+    /// GPU utilization reading (a run without GPU telemetry), as there is then nothing to draw.
     pub gpu_timeline: Vec<GpuPoint>,
     /// Grader digests stamped on the records.
     pub record_grader_digests: BTreeSet<String>,
@@ -84,13 +85,18 @@ fn conversation_latency(
 }
 
 /// Every call with a start time, conversation and router calls alike, in time order (then by
-/// model), placed in seconds since the first.
+/// model), placed in seconds since the first; none when no call has a GPU utilization reading.
 fn gpu_timeline(conversations: &[ConversationRecord], router: &[RouterRecord]) -> Vec<GpuPoint> {
-    let calls = conversations
-        .iter()
-        .flat_map(|c| c.calls.iter().map(move |x| (&c.model, x)))
-        .chain(router.iter().map(|r| (&r.model, &r.call)));
-    let mut raw: Vec<(u64, f64, Option<f64>, &str)> = calls
+    let calls = || {
+        conversations
+            .iter()
+            .flat_map(|c| c.calls.iter().map(move |x| (&c.model, x)))
+            .chain(router.iter().map(|r| (&r.model, &r.call)))
+    };
+    if !calls().any(|(_, x)| x.gpu.as_ref().is_some_and(|g| g.util_mean.is_some())) {
+        return Vec::new();
+    }
+    let mut raw: Vec<(u64, f64, Option<f64>, &str)> = calls()
         .filter_map(|(m, x)| {
             let start = x.started_unix_ms?;
             let util = x.gpu.as_ref().and_then(|g| g.util_mean);
@@ -123,4 +129,34 @@ fn gpu_timeline(conversations: &[ConversationRecord], router: &[RouterRecord]) -
 /// Whether a graded conversation belongs to a group of the summary.
 pub(super) fn in_group(g: &GroupSummary, c: &ConversationRecord) -> bool {
     c.outcome.is_graded() && g.holds(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{conversation, timed_call};
+    use crate::runner::record::GpuWindow;
+
+    #[test]
+    fn the_gpu_timeline_holds_every_timed_call_once_any_has_a_reading() {
+        let mut recs: Vec<ConversationRecord> = (0..3)
+            .map(|t| conversation("m", "T1", t, true, vec![timed_call(10, 5, 1.0)]))
+            .collect();
+        for (i, c) in recs.iter_mut().enumerate() {
+            c.calls[0].started_unix_ms = Some(1_000 * i as u64);
+        }
+        assert!(
+            gpu_timeline(&recs, &[]).is_empty(),
+            "no reading: no timeline"
+        );
+        recs[2].calls[0].gpu = Some(Box::new(GpuWindow {
+            samples: 1,
+            util_mean: Some(40.0),
+            ..GpuWindow::default()
+        }));
+        let timeline = gpu_timeline(&recs, &[]);
+        let utils: Vec<Option<f64>> = timeline.iter().map(|p| p.util_pct).collect();
+        assert_eq!(utils, [None, None, Some(40.0)]);
+        assert_eq!(timeline[2].span, (2.0, 3.0));
+    }
 }
