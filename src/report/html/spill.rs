@@ -8,8 +8,8 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-/// Where one line sits in the spill file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where one line sits in the spill file; lines order as they were written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct LineRef {
     offset: u64,
     len: u32,

@@ -188,15 +188,7 @@ pub struct TrialSet {
 
 /// One row of the grid's index: configuration, task and model (indexes), trial, outcome, failure
 /// mode, and the number of its details line.
-pub type IndexRow = (
-    usize,
-    usize,
-    usize,
-    u32,
-    Outcome,
-    Option<FailureMode>,
-    usize,
-);
+pub type IndexRow = (u32, u32, u32, u32, Outcome, Option<FailureMode>, u32);
 
 /// The grid's index as the page reads it (`D.models`, `D.configs`, `D.trials`, `D.texts`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -311,21 +303,26 @@ impl TrialSet {
                 source,
             });
         }
-        let placed = place(summary, &names, one_per_trial(entries, &names));
-        let layout = Layout::of(summary, &names, &placed);
-        let mut rows: Vec<(usize, usize, usize, u32, &Entry)> = placed
-            .iter()
+        let entries = one_per_trial(entries, &names);
+        let configs = place(summary, &names, &entries);
+        let placed = || {
+            entries
+                .iter()
+                .zip(&configs)
+                .filter_map(|(e, config)| Some(((*config)?, e)))
+        };
+        let layout = Layout::of(summary, &names, placed());
+        let mut rows: Vec<(u32, u32, u32, u32, &Entry)> = placed()
             .filter_map(|(config, e)| {
-                let (ci, ti) = *layout.task_at.get(&(*config, e.trial.task))?;
+                let (ci, ti) = *layout.task_at.get(&(config, e.trial.task))?;
                 let mi = *layout.model_at.get(&e.trial.model)?;
                 Some((ci, ti, mi, e.trial.trial, e))
             })
             .collect();
-        rows.sort_by_key(|r| (r.0, r.1, r.2, r.3));
+        rows.sort_unstable_by_key(|r| (r.0, r.1, r.2, r.3, r.4.line));
         let lines = rows.iter().map(|r| r.4.line).collect();
-        let trials = rows
-            .iter()
-            .enumerate()
+        let trials = (0..)
+            .zip(&rows)
             .map(|(n, &(ci, ti, mi, trial, e))| (ci, ti, mi, trial, e.outcome, e.failure_mode, n))
             .collect();
         let configs = layout
@@ -350,41 +347,36 @@ impl TrialSet {
 /// One record per trial, in key order: the first graded record of each, or its last when none is.
 fn one_per_trial(mut entries: Vec<Entry>, names: &Names) -> Vec<Entry> {
     let ranks = names.ranks();
-    // Stable: a trial's records keep the order they were added in.
-    entries.sort_by(|a, b| a.trial.order(&b.trial, &ranks));
-    let mut kept: Vec<Entry> = Vec::with_capacity(entries.len());
-    for e in entries {
-        match kept.last_mut() {
-            Some(last) if last.trial == e.trial => {
-                if !last.outcome.is_graded() {
-                    *last = e;
-                }
-            }
-            _ => kept.push(e),
+    // A trial's records in the order they were added, which is their lines' order on disk.
+    entries.sort_unstable_by(|a, b| a.trial.order(&b.trial, &ranks).then(a.line.cmp(&b.line)));
+    // `later` is dropped once it has taken `kept`'s place where it should.
+    entries.dedup_by(|later, kept| {
+        let same = later.trial == kept.trial;
+        if same && !kept.outcome.is_graded() {
+            std::mem::swap(later, kept);
         }
-    }
-    kept
+        same
+    });
+    entries
 }
 
-/// Each trial the summary counted with its configuration: a conversation in the group that holds
-/// it, a standalone router call of a model the summary has router results for.
-fn place<'s>(summary: &'s Summary, names: &Names, trials: Vec<Entry>) -> Vec<(&'s str, Entry)> {
-    let mut groups: HashMap<_, Option<&'s str>> = HashMap::new();
+/// The configuration of each trial the summary counted (`None`: not counted): for a conversation
+/// the group that holds it, for a standalone router call `router` where the summary has router
+/// results for its model.
+fn place<'s>(summary: &'s Summary, names: &Names, trials: &[Entry]) -> Vec<Option<&'s str>> {
+    let mut groups: HashMap<Configuration, Option<&'s str>> = HashMap::new();
     trials
-        .into_iter()
-        .filter_map(|e| {
-            let config = if e.router {
-                summary
-                    .router
-                    .contains_key(names.name(e.trial.model))
-                    .then_some(ROUTER_CONFIG)?
+        .iter()
+        .map(|e| {
+            if e.router {
+                let model = names.name(e.trial.model);
+                summary.router.contains_key(model).then_some(ROUTER_CONFIG)
             } else {
                 // A trial's group depends only on its configuration's fields: found once for each.
-                (*groups
+                *groups
                     .entry(e.trial.configuration())
-                    .or_insert_with(|| group_of_key(summary, &e.trial.key(names))))?
-            };
-            Some((config, e))
+                    .or_insert_with(|| group_of_key(summary, &e.trial.key(names)))
+            }
         })
         .collect()
 }
@@ -394,24 +386,29 @@ fn place<'s>(summary: &'s Summary, names: &Names, trials: Vec<Entry>) -> Vec<(&'
 struct Layout<'s> {
     models: Vec<String>,
     /// Model (its number in [`Names`]) -> model index.
-    model_at: HashMap<u32, usize>,
+    model_at: HashMap<u32, u32>,
     configs: Vec<(String, Vec<(String, String)>)>,
     /// (configuration, task number) -> (configuration index, task index).
-    task_at: HashMap<(&'s str, u32), (usize, usize)>,
+    task_at: HashMap<(&'s str, u32), (u32, u32)>,
 }
 
 impl<'s> Layout<'s> {
-    fn of(summary: &Summary, names: &Names, placed: &[(&'s str, Entry)]) -> Layout<'s> {
+    fn of<'e>(
+        summary: &Summary,
+        names: &Names,
+        placed: impl Iterator<Item = (&'s str, &'e Entry)>,
+    ) -> Layout<'s> {
         let mut models: Vec<String> = summary.models.clone();
         let mut model_at = HashMap::new();
         let mut tasks: BTreeMap<&'s str, BTreeSet<(TaskOrder, &str, u32)>> = BTreeMap::new();
         for (config, e) in placed {
             model_at.entry(e.trial.model).or_insert_with(|| {
                 let name = names.name(e.trial.model);
-                models.iter().position(|m| m == name).unwrap_or_else(|| {
+                let at = models.iter().position(|m| m == name).unwrap_or_else(|| {
                     models.push(name.to_string());
                     models.len() - 1
-                })
+                });
+                at as u32
             });
             let task = names.name(e.trial.task);
             tasks.entry(config).or_default().insert((
@@ -426,8 +423,8 @@ impl<'s> Layout<'s> {
             .collect();
         configs.sort_by(|a, b| (a.0 == ROUTER_CONFIG, a.0).cmp(&(b.0 == ROUTER_CONFIG, b.0)));
         let mut task_at = HashMap::new();
-        for (ci, (config, ts)) in configs.iter().enumerate() {
-            for (ti, (_, _, id)) in ts.iter().enumerate() {
+        for (ci, (config, ts)) in (0..).zip(&configs) {
+            for (ti, (_, _, id)) in (0..).zip(ts) {
                 task_at.insert((*config, *id), (ci, ti));
             }
         }
@@ -532,7 +529,7 @@ mod tests {
             .filter(|t| t.4 == Outcome::ModelFail)
             .collect();
         assert_eq!(fails.len(), 1);
-        let failing: serde_json::Value = serde_json::from_str(&lines[fails[0].6]).unwrap();
+        let failing: serde_json::Value = serde_json::from_str(&lines[fails[0].6 as usize]).unwrap();
         assert_eq!(
             failing["outcome"], "model_fail",
             "the row points at its own line"
