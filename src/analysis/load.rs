@@ -8,6 +8,7 @@ use crate::runner::record::{
     Record, RecordedJson, RouterRecord, SCHEMA_VERSION, TrialKey,
 };
 use crate::runner::record_file::{self, RecordFileError};
+use crate::wire::outcome::CallOutcome;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -114,9 +115,15 @@ fn strip(c: &mut ConversationRecord) {
 }
 
 /// [`strip`] for one model call: its `done_reason` (read only as `truncated`), the attempts'
-/// error texts and the reasoning's text go.
+/// error texts and the reasoning's text go, and so does a lone successful attempt, which counts
+/// no retry, no failure and no time the call's own figures do not (most calls have just it).
 fn strip_call(call: &mut CallRecord) {
     call.timings.done_reason = None;
+    if let [only] = call.attempts.as_slice()
+        && only.outcome == CallOutcome::Ok
+    {
+        call.attempts = Vec::new();
+    }
     call.attempts.shrink_to_fit();
     for a in &mut call.attempts {
         a.error = None;
@@ -288,7 +295,18 @@ mod tests {
                 elapsed_ms: 9.0,
             },
         ];
-        let mut c = conversation("m", "L1", 0, false, vec![x]);
+        let lone = |outcome| {
+            let mut y = call(10, 1);
+            y.attempts = vec![Attempt {
+                outcome,
+                status: Some(200),
+                error: None,
+                elapsed_ms: 9.0,
+            }];
+            y
+        };
+        let (ok, lost) = (lone(CallOutcome::Ok), lone(CallOutcome::Transport));
+        let mut c = conversation("m", "L1", 0, false, vec![x, ok, lost]);
         let args = serde_json::json!({"order_id": "5111", "items": [{"sku": "A", "qty": 2}], "z": {"b": 1, "a": 2}});
         c.tool_events = vec![ToolEvent {
             turn: 0,
@@ -330,6 +348,15 @@ mod tests {
                 (CallOutcome::Transport, Some(503), None, 4.0),
                 (CallOutcome::Ok, Some(200), None, 9.0)
             ]
+        );
+        assert!(
+            kept.calls[1].attempts.is_empty(),
+            "a lone successful attempt adds nothing"
+        );
+        assert_eq!(kept.calls[1].retries(), 0);
+        assert_eq!(
+            kept.calls[2].attempts, c.calls[2].attempts,
+            "a lone failure stays"
         );
     }
 
