@@ -386,7 +386,16 @@ fn llama_answer(arguments: &str) -> Value {
 #[test]
 fn an_upstream_model_answers_the_native_endpoint_with_the_servers_own_counts() {
     let up = FakeUpstream::start(llama_answer("{\"query\":\"rahul.mehta@example.com\"}"));
-    let stub = Stub::start(vec![("real", ModelSpec::upstream(&up.url))], |_| {});
+    let stub = Stub::start(
+        vec![
+            ("real", ModelSpec::upstream(&up.url)),
+            ("scripted", ModelSpec::new(Behaviour::Oracle)),
+        ],
+        |c| c.suites = [("store".to_string(), "d".to_string())].into(),
+    );
+    // The stub says which of its models a real engine answers: a run of those is no stub run.
+    let catalog = request("GET", &format!("{}/api/passk/suites", stub.host()), None).json();
+    assert_eq!(catalog["passk_upstream"], json!(["real"]), "{catalog}");
     let history = json!([
         { "role": "user", "content": "any text: the upstream model is no script" },
         { "role": "assistant", "content": "", "tool_calls": [

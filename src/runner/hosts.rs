@@ -9,6 +9,7 @@ use crate::runner::record::{GpuInfo, ModelInfo, ServerInfo};
 use crate::runner::telemetry::dcgm::{self, DcgmSource, Exporter};
 use crate::runner::telemetry::{self, Telemetry};
 use crate::wire::ChatApi;
+use crate::wire::chat_api::StubCatalog;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,8 +50,8 @@ pub struct ServerCheck {
     pub kind: Option<String>,
     /// Each model, in run order.
     pub models: Vec<ModelInfo>,
-    /// The suites it published (passk's stub only).
-    pub passk_suites: Option<BTreeMap<String, String>>,
+    /// What it scripts and forwards (passk's stub only).
+    pub stub: Option<StubCatalog>,
 }
 
 /// Version, stub suites, and each model (present, with tools when `need_tools`, thinking when
@@ -64,7 +65,7 @@ pub async fn check_server(
     task_digests: &BTreeMap<String, String>,
 ) -> Result<ServerCheck, PreflightError> {
     let server = preflight::server(client, url).await?;
-    preflight::check_stub_suites(server.passk_suites.as_ref(), task_digests)?;
+    preflight::check_stub_suites(server.stub.as_ref().map(|s| &s.passk_suites), task_digests)?;
     let mut infos = Vec::new();
     for model in models {
         let info = preflight::check_model(client, url, model, need_tools).await?;
@@ -75,7 +76,7 @@ pub async fn check_server(
         version: server.version,
         kind: server.kind,
         models: infos,
-        passk_suites: server.passk_suites,
+        stub: server.stub,
     })
 }
 
@@ -266,7 +267,7 @@ mod tests {
                 digest: digest.map(String::from),
                 ..ModelInfo::default()
             }],
-            passk_suites: None,
+            stub: None,
         }
     }
 

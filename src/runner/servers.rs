@@ -74,7 +74,13 @@ pub(crate) async fn preflight_servers(
         }
         checks.push((url.clone(), check, client));
     }
-    let stub = checks.iter().any(|(_, c, _)| c.passk_suites.is_some());
+    // A stub forwarding every model of the run to a real engine (`serve-stub --upstream`) plays
+    // real models: only a scripted model makes a stub run.
+    let stub = checks.iter().any(|(_, c, _)| {
+        c.stub
+            .as_ref()
+            .is_some_and(|cat| cat.scripts_any(&s.models))
+    });
     let models = checks
         .first()
         .map(|(_, c, _)| c.models.clone())

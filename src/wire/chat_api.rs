@@ -7,7 +7,7 @@ use super::config::ClientConfig;
 use super::error::WireError;
 use super::retry::AttemptWatch;
 use futures_util::future::BoxFuture;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a server says about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,8 +16,27 @@ pub struct ServerInfo {
     pub version: String,
     /// The server software, where the API says (`ollama`, `passk-stub`, `vllm`, ...).
     pub kind: Option<String>,
-    /// passk's stub only: digest of each suite's tasks it loaded (suite name to digest).
-    pub passk_suites: Option<BTreeMap<String, String>>,
+    /// passk's stub only: what it scripts and what it forwards (its `/api/passk/suites`).
+    pub stub: Option<StubCatalog>,
+}
+
+/// What passk's stub publishes on `GET /api/passk/suites`: the suites its scripted models answer
+/// from, and the models whose replies come from a real engine instead (`serve-stub --upstream`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct StubCatalog {
+    /// Digest of each suite's tasks it loaded (suite name to digest).
+    pub passk_suites: BTreeMap<String, String>,
+    /// Models whose replies, token counts and prompt and decode durations are an OpenAI-compatible
+    /// engine's, not a script's (absent from stubs that could not forward).
+    #[serde(default)]
+    pub passk_upstream: BTreeSet<String>,
+}
+
+impl StubCatalog {
+    /// Whether any of `models` is scripted here, so that a run playing them is a stub run.
+    pub fn scripts_any<'a>(&self, models: impl IntoIterator<Item = &'a String>) -> bool {
+        models.into_iter().any(|m| !self.passk_upstream.contains(m))
+    }
 }
 
 /// What a server says about one model.
@@ -129,5 +148,25 @@ pub fn connect(kind: ApiKind, config: ClientConfig) -> Result<Box<dyn ChatApi>, 
     match kind {
         ApiKind::Ollama => Ok(Box::new(super::ollama::client::Client::new(config)?)),
         ApiKind::OpenAi => Ok(Box::new(super::openai::client::Client::new(config)?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StubCatalog;
+
+    #[test]
+    fn a_stub_scripts_every_model_it_does_not_forward() {
+        let catalog: StubCatalog =
+            serde_json::from_str(r#"{"passk_suites": {"store": "d"}, "passk_upstream": ["real"]}"#)
+                .unwrap();
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(!catalog.scripts_any(&names(&["real"])));
+        assert!(catalog.scripts_any(&names(&["real", "oracle"])));
+        let older: StubCatalog = serde_json::from_str(r#"{"passk_suites": {}}"#).unwrap();
+        assert!(
+            older.scripts_any(&names(&["real"])),
+            "a stub that could not forward scripts"
+        );
     }
 }

@@ -38,18 +38,18 @@ impl ChatApi for Client {
     fn server_info(&self) -> BoxFuture<'_, Result<ServerInfo, WireError>> {
         Box::pin(async move {
             let version = self.version().await?;
-            let passk_suites = self.stub_suites().await;
+            let stub = self.stub_suites().await;
             Ok(ServerInfo {
                 version: version.version,
                 kind: Some(
-                    if passk_suites.is_some() {
+                    if stub.is_some() {
                         "passk-stub"
                     } else {
                         "ollama"
                     }
                     .into(),
                 ),
-                passk_suites,
+                stub,
             })
         })
     }

@@ -168,11 +168,8 @@ impl Client {
 
     /// The suites passk's stub loaded (`GET /api/passk/suites`, the stub's own route); `None`
     /// from any other server (a real Ollama answers 404).
-    pub async fn stub_suites(&self) -> Option<std::collections::BTreeMap<String, String>> {
-        self.get_json::<StubSuites>("/api/passk/suites", None)
-            .await
-            .ok()
-            .map(|s| s.passk_suites)
+    pub async fn stub_suites(&self) -> Option<crate::wire::chat_api::StubCatalog> {
+        self.get_json("/api/passk/suites", None).await.ok()
     }
 
     /// `POST /api/show` for one model (404 when the model is not there).
@@ -432,10 +429,4 @@ mod tests {
         );
         assert_eq!(acc.finish().err().map(|e| e.0), Some(Failure::Transport));
     }
-}
-
-/// Body of the stub's `GET /api/passk/suites`.
-#[derive(Debug, serde::Deserialize)]
-struct StubSuites {
-    passk_suites: std::collections::BTreeMap<String, String>,
 }

@@ -9,13 +9,12 @@
 
 use super::api::{ModelList, Props};
 use super::client::Client;
-use crate::wire::chat_api::{ModelEntry, ModelInfo, ServerInfo};
+use crate::wire::chat_api::{ModelEntry, ModelInfo, ServerInfo, StubCatalog};
 use crate::wire::error::WireError;
 use crate::wire::ollama::api::ShowResponse;
 use crate::wire::ollama::name::same_model;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 
 /// Server kinds as records name them.
 pub mod kind {
@@ -36,11 +35,6 @@ pub mod kind {
 #[derive(serde::Deserialize)]
 struct Version {
     version: String,
-}
-
-#[derive(serde::Deserialize)]
-struct StubSuites {
-    passk_suites: BTreeMap<String, String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -72,13 +66,9 @@ impl Client {
     /// Which server this is, its version, and the suites passk's stub loaded.
     pub async fn identify(&self) -> Result<ServerInfo, WireError> {
         self.models().await?;
-        if let Some(s) = self.probe::<StubSuites>("/api/passk/suites").await {
+        if let Some(s) = self.probe::<StubCatalog>("/api/passk/suites").await {
             let version = self.probe::<Version>("/api/version").await;
-            return Ok(info(
-                kind::STUB,
-                version.map(|v| v.version),
-                Some(s.passk_suites),
-            ));
+            return Ok(info(kind::STUB, version.map(|v| v.version), Some(s)));
         }
         if let Some(v) = self.probe::<Version>("/api/version").await {
             return Ok(info(kind::OLLAMA, Some(v.version), None));
@@ -190,15 +180,11 @@ impl Client {
     }
 }
 
-fn info(
-    kind: &str,
-    version: Option<String>,
-    passk_suites: Option<BTreeMap<String, String>>,
-) -> ServerInfo {
+fn info(kind: &str, version: Option<String>, stub: Option<StubCatalog>) -> ServerInfo {
     ServerInfo {
         version: version.unwrap_or_default(),
         kind: Some(kind.to_string()),
-        passk_suites,
+        stub,
     }
 }
 

@@ -445,7 +445,10 @@ async fn handle(state: &State, req: Request, entry: Instant) -> Response {
         },
         ("GET" | "HEAD", "/api/version") => to_json(&json!({ "version": version(&state.config) })),
         ("GET", "/api/passk/suites") if !state.config.suites.is_empty() => {
-            to_json(&json!({ "passk_suites": state.config.suites }))
+            let upstream: Vec<&String> = (state.config.models.iter())
+                .filter_map(|(name, spec)| spec.upstream.as_ref().map(|_| name))
+                .collect();
+            to_json(&json!({ "passk_suites": state.config.suites, "passk_upstream": upstream }))
         }
         ("GET" | "HEAD", "/api/tags") => to_json(&catalog::tags(state)),
         ("GET", "/api/ps") => to_json(&catalog::ps(state)),
