@@ -55,7 +55,7 @@ pub use group::{group_models, group_order, ordered_groups, primary_group};
 pub(crate) use headline::headline;
 pub use observations::{GpuPoint, Observations};
 pub use terminal::terminal_table;
-pub(crate) use title::title;
+pub(crate) use title::{first_tool_call_forced, title};
 pub(crate) use warnings::warnings;
 
 use crate::analysis::Summary;

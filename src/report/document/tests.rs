@@ -395,3 +395,45 @@ fn budget_sweep_and_primary_group() {
         "{table}"
     );
 }
+
+#[test]
+fn a_run_with_its_first_tool_calls_forced_says_so_above_its_figures() {
+    let recs = vec![conv("a", "T1", 8, true)];
+    let mut manifest = Manifest {
+        run_id: "r".into(),
+        ..Manifest::default()
+    };
+    let banner = "**FIRST TOOL CALL FORCED.**";
+    let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+    let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+    assert!(!md.contains(banner), "{md}");
+    manifest.settings = serde_json::json!({"force_first_tool_call": true});
+    let r = Report::new(&manifest, &s, &recs, &[], vec![]);
+    let md = markdown(&r);
+    let at = md.find(banner).expect("the banner");
+    assert!(at < md.find("## Setup").expect("setup"), "{md}");
+    assert!(crate::report::overview::overview(&r).contains(banner));
+}
+
+#[test]
+fn a_stub_in_front_of_a_real_engine_is_no_stub_run_and_says_what_is_real() {
+    let recs = vec![conv("a", "T1", 8, true)];
+    let mut manifest = Manifest {
+        run_id: "r".into(),
+        backend: "ollama".into(),
+        servers: vec![crate::runner::record::ServerInfo {
+            kind: Some("passk-stub".into()),
+            ..Default::default()
+        }],
+        ..Manifest::default()
+    };
+    let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+    let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+    assert!(md.contains("**STUB IN FRONT OF A REAL MODEL.**"), "{md}");
+    assert!(!md.contains("**STUB RUN.**"), "{md}");
+    manifest.backend = "stub".into();
+    let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
+    let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
+    assert!(!md.contains("REAL MODEL"), "{md}");
+    assert!(md.contains("**STUB RUN.**"), "{md}");
+}

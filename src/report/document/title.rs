@@ -1,7 +1,8 @@
 //! The report's title, its backend, and the banners that say how to read the run: a stub run,
-//! an imported run, graders that differ.
+//! an imported run, a run whose first tool calls were forced, graders that differ.
 
 use super::Report;
+use crate::wire::openai::server::kind::STUB as STUB_KIND;
 use std::fmt::Write as _;
 
 pub(crate) fn title(out: &mut String, r: &Report) {
@@ -21,6 +22,20 @@ pub(crate) fn title(out: &mut String, r: &Report) {
              not a model.\n"
         );
     }
+    let fronted = r
+        .manifest
+        .servers
+        .iter()
+        .any(|h| h.kind.as_deref() == Some(STUB_KIND));
+    if fronted && s.backend != crate::runner::experiment::STUB_BACKEND {
+        let _ = writeln!(
+            out,
+            "> **STUB IN FRONT OF A REAL MODEL.** The server was passk's own Ollama-compatible \
+             stub forwarding every call to an OpenAI-compatible engine (`serve-stub --upstream`): \
+             the replies, their token counts and their prompt and decode durations are the \
+             engine's; the load time (`load_duration`) is the stub's simulation.\n"
+        );
+    }
     if s.backend == "imported" || s.imported_from.is_some() {
         let _ = writeln!(
             out,
@@ -31,6 +46,15 @@ pub(crate) fn title(out: &mut String, r: &Report) {
         if let Some(note) = &r.manifest.source_regrade {
             out.push_str(&regrade_line(note));
         }
+    }
+    if first_tool_call_forced(r) {
+        let _ = writeln!(
+            out,
+            "> **FIRST TOOL CALL FORCED.** Each customer turn's first model call was constrained \
+             to a JSON schema of the tools (`--force-first-tool-call`), so it is always a tool \
+             call: these figures measure how well a model picks and fills a call it must make, not \
+             whether it calls tools on its own. Every later call of the turn was free.\n"
+        );
     }
     let others: Vec<&String> = r
         .observations
@@ -63,4 +87,13 @@ pub(super) fn regrade_line(note: &str) -> String {
         c.to_uppercase().chain(chars).collect::<String>()
     });
     format!("> **{heading}.** {sentence}.\n\n")
+}
+
+/// Whether the run constrained each turn's first call to a tool call (`--force-first-tool-call`).
+pub(crate) fn first_tool_call_forced(r: &Report) -> bool {
+    r.manifest
+        .settings
+        .get("force_first_tool_call")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
 }

@@ -174,6 +174,9 @@ fn caption(r: &Report) -> String {
         }
         None => parts.push("tool docs not recorded".into()),
     }
+    if crate::report::document::first_tool_call_forced(r) {
+        parts.push("first tool call forced".into());
+    }
     parts.push(format!("{} conversations", r.conversations.len()));
     parts.join(" · ")
 }
