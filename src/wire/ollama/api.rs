@@ -383,10 +383,6 @@ pub struct VersionResponse {
     /// Server version (`0.12.10`).
     #[serde(default, deserialize_with = "null_default")]
     pub version: String,
-    /// passk's stub only: digest of each suite's tasks it loaded (suite name to digest), read
-    /// from its own `/api/passk/suites`, never from `/api/version`, which holds Ollama's keys only.
-    #[serde(skip)]
-    pub passk_suites: Option<BTreeMap<String, String>>,
 }
 
 /// Body of `POST /api/pull`.
