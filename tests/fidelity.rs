@@ -970,7 +970,10 @@ async fn version_root_cors_hosts_ps_and_show_answer_as_ollama_does() {
     assert_eq!(keys, ["version"]);
     // The suites a stub loaded are on its own route, for passk's stale-stub check.
     let suites = client(&h).stub_suites().await.expect("the stub's suites");
-    assert_eq!(suites.passk_suites.get("store").map(String::as_str), Some("abc"));
+    assert_eq!(
+        suites.passk_suites.get("store").map(String::as_str),
+        Some("abc")
+    );
     // `r.HandleMethodNotAllowed`: `/` serves GET and HEAD only.
     assert_eq!(http.post(url("/")).send().await.unwrap().status(), 405);
     // gin-contrib/cors as `GenerateRoutes` configures it: an allowed origin's preflight is 204.
