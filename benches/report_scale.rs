@@ -169,13 +169,7 @@ fn measure(dir: &Path) -> Result<()> {
     let opts = AnalysisOptions::for_manifest(&run.manifest);
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
     phase("summarized");
-    let report = Report::new(
-        &run.manifest,
-        &summary,
-        &run.conversations,
-        &run.router,
-        Vec::new(),
-    );
+    let report = Report::of_run(&run, &summary, Vec::new());
     let charts = charts(&report);
     let markdown = document::markdown(&report);
     phase("charts and markdown");

@@ -741,3 +741,57 @@ fn a_run_read_from_uncommitted_suite_files_is_flagged_dirty_on_every_report() {
         summary.provenance
     );
 }
+
+/// What `passk report` keeps of the records for the statistics (no texts, no per-record grader
+/// digest, of a tool call's arguments only those the behaviour counts read) gives the summary the
+/// whole records give, on a run whose models paste schemas and copy documented example values.
+#[test]
+fn the_records_as_read_for_the_statistics_give_the_summary_of_the_whole_records() {
+    let stub = crate::util::Stub::start(Vec::new(), |_| {});
+    let tmp = tempdir();
+    let out = tmp.path().join("run");
+    let (code, _, stderr) = output(passk().args([
+        "run",
+        "--no-progress",
+        "--suite",
+        "store",
+        "--trials",
+        "1",
+        "--models",
+        "example-value,schema-paste,oracle",
+        // Example values are shown, and their copies counted, only with documented tools.
+        "--tool-docs",
+        "bare,documented",
+        "--host",
+        &stub.host(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let whole = crate::util::load(&out);
+    let read = passk::analysis::load_run(&out).expect("read for the statistics");
+    let opts = passk::analysis::AnalysisOptions::for_manifest(&whole.manifest);
+    let summary = |r: &passk::analysis::Run| {
+        passk::analysis::summarize(&r.manifest, &r.conversations, &r.router, &opts)
+    };
+    let (a, b) = (summary(&whole), summary(&read));
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    let count = |model: &str, of: fn(&passk::analysis::behaviour::Behaviour) -> usize| {
+        let groups = b.groups.values().filter_map(|g| g.models.get(model));
+        groups.map(|s| of(&s.behaviour)).sum::<usize>()
+    };
+    assert!(count("example-value", |b| b.example_copy.calls) > 0);
+    assert!(count("schema-paste", |b| b.schema_copy.calls) > 0);
+    assert_eq!(
+        read.grader_digests.iter().collect::<Vec<_>>(),
+        [&whole.manifest.grader_digest]
+    );
+    assert!(
+        read.conversations
+            .iter()
+            .all(|c| c.grader_digest.is_empty())
+    );
+}

@@ -107,6 +107,22 @@ pub fn is_schema_fragment(v: &Value) -> bool {
         .is_some_and(|o| SCHEMA_KEYWORDS.iter().any(|k| o.contains_key(*k)))
 }
 
+/// Whether an argument value is the documented example value `x` (as text, or as a number
+/// written the same).
+pub fn is_example_value(v: &Value, x: &str) -> bool {
+    match v {
+        Value::String(s) => s == x,
+        Value::Number(num) => num.to_string() == x,
+        _ => false,
+    }
+}
+
+/// Whether the behaviour counts read this argument of a call: a schema fragment on a call the
+/// tool rejected, or any of `example_values`. Reading a run for the statistics keeps only these.
+pub fn is_counted_argument(v: &Value, ok: bool, example_values: &[String]) -> bool {
+    (!ok && is_schema_fragment(v)) || example_values.iter().any(|x| is_example_value(v, x))
+}
+
 fn is_malformed(e: &ToolEvent) -> bool {
     e.tool.starts_with(MALFORMED_PREFIX) || e.format == Some(CallFormat::Malformed)
 }
@@ -175,13 +191,7 @@ pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Be
             let shown: &[String] = if shown_examples { example_values } else { &[] };
             let copied: BTreeSet<&String> = shown
                 .iter()
-                .filter(|x| {
-                    args_of(e).any(|(_, v)| match v {
-                        Value::String(s) => s == *x,
-                        Value::Number(num) => num.to_string() == **x,
-                        _ => false,
-                    })
-                })
+                .filter(|x| args_of(e).any(|(_, v)| is_example_value(v, x)))
                 .collect();
             if !copied.is_empty() {
                 b.example_copy.calls += 1;

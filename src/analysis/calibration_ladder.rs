@@ -186,14 +186,7 @@ mod tests {
         // oracle intervals must fail while the reference, the model list and the recomputed
         // break-evens and frontier hold.
         let (manifest, conversations) = crate::analysis::fixtures::ladder_run();
-        let run = Run {
-            dir: "r".into(),
-            manifest,
-            conversations,
-            router: vec![],
-            torn_lines: 0,
-            superseded: 0,
-        };
+        let run = Run::of_records("r".into(), manifest, conversations, vec![]);
         let rungs = [
             ("m:1b", Rung::Oracle),
             ("m:3b", Rung::Oracle),

@@ -340,11 +340,22 @@ struct Paired {
     records_b: Vec<ConversationRecord>,
 }
 
+/// The summary of `records` of `run`, its example copies counted against the example values
+/// that run documented (its manifest's; reading it for the statistics kept only the arguments
+/// that match them) and everything else by `opts`.
+fn summary_of(run: &Run, records: &[ConversationRecord], opts: &AnalysisOptions) -> Summary {
+    let opts = AnalysisOptions {
+        example_values: run.manifest.example_values.clone(),
+        ..opts.clone()
+    };
+    summarize(&run.manifest, records, &run.router, &opts)
+}
+
 fn paired_summaries(a: &Run, b: &Run, opts: &AnalysisOptions) -> Paired {
     let (records_a, records_b) = shared_tasks_only(&a.conversations, &b.conversations);
     Paired {
-        a: summarize(&a.manifest, &records_a, &a.router, opts),
-        b: summarize(&b.manifest, &records_b, &b.router, opts),
+        a: summary_of(a, &records_a, opts),
+        b: summary_of(b, &records_b, opts),
         records_a,
         records_b,
     }
@@ -379,7 +390,8 @@ fn paired_metrics(
 }
 
 /// Compares run A (the baseline) with run B; refuses different grader digests unless
-/// `allow_different_graders`.
+/// `allow_different_graders`. Each run's example copies are counted against the example values
+/// it documented; every other setting is `opts`'.
 pub fn compare(
     a: &Run,
     b: &Run,
@@ -432,8 +444,8 @@ pub fn compare_with_noise(
             b: b.manifest.grader_digest.clone(),
         });
     }
-    let sa = summarize(&a.manifest, &a.conversations, &a.router, opts);
-    let sb = summarize(&b.manifest, &b.conversations, &b.router, opts);
+    let sa = summary_of(a, &a.conversations, opts);
+    let sb = summary_of(b, &b.conversations, opts);
     let pair = paired_summaries(a, b, opts);
     let again = noise.map(|n| paired_summaries(a, n, opts));
     let mut groups = BTreeMap::new();
@@ -557,18 +569,12 @@ mod tests {
                 conversation("m", &format!("L{}", i % 2), i as u32, *p, vec![call(10, 1)])
             })
             .collect();
-        Run {
-            dir: "r".into(),
-            manifest: Manifest {
-                run_id: digest.into(),
-                grader_digest: digest.into(),
-                ..Manifest::default()
-            },
-            conversations,
-            router: vec![],
-            torn_lines: 0,
-            superseded: 0,
-        }
+        let manifest = Manifest {
+            run_id: digest.into(),
+            grader_digest: digest.into(),
+            ..Manifest::default()
+        };
+        Run::of_records("r".into(), manifest, conversations, vec![])
     }
 
     #[test]

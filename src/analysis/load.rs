@@ -3,13 +3,14 @@
 //! anywhere else is an error naming the file and line.
 
 use super::RecordsError;
+use super::behaviour::is_counted_argument;
 use crate::runner::record::{
     CONVERSATIONS_FILE, CallRecord, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE,
     Record, RecordedJson, RouterRecord, SCHEMA_VERSION, TrialKey,
 };
 use crate::runner::record_file::{self, RecordFileError};
 use crate::wire::outcome::CallOutcome;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// A run as read from its directory.
@@ -23,11 +24,42 @@ pub struct Run {
     pub conversations: Vec<ConversationRecord>,
     /// Every standalone router record.
     pub router: Vec<RouterRecord>,
+    /// The grader digests the records carry, each once (superseded records included). Read here
+    /// because the statistics drop each record's own copy: at 64 characters a record it was
+    /// nearly a tenth of a large run's memory.
+    pub grader_digests: BTreeSet<String>,
     /// Torn last lines skipped (at most one per file).
     pub torn_lines: usize,
     /// Records that ended on a wire failure and were superseded by a later record of the same
     /// trial (played again on resume); they are left out, graded records never are.
     pub superseded: usize,
+}
+
+impl Run {
+    /// A run of records made in memory (simulated, or built by a test): nothing torn or
+    /// superseded, the grader digests read off the records.
+    pub fn of_records(
+        dir: PathBuf,
+        manifest: Manifest,
+        conversations: Vec<ConversationRecord>,
+        router: Vec<RouterRecord>,
+    ) -> Run {
+        let grader_digests = conversations
+            .iter()
+            .map(|c| &c.grader_digest)
+            .chain(router.iter().map(|r| &r.grader_digest))
+            .cloned()
+            .collect();
+        Run {
+            dir,
+            manifest,
+            conversations,
+            router,
+            grader_digests,
+            torn_lines: 0,
+            superseded: 0,
+        }
+    }
 }
 
 fn read(path: &Path) -> Result<String, RecordsError> {
@@ -78,16 +110,24 @@ fn read_records(
 
 /// Adds a record to `run`, stripped as `keep` says.
 fn keep_record(run: &mut Run, record: Record, keep: Keep) {
+    let digest = match &record {
+        Record::Conversation(c) => &c.grader_digest,
+        Record::Router(r) => &r.grader_digest,
+    };
+    if !run.grader_digests.contains(digest) {
+        run.grader_digests.insert(digest.clone());
+    }
     match record {
         Record::Conversation(mut c) => {
             if keep == Keep::Statistics {
-                strip(&mut c);
+                strip(&mut c, &run.manifest.example_values);
             }
             run.conversations.push(*c);
         }
         Record::Router(mut r) => {
             if keep == Keep::Statistics {
                 r.raw = String::new();
+                r.grader_digest = String::new();
                 strip_call(&mut r.call);
             }
             run.router.push(*r)
@@ -96,11 +136,16 @@ fn keep_record(run: &mut Run, record: Record, keep: Keep) {
 }
 
 /// Drops what the statistics do not read (the transcript, end state, replies, the grader's
-/// reasons, error texts and the reasoning's text, whose presence is kept) and the spare capacity
-/// the parser left in every list and argument map, which at a few calls per conversation is most
-/// of a record's size.
-fn strip(c: &mut ConversationRecord) {
+/// reasons, error texts, the reasoning's text, whose presence is kept, the grader digest, read
+/// into [`Run::grader_digests`], the tool-docs and prompt hashes, and every argument of a tool
+/// call the behaviour counts do not read, see [`keep_counted_arguments`]) and the spare capacity
+/// the parser left in every list, which at a few calls per conversation is most of a record's
+/// size.
+fn strip(c: &mut ConversationRecord, example_values: &[String]) {
     c.transcript = Vec::new();
+    c.grader_digest = String::new();
+    c.tool_docs_sha256 = None;
+    c.prompt_sha256 = None;
     c.end_state = RecordedJson::null();
     c.replies = Vec::new();
     c.verdict.reasons = Vec::new();
@@ -110,8 +155,29 @@ fn strip(c: &mut ConversationRecord) {
     for e in &mut c.tool_events {
         e.error = None;
         e.tool.shrink_to_fit();
-        fit(&mut e.args);
+        keep_counted_arguments(&mut e.args, e.ok, example_values);
     }
+}
+
+/// Keeps of a tool call's arguments the entries the behaviour counts read
+/// ([`is_counted_argument`] with the run's documented example values, which the analysis counts
+/// by), in the order written; arguments that are not an object count nothing and become `null`.
+/// An argument map with its hash table was a sixth of a large run's memory, and almost none holds
+/// an entry that is counted.
+fn keep_counted_arguments(args: &mut serde_json::Value, ok: bool, example_values: &[String]) {
+    let serde_json::Value::Object(m) = args else {
+        *args = serde_json::Value::Null;
+        return;
+    };
+    if !m
+        .values()
+        .any(|v| is_counted_argument(v, ok, example_values))
+    {
+        *m = serde_json::Map::new();
+        return;
+    }
+    m.retain(|_, v| is_counted_argument(v, ok, example_values));
+    fit(args);
 }
 
 /// [`strip`] for one model call: its `done_reason` (read only as `truncated`), the attempts'
@@ -193,6 +259,7 @@ pub fn load_run_observing(
         manifest,
         conversations: Vec::new(),
         router: Vec::new(),
+        grader_digests: BTreeSet::new(),
         torn_lines: 0,
         superseded: 0,
     };
@@ -245,10 +312,16 @@ mod tests {
     use crate::analysis::fixtures::{call, conversation};
 
     fn write_run(dir: &Path, lines: &str) {
+        write_run_documenting(dir, lines, &[]);
+    }
+
+    /// A run whose tools documented these example values.
+    fn write_run_documenting(dir: &Path, lines: &str, example_values: &[&str]) {
         let m = Manifest {
             schema_version: 1,
             run_id: "r".into(),
             grader_digest: "g".into(),
+            example_values: example_values.iter().map(|v| v.to_string()).collect(),
             ..Manifest::default()
         };
         std::fs::write(dir.join(MANIFEST_FILE), serde_json::to_string(&m).unwrap()).unwrap();
@@ -307,30 +380,51 @@ mod tests {
         };
         let (ok, lost) = (lone(CallOutcome::Ok), lone(CallOutcome::Transport));
         let mut c = conversation("m", "L1", 0, false, vec![x, ok, lost]);
-        let args = serde_json::json!({"order_id": "5111", "items": [{"sku": "A", "qty": 2}], "z": {"b": 1, "a": 2}});
-        c.tool_events = vec![ToolEvent {
+        c.tool_docs_sha256 = Some("d".repeat(64));
+        let args = serde_json::json!({
+            "z": {"b": 1, "a": 2},
+            "order_id": "5111",
+            "items": [{"sku": "A", "qty": 2}],
+            "reason": {"type": "string"},
+            "qty": 7
+        });
+        let event = |ok| ToolEvent {
             turn: 0,
             step: 0,
             tool: "cancel_order".into(),
             args: args.clone(),
-            ok: false,
-            error: Some("order 5111 is not yours".into()),
+            ok,
+            error: (!ok).then(|| "order 5111 is not yours".into()),
             format: None,
-        }];
+        };
+        c.tool_events = vec![event(false), event(true)];
         c.verdict.reasons = vec!["wrong state".into()];
         c.replies = vec![Some("done".into())];
         let record = serde_json::to_string(&Record::Conversation(Box::new(c.clone()))).unwrap();
-        write_run(dir.path(), &format!("{record}\n"));
+        write_run_documenting(dir.path(), &format!("{record}\n"), &["7", "5111"]);
         let everything = load_run_keeping(dir.path(), Keep::Everything).unwrap();
         assert_eq!(everything.conversations, vec![c.clone()]);
-        let kept = &load_run(dir.path()).unwrap().conversations[0];
-        let e = &kept.tool_events[0];
-        assert_eq!(e.args, args);
+        let run = load_run(dir.path()).unwrap();
+        assert_eq!(run.grader_digests, BTreeSet::from(["g".to_string()]));
+        let kept = &run.conversations[0];
         assert_eq!(
-            e.args.to_string(),
-            args.to_string(),
-            "keys stay in the order written"
+            (kept.grader_digest.as_str(), &kept.tool_docs_sha256),
+            ("", &None)
         );
+        let [rejected, accepted] = &kept.tool_events[..] else {
+            panic!("two events")
+        };
+        assert_eq!(
+            rejected.args.to_string(),
+            r#"{"order_id":"5111","reason":{"type":"string"},"qty":7}"#,
+            "a rejected call keeps its example values and schema fragments, in the order written"
+        );
+        assert_eq!(
+            accepted.args.to_string(),
+            r#"{"order_id":"5111","qty":7}"#,
+            "a schema fragment counts only on a rejected call"
+        );
+        let e = rejected;
         assert_eq!((e.error.as_deref(), e.ok), (None, false));
         assert!(kept.verdict.reasons.is_empty() && kept.replies.is_empty());
         assert_eq!(kept.verdict.failure_mode, c.verdict.failure_mode);

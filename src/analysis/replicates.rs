@@ -59,19 +59,13 @@ impl Configuration {
             .flat_map(|(t, p)| (0..TRIALS).map(move |k| (t, k, p)))
             .map(|(t, k, p)| conversation(rng, t, k, p, speed))
             .collect();
-        Run {
-            dir: "sim".into(),
-            manifest: Manifest {
-                run_id: format!("sim-{seed}"),
-                grader_digest: "sim".into(),
-                settings: json!({"base_seed": seed, "trials": TRIALS}),
-                ..Manifest::default()
-            },
-            conversations,
-            router: vec![],
-            torn_lines: 0,
-            superseded: 0,
-        }
+        let manifest = Manifest {
+            run_id: format!("sim-{seed}"),
+            grader_digest: "sim".into(),
+            settings: json!({"base_seed": seed, "trials": TRIALS}),
+            ..Manifest::default()
+        };
+        Run::of_records("sim".into(), manifest, conversations, vec![])
     }
 }
 

@@ -152,13 +152,7 @@ fn generate(
     };
     let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
     check_reference_model(page.reference_model, &summary)?;
-    let report = Report::new(
-        &run.manifest,
-        &summary,
-        &run.conversations,
-        &run.router,
-        reading_notes(&run),
-    );
+    let report = Report::of_run(&run, &summary, reading_notes(&run));
     let md_path = out_dir.join(REPORT_MD);
 
     let markdown =

@@ -58,7 +58,7 @@ pub use terminal::terminal_table;
 pub(crate) use title::{first_tool_call_forced, title};
 pub(crate) use warnings::warnings;
 
-use crate::analysis::Summary;
+use crate::analysis::{Run, Summary};
 use crate::report::CHARTS_DIR;
 use crate::runner::record::{ConversationRecord, Manifest, RouterRecord};
 use group::group;
@@ -83,7 +83,8 @@ pub struct Report<'a> {
 }
 
 impl<'a> Report<'a> {
-    /// Bundles a run's manifest, summary and records; `notes` go to the warnings section.
+    /// Bundles a run's manifest, summary and whole records (as written, grader digests
+    /// included); `notes` go to the warnings section.
     pub fn new(
         manifest: &'a Manifest,
         summary: &'a Summary,
@@ -91,11 +92,34 @@ impl<'a> Report<'a> {
         router: &[RouterRecord],
         notes: Vec<String>,
     ) -> Report<'a> {
+        let digests = conversations
+            .iter()
+            .map(|c| &c.grader_digest)
+            .chain(router.iter().map(|r| &r.grader_digest))
+            .cloned()
+            .collect();
         Report {
             manifest,
             summary,
             conversations,
-            observations: Observations::of(summary, conversations, router),
+            observations: Observations::of(summary, conversations, router, digests),
+            notes,
+        }
+    }
+
+    /// Bundles a run as read (its records as [`crate::analysis::Keep`] left them) with its
+    /// summary; `notes` go to the warnings section.
+    pub fn of_run(run: &'a Run, summary: &'a Summary, notes: Vec<String>) -> Report<'a> {
+        Report {
+            manifest: &run.manifest,
+            summary,
+            conversations: &run.conversations,
+            observations: Observations::of(
+                summary,
+                &run.conversations,
+                &run.router,
+                run.grader_digests.clone(),
+            ),
             notes,
         }
     }

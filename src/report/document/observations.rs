@@ -34,24 +34,20 @@ pub struct Observations {
 }
 
 impl Observations {
-    /// Reads the observations of these records; groups are matched as [`Summary::groups`] defines
-    /// them (suite, mode, and call cap where the group has one).
+    /// Reads the observations of these records, whose grader digests are `record_grader_digests`
+    /// (the statistics drop each record's copy: see `analysis::Run::grader_digests`); groups are
+    /// matched as [`Summary::groups`] defines them (suite, mode, and call cap where the group has
+    /// one).
     pub fn of(
         summary: &Summary,
         conversations: &[ConversationRecord],
         router: &[RouterRecord],
+        record_grader_digests: BTreeSet<String>,
     ) -> Observations {
         Observations {
             conversation_latency: conversation_latency(summary, conversations),
             gpu_timeline: gpu_timeline(conversations, router),
-            record_grader_digests: conversations
-                .iter()
-                .map(|c| c.grader_digest.as_str())
-                .chain(router.iter().map(|r| r.grader_digest.as_str()))
-                .collect::<BTreeSet<&str>>()
-                .into_iter()
-                .map(String::from)
-                .collect(),
+            record_grader_digests,
         }
     }
 }
