@@ -44,12 +44,7 @@ impl Run {
         conversations: Vec<ConversationRecord>,
         router: Vec<RouterRecord>,
     ) -> Run {
-        let grader_digests = conversations
-            .iter()
-            .map(|c| &c.grader_digest)
-            .chain(router.iter().map(|r| &r.grader_digest))
-            .cloned()
-            .collect();
+        let grader_digests = grader_digests(&conversations, &router);
         Run {
             dir,
             manifest,
@@ -60,6 +55,19 @@ impl Run {
             superseded: 0,
         }
     }
+}
+
+/// The grader digests whole records carry, each once.
+pub fn grader_digests(
+    conversations: &[ConversationRecord],
+    router: &[RouterRecord],
+) -> BTreeSet<String> {
+    conversations
+        .iter()
+        .map(|c| &c.grader_digest)
+        .chain(router.iter().map(|r| &r.grader_digest))
+        .cloned()
+        .collect()
 }
 
 fn read(path: &Path) -> Result<String, RecordsError> {

@@ -45,7 +45,7 @@ pub mod tools_add;
 
 pub use crate::records_error::RecordsError;
 pub use compare::{RunComparison, compare};
-pub use load::{Keep, Run, load_run, load_run_keeping, load_run_observing};
+pub use load::{Keep, Run, grader_digests, load_run, load_run_keeping, load_run_observing};
 pub use summary::*;
 
 use serde::{Deserialize, Serialize};

@@ -92,12 +92,7 @@ impl<'a> Report<'a> {
         router: &[RouterRecord],
         notes: Vec<String>,
     ) -> Report<'a> {
-        let digests = conversations
-            .iter()
-            .map(|c| &c.grader_digest)
-            .chain(router.iter().map(|r| &r.grader_digest))
-            .cloned()
-            .collect();
+        let digests = crate::analysis::grader_digests(conversations, router);
         Report {
             manifest,
             summary,
