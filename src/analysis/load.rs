@@ -82,8 +82,9 @@ fn read(path: &Path) -> Result<String, RecordsError> {
 pub enum Keep {
     /// Everything (re-grading needs the end state and replies).
     Everything,
-    /// What the statistics need: the transcript, end state and replies are dropped as each line is
-    /// read, so memory grows with calls and tool events, not with conversation text.
+    /// What the statistics need: the transcript, end state and replies, and every other text
+    /// the statistics never read, are dropped as each line is read (see `strip`), so memory grows
+    /// with calls and tool events, not with conversation text.
     Statistics,
 }
 
@@ -134,9 +135,7 @@ fn keep_record(run: &mut Run, record: Record, keep: Keep) {
         }
         Record::Router(mut r) => {
             if keep == Keep::Statistics {
-                r.raw = String::new();
-                r.grader_digest = String::new();
-                strip_call(&mut r.call);
+                strip_router(&mut r);
             }
             run.router.push(*r)
         }
@@ -186,6 +185,21 @@ fn keep_counted_arguments(args: &mut serde_json::Value, ok: bool, example_values
     }
     m.retain(|_, v| is_counted_argument(v, ok, example_values));
     fit(args);
+}
+
+/// [`strip`] for a standalone router call: the reply, the grader digest (read into
+/// [`Run::grader_digests`]), the gold label (its grade is kept as `correct`), the predicted
+/// label's text (its presence is kept: the statistics count the replies that gave none) and the
+/// call's copy of the prediction.
+fn strip_router(r: &mut RouterRecord) {
+    r.raw = String::new();
+    r.grader_digest = String::new();
+    r.label = String::new();
+    if let Some(p) = r.predicted.as_mut() {
+        *p = String::new();
+    }
+    strip_call(&mut r.call);
+    r.call.predicted = None;
 }
 
 /// [`strip`] for one model call: its `done_reason` (read only as `truncated`), the attempts'
@@ -318,6 +332,7 @@ fn keep_latest<T>(
 mod tests {
     use super::*;
     use crate::analysis::fixtures::{call, conversation};
+    use crate::runner::record::Timings;
 
     fn write_run(dir: &Path, lines: &str) {
         write_run_documenting(dir, lines, &[]);
@@ -459,6 +474,54 @@ mod tests {
         assert_eq!(
             kept.calls[2].attempts, c.calls[2].attempts,
             "a lone failure stays"
+        );
+    }
+
+    #[test]
+    fn a_router_call_keeps_its_grade_and_whether_it_predicted() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: String = [Some("b"), None]
+            .into_iter()
+            .enumerate()
+            .map(|(i, predicted)| {
+                let mut r =
+                    crate::analysis::fixtures::router_record("m", i as u32, false, predicted);
+                r.raw = "b, I think".into();
+                r.call.predicted = r.predicted.clone();
+                let line = serde_json::to_string(&Record::Router(Box::new(r))).unwrap();
+                format!("{line}\n")
+            })
+            .collect();
+        write_run(dir.path(), "");
+        std::fs::write(dir.path().join(ROUTER_FILE), lines).unwrap();
+        let whole = load_run_keeping(dir.path(), Keep::Everything).unwrap();
+        let read = load_run(dir.path()).unwrap();
+        assert_eq!(whole.router[0].label, "a");
+        assert_eq!(read.grader_digests, BTreeSet::from(["g".to_string()]));
+        let kept: Vec<_> = read
+            .router
+            .iter()
+            .map(|r| {
+                let texts = (r.raw.as_str(), r.label.as_str(), &r.call.predicted);
+                (
+                    texts,
+                    r.predicted.is_some(),
+                    r.correct,
+                    r.call.timings.clone(),
+                )
+            })
+            .collect();
+        let timings = whole.router[0].call.timings.clone();
+        let timings = Timings {
+            done_reason: None,
+            ..timings
+        };
+        assert_eq!(
+            kept,
+            [
+                (("", "", &None), true, false, timings.clone()),
+                (("", "", &None), false, false, timings)
+            ]
         );
     }
 
