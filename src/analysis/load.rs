@@ -176,13 +176,6 @@ fn keep_counted_arguments(args: &mut serde_json::Value, ok: bool, example_values
         *args = serde_json::Value::Null;
         return;
     };
-    if !m
-        .values()
-        .any(|v| is_counted_argument(v, ok, example_values))
-    {
-        *m = serde_json::Map::new();
-        return;
-    }
     m.retain(|_, v| is_counted_argument(v, ok, example_values));
     fit(args);
 }
