@@ -340,12 +340,14 @@ struct Paired {
     records_b: Vec<ConversationRecord>,
 }
 
-/// The summary of `records` of `run`, its example copies counted against the example values
-/// that run documented (its manifest's; reading it for the statistics kept only the arguments
-/// that match them) and everything else by `opts`.
+/// The summary of `records` of `run` by what its own manifest records (the example values its
+/// tools documented, which reading it for the statistics kept the matching arguments of, and its
+/// tasks without tools) and everything else by `opts`.
 fn summary_of(run: &Run, records: &[ConversationRecord], opts: &AnalysisOptions) -> Summary {
+    let own = AnalysisOptions::for_manifest(&run.manifest);
     let opts = AnalysisOptions {
-        example_values: run.manifest.example_values.clone(),
+        example_values: own.example_values,
+        toolless_tasks: own.toolless_tasks,
         ..opts.clone()
     };
     summarize(&run.manifest, records, &run.router, &opts)
@@ -390,8 +392,8 @@ fn paired_metrics(
 }
 
 /// Compares run A (the baseline) with run B; refuses different grader digests unless
-/// `allow_different_graders`. Each run's example copies are counted against the example values
-/// it documented; every other setting is `opts`'.
+/// `allow_different_graders`. Each run's example copies and tasks without tools are its own
+/// manifest's; every other setting is `opts`'.
 pub fn compare(
     a: &Run,
     b: &Run,
@@ -575,6 +577,34 @@ mod tests {
             ..Manifest::default()
         };
         Run::of_records("r".into(), manifest, conversations, vec![])
+    }
+
+    #[test]
+    fn each_run_counts_example_copies_against_the_examples_it_documented() {
+        let with_copy = |documented: &str, copied: &str| {
+            let mut r = run("g", &[true, true]);
+            r.manifest.example_values = vec![documented.into()];
+            for c in &mut r.conversations {
+                c.tool_docs = Some(crate::suite::ToolVariant::DOCUMENTED);
+                let args = serde_json::json!({ "order_id": copied });
+                c.tool_events = vec![crate::analysis::fixtures::event("get_order", args, true)];
+            }
+            r
+        };
+        let (a, b) = (with_copy("9001", "9001"), with_copy("9002", "9002"));
+        let opts = AnalysisOptions {
+            resamples: 10,
+            ..AnalysisOptions::for_manifest(&a.manifest)
+        };
+        let c = compare(&a, &b, &opts, false).unwrap();
+        let copies = |s: &Summary| {
+            s.groups
+                .values()
+                .flat_map(|g| g.models.values())
+                .map(|m| m.behaviour.example_copy.calls)
+                .sum::<usize>()
+        };
+        assert_eq!((copies(&c.summary_a), copies(&c.summary_b)), (2, 2));
     }
 
     #[test]
