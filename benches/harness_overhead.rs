@@ -66,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let total: f64 = c
             .calls
             .iter()
-            .filter_map(|k| k.timings.total_duration)
+            .filter_map(|k| k.timings.total_duration.get())
             .map(|ns| ns as f64 / 1e9)
             .sum();
         let n = c.calls.len().max(1);

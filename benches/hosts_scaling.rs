@@ -132,7 +132,7 @@ fn run(
             let inside: f64 = c
                 .calls
                 .iter()
-                .filter_map(|k| k.timings.total_duration)
+                .filter_map(|k| k.timings.total_duration.get())
                 .map(|ns| ns as f64 / 1e9)
                 .sum();
             (c.wall_s - inside) / c.calls.len().max(1) as f64 * 1e3

@@ -688,7 +688,8 @@ fn truncation_and_thinking_are_recorded_from_real_answers() {
         assert!(calls.iter().all(|c| c.thinking.is_some()), "{flags}");
         assert!(calls.iter().all(|c| {
             c.thinking_tokens
-                .is_some_and(|t| t > 0 && Some(t) <= c.timings.eval_count)
+                .get()
+                .is_some_and(|t| t > 0 && Some(t) <= c.timings.eval_count.get())
         }));
     }
     let (code, stderr, run) = run_first_task(&stub, "thinking", "--think off");
@@ -732,7 +733,10 @@ fn counts_and_flags(run: Option<&passk::analysis::Run>) -> Vec<(Vec<u64>, Vec<bo
     conversations
         .iter()
         .map(|c| {
-            let counts = c.calls.iter().filter_map(|k| k.timings.prompt_eval_count);
+            let counts = c
+                .calls
+                .iter()
+                .filter_map(|k| k.timings.prompt_eval_count.get());
             let flags = c.calls.iter().map(|k| k.context_overflow);
             (counts.collect(), flags.collect())
         })

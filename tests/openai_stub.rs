@@ -462,10 +462,10 @@ fn a_call_cut_mid_arguments_stays_text_and_passk_run_records_the_servers_counts(
     let calls = &run.conversations[0].calls;
     assert!(!calls.is_empty());
     for c in calls {
-        assert_eq!(c.timings.prompt_eval_count, Some(301));
-        assert_eq!(c.timings.eval_count, Some(17));
-        assert_eq!(c.timings.prompt_eval_duration, Some(101_250_000));
-        assert_eq!(c.timings.eval_duration, Some(333_500_000));
+        assert_eq!(c.timings.prompt_eval_count, Some(301).into());
+        assert_eq!(c.timings.eval_count, Some(17).into());
+        assert_eq!(c.timings.prompt_eval_duration, Some(101_250_000).into());
+        assert_eq!(c.timings.eval_duration, Some(333_500_000).into());
     }
     // No native call was made of the cut text: what reached the server back holds no tool call.
     let bodies = up.bodies();

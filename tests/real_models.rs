@@ -100,14 +100,14 @@ fn server_timings(log: &Path) -> Vec<(u64, f64, u64, f64)> {
 fn matches_server(call: &CallRecord, server: &[(u64, f64, u64, f64)]) -> bool {
     let t = &call.timings;
     let (Some(prompt), Some(pd), Some(out), Some(ed)) = (
-        t.prompt_eval_count,
-        t.prompt_eval_duration,
-        t.eval_count,
-        t.eval_duration,
+        t.prompt_eval_count.get(),
+        t.prompt_eval_duration.get(),
+        t.eval_count.get(),
+        t.eval_duration.get(),
     ) else {
         return false;
     };
-    let evaluated = prompt - t.prompt_eval_cached_count.unwrap_or(0);
+    let evaluated = prompt - t.prompt_eval_cached_count.get().unwrap_or(0);
     let near = |ns: u64, ms: f64| (ns as f64 / 1e6 - ms).abs() <= 0.006;
     server
         .iter()

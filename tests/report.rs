@@ -47,11 +47,11 @@ fn pattern(model: &str) -> [[bool; 3]; 4] {
 
 fn call(i: u64, start_ms: u64) -> CallRecord {
     let mut c = CallRecord::new(Node::Orchestrator, 0, i as u32);
-    c.started_unix_ms = Some(start_ms);
-    c.wall_s = Some(0.5 + 0.1 * i as f64);
+    c.started_unix_ms = Some(start_ms).into();
+    c.wall_s = Some(0.5 + 0.1 * i as f64).into();
     c.timings = Timings {
-        prompt_eval_count: Some(1000 + 100 * i),
-        eval_count: Some(20),
+        prompt_eval_count: Some(1000 + 100 * i).into(),
+        eval_count: Some(20).into(),
         ..Timings::default()
     };
     c.gpu = Some(Box::new(GpuWindow {

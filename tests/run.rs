@@ -56,7 +56,7 @@ fn run_writes_records_that_parse_back_and_pass() {
         let mut v: Vec<_> = run.conversations.iter().filter(|c| c.model == m).collect();
         v.sort_by(|a, b| a.task.cmp(&b.task));
         v.iter()
-            .flat_map(|c| c.calls.iter().map(|k| k.seed))
+            .flat_map(|c| c.calls.iter().map(|k| k.seed.get()))
             .collect()
     };
     assert_eq!(seeds("oracle-a"), seeds("oracle-b"));
@@ -708,9 +708,9 @@ fn streaming_calls_record_first_byte_and_first_token() {
     );
     for call in &run.conversations[0].calls {
         let (ttfb, ttft, wall) = (
-            call.ttfb_s.expect("ttfb"),
-            call.ttft_s.expect("ttft"),
-            call.wall_s.expect("wall"),
+            call.ttfb_s.get().expect("ttfb"),
+            call.ttft_s.get().expect("ttft"),
+            call.wall_s.get().expect("wall"),
         );
         assert!(ttfb <= ttft && ttft <= wall, "{ttfb} <= {ttft} <= {wall}");
         assert!(

@@ -57,7 +57,8 @@ pub fn thinking_checks(run: &Run, model: &str) -> Vec<Check> {
         .iter()
         .filter(|c| {
             c.thinking_tokens
-                .is_some_and(|t| t > 0 && c.timings.eval_count.is_some_and(|n| t <= n))
+                .get()
+                .is_some_and(|t| t > 0 && c.timings.eval_count.get().is_some_and(|n| t <= n))
         })
         .count();
     vec![

@@ -719,7 +719,9 @@ mod tests {
         let half = [true, false];
         let timed = |mut r: Run, wall: f64| {
             for c in &mut r.conversations {
-                c.calls.iter_mut().for_each(|x| x.wall_s = Some(wall));
+                c.calls
+                    .iter_mut()
+                    .for_each(|x| x.wall_s = Some(wall).into());
             }
             r
         };

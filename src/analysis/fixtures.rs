@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 pub fn call(input: u64, output: u64) -> CallRecord {
     let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
     call.timings = Timings {
-        prompt_eval_count: Some(input),
-        eval_count: Some(output),
+        prompt_eval_count: Some(input).into(),
+        eval_count: Some(output).into(),
         ..Timings::default()
     };
     call
@@ -22,7 +22,7 @@ pub fn call(input: u64, output: u64) -> CallRecord {
 /// A call with a wall time (seconds) as well.
 pub fn timed_call(input: u64, output: u64, wall_s: f64) -> CallRecord {
     CallRecord {
-        wall_s: Some(wall_s),
+        wall_s: Some(wall_s).into(),
         ..call(input, output)
     }
 }

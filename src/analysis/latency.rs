@@ -152,8 +152,8 @@ pub fn server_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Opti
     for c in calls {
         let (Some(lat), Some(pe), Some(ev)) = (
             c.latency_s(),
-            c.timings.prompt_eval_duration,
-            c.timings.eval_duration,
+            c.timings.prompt_eval_duration.get(),
+            c.timings.eval_duration.get(),
         ) else {
             continue;
         };
@@ -162,7 +162,7 @@ pub fn server_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Opti
         overhead.push(lat - m);
         out_tok += c.output_tokens();
         in_tok += c.input_tokens();
-        match c.timings.prompt_eval_cached_count {
+        match c.timings.prompt_eval_cached_count.get() {
             Some(k) => uncached += c.input_tokens().saturating_sub(k),
             None => every_cached_count = false,
         }
@@ -219,14 +219,14 @@ mod tests {
     #[test]
     fn server_split_sums_durations() {
         let mut a = call(1000, 10);
-        a.wall_s = Some(0.5);
-        a.timings.load_duration = Some(100_000_000); // latency 0.4
-        a.timings.prompt_eval_duration = Some(100_000_000);
-        a.timings.eval_duration = Some(200_000_000);
+        a.wall_s = Some(0.5).into();
+        a.timings.load_duration = Some(100_000_000).into(); // latency 0.4
+        a.timings.prompt_eval_duration = Some(100_000_000).into();
+        a.timings.eval_duration = Some(200_000_000).into();
         let mut b = call(3000, 30);
-        b.wall_s = Some(0.7);
-        b.timings.prompt_eval_duration = Some(100_000_000);
-        b.timings.eval_duration = Some(400_000_000);
+        b.wall_s = Some(0.7).into();
+        b.timings.prompt_eval_duration = Some(100_000_000).into();
+        b.timings.eval_duration = Some(400_000_000).into();
         let s = server_split([&a, &b]).unwrap();
         assert_eq!(s.calls, 2);
         assert!((s.model_s_per_call - 0.4).abs() < 1e-12); // (0.3 + 0.5) / 2
@@ -237,8 +237,8 @@ mod tests {
         let bare = call(1, 1);
         assert!(server_split([&bare]).is_none());
         // With the server's cached counts, prefill is over the uncached tokens only.
-        a.timings.prompt_eval_cached_count = Some(900);
-        b.timings.prompt_eval_cached_count = Some(2900);
+        a.timings.prompt_eval_cached_count = Some(900).into();
+        b.timings.prompt_eval_cached_count = Some(2900).into();
         let s = server_split([&a, &b]).unwrap();
         assert!(s.prefill_over_uncached);
         assert!((s.prefill_tokens_per_s.unwrap() - 200.0 / 0.2).abs() < 1e-6);
@@ -256,7 +256,7 @@ mod tests {
         .iter()
         .map(|&(i, o, s)| {
             let mut c = call(i, o);
-            c.wall_s = Some(s);
+            c.wall_s = Some(s).into();
             c
         })
         .collect();
@@ -268,7 +268,7 @@ mod tests {
             .iter()
             .map(|&(i, o)| {
                 let mut c = call(i, o);
-                c.wall_s = Some(0.5 + 0.01 * o as f64 + 0.002 * i as f64);
+                c.wall_s = Some(0.5 + 0.01 * o as f64 + 0.002 * i as f64).into();
                 c
             })
             .collect();

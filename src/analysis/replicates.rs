@@ -81,10 +81,10 @@ fn conversation(
     let calls = (0..n_calls)
         .map(|i| {
             let mut c = CallRecord::new(Node::Orchestrator, 0, i);
-            c.wall_s = Some(speed * p.seconds * (0.7 + 0.6 * uniform(rng)));
+            c.wall_s = Some(speed * p.seconds * (0.7 + 0.6 * uniform(rng))).into();
             c.timings = Timings {
-                prompt_eval_count: Some((p.tokens * (0.8 + 0.4 * uniform(rng))) as u64),
-                eval_count: Some((30.0 + 40.0 * uniform(rng)) as u64),
+                prompt_eval_count: Some((p.tokens * (0.8 + 0.4 * uniform(rng))) as u64).into(),
+                eval_count: Some((30.0 + 40.0 * uniform(rng)) as u64).into(),
                 ..Timings::default()
             };
             c

@@ -97,7 +97,7 @@ impl Tally {
         for x in c.orchestrator_calls() {
             self.input += x.input_tokens() as f64;
             self.output += x.output_tokens() as f64;
-            if let Some(t) = x.thinking_tokens {
+            if let Some(t) = x.thinking_tokens.get() {
                 *self.thinking.get_or_insert(0.0) += t as f64;
             }
         }

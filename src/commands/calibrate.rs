@@ -491,7 +491,7 @@ fn stub_seconds(run: &passk::analysis::Run) -> f64 {
         .chain(run.router.iter().map(|r| &r.call))
         .chain(run.manifest.models.iter().filter_map(|m| m.warmup.as_ref()));
     calls
-        .filter_map(|c| c.timings.total_duration)
+        .filter_map(|c| c.timings.total_duration.get())
         .map(|ns| ns as f64 / 1e9)
         .sum()
 }

@@ -123,15 +123,18 @@ fn format_of(s: Option<&str>) -> Option<CallFormat> {
 
 fn call_record(span: &RefSpan, node: Node) -> CallRecord {
     let mut call = CallRecord::new(node, span.turn.unwrap_or(0), span.step.unwrap_or(0));
-    call.wall_s = span.latency_s.map(|l| l + span.load_s.unwrap_or(0.0));
+    call.wall_s = span
+        .latency_s
+        .map(|l| l + span.load_s.unwrap_or(0.0))
+        .into();
     call.timings = Timings {
-        total_duration: ns(span.total_s),
-        load_duration: ns(span.load_s),
-        prompt_eval_count: span.input_tokens,
-        prompt_eval_duration: ns(span.prompt_eval_s),
-        prompt_eval_cached_count: None,
-        eval_count: span.output_tokens,
-        eval_duration: ns(span.eval_s),
+        total_duration: ns(span.total_s).into(),
+        load_duration: ns(span.load_s).into(),
+        prompt_eval_count: span.input_tokens.into(),
+        prompt_eval_duration: ns(span.prompt_eval_s).into(),
+        prompt_eval_cached_count: None.into(),
+        eval_count: span.output_tokens.into(),
+        eval_duration: ns(span.eval_s).into(),
         done_reason: None,
     };
     call.call_format = format_of(span.call_format.as_deref());
@@ -340,7 +343,7 @@ fn conversation_record(
     let failure_mode = (!passed).then(|| reference_failure_mode(status, &r.reasons, &tool_events));
     let wall_s = r
         .wall_s
-        .unwrap_or_else(|| calls.iter().filter_map(|c| c.wall_s).sum::<f64>());
+        .unwrap_or_else(|| calls.iter().filter_map(|c| c.wall_s.get()).sum::<f64>());
     ConversationRecord {
         schema_version: SCHEMA_VERSION,
         grader_digest: digest.to_string(),
@@ -618,12 +621,12 @@ mod tests {
         assert_eq!(c.calls[0].node, Node::Router);
         assert_eq!(c.calls[0].predicted.as_deref(), Some("cancel_order"));
         let first = &c.calls[1];
-        assert_eq!(first.timings.prompt_eval_count, Some(100));
-        assert_eq!(first.timings.load_duration, Some(100_000_000));
-        assert_eq!(first.timings.eval_duration, Some(200_000_000));
+        assert_eq!(first.timings.prompt_eval_count, Some(100).into());
+        assert_eq!(first.timings.load_duration, Some(100_000_000).into());
+        assert_eq!(first.timings.eval_duration, Some(200_000_000).into());
         assert!((first.latency_s().unwrap() - 0.3).abs() < 1e-12);
         assert_eq!(first.call_format, Some(CallFormat::Text));
-        assert_eq!(c.calls[2].wall_s, Some(0.4));
+        assert_eq!(c.calls[2].wall_s, Some(0.4).into());
         assert_eq!(c.tool_events[0].format, Some(CallFormat::Text));
         assert_eq!(c.tool_events[1].tool, "__malformed__:get_order");
         assert_eq!(c.tool_events[1].format, Some(CallFormat::Malformed));
@@ -638,7 +641,7 @@ mod tests {
         let r = &router[0];
         assert_eq!((r.index, r.trial, r.correct), (4, 1, false));
         assert_eq!(r.predicted, None);
-        assert_eq!(r.call.wall_s, Some(2.1));
+        assert_eq!(r.call.wall_s, Some(2.1).into());
     }
 
     #[test]

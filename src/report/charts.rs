@@ -753,7 +753,8 @@ mod tests {
         // `b` passes less often but spends a tenth of `a`'s tokens: both lie on the frontier.
         for c in recs.iter_mut().filter(|c| c.model == "b") {
             for call in &mut c.calls {
-                call.timings.prompt_eval_count = call.timings.prompt_eval_count.map(|t| t / 10);
+                call.timings.prompt_eval_count =
+                    call.timings.prompt_eval_count.get().map(|t| t / 10).into();
             }
         }
         let s = summary(&m, &recs);
@@ -826,8 +827,8 @@ mod tests {
             );
         }
         // One GPU sample is enough for the GPU chart; no failure, no failure chart.
-        recs[0].calls[0].started_unix_ms = Some(1_000);
-        recs[0].calls[0].wall_s = Some(0.5);
+        recs[0].calls[0].started_unix_ms = Some(1_000).into();
+        recs[0].calls[0].wall_s = Some(0.5).into();
         recs[0].calls[0].gpu = Some(Box::new(GpuWindow {
             samples: 1,
             util_mean: Some(40.0),

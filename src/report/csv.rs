@@ -282,10 +282,10 @@ mod tests {
 
     fn call(node: Node, input: u64, output: u64, wall: Option<f64>, load_ns: u64) -> CallRecord {
         let mut c = CallRecord::new(node, 0, 0);
-        c.timings.prompt_eval_count = Some(input);
-        c.timings.eval_count = Some(output);
-        c.timings.load_duration = Some(load_ns);
-        c.wall_s = wall;
+        c.timings.prompt_eval_count = Some(input).into();
+        c.timings.eval_count = Some(output).into();
+        c.timings.load_duration = Some(load_ns).into();
+        c.wall_s = wall.into();
         c
     }
 

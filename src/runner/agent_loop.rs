@@ -68,14 +68,14 @@ impl Player<'_> {
         let mark = self.telemetry.begin();
         let result = self.client.chat_watched(request, self.watch).await;
         let mut record = CallRecord::new(node, turn, step);
-        record.seed = request.options.seed;
-        record.started_unix_ms = Some(result.started_unix_ms);
-        record.wall_s = Some(result.wall_s);
+        record.seed = request.options.seed.into();
+        record.started_unix_ms = Some(result.started_unix_ms).into();
+        record.wall_s = Some(result.wall_s).into();
         record.outcome = result.outcome;
         record.attempts = result.attempts;
-        record.timeout_s = Some(self.settings.timeout_s);
-        record.ttfb_s = result.ttfb_s;
-        record.ttft_s = result.first_token_s;
+        record.timeout_s = Some(self.settings.timeout_s).into();
+        record.ttfb_s = result.ttfb_s.into();
+        record.ttft_s = result.first_token_s.into();
         record.gpu = self.telemetry.finish(mark).map(Box::new);
         let reply = result.reply.filter(|_| result.outcome == CallOutcome::Ok);
         if let Some(r) = &reply {

@@ -99,11 +99,11 @@ impl ContextUse {
         counts: &PromptCounts,
         sent: u64,
     ) {
-        let Some(prompt) = record.timings.prompt_eval_count else {
+        let Some(prompt) = record.timings.prompt_eval_count.get() else {
             record.context_overflow = self.overflowed;
             return;
         };
-        let output = record.timings.eval_count.unwrap_or(0);
+        let output = record.timings.eval_count.get().unwrap_or(0);
         let over = if counts.only_new {
             let used = match self.used {
                 Some(before) => before + prompt,
@@ -120,7 +120,7 @@ impl ContextUse {
                 let added = sent.saturating_sub(before_sent) as f64 * per_byte;
                 before as f64 + added >= num_ctx as f64
             });
-            let visible = output.saturating_sub(record.thinking_tokens.unwrap_or(0));
+            let visible = output.saturating_sub(record.thinking_tokens.get().unwrap_or(0));
             self.floor = Some(prompt + visible);
             self.last = Some((prompt, sent));
             prompt >= num_ctx || dropped || grown
@@ -160,9 +160,9 @@ mod tests {
             .zip(sent)
             .map(|(&(prompt, eval, thinking), sent)| {
                 let mut r = CallRecord::new(Node::Orchestrator, 0, 0);
-                r.timings.prompt_eval_count = Some(prompt);
-                r.timings.eval_count = Some(eval);
-                r.thinking_tokens = (thinking > 0).then_some(thinking);
+                r.timings.prompt_eval_count = Some(prompt).into();
+                r.timings.eval_count = Some(eval).into();
+                r.thinking_tokens = (thinking > 0).then_some(thinking).into();
                 use_.observe(&mut r, num_ctx, counts, sent);
                 r.context_overflow
             })

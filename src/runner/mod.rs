@@ -12,6 +12,7 @@ pub mod judge;
 pub mod levels;
 pub mod lock;
 mod manifest;
+pub mod optional;
 pub mod plan;
 pub mod pool;
 pub mod preflight;

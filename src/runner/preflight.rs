@@ -268,8 +268,8 @@ pub async fn warm_up(
     };
     let result = client.chat(&request).await;
     let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
-    call.wall_s = Some(result.wall_s);
-    call.started_unix_ms = Some(result.started_unix_ms);
+    call.wall_s = Some(result.wall_s).into();
+    call.started_unix_ms = Some(result.started_unix_ms).into();
     call.outcome = result.outcome;
     call.attempts = result.attempts.clone();
     if let Some(r) = &result.reply {

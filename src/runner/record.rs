@@ -5,6 +5,7 @@
 //! line is one JSON object tagged by `type` and stamped with [`SCHEMA_VERSION`] and the grader digest.
 //! Analysis reads these types back; nothing downstream needs anything else.
 
+use crate::runner::optional::Opt;
 use crate::suite::{PromptVariant, ToolVariant};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::chat::{ApiKind, Message, Usage};
@@ -195,26 +196,26 @@ pub struct GpuWindow {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Timings {
     /// Handler entry to final chunk.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_duration: Option<u64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub total_duration: Opt<u64>,
     /// Scheduling and model load.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load_duration: Option<u64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub load_duration: Opt<u64>,
     /// Prompt tokens (the full prompt, cached tokens included).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_eval_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub prompt_eval_count: Opt<u64>,
     /// Time spent on prompt tokens actually processed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_eval_duration: Option<u64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub prompt_eval_duration: Opt<u64>,
     /// Prompt tokens the server served from its cache, where it says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_eval_cached_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub prompt_eval_cached_count: Opt<u64>,
     /// Output tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eval_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub eval_count: Opt<u64>,
     /// Decode time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eval_duration: Option<u64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub eval_duration: Opt<u64>,
     /// `stop`, `length`, `load`, `unload`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done_reason: Option<String>,
@@ -224,13 +225,13 @@ impl Timings {
     /// The record of a reply's usage and `done_reason`.
     pub fn of(usage: &Usage, done_reason: Option<String>) -> Timings {
         Timings {
-            total_duration: usage.total_ns,
-            load_duration: usage.load_ns,
-            prompt_eval_count: usage.prompt_tokens,
-            prompt_eval_duration: usage.prefill_ns,
-            prompt_eval_cached_count: usage.cached_prompt_tokens,
-            eval_count: usage.output_tokens,
-            eval_duration: usage.decode_ns,
+            total_duration: usage.total_ns.into(),
+            load_duration: usage.load_ns.into(),
+            prompt_eval_count: usage.prompt_tokens.into(),
+            prompt_eval_duration: usage.prefill_ns.into(),
+            prompt_eval_cached_count: usage.cached_prompt_tokens.into(),
+            eval_count: usage.output_tokens.into(),
+            eval_duration: usage.decode_ns.into(),
             done_reason,
         }
     }
@@ -325,14 +326,14 @@ pub struct CallRecord {
     /// Model call within the turn (0-based).
     pub step: u32,
     /// Seed sent in `options.seed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<i64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub seed: Opt<i64>,
     /// Request start, milliseconds since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_unix_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub started_unix_ms: Opt<u64>,
     /// Client wall time of the successful (or last) attempt, seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wall_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub wall_s: Opt<f64>,
     /// The server's token counts and durations (Ollama's field names, whatever the API).
     #[serde(default)]
     pub timings: Timings,
@@ -342,8 +343,8 @@ pub struct CallRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempts: Vec<Attempt>,
     /// Request timeout in force, seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub timeout_s: Opt<f64>,
     /// How the reply's tool calls were written (`None`: no tool call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_format: Option<CallFormat>,
@@ -364,18 +365,18 @@ pub struct CallRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<String>,
     /// Time to first byte, seconds (streaming only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttfb_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub ttfb_s: Opt<f64>,
     /// Time to the first chunk carrying content or a tool call, seconds (streaming only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttft_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub ttft_s: Opt<f64>,
     /// The reply's `thinking` field, as the model sent it (never read for calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
     /// The reasoning's share of `eval_count` (Ollama does not split it: estimated by the
     /// reasoning's share of the reply's characters); thinking tokens are output tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Opt::is_none")]
+    pub thinking_tokens: Opt<u64>,
     /// Tool calls of the reply that were not executed (see [`UnexecutedCall`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unexecuted_calls: u32,
@@ -440,23 +441,23 @@ impl CallRecord {
             node,
             turn,
             step,
-            seed: None,
-            started_unix_ms: None,
-            wall_s: None,
+            seed: None.into(),
+            started_unix_ms: None.into(),
+            wall_s: None.into(),
             timings: Timings::default(),
             outcome: CallOutcome::Ok,
             attempts: Vec::new(),
-            timeout_s: None,
+            timeout_s: None.into(),
             call_format: None,
             tool_calls: 0,
             truncated: false,
             context_overflow: false,
             gpu: None,
             predicted: None,
-            ttfb_s: None,
-            ttft_s: None,
+            ttfb_s: None.into(),
+            ttft_s: None.into(),
             thinking: None,
-            thinking_tokens: None,
+            thinking_tokens: None.into(),
             unexecuted_calls: 0,
             unexecuted: Vec::new(),
         }
@@ -474,27 +475,29 @@ impl CallRecord {
             .map(|c| c.name.len() + c.arguments.to_string().len())
             .sum();
         let all = (thinking.len() + message.content.len() + calls) as f64;
-        self.thinking_tokens = self
+        self.thinking_tokens = (self
             .timings
             .eval_count
-            .map(|n| (n as f64 * thinking.len() as f64 / all).round() as u64);
+            .get()
+            .map(|n| (n as f64 * thinking.len() as f64 / all).round() as u64))
+        .into();
         self.thinking = Some(thinking.clone());
     }
 
     /// Input tokens (`prompt_eval_count`), 0 when absent.
     pub fn input_tokens(&self) -> u64 {
-        self.timings.prompt_eval_count.unwrap_or(0)
+        self.timings.prompt_eval_count.get().unwrap_or(0)
     }
 
     /// Output tokens (`eval_count`), 0 when absent.
     pub fn output_tokens(&self) -> u64 {
-        self.timings.eval_count.unwrap_or(0)
+        self.timings.eval_count.get().unwrap_or(0)
     }
 
     /// Latency as metrics.md defines it: client wall time minus `load_duration`, seconds.
     pub fn latency_s(&self) -> Option<f64> {
-        let load = self.timings.load_duration.unwrap_or(0) as f64 / 1e9;
-        self.wall_s.map(|w| (w - load).max(0.0))
+        let load = self.timings.load_duration.get().unwrap_or(0) as f64 / 1e9;
+        self.wall_s.get().map(|w| (w - load).max(0.0))
     }
 
     /// Retries made (attempts beyond the first).
@@ -1052,7 +1055,7 @@ mod tests {
         old.as_object_mut().expect("object").remove("api");
         let back: Record = serde_json::from_str(&old.to_string()).expect("an old line reads");
         assert_eq!(back, line);
-        assert_eq!(c.calls[0].timings.prompt_eval_count, Some(10));
+        assert_eq!(c.calls[0].timings.prompt_eval_count, Some(10).into());
     }
 
     #[test]

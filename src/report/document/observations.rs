@@ -94,9 +94,14 @@ fn gpu_timeline(conversations: &[ConversationRecord], router: &[RouterRecord]) -
     }
     let mut raw: Vec<(u64, f64, Option<f64>, &str)> = calls()
         .filter_map(|(m, x)| {
-            let start = x.started_unix_ms?;
+            let start = x.started_unix_ms.get()?;
             let util = x.gpu.as_ref().and_then(|g| g.util_mean);
-            Some((start, x.wall_s.unwrap_or(0.0).max(0.0), util, m.as_str()))
+            Some((
+                start,
+                x.wall_s.get().unwrap_or(0.0).max(0.0),
+                util,
+                m.as_str(),
+            ))
         })
         .collect();
     raw.sort_by(|a, b| {
@@ -139,7 +144,7 @@ mod tests {
             .map(|t| conversation("m", "T1", t, true, vec![timed_call(10, 5, 1.0)]))
             .collect();
         for (i, c) in recs.iter_mut().enumerate() {
-            c.calls[0].started_unix_ms = Some(1_000 * i as u64);
+            c.calls[0].started_unix_ms = Some(1_000 * i as u64).into();
         }
         assert!(
             gpu_timeline(&recs, &[]).is_empty(),

@@ -16,7 +16,7 @@ use crate::runner::record::{ConversationRecord, Manifest};
 
 fn conv(model: &str, task: &str, cap: u32, passed: bool) -> ConversationRecord {
     let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
-    call.wall_s = Some(1.0);
+    call.wall_s = Some(1.0).into();
     let mut c = crate::analysis::fixtures::conversation(model, task, 0, passed, vec![call]);
     c.call_cap = cap;
     c
