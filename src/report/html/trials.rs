@@ -174,6 +174,14 @@ struct Entry {
     line: LineRef,
 }
 
+/// A placed trial on its way into the index: (configuration, task, model) indexes and trial.
+struct Row {
+    place: (u32, u32, u32, u32),
+    line: LineRef,
+    outcome: Outcome,
+    failure_mode: Option<FailureMode>,
+}
+
 /// Every trial of a run, gathered one record at a time as the records are read (before the
 /// summary exists): what the grid needs of each, and its details line set aside on disk.
 #[derive(Debug)]
@@ -312,18 +320,31 @@ impl TrialSet {
                 .filter_map(|(e, config)| Some(((*config)?, e)))
         };
         let layout = Layout::of(summary, &names, placed());
-        let mut rows: Vec<(u32, u32, u32, u32, &Entry)> = placed()
-            .filter_map(|(config, e)| {
-                let (ci, ti) = *layout.task_at.get(&(config, e.trial.task))?;
+        // The rows take the entries' place (a collect from a vector's own iterator into smaller
+        // items reuses its buffer), as the index rows then take the rows': at a large run's size a
+        // second copy of each was its report's peak.
+        let mut rows: Vec<Row> = entries
+            .into_iter()
+            .zip(configs)
+            .filter_map(|(e, config)| {
+                let (ci, ti) = *layout.task_at.get(&(config?, e.trial.task))?;
                 let mi = *layout.model_at.get(&e.trial.model)?;
-                Some((ci, ti, mi, e.trial.trial, e))
+                Some(Row {
+                    place: (ci, ti, mi, e.trial.trial),
+                    line: e.line,
+                    outcome: e.outcome,
+                    failure_mode: e.failure_mode,
+                })
             })
             .collect();
-        rows.sort_unstable_by_key(|r| (r.0, r.1, r.2, r.3, r.4.line));
-        let lines = rows.iter().map(|r| r.4.line).collect();
+        rows.sort_unstable_by_key(|r| (r.place, r.line));
+        let lines = rows.iter().map(|r| r.line).collect();
         let trials = (0..)
-            .zip(&rows)
-            .map(|(n, &(ci, ti, mi, trial, e))| (ci, ti, mi, trial, e.outcome, e.failure_mode, n))
+            .zip(rows)
+            .map(|(n, r)| {
+                let (ci, ti, mi, trial) = r.place;
+                (ci, ti, mi, trial, r.outcome, r.failure_mode, n)
+            })
             .collect();
         let configs = layout
             .configs
