@@ -1101,7 +1101,7 @@ async fn the_warm_up_sends_the_runs_think() {
             .await
             .expect("warm-up");
         let call = info.warmup.expect("warm-up call");
-        reasons.push(call.timings.done_reason);
+        reasons.push(call.timings.done_reason.map(String::from));
     }
     assert_eq!(
         reasons,

@@ -200,18 +200,16 @@ fn strip_router(r: &mut RouterRecord) {
 /// no retry, no failure and no time the call's own figures do not (most calls have just it).
 fn strip_call(call: &mut CallRecord) {
     call.timings.done_reason = None;
-    if let [only] = call.attempts.as_slice()
+    if let [only] = &*call.attempts
         && only.outcome == CallOutcome::Ok
     {
-        call.attempts = Vec::new();
+        call.attempts = Box::default();
     }
-    call.attempts.shrink_to_fit();
     for a in &mut call.attempts {
         a.error = None;
     }
-    call.unexecuted.shrink_to_fit();
     if let Some(t) = call.thinking.as_mut() {
-        *t = String::new();
+        *t = Box::default();
     }
 }
 
@@ -370,7 +368,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut x = call(10, 1);
         x.timings.done_reason = Some("stop".into());
-        x.attempts = vec![
+        x.attempts = Box::new([
             Attempt {
                 outcome: CallOutcome::Transport,
                 status: Some(503),
@@ -383,15 +381,15 @@ mod tests {
                 error: None,
                 elapsed_ms: 9.0,
             },
-        ];
+        ]);
         let lone = |outcome| {
             let mut y = call(10, 1);
-            y.attempts = vec![Attempt {
+            y.attempts = Box::new([Attempt {
                 outcome,
                 status: Some(200),
                 error: None,
                 elapsed_ms: 9.0,
-            }];
+            }]);
             y
         };
         let (ok, lost) = (lone(CallOutcome::Ok), lone(CallOutcome::Transport));
@@ -480,7 +478,7 @@ mod tests {
                 let mut r =
                     crate::analysis::fixtures::router_record("m", i as u32, false, predicted);
                 r.raw = "b, I think".into();
-                r.call.predicted = r.predicted.clone();
+                r.call.predicted = r.predicted.clone().map(Into::into);
                 let line = serde_json::to_string(&Record::Router(Box::new(r))).unwrap();
                 format!("{line}\n")
             })

@@ -1071,15 +1071,15 @@ mod tests {
     fn router_calls_are_counted_apart_and_failed_attempts_cost_time() {
         let mut router = timed_call(100, 1, 0.2);
         router.node = Node::Router;
-        router.attempts = vec![
+        router.attempts = Box::new([
             attempt(CallOutcome::Transport, 300.0),
             attempt(CallOutcome::Ok, 200.0),
-        ];
+        ]);
         let mut agent = timed_call(10, 1, 1.0);
-        agent.attempts = vec![
+        agent.attempts = Box::new([
             attempt(CallOutcome::Transport, 500.0),
             attempt(CallOutcome::Ok, 1000.0),
-        ];
+        ]);
         let mut passed = conversation("m", "T1", 0, true, vec![router, agent]);
         passed.router_in_front = true;
         let mut cut = conversation("m", "T1", 1, false, vec![timed_call(10, 1, 2.0)]);

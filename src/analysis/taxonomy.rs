@@ -167,7 +167,7 @@ mod tests {
         };
         let mut a = call(10, 1);
         a.truncated = true;
-        a.attempts = vec![attempt(CallOutcome::Transport), attempt(CallOutcome::Ok)];
+        a.attempts = Box::new([attempt(CallOutcome::Transport), attempt(CallOutcome::Ok)]);
         let mut b = call(10, 1);
         b.outcome = CallOutcome::Protocol;
         b.truncated = true; // not counted: the flag rides on ok calls only

@@ -139,7 +139,7 @@ fn call_record(span: &RefSpan, node: Node) -> CallRecord {
     };
     call.call_format = format_of(span.call_format.as_deref());
     call.tool_calls = span.tool_calls.unwrap_or(0);
-    call.predicted = span.predicted.clone();
+    call.predicted = span.predicted.clone().map(Into::into);
     call
 }
 

@@ -362,7 +362,7 @@ mod tests {
             ..Verdict::default()
         };
         let mut first = call(Node::Orchestrator, 1000, 50, Some(2.0), 500_000_000);
-        first.attempts = vec![
+        first.attempts = Box::new([
             Attempt {
                 outcome: CallOutcome::Transport,
                 status: Some(503),
@@ -375,7 +375,7 @@ mod tests {
                 error: None,
                 elapsed_ms: 2000.0,
             },
-        ];
+        ]);
         first.gpu = Some(Box::new(GpuWindow {
             samples: 3,
             energy_j: Some(12.5),
@@ -397,7 +397,7 @@ mod tests {
             error: Some("reset".into()),
             elapsed_ms: 1.0,
         };
-        router.attempts = vec![
+        router.attempts = Box::new([
             lost.clone(),
             lost,
             Attempt {
@@ -406,7 +406,7 @@ mod tests {
                 error: None,
                 elapsed_ms: 100.0,
             },
-        ];
+        ]);
         router.truncated = true;
         failed.calls = vec![router, first, second];
         failed.router_in_front = true;

@@ -72,7 +72,7 @@ impl Player<'_> {
         record.started_unix_ms = Some(result.started_unix_ms).into();
         record.wall_s = Some(result.wall_s).into();
         record.outcome = result.outcome;
-        record.attempts = result.attempts;
+        record.attempts = result.attempts.into();
         record.timeout_s = Some(self.settings.timeout_s).into();
         record.ttfb_s = result.ttfb_s.into();
         record.ttft_s = result.first_token_s.into();
@@ -136,7 +136,7 @@ impl Player<'_> {
             .map(|r| r.message.content.clone())
             .unwrap_or_default();
         let predicted = router.parse_label(&reply);
-        called.record.predicted = predicted.clone();
+        called.record.predicted = predicted.clone().map(Into::into);
         (called.record, predicted, reply)
     }
 

@@ -271,7 +271,7 @@ pub async fn warm_up(
     call.wall_s = Some(result.wall_s).into();
     call.started_unix_ms = Some(result.started_unix_ms).into();
     call.outcome = result.outcome;
-    call.attempts = result.attempts.clone();
+    call.attempts = result.attempts.clone().into();
     if let Some(r) = &result.reply {
         call.timings = Timings::of(&r.usage, r.done_reason.clone());
     }

@@ -218,7 +218,7 @@ pub struct Timings {
     pub eval_duration: Opt<u64>,
     /// `stop`, `length`, `load`, `unload`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub done_reason: Option<String>,
+    pub done_reason: Option<Box<str>>,
 }
 
 impl Timings {
@@ -232,7 +232,7 @@ impl Timings {
             prompt_eval_cached_count: usage.cached_prompt_tokens.into(),
             eval_count: usage.output_tokens.into(),
             eval_duration: usage.decode_ns.into(),
-            done_reason,
+            done_reason: done_reason.map(Into::into),
         }
     }
 }
@@ -340,8 +340,8 @@ pub struct CallRecord {
     /// Bucket of the call (the last attempt's).
     pub outcome: CallOutcome,
     /// Every attempt, failed ones first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attempts: Vec<Attempt>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub attempts: Box<[Attempt]>,
     /// Request timeout in force, seconds.
     #[serde(default, skip_serializing_if = "Opt::is_none")]
     pub timeout_s: Opt<f64>,
@@ -363,7 +363,7 @@ pub struct CallRecord {
     pub gpu: Option<Box<GpuWindow>>,
     /// Router only: the predicted label (`None`: unparseable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub predicted: Option<String>,
+    pub predicted: Option<Box<str>>,
     /// Time to first byte, seconds (streaming only).
     #[serde(default, skip_serializing_if = "Opt::is_none")]
     pub ttfb_s: Opt<f64>,
@@ -372,7 +372,7 @@ pub struct CallRecord {
     pub ttft_s: Opt<f64>,
     /// The reply's `thinking` field, as the model sent it (never read for calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking: Option<String>,
+    pub thinking: Option<Box<str>>,
     /// The reasoning's share of `eval_count` (Ollama does not split it: estimated by the
     /// reasoning's share of the reply's characters); thinking tokens are output tokens.
     #[serde(default, skip_serializing_if = "Opt::is_none")]
@@ -381,8 +381,8 @@ pub struct CallRecord {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unexecuted_calls: u32,
     /// The first [`UNEXECUTED_KEPT`] of those calls, as written.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unexecuted: Vec<UnexecutedCall>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub unexecuted: Box<[UnexecutedCall]>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -446,7 +446,7 @@ impl CallRecord {
             wall_s: None.into(),
             timings: Timings::default(),
             outcome: CallOutcome::Ok,
-            attempts: Vec::new(),
+            attempts: Box::default(),
             timeout_s: None.into(),
             call_format: None,
             tool_calls: 0,
@@ -459,7 +459,7 @@ impl CallRecord {
             thinking: None,
             thinking_tokens: None.into(),
             unexecuted_calls: 0,
-            unexecuted: Vec::new(),
+            unexecuted: Box::default(),
         }
     }
 
@@ -481,7 +481,7 @@ impl CallRecord {
             .get()
             .map(|n| (n as f64 * thinking.len() as f64 / all).round() as u64))
         .into();
-        self.thinking = Some(thinking.clone());
+        self.thinking = Some(thinking.clone().into());
     }
 
     /// Input tokens (`prompt_eval_count`), 0 when absent.

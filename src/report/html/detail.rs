@@ -262,7 +262,7 @@ fn call_detail(c: &CallRecord, thinking: bool) -> CallDetail<'_> {
         ttft_s: c.ttft_s.get().map(rounded),
         gpu: c.gpu.as_deref(),
         thinking: c.thinking.as_deref().filter(|t| thinking && !t.is_empty()),
-        attempts: retried.then_some(c.attempts.as_slice()),
+        attempts: retried.then_some(&c.attempts),
         truncated: c.truncated.then_some(true),
         context_overflow: c.context_overflow.then_some(true),
     }
