@@ -3,21 +3,22 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// `t` as `YYYY-MM-DDTHH:MM:SSZ`, or with nine fractional digits when `nanos`.
+/// `t` as `YYYY-MM-DDTHH:MM:SSZ`; when `nanos`, with the fraction of a second as Go's
+/// `time.RFC3339Nano` writes it (and so Ollama's JSON times): up to nine digits, trailing zeros
+/// dropped, and no fraction at all on a whole second.
 pub fn rfc3339(t: SystemTime, nanos: bool) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs();
     let (y, m, day) = civil_from_days((secs / 86_400) as i64);
     let rem = secs % 86_400;
     let (hh, mm, ss) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    if nanos {
-        format!(
-            "{y:04}-{m:02}-{day:02}T{hh:02}:{mm:02}:{ss:02}.{:09}Z",
-            d.subsec_nanos()
-        )
+    let fraction = if nanos && d.subsec_nanos() > 0 {
+        let digits = format!(".{:09}", d.subsec_nanos());
+        digits.trim_end_matches('0').to_string()
     } else {
-        format!("{y:04}-{m:02}-{day:02}T{hh:02}:{mm:02}:{ss:02}Z")
-    }
+        String::new()
+    };
+    format!("{y:04}-{m:02}-{day:02}T{hh:02}:{mm:02}:{ss:02}{fraction}Z")
 }
 
 /// The current time, to the second.
@@ -57,6 +58,17 @@ mod tests {
         assert_eq!(rfc3339(t, false), "2026-11-30T02:43:10Z");
         assert_eq!(rfc3339(t, true), "2026-11-30T02:43:10.000000005Z");
         let leap = UNIX_EPOCH + Duration::from_secs(1_709_210_096);
-        assert_eq!(rfc3339(leap, true), "2024-02-29T12:34:56.000000000Z");
+        assert_eq!(rfc3339(leap, false), "2024-02-29T12:34:56Z");
+    }
+
+    #[test]
+    fn nanoseconds_are_written_as_go_writes_rfc3339_nano() {
+        // Go: time.Unix(s, ns).UTC().Format(time.RFC3339Nano), as encoding/json writes a time.
+        let at = |ns: u32| rfc3339(UNIX_EPOCH + Duration::new(1_709_210_096, ns), true);
+        assert_eq!(at(0), "2024-02-29T12:34:56Z");
+        assert_eq!(at(120_000_000), "2024-02-29T12:34:56.12Z");
+        assert_eq!(at(499_127_000), "2024-02-29T12:34:56.499127Z");
+        assert_eq!(at(999_999_999), "2024-02-29T12:34:56.999999999Z");
+        assert_eq!(at(10), "2024-02-29T12:34:56.00000001Z");
     }
 }
