@@ -245,7 +245,8 @@ fn native_calls(calls: &Value) -> Result<Vec<Value>, String> {
         .collect()
 }
 
-/// One part of an array content: a text, or an image as a base64 data URL.
+/// One part of an array content: a text, an image as a base64 data URL, or audio as base64 data
+/// (which Ollama hands the model as an image).
 fn content_part(role: &str, part: &Value) -> Result<Value, String> {
     let invalid = || "invalid message format".to_string();
     match part.get("type").and_then(Value::as_str) {
@@ -264,6 +265,22 @@ fn content_part(role: &str, part: &Value) -> Result<Value, String> {
                 .ok_or_else(invalid)?;
             Ok(json!({ "role": role, "content": "", "images": [image_data(url)?] }))
         }
+        Some("input_audio") => {
+            let audio = part
+                .get("input_audio")
+                .filter(|a| a.is_object())
+                .ok_or("invalid input_audio format")?;
+            let data = audio
+                .get("data")
+                .and_then(Value::as_str)
+                .ok_or("invalid input_audio format: missing data")?;
+            if let Some(at) = base64_error_at(data.as_bytes()) {
+                return Err(format!(
+                    "invalid input_audio base64 data: illegal base64 data at input byte {at}"
+                ));
+            }
+            Ok(json!({ "role": role, "content": "", "images": [data] }))
+        }
         _ => Err(invalid()),
     }
 }
@@ -281,13 +298,57 @@ fn image_data(url: &str) -> Result<String, String> {
         .find_map(|t| url.strip_prefix(&format!("data:image/{t};base64,")))
         .or_else(|| url.strip_prefix("data:;base64,"));
     match data {
-        Some(d) if !d.is_empty() && d.bytes().all(is_base64) => Ok(d.to_string()),
+        Some(d) if base64_error_at(d.as_bytes()).is_none() => Ok(d.to_string()),
         _ => Err("invalid image input".to_string()),
     }
 }
 
-fn is_base64(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
+/// Where Go's `base64.StdEncoding.DecodeString` refuses `src` (the byte offset its
+/// `CorruptInputError` names), or `None` where it decodes: padded standard base64 read four
+/// characters at a time, line breaks skipped, nothing after the padding.
+fn base64_error_at(src: &[u8]) -> Option<usize> {
+    let is_break = |c: u8| c == b'\n' || c == b'\r';
+    let skip_breaks = |mut at: usize| {
+        while at < src.len() && is_break(src[at]) {
+            at += 1;
+        }
+        at
+    };
+    let mut si = 0;
+    loop {
+        let mut j = 0;
+        while j < 4 {
+            if si == src.len() {
+                // A quantum cut short (padding is required): its start, breaks not counted.
+                return (j > 0).then(|| si - j);
+            }
+            let c = src[si];
+            si += 1;
+            if c.is_ascii_alphanumeric() || c == b'+' || c == b'/' {
+                j += 1;
+                continue;
+            }
+            if is_break(c) {
+                continue;
+            }
+            if c != b'=' || j < 2 {
+                return Some(si - 1);
+            }
+            if j == 2 {
+                // "==" is expected, the first "=" is already read.
+                si = skip_breaks(si);
+                if si == src.len() {
+                    return Some(src.len());
+                }
+                if src[si] != b'=' {
+                    return Some(si - 1);
+                }
+                si += 1;
+            }
+            si = skip_breaks(si);
+            return (si < src.len()).then_some(si);
+        }
+    }
 }
 
 /// The native options: `stop`, `max_tokens` as `num_predict`, the sampling settings, and
@@ -421,5 +482,62 @@ mod tests {
         assert!(native(hot).is_err_and(|e| e.contains("ChatCompletionRequest.temperature")));
         let effort = json!({"model": "m", "reasoning_effort": "xhigh", "messages": [{"role": "user", "content": "x"}]});
         assert_eq!(native(effort).expect("ok")["think"], json!("max"));
+    }
+
+    #[test]
+    fn audio_and_images_are_base64_as_go_decodes_it() {
+        let part = |p: Value| {
+            native(json!({"model": "m", "messages": [{"role": "user", "content": [p]}]}))
+        };
+        let audio = |a: Value| part(json!({"type": "input_audio", "input_audio": a}));
+        let heard = audio(json!({"data": "UklGRg==", "format": "wav"})).expect("accepted");
+        assert_eq!(heard["messages"][0]["images"], json!(["UklGRg=="]));
+        assert_eq!(
+            audio(json!("UklGRg==")).err().as_deref(),
+            Some("invalid input_audio format")
+        );
+        assert_eq!(
+            audio(json!({"format": "wav"})).err().as_deref(),
+            Some("invalid input_audio format: missing data")
+        );
+        assert_eq!(
+            audio(json!({"data": "UklGR"})).err().as_deref(),
+            Some("invalid input_audio base64 data: illegal base64 data at input byte 4")
+        );
+        let image = |url: &str| part(json!({"type": "image_url", "image_url": {"url": url}}));
+        assert!(
+            image("data:image/png;base64,").is_ok(),
+            "Go decodes no data"
+        );
+        assert!(image("data:image/png;base64,iVBO\r\nRw==").is_ok());
+        assert_eq!(
+            image("data:image/png;base64,iVB").err().as_deref(),
+            Some("invalid image input")
+        );
+    }
+
+    #[test]
+    fn base64_is_refused_where_go_refuses_it() {
+        // (input, offset of Go's CorruptInputError), from encoding/base64's decodeQuantum.
+        for (text, want) in [
+            ("", None),
+            ("QUJD", None),
+            ("QUI=", None),
+            ("QQ==", None),
+            ("QQ==\n", None),
+            ("QU\nJD", None),
+            ("Q", Some(0)),
+            ("QUJDQ", Some(4)),
+            ("QU\nJ", Some(1)),
+            ("QUJ*", Some(3)),
+            ("Q===", Some(1)),
+            ("=QUJ", Some(0)),
+            ("QQ=", Some(3)),
+            ("QQ=A", Some(2)),
+            ("QUI=QUJD", Some(4)),
+            ("QQ==x", Some(4)),
+        ] {
+            assert_eq!(base64_error_at(text.as_bytes()), want, "{text:?}");
+        }
     }
 }
