@@ -68,6 +68,10 @@ PY
 }
 
 echo "load: $(uptime)"
+# A process's peak RSS counts the pages of the process it was forked from until its exec, so no
+# command measured this way reads below the measuring interpreter's own size: said once.
+read -r _ floor < <(measure /bin/true)
+echo "peak RSS floor of this measurement (/bin/true): $(echo "scale=1; $floor / 1024" | bc) MiB"
 printf "%-4s  %-8s  %10s  %14s\n" pair analysis "CPU (s)" "peak RSS (MiB)"
 : >"$work/passk.txt"; : >"$work/python.txt"
 for i in $(seq 1 "$pairs"); do
