@@ -890,12 +890,12 @@ fn played_on<'a>(
 /// Every trial with the server and concurrency it was played with ([`played_on`]).
 fn played_trials<'a>(
     manifest: &'a Manifest,
-    convs: &[&'a ConversationRecord],
-    routs: &[&'a RouterRecord],
+    convs: &'a [&'a ConversationRecord],
+    routs: &'a [&'a RouterRecord],
 ) -> Vec<PlayedTrial<'a>> {
     let conversations = convs.iter().map(|c| PlayedTrial {
-        host: played_host(manifest, &c.host),
-        parallel: c.parallel.unwrap_or(1),
+        host: "",
+        parallel: 1,
         model: &c.model,
         conversation: true,
         passed: c.outcome.is_graded().then_some(c.verdict.passed),
@@ -903,15 +903,24 @@ fn played_trials<'a>(
         router_calls: c.router_calls().collect(),
     });
     let router = routs.iter().map(|r| PlayedTrial {
-        host: played_host(manifest, &r.host),
-        parallel: r.parallel.unwrap_or(1),
+        host: "",
+        parallel: 1,
         model: &r.model,
         conversation: false,
         passed: r.outcome.is_graded().then_some(r.correct),
         calls: vec![],
         router_calls: vec![&r.call],
     });
-    conversations.chain(router).collect()
+    // Where each was played is `played_on`'s, trial for trial in the same order.
+    conversations
+        .chain(router)
+        .zip(played_on(manifest, convs, routs))
+        .map(|(trial, (host, parallel))| PlayedTrial {
+            host,
+            parallel,
+            ..trial
+        })
+        .collect()
 }
 
 /// Computes the whole summary of a run. Records are sorted first, so their order in the files
