@@ -1039,6 +1039,27 @@ async fn version_root_cors_hosts_ps_and_show_answer_as_ollama_does() {
         names,
         ["thinking:latest", "text-calls:latest", "oracle:latest"]
     );
+    // `GetModelInfo` lists a GGUF model's tensors either way; `getModelData` empties an array of
+    // more than five values in `model_info` unless `verbose`.
+    let tokens = |body: &Value| {
+        body["model_info"]["tokenizer.ggml.tokens"]
+            .as_array()
+            .map(Vec::len)
+    };
+    let (_, brief) = post(&h, "/api/show", r#"{"model":"oracle"}"#).await;
+    let (_, verbose) = post(&h, "/api/show", r#"{"model":"oracle","verbose":true}"#).await;
+    assert_eq!((tokens(&brief), tokens(&verbose)), (Some(0), Some(8)));
+    for shown in [&brief, &verbose] {
+        let first = &shown["tensors"][0];
+        assert_eq!(
+            (&first["name"], &first["type"], &first["shape"]),
+            (
+                &json!("token_embd.weight"),
+                &json!("F16"),
+                &json!([2048, 8])
+            )
+        );
+    }
     // `ShowHandler` names a missing model as `DisplayShortest` reads it.
     let (status, body) = post(&h, "/api/show", r#"{"model":"qwen9"}"#).await;
     assert_eq!(

@@ -281,6 +281,27 @@ pub struct ShowResponse {
     /// Last modification time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_at: Option<String>,
+    /// The weights' tensors (a GGUF model lists them whether or not `verbose` was asked).
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub tensors: Vec<Tensor>,
+}
+
+/// One tensor of a model's weights, as `/api/show` lists it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tensor {
+    /// GGUF name (`token_embd.weight`).
+    #[serde(default)]
+    pub name: String,
+    /// GGML type (`F16`, `Q4_K`).
+    #[serde(default, rename = "type")]
+    pub kind: String,
+    /// Dimensions.
+    #[serde(default)]
+    pub shape: Vec<u64>,
 }
 
 impl ShowResponse {

@@ -9,7 +9,7 @@ use super::{INVALID_MODEL_NAME, State, error, not_found, to_json};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
     ChatRequest, LocalModel, ModelDetails, PsResponse, PullProgress, PullRequest, RunningModel,
-    ShowRequest, ShowResponse, TagsResponse,
+    ShowRequest, ShowResponse, TagsResponse, Tensor,
 };
 use crate::wire::duration::KeepAlive;
 use crate::wire::name::ModelName;
@@ -269,6 +269,13 @@ pub(crate) fn show(state: &State, body: &[u8]) -> Response {
         "stub.context_length".to_string(),
         json!(STUB_CONTEXT_LENGTH),
     );
+    // `getModelData`: an array of more than five values is shown empty unless `verbose`.
+    let tokens = if req.verbose {
+        json!(STUB_VOCABULARY)
+    } else {
+        json!([])
+    };
+    model_info.insert("tokenizer.ggml.tokens".to_string(), tokens);
     // `GetModelInfo`: every parameter as `%-*s %#v` with a 30-wide key, and the Modelfile behind
     // its header.
     let parameters = format!("{:<30} {}", "temperature", 0);
@@ -291,7 +298,36 @@ pub(crate) fn show(state: &State, body: &[u8]) -> Response {
         model_info,
         capabilities: spec.capabilities.clone(),
         modified_at: Some(rfc3339(state.started, true)),
+        tensors: stub_tensors(),
     })
+}
+
+/// The stub's vocabulary as `model_info["tokenizer.ggml.tokens"]` shows it (the stub counts a
+/// token as four bytes of text, so these are names only).
+const STUB_VOCABULARY: [&str; 8] = [
+    "<unk>",
+    "<s>",
+    "</s>",
+    "<tool_call>",
+    "</tool_call>",
+    " a",
+    " the",
+    ".",
+];
+
+/// The tensors `/api/show` lists for a stub model, as `GetModelInfo` lists a GGUF model's
+/// (`verbose` or not): the embedding, one block's attention and the output norm, in F16.
+fn stub_tensors() -> Vec<Tensor> {
+    let tensor = |name: &str, shape: &[u64]| Tensor {
+        name: name.to_string(),
+        kind: if shape.len() == 1 { "F32" } else { "F16" }.to_string(),
+        shape: shape.to_vec(),
+    };
+    vec![
+        tensor("token_embd.weight", &[2048, STUB_VOCABULARY.len() as u64]),
+        tensor("blk.0.attn_q.weight", &[2048, 2048]),
+        tensor("output_norm.weight", &[2048]),
+    ]
 }
 
 /// `/api/pull`: progress lines ending in `success` for a model the stub serves.
