@@ -155,8 +155,10 @@ fn generate(
     let report = Report::of_run(&run, &summary, reading_notes(&run));
     let md_path = out_dir.join(REPORT_MD);
 
+    // Written once, for report.md, the page and --export-markdown alike.
+    let markdown_text = document::markdown(&report);
     let markdown =
-        |r: &Report| -> Result<Vec<u8>, ReportError> { Ok(document::markdown(r).into_bytes()) };
+        |_: &Report| -> Result<Vec<u8>, ReportError> { Ok(markdown_text.clone().into_bytes()) };
     let json = |r: &Report| JsonExporter.render(r.summary);
     // Streamed to its file a row at a time (its size grows with the records).
     let csv = ConversationsCsv;
@@ -178,7 +180,7 @@ fn generate(
     let html = write_report_page(
         &out_dir,
         &report,
-        (&document::markdown(&report), &charts),
+        (&markdown_text, &charts),
         trials.finish(&summary)?,
         page.inline_transcripts_mib << 20,
     )?;
