@@ -13,6 +13,7 @@
 //!   call cap = the highest `step` + 1 seen in the file.
 
 use super::RecordsError;
+use crate::runner::optional::Opt;
 use crate::runner::record::{
     CallRecord, ConversationRecord, Manifest, Mode, ModelInfo, Node, Outcome, RouterRecord,
     SCHEMA_VERSION, Status,
@@ -132,7 +133,7 @@ fn call_record(span: &RefSpan, node: Node) -> CallRecord {
         load_duration: ns(span.load_s).into(),
         prompt_eval_count: span.input_tokens.into(),
         prompt_eval_duration: ns(span.prompt_eval_s).into(),
-        prompt_eval_cached_count: None.into(),
+        prompt_eval_cached_count: Opt::NONE,
         eval_count: span.output_tokens.into(),
         eval_duration: ns(span.eval_s).into(),
         done_reason: None,

@@ -441,23 +441,23 @@ impl CallRecord {
             node,
             turn,
             step,
-            seed: None.into(),
-            started_unix_ms: None.into(),
-            wall_s: None.into(),
+            seed: Opt::NONE,
+            started_unix_ms: Opt::NONE,
+            wall_s: Opt::NONE,
             timings: Timings::default(),
             outcome: CallOutcome::Ok,
             attempts: Box::default(),
-            timeout_s: None.into(),
+            timeout_s: Opt::NONE,
             call_format: None,
             tool_calls: 0,
             truncated: false,
             context_overflow: false,
             gpu: None,
             predicted: None,
-            ttfb_s: None.into(),
-            ttft_s: None.into(),
+            ttfb_s: Opt::NONE,
+            ttft_s: Opt::NONE,
             thinking: None,
-            thinking_tokens: None.into(),
+            thinking_tokens: Opt::NONE,
             unexecuted_calls: 0,
             unexecuted: Box::default(),
         }
@@ -475,12 +475,8 @@ impl CallRecord {
             .map(|c| c.name.len() + c.arguments.to_string().len())
             .sum();
         let all = (thinking.len() + message.content.len() + calls) as f64;
-        self.thinking_tokens = (self
-            .timings
-            .eval_count
-            .get()
-            .map(|n| (n as f64 * thinking.len() as f64 / all).round() as u64))
-        .into();
+        let share = |n: u64| (n as f64 * thinking.len() as f64 / all).round() as u64;
+        self.thinking_tokens = self.timings.eval_count.get().map(share).into();
         self.thinking = Some(thinking.clone().into());
     }
 
