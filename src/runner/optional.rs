@@ -111,7 +111,7 @@ impl<'de, T: Sentinel + Deserialize<'de>> Deserialize<'de> for Opt<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Option::<T>::deserialize(d)? {
             Some(v) if v.is_absent() => Err(serde::de::Error::custom(format_args!(
-                "{v:?} is past the range of a recorded figure"
+                "{v:?} is out of range for a recorded figure (it stands for an absent one)"
             ))),
             v => Ok(Opt::from(v)),
         }
