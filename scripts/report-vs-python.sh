@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CPU and peak memory of `passk report` against the reference's Python analysis on the same
 # records: the reference's run 2, imported once, then each analysis run in turn (passk, Python,
-# passk, ...) so that both see the same load. Prints one line per run and the medians.
+# passk, ...) so that both see the same load. Prints one line per run and the medians, then each
+# command's own peak RSS by GNU time where /usr/bin/time is GNU's.
 #
 # Usage: scripts/report-vs-python.sh [--pairs N] [--reference-repo DIR]
 #   --pairs           alternating pairs (default 7, at least 5)
@@ -94,4 +95,15 @@ if [ -n "$python_dir" ]; then
   y_rss=$(cut -d' ' -f2 "$work/python.txt" | median)
   echo "median python: ${y_cpu} s CPU, $(echo "scale=1; $y_rss / 1024" | bc) MiB"
   echo "passk uses $(echo "scale=1; $y_cpu / $p_cpu" | bc)x less CPU (target: at least 100x)"
+fi
+
+# GNU time, forked from this small shell rather than from the interpreter, reads each command's
+# own peak (its CPU is 10 ms coarse, so only the memory is taken from it): once each, when present.
+if [ -x /usr/bin/time ] && /usr/bin/time -f %M true >/dev/null 2>&1; then
+  own_peak() { /usr/bin/time -f %M -o "$work/peak" "$@" >/dev/null 2>&1 && tail -1 "$work/peak"; }
+  echo "peak RSS by GNU time: passk $(echo "scale=1; $(own_peak "$passk" report "$work/run2") / 1024" | bc) MiB"
+  if [ -n "$python_dir" ]; then
+    peak=$(cd "$work/python" && EVAL_RESULTS=results-run2 own_peak "$python" analyze.py)
+    echo "peak RSS by GNU time: python $(echo "scale=1; $peak / 1024" | bc) MiB"
+  fi
 fi
