@@ -7,7 +7,8 @@
 //! loaded meanwhile gets its runner at once, one for a cold model has it loaded first, and nothing
 //! behind it is scheduled until that load ends, so models load one at a time and a second cold
 //! model's wait includes the first one's load. A request for the model being loaded waits in the
-//! queue too, as in Ollama while `llama.Load` runs, before `load` puts the runner in `s.loaded`.
+//! queue too: Ollama's `load` puts the runner in `s.loaded` once `llama.Load` returns, and
+//! `llamaServerRunner.Load` (`llm/llama_server.go`) waits for llama-server to answer first.
 //! Each loaded model then serves `num_parallel` requests at once (default 1,
 //! `OLLAMA_NUM_PARALLEL`) and further requests wait for a slot without limit (the runner's
 //! semaphore, `llm/llama_server.go`, `sem.Acquire` in `Chat`/`Completion`).
