@@ -424,8 +424,15 @@ pub fn order_models(
     let rule = if by_size {
         let mut pairs: Vec<(f64, String)> = sizes.into_iter().flatten().zip(models).collect();
         pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // A sort keeps the manifest order of equal sizes: the pair is then ordered by the
+        // manifest, not by size, and the rule says so.
+        let tied = pairs.len() >= 2 && pairs[0].0 == pairs[1].0;
         models = pairs.into_iter().map(|p| p.1).collect();
-        "first two models by parameter size"
+        if tied {
+            "first two models by parameter size, equal sizes in manifest order"
+        } else {
+            "first two models by parameter size"
+        }
     } else {
         "first two models in manifest order"
     };
@@ -1041,6 +1048,30 @@ mod tests {
         assert_eq!(s.reference_model.as_deref(), Some("m:3b"));
         assert!(s.groups["store"].ladder.contains_key("m:14b"));
         assert_eq!(reference_model(&["a".into(), "b".into()], None), None);
+    }
+
+    #[test]
+    fn equal_parameter_sizes_pair_in_manifest_order_and_the_rule_says_so() {
+        let info = |name: &str, size: &str| crate::runner::record::ModelInfo {
+            name: name.into(),
+            parameter_size: Some(size.into()),
+            ..Default::default()
+        };
+        let present: BTreeSet<String> = ["b", "a", "c"].map(String::from).into();
+        let mut manifest = Manifest {
+            models: vec![info("b", "1B"), info("a", "1B"), info("c", "0.5B")],
+            ..Manifest::default()
+        };
+        let (models, pair) = order_models(&manifest, &present);
+        assert_eq!(models, ["c", "b", "a"]);
+        assert_eq!(pair.unwrap().rule, "first two models by parameter size");
+        manifest.models[2] = info("c", "1B");
+        let (models, pair) = order_models(&manifest, &present);
+        assert_eq!(models, ["b", "a", "c"]);
+        assert_eq!(
+            pair.unwrap().rule,
+            "first two models by parameter size, equal sizes in manifest order"
+        );
     }
 
     #[test]
