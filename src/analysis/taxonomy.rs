@@ -57,19 +57,25 @@ impl OutcomeCounts {
     /// The denominator note printed beside every rate: `n = 118 of 120; 2 transport`
     /// (just `n = 120` when nothing was excluded).
     pub fn denominator_note(&self) -> String {
+        self.denominator_note_with(|n| n.to_string())
+    }
+
+    /// [`OutcomeCounts::denominator_note`] with each count written by `count` (the report's
+    /// thousands separators: `n = 12,000`).
+    pub fn denominator_note_with(&self, count: impl Fn(usize) -> String) -> String {
         let mut s = if self.graded == self.total {
-            format!("n = {}", self.graded)
+            format!("n = {}", count(self.graded))
         } else {
-            format!("n = {} of {}", self.graded, self.total)
+            format!("n = {} of {}", count(self.graded), count(self.total))
         };
-        if self.transport_fail > 0 {
-            s.push_str(&format!("; {} transport", self.transport_fail));
-        }
-        if self.protocol_fail > 0 {
-            s.push_str(&format!("; {} protocol", self.protocol_fail));
-        }
-        if self.tool_server_fail > 0 {
-            s.push_str(&format!("; {} tool server", self.tool_server_fail));
+        for (n, what) in [
+            (self.transport_fail, "transport"),
+            (self.protocol_fail, "protocol"),
+            (self.tool_server_fail, "tool server"),
+        ] {
+            if n > 0 {
+                s.push_str(&format!("; {} {what}", count(n)));
+            }
         }
         s
     }

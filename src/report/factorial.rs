@@ -4,7 +4,7 @@
 //! effects").
 
 use super::document::{ci_points, points};
-use super::number::{NOT_AVAILABLE, percent, percent_with_n};
+use super::number::{NOT_AVAILABLE, denominator, percent, percent_with_n};
 use super::table::MarkdownTable;
 use crate::analysis::Summary;
 use crate::analysis::factorial::{Effect, Factorial, ModelEffects};
@@ -86,7 +86,7 @@ fn cell_text(m: &ModelEffects, name: &str) -> String {
     };
     let mut text = percent_with_n(o.pass as u64, o.graded as u64);
     if o.graded != o.total {
-        let _ = write!(text, " ({})", o.denominator_note());
+        let _ = write!(text, " ({})", denominator(o));
     }
     text
 }

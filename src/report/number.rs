@@ -6,6 +6,8 @@
 //! as `n/a`, never as `NaN` or `inf`; the one exception is an infinite upper bound of a ratio's
 //! interval, written `∞`.
 
+use crate::analysis::taxonomy::OutcomeCounts;
+
 /// Text written for a value that is missing or not finite.
 pub const NOT_AVAILABLE: &str = "n/a";
 
@@ -22,15 +24,34 @@ pub fn percent_with_n(count: u64, n: u64) -> String {
     if n == 0 {
         return format!("{NOT_AVAILABLE} (0/0)");
     }
-    format!("{} ({count}/{n})", percent(count as f64 / n as f64))
+    format!(
+        "{} ({}/{})",
+        percent(count as f64 / n as f64),
+        thousands_u(count),
+        thousands_u(n)
+    )
 }
 
-/// A confidence interval of a share, in whole percents: `(0.27, 0.55)` -> `27%–55%`.
+/// A confidence interval of a share, in whole percents: `(0.27, 0.55)` -> `27%–55%`; with a
+/// decimal or more where whole percents would show two different bounds as one
+/// (`(0.9985, 1.0)` -> `99.8%–100.0%`, never `100%–100%`).
 pub fn ci_percent(low: f64, high: f64) -> String {
     if !low.is_finite() || !high.is_finite() {
         return NOT_AVAILABLE.into();
     }
-    format!("{}%–{}%", fixed(low * 100.0, 0), fixed(high * 100.0, 0))
+    let (low, high) = (low.clamp(0.0, 1.0) * 100.0, high.clamp(0.0, 1.0) * 100.0);
+    let d = telling_decimals(low, high, 0);
+    format!("{}%–{}%", fixed(low, d), fixed(high, d))
+}
+
+/// Decimals for an interval's bounds, on the scale they are printed in: the fewest from `least`
+/// (three more at most) at which two different bounds do not print alike. Whole percents would
+/// print a rate's interval beside 100% on thousands of tasks as `100%–100%`, a certainty the
+/// interval does not claim.
+pub(crate) fn telling_decimals(low: f64, high: f64, least: usize) -> usize {
+    (least..=least + 3)
+        .find(|&d| (high - low).abs() < 1e-9 || fixed(low, d) != fixed(high, d))
+        .unwrap_or(least + 3)
 }
 
 /// A confidence interval of a ratio: `(1.2, 1.85)` -> `1.20x–1.85x`; an infinite bound (resamples
@@ -116,27 +137,10 @@ pub fn seconds(value: f64) -> String {
     format!("{} s", number(value, 2))
 }
 
-/// The denominator note set next to every rate from which failed-infrastructure conversations were
-/// excluded: `(120, 2, 0)` -> `n = 118 of 120; 2 transport`; with nothing excluded, `n = 120`.
-pub fn exclusion_note(total: u64, transport: u64, protocol: u64) -> String {
-    let excluded = transport.saturating_add(protocol);
-    if excluded == 0 {
-        return format!("n = {}", thousands_u(total));
-    }
-    let n = total.saturating_sub(excluded);
-    let mut parts = Vec::new();
-    if transport > 0 {
-        parts.push(format!("{} transport", thousands_u(transport)));
-    }
-    if protocol > 0 {
-        parts.push(format!("{} protocol", thousands_u(protocol)));
-    }
-    format!(
-        "n = {} of {}; {}",
-        thousands_u(n),
-        thousands_u(total),
-        parts.join(", ")
-    )
+/// The denominator note set next to every rate, counts thousands-separated:
+/// `n = 11,800 of 12,000; 200 transport` ([`OutcomeCounts::denominator_note_with`]).
+pub fn denominator(o: &OutcomeCounts) -> String {
+    o.denominator_note_with(|n| thousands_u(n as u64))
 }
 
 fn thousands_u(value: u64) -> String {
@@ -161,6 +165,7 @@ mod tests {
         assert_eq!(percent_with_n(49, 120), "40.8% (49/120)");
         assert_eq!(percent_with_n(0, 0), "n/a (0/0)");
         assert_eq!(percent_with_n(3, 3), "100.0% (3/3)");
+        assert_eq!(percent_with_n(12000, 12000), "100.0% (12,000/12,000)");
         assert_eq!(percent(f64::NAN), "n/a");
     }
 
@@ -168,6 +173,14 @@ mod tests {
     fn confidence_intervals() {
         assert_eq!(ci_percent(0.2712, 0.5489), "27%–55%");
         assert_eq!(ci_percent(-0.0001, 0.1), "0%–10%");
+        assert_eq!(ci_percent(0.86, 1.0), "86%–100%");
+        assert_eq!(ci_percent(0.749, 0.9999), "75%–100%");
+        // Beside the boundary on many tasks: a decimal, not a point at 100% or 0%.
+        assert_eq!(ci_percent(0.99846, 1.0), "99.8%–100.0%");
+        assert_eq!(ci_percent(0.0, 0.0012), "0.0%–0.1%");
+        assert_eq!(ci_percent(0.99999, 1.0), "99.999%–100.000%");
+        assert_eq!(ci_percent(0.4, 0.404), "40.0%–40.4%");
+        assert_eq!(ci_percent(1.0, 1.0), "100%–100%");
         assert_eq!(ci_ratio(1.2, 1.854), "1.20x–1.85x");
         assert_eq!(ci_ratio(f64::NAN, 1.0), "n/a");
         assert_eq!(ci_ratio(1.2, f64::INFINITY), "1.20x–∞");
@@ -202,13 +215,21 @@ mod tests {
     }
 
     #[test]
-    fn exclusion_notes() {
-        assert_eq!(exclusion_note(120, 2, 0), "n = 118 of 120; 2 transport");
+    fn denominator_notes_separate_thousands() {
+        let mut o = OutcomeCounts::default();
+        for _ in 0..1200 {
+            o.add(crate::runner::record::Outcome::Pass);
+        }
+        assert_eq!(denominator(&o), "n = 1,200");
+        o.add(crate::runner::record::Outcome::TransportFail);
+        o.add(crate::runner::record::Outcome::ToolServerFail);
         assert_eq!(
-            exclusion_note(120, 2, 1),
-            "n = 117 of 120; 2 transport, 1 protocol"
+            denominator(&o),
+            "n = 1,200 of 1,202; 1 transport; 1 tool server"
         );
-        assert_eq!(exclusion_note(120, 0, 3), "n = 117 of 120; 3 protocol");
-        assert_eq!(exclusion_note(1200, 0, 0), "n = 1,200");
+        assert_eq!(
+            o.denominator_note(),
+            "n = 1200 of 1202; 1 transport; 1 tool server"
+        );
     }
 }

@@ -9,6 +9,7 @@ use crate::report::number::{NOT_AVAILABLE, number};
 
 pub(super) fn behaviour(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     out.push_str("### Behaviour\n\n");
+    let examples_unknown = s.settings.example_values.is_empty();
     let mut t = ModelTable::new(s, "", models);
     t.row("Tool calls per conversation", |m| {
         opt(m.behaviour.tool_calls_per_conversation, |x| number(x, 2))
@@ -31,7 +32,7 @@ pub(super) fn behaviour(out: &mut String, s: &Summary, models: &[(&str, &ModelSu
         |m| {
             format!(
                 "{}{}",
-                m.behaviour.schema_copy.calls,
+                number(m.behaviour.schema_copy.calls as f64, 0),
                 keyed(&m.behaviour.schema_copy.by_key)
             )
         },
@@ -42,9 +43,15 @@ pub(super) fn behaviour(out: &mut String, s: &Summary, models: &[(&str, &ModelSu
             if m.behaviour.conversations_shown_examples == 0 {
                 return format!("{NOT_AVAILABLE} (no examples shown: bare tool docs)");
             }
+            if examples_unknown {
+                // An imported run: its tool docs are the reference's, whose example values passk
+                // was not given, so nothing can be counted against them (0 would read as none
+                // copied).
+                return format!("{NOT_AVAILABLE} (the run recorded no example values)");
+            }
             format!(
                 "{}{}",
-                m.behaviour.example_copy.calls,
+                number(m.behaviour.example_copy.calls as f64, 0),
                 keyed(&m.behaviour.example_copy.by_key)
             )
         },

@@ -1,10 +1,12 @@
 //! The Break-even section: the price ratio at which the small model costs the same per success as
 //! the large one, its interval, and how the bootstrap's resamples split.
 
-use super::format::{NO_CORRECT, ci_points, opt, points};
+use super::format::{NO_CORRECT, NOTHING_GRADED, ci_points, opt, points};
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::{GroupSummary, Summary};
-use crate::report::number::{NOT_AVAILABLE, ci_ratio, counted, number, percent, ratio};
+use crate::report::number::{
+    NOT_AVAILABLE, ci_ratio, counted, denominator, number, percent, ratio,
+};
 use crate::report::table::MarkdownTable;
 use std::fmt::Write as _;
 
@@ -13,7 +15,7 @@ pub(super) fn pair_note(g: &GroupSummary, c: &crate::analysis::Comparison) -> St
     let note = |m: &str| {
         g.models
             .get(m)
-            .map_or(NOT_AVAILABLE.to_string(), |x| x.denominator_note.clone())
+            .map_or(NOT_AVAILABLE.to_string(), |x| denominator(&x.outcomes))
     };
     format!(
         "`{}`: {}; `{}`: {}",
@@ -26,12 +28,21 @@ pub(super) fn pair_note(g: &GroupSummary, c: &crate::analysis::Comparison) -> St
 
 /// A break-even point: the ratio; `∞` when the small model never passed and the large one did
 /// (no finite ratio, as in the resamples counted infinite); `n/a` naming the model with 0 correct
-/// when the large one never passed. Without a finite point the summary holds no interval.
+/// when the large one never passed, or the model with nothing graded (every conversation ended
+/// by the wire: no figure of the model's, and no blame). Without a finite point the summary holds
+/// no interval.
 pub(super) fn break_even_point(
     g: &GroupSummary,
     c: &crate::analysis::Comparison,
     value: Option<f64>,
 ) -> String {
+    let graded = |m: &str| g.models.get(m).map_or(0, |x| x.outcomes.graded);
+    if let (None, Some(m)) = (
+        value,
+        [&c.small, &c.large].into_iter().find(|m| graded(m) == 0),
+    ) {
+        return format!("{NOT_AVAILABLE} (`{m}`: {NOTHING_GRADED})");
+    }
     let passes = |m: &str| g.models.get(m).map_or(0, |x| x.passes);
     match (value, passes(&c.small), passes(&c.large)) {
         (Some(v), _, _) => ratio(v),
@@ -72,21 +83,26 @@ pub(super) fn break_even(
     let ci = &c.ci95;
     let notes = pair_note(g, c);
     out.push_str("### Break-even\n\n");
+    let bootstrap = if ci.tasks == 0 {
+        "No paired bootstrap: no task has graded conversations of both models".to_string()
+    } else {
+        format!(
+            "Paired bootstrap over {}, {} (seed {}): {}",
+            counted(ci.tasks, "task"),
+            counted(ci.resamples, "resample"),
+            ci.seed,
+            resample_split(
+                (&c.small, &c.large),
+                split_counts!(ci),
+                ("passed", "never passed", "passed")
+            )
+        )
+    };
     let _ = writeln!(
         out,
         "How many times cheaper per token `{}` must be than `{}` to cost the same per successful \
-         task (tokens per successful task, small / large; {notes}). Paired bootstrap over {}, \
-         {} (seed {}): {}.\n",
-        c.small,
-        c.large,
-        counted(ci.tasks, "task"),
-        counted(ci.resamples, "resample"),
-        ci.seed,
-        resample_split(
-            (&c.small, &c.large),
-            split_counts!(ci),
-            ("passed", "never passed", "passed")
-        )
+         task (tokens per successful task, small / large; {notes}). {bootstrap}.\n",
+        c.small, c.large,
     );
     let mark = crate::report::stopping::mark(s);
     out.push_str(&break_even_table(s, g, c, mark).render());

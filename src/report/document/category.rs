@@ -3,7 +3,7 @@
 use super::model_table::ModelTable;
 use super::pass_k::bracketed_ci;
 use crate::analysis::{ModelSummary, Summary};
-use crate::report::number::{NOT_AVAILABLE, percent_with_n};
+use crate::report::number::{NOT_AVAILABLE, denominator, percent_with_n};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -32,7 +32,7 @@ pub(super) fn by_category(out: &mut String, s: &Summary, models: &[(&str, &Model
                     let note = if x.outcomes.graded == x.outcomes.total {
                         String::new()
                     } else {
-                        format!(" ({})", x.denominator_note)
+                        format!(" ({})", denominator(&x.outcomes))
                     };
                     format!(
                         "{} {}{note}",

@@ -3,7 +3,9 @@
 
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::{ModelSummary, Rate};
-use crate::report::number::{NOT_AVAILABLE, fixed, number, percent_with_n};
+use crate::report::number::{
+    NOT_AVAILABLE, denominator, fixed, number, percent_with_n, telling_decimals,
+};
 
 /// Length of a digest as shown in tables (the full digest is in `manifest.json`).
 pub(super) const SHORT_DIGEST: usize = 12;
@@ -24,6 +26,19 @@ pub fn per_success(value: Option<f64>, count: usize, f: impl Fn(f64) -> String) 
 
 /// What a per-success figure over no success reads.
 pub const NO_CORRECT: &str = "n/a (0 correct)";
+
+/// Whose durations a run's timings are, as the report names them: Ollama's on an Ollama server,
+/// "the server" on any other (an OpenAI-compatible engine, the stub, an import).
+pub(super) fn timing_source(s: &crate::analysis::Summary) -> &'static str {
+    if s.backend == "ollama" {
+        "Ollama"
+    } else {
+        "the server"
+    }
+}
+
+/// Why a model's figure is `n/a` when every one of its conversations or calls ended on the wire.
+pub(super) const NOTHING_GRADED: &str = "nothing graded";
 
 /// A rate as `40.8% (49/120)`, `n/a` when undefined.
 pub fn rate(r: Option<Rate>) -> String {
@@ -46,20 +61,23 @@ pub fn points(diff: f64) -> String {
     }
 }
 
-/// A CI of a difference in percentage points: `+13 to +42 pp`.
+/// A CI of a difference in percentage points: `+13 to +42 pp`; with a decimal or more where
+/// whole points would show two different bounds as one (`-0.2 to +0.2 pp`, never `0 to 0 pp`).
 pub fn ci_points(i: &Interval) -> String {
+    if !i.low.is_finite() || !i.high.is_finite() {
+        return NOT_AVAILABLE.into();
+    }
+    let (low, high) = (i.low * 100.0, i.high * 100.0);
+    let d = telling_decimals(low, high, 0);
     let p = |x: f64| {
-        let v = fixed(x * 100.0, 0);
-        if v.starts_with('-') || v == "0" {
+        let v = fixed(x, d);
+        if v.starts_with('-') || v.chars().all(|c| c == '0' || c == '.') {
             v
         } else {
             format!("+{v}")
         }
     };
-    if !i.low.is_finite() || !i.high.is_finite() {
-        return NOT_AVAILABLE.into();
-    }
-    format!("{} to {} pp", p(i.low), p(i.high))
+    format!("{} to {} pp", p(low), p(high))
 }
 
 /// Tokens: whole numbers with thousands separators.
@@ -87,6 +105,6 @@ pub(super) fn excluded(m: &ModelSummary) -> String {
     if m.outcomes.graded == m.outcomes.total {
         String::new()
     } else {
-        format!(" ({})", m.denominator_note)
+        format!(" ({})", denominator(&m.outcomes))
     }
 }

@@ -5,7 +5,7 @@ use super::format::{excluded, opt, per_success, rate, tokens};
 use super::model_table::ModelTable;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{
-    NOT_AVAILABLE, ci_percent, counted, number, percent, percent_with_n, seconds,
+    NOT_AVAILABLE, ci_percent, counted, denominator, number, percent, percent_with_n, seconds,
 };
 
 /// Some model ran its tasks a different number of times: the pooled success rate then weighs
@@ -18,6 +18,9 @@ pub(super) fn trials_differ(models: &[(&str, &ModelSummary)]) -> bool {
 
 /// pass^k at the model's own k (its fewest trials of a task): `pass^3: 40.0%`.
 pub(super) fn own_pass_hat_k(m: &ModelSummary) -> String {
+    if m.outcomes.graded == 0 {
+        return format!("pass^k: {NOT_AVAILABLE} (nothing graded)");
+    }
     let k = m.trials_per_task;
     format!("pass^{k}: {}", opt(m.pass_hat_k.get(&k).copied(), percent))
 }
@@ -27,7 +30,7 @@ pub(super) fn own_pass_hat_k(m: &ModelSummary) -> String {
 pub(crate) fn headline(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     let differ = trials_differ(models);
     let mut t = ModelTable::new(s, "", models);
-    t.row("Conversations graded", |m| m.denominator_note.clone());
+    t.row("Conversations graded", |m| denominator(&m.outcomes));
     let success = if differ {
         "Success rate, pooled over conversations"
     } else {
@@ -59,9 +62,12 @@ pub(crate) fn headline(out: &mut String, s: &Summary, models: &[(&str, &ModelSum
         |m| format!("{}{}", own_pass_hat_k(m), excluded(m)),
     );
     t.row("Tasks passing every trial", |m| {
+        if m.tasks == 0 {
+            return format!("{NOT_AVAILABLE} (nothing graded)");
+        }
         format!(
             "{} of {}",
-            m.tasks_passing_every_trial,
+            number(m.tasks_passing_every_trial as f64, 0),
             counted(m.tasks, "task")
         )
     });

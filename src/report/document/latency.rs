@@ -1,9 +1,10 @@
 //! The Latency section: the latency fit, and the time per call from the server's own durations.
 
-use super::format::opt;
+use super::format::{opt, timing_source};
 use super::model_table::ModelTable;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, fixed, number, seconds};
+use std::fmt::Write as _;
 
 pub(super) fn latency(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     latency_fit(out, s, models);
@@ -65,7 +66,13 @@ fn server_timing(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]
         .iter()
         .any(|(_, m)| m.latency.ollama_timing.is_some())
     {
-        out.push_str("### Time per call, from Ollama's own durations\n\n");
+        let source = timing_source(s);
+        let whose = if source == "Ollama" {
+            "Ollama's"
+        } else {
+            "the server's"
+        };
+        let _ = writeln!(out, "### Time per call, from {whose} own durations\n");
         let mut t = ModelTable::new(s, "", models);
         let split = |m: &ModelSummary| m.latency.ollama_timing.clone();
         t.row("Model time (prompt eval + eval)", |m| {
@@ -109,10 +116,12 @@ fn server_timing(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]
             .iter()
             .any(|(_, m)| split(m).is_some_and(|x| !x.prefill_over_uncached))
         {
-            out.push_str(
-                "Prefill speed over all prompt tokens counts those Ollama served from its prompt \
+            let _ = writeln!(
+                out,
+                "Prefill speed over all prompt tokens counts those {} served from its prompt \
                  cache, whose time is not in the prompt eval time: it overstates the speed \
-                 wherever the cache served some (the server gave no cached count to subtract).\n\n",
+                 wherever the cache served some (the server gave no cached count to subtract).\n",
+                timing_source(s)
             );
         }
     }

@@ -52,8 +52,8 @@ pub(super) fn pass_hat_k_tables(out: &mut String, s: &Summary, models: &[(&str, 
         .any(|(_, m)| m.pass_hat_k_native_only != m.pass_hat_k)
     {
         out.push_str(
-            "Without text-call recovery (a pass counts only if none of its accepted tool calls \
-             was recovered from the reply text):\n\n",
+            "Without text-call recovery (a pass counts only if every one of its tool calls, \
+             accepted or rejected, came as the server's native tool calls):\n\n",
         );
         let mut t = ModelTable::new(s, "k", models);
         for k in 1..=kmax {

@@ -2,13 +2,13 @@
 //! break-even.
 
 use super::break_even::resample_split;
-use super::format::{NO_CORRECT, opt, per_success, tokens};
+use super::format::{NO_CORRECT, NOTHING_GRADED, opt, per_success, timing_source, tokens};
 use super::model_table::model_header;
 use crate::analysis::Summary;
 use crate::analysis::bootstrap::Interval;
 use crate::report::number::{
-    NOT_AVAILABLE, ci_percent, ci_ratio, counted, fixed, number, percent, percent_with_n, ratio,
-    seconds,
+    NOT_AVAILABLE, ci_percent, ci_ratio, counted, denominator, fixed, number, percent,
+    percent_with_n, ratio, seconds,
 };
 use crate::report::table::MarkdownTable;
 use std::fmt::Write as _;
@@ -17,8 +17,11 @@ use std::fmt::Write as _;
 /// often (the product is computed, never assumed), else the messages and calls apart.
 pub(super) fn router_count_text(model: &str, r: &crate::analysis::router::RouterSummary) -> String {
     let recorded = r.outcomes.total;
-    let note = r.outcomes.denominator_note();
-    if r.messages > 0 && recorded.is_multiple_of(r.messages) {
+    let note = denominator(&r.outcomes);
+    if r.messages == 0 {
+        return format!("`{model}`: {} ({note})", counted(recorded, "call"));
+    }
+    if recorded.is_multiple_of(r.messages) {
         let runs = recorded / r.messages;
         format!(
             "`{model}`: {} x {} = {} ({note})",
@@ -55,7 +58,7 @@ pub(super) fn router(out: &mut String, s: &Summary) {
     header.extend(models.iter().map(|(m, _)| model_header(s, m)));
     let mut t = MarkdownTable::new(header);
     t.numeric_after_first();
-    let rows = router_rows(&ci_of, crate::report::stopping::mark(s));
+    let rows = router_rows(&ci_of, crate::report::stopping::mark(s), timing_source(s));
     for (label, f) in &rows {
         let mut cells = vec![label.clone()];
         cells.extend(models.iter().map(|(m, r)| f(m, r)));
@@ -78,6 +81,7 @@ pub(super) type RouterRow<'r> = (
 pub(super) fn router_rows<'r>(
     ci_of: &'r dyn Fn(&str) -> Option<Interval>,
     mark: &str,
+    timing_source: &str,
 ) -> Vec<RouterRow<'r>> {
     let mut rows: Vec<RouterRow<'r>> = vec![
         (
@@ -86,7 +90,7 @@ pub(super) fn router_rows<'r>(
                 let ex = if r.outcomes.graded == r.outcomes.total {
                     String::new()
                 } else {
-                    format!(" ({})", r.outcomes.denominator_note())
+                    format!(" ({})", denominator(&r.outcomes))
                 };
                 format!("{}{ex}", percent_with_n(r.correct as u64, r.calls as u64))
             }),
@@ -101,7 +105,7 @@ pub(super) fn router_rows<'r>(
         ),
     ];
     rows.extend(token_rows());
-    rows.extend(time_rows());
+    rows.extend(time_rows(timing_source));
     rows
 }
 
@@ -133,7 +137,7 @@ fn token_rows<'r>() -> Vec<RouterRow<'r>> {
 }
 
 /// The router table's time rows: latency, the fastest call, the server's split, and temperature.
-fn time_rows<'r>() -> Vec<RouterRow<'r>> {
+fn time_rows<'r>(timing_source: &str) -> Vec<RouterRow<'r>> {
     vec![
         (
             "Latency per call, mean / p95".into(),
@@ -155,7 +159,11 @@ fn time_rows<'r>() -> Vec<RouterRow<'r>> {
             }),
         ),
         (
-            "Model time (Ollama)".into(),
+            if timing_source == "Ollama" {
+                "Model time (Ollama)".to_string()
+            } else {
+                "Model time (server's durations)".to_string()
+            },
             Box::new(|_, r| {
                 opt(r.ollama_timing.as_ref().map(|x| x.model_s_per_call), |v| {
                     format!("{} s", fixed(v, 3))
@@ -190,28 +198,39 @@ pub(super) fn router_break_even(
     mark: &str,
 ) {
     let correct = |m: &str| s.router.get(m).map_or(0, |r| r.correct);
+    let graded = |m: &str| s.router.get(m).map_or(0, |r| r.outcomes.graded);
+    let ungraded = [&c.small, &c.large].into_iter().find(|m| graded(m) == 0);
     let point = match (c.break_even, correct(&c.small), correct(&c.large)) {
         (Some(v), _, _) => format!("**{}**", ratio(v)),
+        (None, _, _) if let Some(m) = ungraded => {
+            format!("{NOT_AVAILABLE} (`{m}`: {NOTHING_GRADED})")
+        }
         (None, 0, 0) => NO_CORRECT.into(),
         (None, 0, _) => format!("∞ (`{}`: 0 correct)", c.small),
         (None, _, 0) => format!("{NOT_AVAILABLE} (`{}`: 0 correct)", c.large),
         (None, _, _) => NOT_AVAILABLE.into(),
     };
     let ci = &c.ci95;
+    let bootstrap = if ci.messages == 0 {
+        "no paired bootstrap: no message has graded calls of both models".to_string()
+    } else {
+        format!(
+            "95% CI{mark} {}, paired bootstrap over {}, {}: {}",
+            ci.break_even
+                .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
+            counted(ci.messages, "message"),
+            counted(ci.resamples, "resample"),
+            resample_split(
+                (&c.small, &c.large),
+                split_counts!(ci),
+                ("were right", "was never right", "was right")
+            )
+        )
+    };
     let _ = writeln!(
         out,
         "Router break-even: how many times cheaper per token `{}` must be than `{}` to cost the \
-         same per correct call: {point} (95% CI{mark} {}, paired bootstrap over {}, {}: {}).\n",
-        c.small,
-        c.large,
-        ci.break_even
-            .map_or(NOT_AVAILABLE.into(), |i| ci_ratio(i.low, i.high)),
-        counted(ci.messages, "message"),
-        counted(ci.resamples, "resample"),
-        resample_split(
-            (&c.small, &c.large),
-            split_counts!(ci),
-            ("were right", "was never right", "was right")
-        )
+         same per correct call: {point} ({bootstrap}).\n",
+        c.small, c.large,
     );
 }

@@ -4,6 +4,7 @@ use super::format::opt;
 use super::model_table::ModelTable;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, counted, fixed, number};
+use std::fmt::Write as _;
 
 /// CPU and memory of the model server's process on this machine (never GPU figures).
 pub(super) fn server_process(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
@@ -11,9 +12,15 @@ pub(super) fn server_process(out: &mut String, s: &Summary, models: &[(&str, &Mo
         return;
     }
     out.push_str("### Server process (CPU and memory)\n\n");
-    out.push_str(
-        "The process listening on the server's port on this machine, with its children \
-         (Ollama's model runners); not the GPU.\n\n",
+    let children = if s.backend == "ollama" {
+        " (Ollama's model runners)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "The process listening on the server's port on this machine, with its \
+         children{children}; not the GPU.\n"
     );
     let mut t = ModelTable::new(s, "", models);
     let p = |m: &ModelSummary| m.server_process.clone();

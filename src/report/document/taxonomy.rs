@@ -5,12 +5,22 @@ use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, number};
 use crate::trace::FailureMode;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 pub(super) fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     out.push_str("### Failure taxonomy\n\n");
-    out.push_str(
-        "How conversations ended (transport and protocol failures are excluded from every rate), \
-         and every model call by bucket.\n\n",
+    // An MCP suite's tools run in a server of their own, which can fail too: its row appears
+    // where it ended a conversation, so that the rows add up to the conversations.
+    let tool_server = models.iter().any(|(_, m)| m.outcomes.tool_server_fail > 0);
+    let excluded = if tool_server {
+        "transport, protocol and tool-server failures"
+    } else {
+        "transport and protocol failures"
+    };
+    let _ = writeln!(
+        out,
+        "How conversations ended ({excluded} are excluded from every rate), and every model call \
+         by bucket.\n"
     );
     let mut t = ModelTable::new(s, "", models);
     t.row("Conversations", |m| number(m.outcomes.total as f64, 0));
@@ -24,6 +34,11 @@ pub(super) fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSum
     t.row("Protocol failure (excluded)", |m| {
         number(m.outcomes.protocol_fail as f64, 0)
     });
+    if tool_server {
+        t.row("Tool-server failure (excluded)", |m| {
+            number(m.outcomes.tool_server_fail as f64, 0)
+        });
+    }
     call_bucket_rows(&mut t, "Agent model calls", |m| Some(&m.calls));
     if models.iter().any(|(_, m)| m.router_calls.is_some()) {
         call_bucket_rows(&mut t, "Router calls in front (apart)", |m| {

@@ -71,6 +71,22 @@ fn number_formats() {
         high: 0.42,
     };
     assert_eq!(ci_points(&i), "-3 to +42 pp");
+    // Two models at 100% on thousands of tasks: a narrow interval, never a point at 0.
+    let narrow = Interval {
+        low: -0.0016,
+        high: 0.0016,
+    };
+    assert_eq!(ci_points(&narrow), "-0.2 to +0.2 pp");
+    let none = Interval {
+        low: 0.0,
+        high: 0.0,
+    };
+    assert_eq!(ci_points(&none), "0 to 0 pp");
+    let top = Interval {
+        low: 0.998,
+        high: 1.0,
+    };
+    assert_eq!(ci_points(&top), "+99.8 to +100.0 pp");
     assert_eq!(
         short_digest(&format!("sha256:{}", "a".repeat(64))),
         "a".repeat(12)
@@ -262,6 +278,85 @@ fn nothing_is_divided_by_an_empty_count() {
     );
     assert!(
         md.contains("per correct call: ∞ (`m:1b`: 0 correct) (95% CI n/a"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_model_with_nothing_graded_is_never_blamed_and_every_ending_is_counted() {
+    // Every conversation of `m:1b` ended on the wire; one of `m:14b`'s in its tools' server.
+    let (manifest, mut recs) = pair_run(true);
+    for c in recs.iter_mut().filter(|c| c.model == "m:1b") {
+        c.outcome = crate::runner::record::Outcome::TransportFail;
+    }
+    let lost = recs.iter_mut().find(|c| c.model == "m:14b").unwrap();
+    lost.outcome = crate::runner::record::Outcome::ToolServerFail;
+    let router: Vec<_> = (0..4)
+        .flat_map(|i| {
+            let mut dead = crate::analysis::fixtures::router_record("m:1b", i, false, None);
+            dead.outcome = crate::runner::record::Outcome::TransportFail;
+            [
+                dead,
+                crate::analysis::fixtures::router_record("m:14b", i, true, Some("a")),
+            ]
+        })
+        .collect();
+    let opts = AnalysisOptions {
+        resamples: 200,
+        ..AnalysisOptions::default()
+    };
+    let s = summarize(&manifest, &recs, &router, &opts);
+    let md = markdown(&Report::new(&manifest, &s, &recs, &router, vec![]));
+    let plain: Vec<&str> = line(&md, "Plain").split('|').map(str::trim).collect();
+    assert_eq!(plain[2], "n/a (`m:1b`: nothing graded)", "{md}");
+    assert!(
+        md.contains("No paired bootstrap: no task has graded conversations of both models."),
+        "{md}"
+    );
+    assert!(!md.contains("∞"), "{md}");
+    assert!(
+        line(&md, "All k trials").contains("n/a (nothing graded)"),
+        "{md}"
+    );
+    assert!(
+        line(&md, "Tasks passing every trial").contains("n/a (nothing graded)"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "per correct call: n/a (`m:1b`: nothing graded) (no paired bootstrap: no message has \
+             graded calls of both models)"
+        ),
+        "{md}"
+    );
+    // The taxonomy's rows add up to the conversations.
+    // The row whose first cell is `label`, cell by cell.
+    let row = |label: &str| -> Vec<String> {
+        md.lines()
+            .map(|l| {
+                l.split('|')
+                    .map(|x| x.trim().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .find(|cells| cells.get(1).is_some_and(|c| c == label))
+            .unwrap_or_else(|| panic!("no row {label}: {md}"))
+    };
+    assert_eq!(row("Tool-server failure (excluded)")[3], "1", "{md}");
+    assert!(
+        md.contains("(transport, protocol and tool-server failures are excluded from every rate)"),
+        "{md}"
+    );
+    // No example values recorded (as in an import): no count to read as "none copied".
+    let copies = row("Example-copy calls (documented example value), by value");
+    assert!(copies[3].starts_with("n/a ("), "{md}");
+    let large = |label: &str| row(label)[3].parse::<usize>().unwrap();
+    assert_eq!(
+        large("Passed")
+            + large("Failed (model)")
+            + large("Transport failure (excluded)")
+            + large("Protocol failure (excluded)")
+            + large("Tool-server failure (excluded)"),
+        large("Conversations"),
         "{md}"
     );
 }
