@@ -903,6 +903,22 @@ async fn images_blank_models_and_negative_top_k_are_judged_as_ollama_judges_them
         body["error"].as_str().is_some_and(|e| e.contains("images")),
         "{body}"
     );
+    // Each image is base64 that `encoding/json` decodes into `ImageData` (a `[]byte`): text it
+    // cannot decode is its 400, naming the byte; line breaks are skipped, padding is required.
+    for (image, want) in [
+        ("not base64!", Some("illegal base64 data at input byte 3")),
+        ("aGk", Some("illegal base64 data at input byte 0")),
+        ("aGk=", None),
+        ("aGk\n=", None),
+    ] {
+        let mut body = serde_json::to_value(opening("oracle")).expect("a request");
+        body["messages"][0]["images"] = json!([image]);
+        let (status, reply) = post(&h, "/api/chat", &body.to_string()).await;
+        match want {
+            Some(text) => assert_eq!((status, reply["error"].as_str()), (400, Some(text))),
+            None => assert_eq!(status, 200, "{image:?}: {reply}"),
+        }
+    }
     // `parseAndValidateModelRef` (`server/model_resolver.go`): a blank name is `model is
     // required`, one `ParseName` cannot read `invalid model name`, before any lookup, where the
     // stub's default would have served it; `/api/pull` says the second for both.
@@ -923,6 +939,33 @@ async fn images_blank_models_and_negative_top_k_are_judged_as_ollama_judges_them
             "{path} {model:?}"
         );
     }
+    // Go's client writes `ShowRequest` and `PullRequest` whole (`api/types.go`: `Name` has no
+    // `omitempty`), so both keys arrive, `name` empty: `ShowHandler` and `PullHandler` read
+    // `model`, and `name` only where `model` is empty. A JSON `null` is Go's zero value.
+    for (path, body) in [
+        (
+            "/api/show",
+            r#"{"model":"oracle","system":"","template":"","verbose":false,"options":null,"name":""}"#,
+        ),
+        ("/api/show", r#"{"name":"oracle"}"#),
+        ("/api/show", r#"{"model":"","name":"oracle"}"#),
+        (
+            "/api/pull",
+            r#"{"model":"oracle","insecure":false,"stream":false,"name":""}"#,
+        ),
+        (
+            "/api/pull",
+            r#"{"model":null,"name":"oracle","stream":false}"#,
+        ),
+    ] {
+        let (status, reply) = post(&h, path, body).await;
+        assert_eq!(status, 200, "{path} {body}: {reply}");
+    }
+    let (status, reply) = post(&h, "/api/show", r#"{"model":null,"name":null}"#).await;
+    assert_eq!(
+        (status, reply["error"].as_str()),
+        (400, Some("model is required"))
+    );
     // `api.Options.TopK` is an `int` (`api/types.go`): -1 is accepted.
     let top_k = r#"{"model":"oracle","stream":false,"messages":[],"options":{"top_k":-1}}"#;
     let (status, body) = post(&h, "/api/chat", top_k).await;

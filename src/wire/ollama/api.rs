@@ -249,12 +249,31 @@ pub struct ModelDetails {
 /// Body of `POST /api/show`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ShowRequest {
-    /// Model name (`name` is the legacy key, still accepted).
-    #[serde(default, alias = "name")]
+    /// Model name.
+    #[serde(default, deserialize_with = "null_default")]
     pub model: String,
+    /// The legacy key for the name, read where `model` is empty (`ShowHandler`). Go's client
+    /// sends both keys, `name` empty.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub name: String,
     /// Include large tensors metadata.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub verbose: bool,
+}
+
+impl ShowRequest {
+    /// The model asked for: `model`, else the legacy `name`.
+    pub fn model_name(&self) -> &str {
+        if self.model.is_empty() {
+            &self.name
+        } else {
+            &self.model
+        }
+    }
 }
 
 /// Response of `POST /api/show`.
@@ -409,12 +428,31 @@ pub struct VersionResponse {
 /// Body of `POST /api/pull`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PullRequest {
-    /// Model to pull (`name` is the legacy key).
-    #[serde(default, alias = "name")]
+    /// Model to pull.
+    #[serde(default, deserialize_with = "null_default")]
     pub model: String,
+    /// The legacy key for the name, read where `model` is empty (`cmp.Or(req.Model, req.Name)`
+    /// in `PullHandler`). Go's client sends both keys, `name` empty.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub name: String,
     /// Stream progress lines.
     #[serde(default = "default_stream")]
     pub stream: bool,
+}
+
+impl PullRequest {
+    /// The model asked for: `model`, else the legacy `name`.
+    pub fn model_name(&self) -> &str {
+        if self.model.is_empty() {
+            &self.name
+        } else {
+            &self.model
+        }
+    }
 }
 
 /// One progress line of `/api/pull`.

@@ -176,7 +176,7 @@ impl Client {
     pub async fn show(&self, model: &str) -> Result<ShowResponse, WireError> {
         let req = ShowRequest {
             model: model.to_string(),
-            verbose: false,
+            ..ShowRequest::default()
         };
         let body = serde_json::to_value(&req).map_err(|e| WireError::Client(e.to_string()))?;
         self.get_json("/api/show", Some(&body)).await

@@ -241,18 +241,30 @@ fn message(m: &mut Value) -> Result<(), Refusal> {
 }
 
 /// `Message.Images` is `[]ImageData` (`api/types.go`), each base64 text: anything else is the
-/// decoder's 400, as `encoding/json` words it.
+/// decoder's 400, as `encoding/json` words it. `ImageData` is a `[]byte`, which `encoding/json`
+/// reads from a string with `base64.StdEncoding` (padded, line breaks skipped): text that does
+/// not decode is refused with the decoder's own error.
 fn images(v: Option<&Value>) -> Result<(), Refusal> {
     let kind = match v {
         None | Some(Value::Null) => return Ok(()),
-        Some(Value::Array(items)) => match items.iter().find(|i| !i.is_string() && !i.is_null()) {
-            None => return Ok(()),
-            Some(item) => return Err(format!(
-                "json: cannot unmarshal {} into Go struct field Message.messages.images of type api.ImageData",
-                json_kind(item)
-            )
-            .into()),
-        },
+        Some(Value::Array(items)) => {
+            for item in items {
+                match item {
+                    Value::Null => {}
+                    Value::String(text) => {
+                        if let Some(at) = super::openai_request::base64_error_at(text.as_bytes()) {
+                            return Err(format!("illegal base64 data at input byte {at}").into());
+                        }
+                    }
+                    other => return Err(format!(
+                        "json: cannot unmarshal {} into Go struct field Message.messages.images of type api.ImageData",
+                        json_kind(other)
+                    )
+                    .into()),
+                }
+            }
+            return Ok(());
+        }
         Some(other) => json_kind(other),
     };
     Err(format!(

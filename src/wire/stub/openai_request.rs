@@ -306,7 +306,7 @@ fn image_data(url: &str) -> Result<String, String> {
 /// Where Go's `base64.StdEncoding.DecodeString` refuses `src` (the byte offset its
 /// `CorruptInputError` names), or `None` where it decodes: padded standard base64 read four
 /// characters at a time, line breaks skipped, nothing after the padding.
-fn base64_error_at(src: &[u8]) -> Option<usize> {
+pub(super) fn base64_error_at(src: &[u8]) -> Option<usize> {
     let is_break = |c: u8| c == b'\n' || c == b'\r';
     let skip_breaks = |mut at: usize| {
         while at < src.len() && is_break(src[at]) {
