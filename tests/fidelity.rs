@@ -10,7 +10,8 @@ use passk::suite::Domain;
 use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::stub::{
-    Behaviour, ModelSpec, PromptCount, ScriptBook, StubConfig, StubHandle, StubServer,
+    Behaviour, ModelSpec, PromptCount, STUB_CONTEXT_LENGTH, ScriptBook, StubConfig, StubHandle,
+    StubServer,
 };
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -462,6 +463,43 @@ async fn cold_loads_take_the_cold_time_again_after_keep_alive() {
     }
     let cold = c.chat(&req).await;
     assert!(load(&cold) >= 60_000_000);
+}
+
+/// Ollama settles `num_ctx` before it schedules (`getRunner`: at least 4) and loads at most the
+/// model's trained length (`NewLlamaServer`), so two contexts past it are one runner; a runner
+/// option such as `num_batch` loads the model again (`needsReload`), a sampling option does not.
+#[tokio::test]
+async fn num_ctx_and_runner_options_load_as_ollama_loads_them() {
+    let mut config = oracle_config();
+    config.cold_load = Duration::from_millis(40);
+    let h = stub(config).await;
+    let c = client(&h);
+    let cold = |r: &passk::wire::client::ChatResult| {
+        r.response
+            .as_ref()
+            .and_then(|r| r.timings.load_duration)
+            .is_some_and(|ns| ns >= 40_000_000)
+    };
+    let context = |ps: passk::wire::ollama::api::PsResponse| ps.models[0].context_length;
+    let mut req = opening("oracle");
+    req.keep_alive = Some("5m".into());
+    req.options.num_ctx = Some(65536);
+    assert!(cold(&c.chat(&req).await));
+    assert_eq!(
+        context(c.ps().await.expect("ps")),
+        Some(STUB_CONTEXT_LENGTH)
+    );
+    req.options.num_ctx = Some(131072);
+    req.options.temperature = Some(0.1);
+    assert!(
+        !cold(&c.chat(&req).await),
+        "the same runner: both past the trained length"
+    );
+    req.options.extra.insert("num_batch".into(), json!(64));
+    assert!(cold(&c.chat(&req).await), "another num_batch loads again");
+    req.options.num_ctx = Some(1);
+    assert!(cold(&c.chat(&req).await));
+    assert_eq!(context(c.ps().await.expect("ps")), Some(4));
 }
 
 /// Ollama starts a model's keep_alive when its last call ends (`processCompleted`, when `refCount`

@@ -5,6 +5,7 @@
 
 use super::http::{Part, Response};
 use super::messy::MessyShape;
+use super::runner_options::RunnerOptions;
 use super::{INVALID_MODEL_NAME, State, error, not_found, to_json};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
@@ -47,8 +48,8 @@ const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5 * 60);
 pub(crate) struct Loaded {
     /// Its name as Ollama lists it.
     pub name: String,
-    /// The context it was loaded with.
-    pub num_ctx: u64,
+    /// The options it was loaded with (its context among them).
+    pub runner: RunnerOptions,
     /// How long it stays loaded after a call (the runner's `sessionDuration`).
     pub keep: KeepAlive,
     /// When its load ends: until then a call for it waits in the pending queue.
@@ -65,10 +66,10 @@ impl Loaded {
         self.in_flight > 0 || self.expires.is_none_or(|e| e > now)
     }
 
-    /// Whether a call at `now` with context `num_ctx` can use it as it is: loaded, its load over,
-    /// and with that context (`needsReload` reloads for another).
-    fn ready(&self, now: Instant, num_ctx: u64) -> bool {
-        self.live(now) && self.ready_at <= now && self.num_ctx == num_ctx
+    /// Whether a call at `now` asking for `asked` can use it as it is: loaded, its load over,
+    /// and with options that serve the call (`needsReload` reloads for others).
+    fn ready(&self, now: Instant, asked: &RunnerOptions) -> bool {
+        self.live(now) && self.ready_at <= now && self.runner.serves(asked)
     }
 
     /// A call starts using it: the call's keep_alive, when it sends one, replaces the runner's
@@ -229,7 +230,7 @@ pub(crate) fn ps(state: &State) -> PsResponse {
                 details: details(&l.name),
                 expires_at: Some(expires(l)),
                 size_vram: MODEL_SIZE,
-                context_length: Some(l.num_ctx),
+                context_length: Some(l.runner.num_ctx),
             })
             .collect(),
     }
@@ -392,10 +393,10 @@ pub(crate) fn use_loaded(
     keep: Option<KeepAlive>,
 ) -> Option<InUse> {
     let now = Instant::now();
-    let num_ctx = req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH);
+    let asked = RunnerOptions::of(req);
     let key = ModelName::parse(&req.model).key();
     let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
-    let l = loaded.get_mut(&key).filter(|l| l.ready(now, num_ctx))?;
+    let l = loaded.get_mut(&key).filter(|l| l.ready(now, &asked))?;
     l.used(keep);
     Some(InUse::of(state, key))
 }
@@ -416,7 +417,7 @@ pub(crate) fn load(
     let now = Instant::now();
     let mut model = Loaded {
         name: name.shortest(),
-        num_ctx: req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH),
+        runner: RunnerOptions::of(req),
         keep: KeepAlive::For(DEFAULT_KEEP_ALIVE),
         ready_at: now + cold_load,
         expires: None,

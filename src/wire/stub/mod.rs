@@ -21,6 +21,7 @@ mod openai;
 mod openai_request;
 mod output;
 mod prompt;
+mod runner_options;
 pub mod script;
 mod slots;
 mod upstream;

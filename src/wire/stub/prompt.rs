@@ -8,7 +8,7 @@
 
 use super::chat::tokens;
 use super::output::Generated;
-use super::{PromptCount, STUB_CONTEXT_LENGTH, State};
+use super::{PromptCount, State};
 use crate::wire::api::{ChatMessage, ChatRequest};
 use crate::wire::name::ModelName;
 use serde_json::Value;
@@ -23,7 +23,7 @@ const TOKEN_BYTES: usize = 4;
 /// `prompt_eval_count`: the prompt fitted to `num_ctx`, whole (current Ollama) or only past the
 /// prefix cached from this model's previous request and its output (Ollama 0.30.0).
 pub(crate) fn prompt_count(state: &State, req: &ChatRequest, out: &Generated) -> u64 {
-    let num_ctx = req.options.num_ctx.unwrap_or(STUB_CONTEXT_LENGTH).max(1);
+    let num_ctx = super::runner_options::effective_num_ctx(req);
     let prompt = fitted(req, num_ctx);
     // The cache holds the prompt and the output, as the next request's history renders it.
     let mut cached = prompt.clone();
