@@ -235,6 +235,23 @@ fn a_stream_is_server_sent_events_ending_in_finish_usage_and_done() {
     assert!(plain.iter().all(|e| !e.contains("\"usage\"")));
     let finish: Value = serde_json::from_str(&plain[plain.len() - 2]).expect("json");
     assert_eq!(finish["choices"][0]["finish_reason"], json!("tool_calls"));
+    // A message of no parts adds none (`FromChatRequest`), so `ChatHandler` preloads and answers
+    // `done_reason: "load"` in one piece; `ChatWriter` still writes it as events when streaming.
+    let preload = json!({ "model": "oracle-a", "stream": true,
+                          "messages": [{ "role": "user", "content": [] }] });
+    let got = chat(&stub, &preload);
+    assert!(
+        got.content_type.starts_with("text/event-stream"),
+        "{}",
+        got.content_type
+    );
+    let ev = events(got.body.as_ref().expect("whole"));
+    assert_eq!(ev.len(), 3, "{ev:?}");
+    let opening: Value = serde_json::from_str(&ev[0]).expect("json");
+    assert_eq!(opening["choices"][0]["delta"]["role"], json!("assistant"));
+    let finish: Value = serde_json::from_str(&ev[1]).expect("json");
+    assert_eq!(finish["choices"][0]["finish_reason"], json!("load"));
+    assert_eq!(ev[2], "[DONE]");
 }
 
 #[test]

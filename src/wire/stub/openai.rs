@@ -127,6 +127,10 @@ fn rewrite(answer: Response, w: &Writer) -> Response {
             content_type,
             body,
         } => match serde_json::from_slice::<ChatResponse>(&body) {
+            // A whole native answer (a preload's `done_reason: "load"`, which `ChatHandler`
+            // answers in one piece whatever was asked) goes out as `ChatWriter` writes it: as
+            // events when the request streamed.
+            Ok(_) if w.stream => events(vec![Part::Line(body)], w),
             Ok(r) => Response::json(200, &completion(w, &r)),
             Err(_) => Response::Full {
                 status: 200,
