@@ -525,6 +525,11 @@ fn a_stub_in_front_of_a_real_engine_is_no_stub_run_and_says_what_is_real() {
     let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());
     let md = markdown(&Report::new(&manifest, &s, &recs, &[], vec![]));
     assert!(md.contains("**STUB IN FRONT OF A REAL MODEL.**"), "{md}");
+    // The details /api/show gave are the stub's, not the engine model's.
+    assert!(
+        md.contains("parameters, quantization and placement under Setup (the stub's stand-ins"),
+        "{md}"
+    );
     assert!(!md.contains("**STUB RUN.**"), "{md}");
     manifest.backend = "stub".into();
     let s = summarize(&manifest, &recs, &[], &AnalysisOptions::default());

@@ -33,7 +33,9 @@ pub(crate) fn title(out: &mut String, r: &Report) {
             "> **STUB IN FRONT OF A REAL MODEL.** The server was passk's own Ollama-compatible \
              stub forwarding every call to an OpenAI-compatible engine (`serve-stub --upstream`): \
              the replies, their token counts and their prompt and decode durations are the \
-             engine's; the load time (`load_duration`) is the stub's simulation.\n"
+             engine's; the load time (`load_duration`) is the stub's simulation, and so are the \
+             models' parameters, quantization and placement under Setup (the stub's stand-ins, \
+             not the engine's model).\n"
         );
     }
     if s.backend == "imported" || s.imported_from.is_some() {
