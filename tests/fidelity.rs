@@ -431,28 +431,36 @@ async fn a_thinking_model_thinks_unless_told_not_to() {
     assert!(r.capabilities.iter().any(|c| c == "thinking"));
 }
 
-#[tokio::test]
-async fn cold_loads_take_the_cold_time_again_after_keep_alive() {
+/// A call's `load_duration`, nanoseconds (0 where it has none).
+fn load_ns(r: &passk::wire::client::ChatResult) -> u64 {
+    r.response
+        .as_ref()
+        .and_then(|r| r.timings.load_duration)
+        .unwrap_or(0)
+}
+
+/// The oracle stub with a cold load of `cold_ms`, and a client of it.
+async fn stub_loading_in(cold_ms: u64) -> (StubHandle, Client) {
     let mut config = oracle_config();
-    config.cold_load = Duration::from_millis(60);
+    config.cold_load = Duration::from_millis(cold_ms);
     let h = stub(config).await;
     let c = client(&h);
-    let load = |r: &passk::wire::client::ChatResult| {
-        r.response
-            .as_ref()
-            .and_then(|r| r.timings.load_duration)
-            .unwrap_or(0)
-    };
+    (h, c)
+}
+
+#[tokio::test]
+async fn cold_loads_take_the_cold_time_again_after_keep_alive() {
+    let (_h, c) = stub_loading_in(60).await;
     // Loaded for minutes first, so that the warm call finds it loaded however slowly this test
     // runs; the warm call then asks for 150 ms, and the model is waited out, not slept past.
     let mut req = opening("oracle");
     req.keep_alive = Some("5m".into());
     let t = Instant::now();
     let first = c.chat(&req).await;
-    assert!(load(&first) >= 60_000_000 && t.elapsed() >= Duration::from_millis(60));
+    assert!(load_ns(&first) >= 60_000_000 && t.elapsed() >= Duration::from_millis(60));
     req.keep_alive = Some("150ms".into());
     let warm = c.chat(&req).await;
-    assert!(load(&warm) < 60_000_000, "{}", load(&warm));
+    assert!(load_ns(&warm) < 60_000_000, "{}", load_ns(&warm));
     let expired = Instant::now() + Duration::from_secs(10);
     while !c.ps().await.expect("ps").models.is_empty() {
         assert!(
@@ -462,7 +470,7 @@ async fn cold_loads_take_the_cold_time_again_after_keep_alive() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let cold = c.chat(&req).await;
-    assert!(load(&cold) >= 60_000_000);
+    assert!(load_ns(&cold) >= 60_000_000);
 }
 
 /// Ollama settles `num_ctx` before it schedules (`getRunner`: at least 4) and loads at most the
@@ -470,16 +478,8 @@ async fn cold_loads_take_the_cold_time_again_after_keep_alive() {
 /// option such as `num_batch` loads the model again (`needsReload`), a sampling option does not.
 #[tokio::test]
 async fn num_ctx_and_runner_options_load_as_ollama_loads_them() {
-    let mut config = oracle_config();
-    config.cold_load = Duration::from_millis(40);
-    let h = stub(config).await;
-    let c = client(&h);
-    let cold = |r: &passk::wire::client::ChatResult| {
-        r.response
-            .as_ref()
-            .and_then(|r| r.timings.load_duration)
-            .is_some_and(|ns| ns >= 40_000_000)
-    };
+    let (_h, c) = stub_loading_in(40).await;
+    let cold = |r: &passk::wire::client::ChatResult| load_ns(r) >= 40_000_000;
     let context = |ps: passk::wire::ollama::api::PsResponse| ps.models[0].context_length;
     let mut req = opening("oracle");
     req.keep_alive = Some("5m".into());

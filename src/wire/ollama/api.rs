@@ -265,14 +265,16 @@ pub struct ShowRequest {
     pub verbose: bool,
 }
 
+/// A request's model: `model`, else the legacy `name` (`ShowHandler`; `cmp.Or(req.Model,
+/// req.Name)` in `PullHandler`).
+fn model_or_name<'a>(model: &'a str, name: &'a str) -> &'a str {
+    if model.is_empty() { name } else { model }
+}
+
 impl ShowRequest {
     /// The model asked for: `model`, else the legacy `name`.
     pub fn model_name(&self) -> &str {
-        if self.model.is_empty() {
-            &self.name
-        } else {
-            &self.model
-        }
+        model_or_name(&self.model, &self.name)
     }
 }
 
@@ -447,11 +449,7 @@ pub struct PullRequest {
 impl PullRequest {
     /// The model asked for: `model`, else the legacy `name`.
     pub fn model_name(&self) -> &str {
-        if self.model.is_empty() {
-            &self.name
-        } else {
-            &self.model
-        }
+        model_or_name(&self.model, &self.name)
     }
 }
 
