@@ -1059,8 +1059,45 @@ async fn version_root_cors_hosts_ps_and_show_answer_as_ollama_does() {
         suites.passk_suites.get("store").map(String::as_str),
         Some("abc")
     );
-    // `r.HandleMethodNotAllowed`: `/` serves GET and HEAD only.
+    // `r.HandleMethodNotAllowed`: `/` serves GET and HEAD only; gin's own text, also on a route
+    // the stub does not serve (`/api/generate` is POST).
     assert_eq!(http.post(url("/")).send().await.unwrap().status(), 405);
+    let r = http.get(url("/api/generate")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    assert_eq!(r.text().await.unwrap(), "405 method not allowed");
+    // gin's `RedirectTrailingSlash`: the same method's route without the slash, 301 for GET and
+    // 307 for POST (whose client sends the body again); a slash no route of the method has is 404.
+    let unfollowed = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for (request, status, to) in [
+        (unfollowed.get(url("/api/tags/")), 301, "/api/tags"),
+        (
+            unfollowed.post(url("/api/chat/")).body("{}"),
+            307,
+            "/api/chat",
+        ),
+        (
+            unfollowed.get(url("/v1/models/oracle/")),
+            301,
+            "/v1/models/oracle",
+        ),
+    ] {
+        let r = request.send().await.unwrap();
+        assert_eq!(r.status().as_u16(), status);
+        assert_eq!(r.headers()["location"].to_str().unwrap(), to);
+    }
+    let slash = unfollowed.get(url("/api/chat/")).send().await.unwrap();
+    assert_eq!(slash.status(), 404);
+    let body = serde_json::to_string(&opening("oracle")).unwrap();
+    let followed = http
+        .post(url("/api/chat/"))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(followed.status(), 200);
     // gin-contrib/cors as `GenerateRoutes` configures it: an allowed origin's preflight is 204.
     let preflight = http
         .request(reqwest::Method::OPTIONS, url("/api/chat"))

@@ -462,24 +462,76 @@ async fn handle(state: &State, req: Request, entry: Instant) -> Response {
             openai::retrieve(state, &path["/v1/models/".len()..])
         }
         ("POST", "/v1/chat/completions") => openai::chat_completions(state, &req.body, entry).await,
-        // gin's `HandleMethodNotAllowed`: a route another method serves answers 405.
-        (
-            _,
-            "/"
-            | "/api/version"
-            | "/api/tags"
-            | "/api/ps"
-            | "/api/show"
-            | "/api/chat"
-            | "/api/pull"
-            | "/v1/models"
-            | "/v1/chat/completions",
-        ) => Response::json(405, &json!({ "error": "method not allowed" })),
-        _ => Response::Full {
-            status: 404,
-            content_type: "text/plain",
-            body: b"404 page not found".to_vec(),
-        },
+        (method, path) => unrouted(method, path),
+    }
+}
+
+/// The methods Ollama's router serves `path` with (`GenerateRoutes`, `server/routes.go`; a `:name`
+/// parameter is one path segment), the endpoints the stub does not serve included; none for a
+/// path it has no route for.
+fn ollama_routes(path: &str) -> &'static [&'static str] {
+    let one_segment = |prefix: &str| {
+        path.strip_prefix(prefix)
+            .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+    };
+    match path {
+        "/" | "/api/version" | "/api/tags" => &["GET", "HEAD"],
+        "/api/ps" | "/api/status" | "/api/experimental/model-recommendations" | "/v1/models" => {
+            &["GET"]
+        }
+        "/api/delete" => &["DELETE"],
+        "/api/chat"
+        | "/api/generate"
+        | "/api/show"
+        | "/api/pull"
+        | "/api/push"
+        | "/api/create"
+        | "/api/copy"
+        | "/api/embed"
+        | "/api/embeddings"
+        | "/api/me"
+        | "/api/signout"
+        | "/api/experimental/web_search"
+        | "/api/experimental/web_fetch"
+        | "/v1/chat/completions"
+        | "/v1/completions"
+        | "/v1/embeddings"
+        | "/v1/responses"
+        | "/v1/audio/transcriptions"
+        | "/v1/messages" => &["POST"],
+        _ if one_segment("/v1/models/") => &["GET"],
+        _ if one_segment("/api/blobs/") => &["POST", "HEAD"],
+        _ if one_segment("/api/user/keys/") => &["DELETE"],
+        _ => &[],
+    }
+}
+
+/// What gin answers a request the stub does not serve: a path the same method serves with or
+/// without a trailing slash is redirected there (`RedirectTrailingSlash`: 301 for GET, 307 for any
+/// other method, whose client sends the body again); a path another method serves is 405
+/// (`HandleMethodNotAllowed`, which Ollama sets); anything else, an endpoint the stub does not
+/// serve included, is 404. Both texts are gin's defaults.
+fn unrouted(method: &str, path: &str) -> Response {
+    let other = match path.strip_suffix('/') {
+        Some(trimmed) if !trimmed.is_empty() => trimmed.to_string(),
+        _ => format!("{path}/"),
+    };
+    if path != "/" && ollama_routes(&other).contains(&method) {
+        let status = if method == "GET" { 301 } else { 307 };
+        return Response::Empty {
+            status,
+            headers: vec![("Location", other)],
+        };
+    }
+    let (status, body): (u16, &[u8]) = match ollama_routes(path) {
+        [] => (404, b"404 page not found"),
+        served if served.contains(&method) => (404, b"404 page not found"),
+        _ => (405, b"405 method not allowed"),
+    };
+    Response::Full {
+        status,
+        content_type: "text/plain",
+        body: body.to_vec(),
     }
 }
 
