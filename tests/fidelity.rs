@@ -500,6 +500,33 @@ async fn num_ctx_and_runner_options_load_as_ollama_loads_them() {
     req.options.num_ctx = Some(1);
     assert!(cold(&c.chat(&req).await));
     assert_eq!(context(c.ps().await.expect("ps")), Some(4));
+    // `shift: false`: a prompt that still does not fit once old messages are dropped is refused
+    // (`completionPromptForRequest`); the default shifts the context and answers.
+    let (h, _) = stub_loading_in(1).await;
+    let mut body = serde_json::to_value(opening("oracle")).expect("a request");
+    body["options"]["num_ctx"] = json!(64);
+    let (status, _) = post(&h, "/api/chat", &body.to_string()).await;
+    assert_eq!(status, 200);
+    body["shift"] = json!(false);
+    let (status, reply) = post(&h, "/api/chat", &body.to_string()).await;
+    assert_eq!(status, 400);
+    assert!(
+        reply["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("the prompt is longer than the context length")),
+        "{reply}"
+    );
+    body["shift"] = json!("no");
+    let (status, reply) = post(&h, "/api/chat", &body.to_string()).await;
+    assert_eq!(
+        (status, reply["error"].as_str()),
+        (
+            400,
+            Some(
+                "json: cannot unmarshal string into Go struct field ChatRequest.shift of type bool"
+            )
+        )
+    );
 }
 
 /// Ollama starts a model's keep_alive when its last call ends (`processCompleted`, when `refCount`

@@ -390,10 +390,11 @@ pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
 pub(crate) fn use_loaded(
     state: &State,
     req: &ChatRequest,
+    shift: Option<bool>,
     keep: Option<KeepAlive>,
 ) -> Option<InUse> {
     let now = Instant::now();
-    let asked = RunnerOptions::of(req);
+    let asked = RunnerOptions::of(req, shift);
     let key = ModelName::parse(&req.model).key();
     let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
     let l = loaded.get_mut(&key).filter(|l| l.ready(now, &asked))?;
@@ -407,17 +408,18 @@ pub(crate) fn use_loaded(
 pub(crate) fn load(
     state: &State,
     req: &ChatRequest,
+    shift: Option<bool>,
     keep: Option<KeepAlive>,
     cold_load: Duration,
 ) -> (bool, InUse) {
-    if let Some(used) = use_loaded(state, req, keep) {
+    if let Some(used) = use_loaded(state, req, shift, keep) {
         return (false, used);
     }
     let name = ModelName::parse(&req.model);
     let now = Instant::now();
     let mut model = Loaded {
         name: name.shortest(),
-        runner: RunnerOptions::of(req),
+        runner: RunnerOptions::of(req, shift),
         keep: KeepAlive::For(DEFAULT_KEEP_ALIVE),
         ready_at: now + cold_load,
         expires: None,

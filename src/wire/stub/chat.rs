@@ -21,6 +21,12 @@ use crate::wire::name::ModelName;
 use serde_json::Value;
 use std::time::{Duration, Instant, SystemTime};
 
+/// Ollama's refusal of a prompt too long for a runner that may not shift its context
+/// (`llm/llama_server.go`, `completionPromptForRequest`).
+const PROMPT_TOO_LONG: &str = "the prompt is longer than the context length currently available \
+     to the model; shorten the prompt, adjust the context length in settings, or use a model \
+     with a longer context length";
+
 /// Handles one chat request.
 pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response {
     let (judged, spec) = match admit(state, body) {
@@ -37,7 +43,7 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     let cfg = &state.config;
     // The call's use of its model lasts until its reply ends (dropped with this function, or
     // with the stream that outlives it).
-    let mut in_use = use_loaded(state, req, keep);
+    let mut in_use = use_loaded(state, req, judged.shift, keep);
     let load_time = if in_use.is_some() {
         // A loaded model's runner at once, whatever else is queued or loading.
         tokio::time::sleep(cfg.load).await;
@@ -48,7 +54,7 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         let scheduled = state
             .slots
             .schedule(entry, cfg.cold_load, cfg.load, || {
-                let (cold, used) = load(state, req, keep, cfg.cold_load);
+                let (cold, used) = load(state, req, judged.shift, keep, cfg.cold_load);
                 in_use = Some(used);
                 cold
             })
@@ -70,6 +76,12 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     }
     if let Some(base) = &spec.upstream {
         return upstream_reply(state, base, &judged, n, fault, load_time, entry).await;
+    }
+    let num_ctx = super::runner_options::effective_num_ctx(req);
+    if judged.shift == Some(false) && super::prompt::needs_context_shift(req, num_ctx) {
+        // `completionPromptForRequest`: a runner without context shift refuses a prompt that
+        // still does not fit, before any chunk (a stream's first error is its status and body).
+        return error(400, PROMPT_TOO_LONG);
     }
     let Ok(reply) = script::respond(&cfg.script, &spec.behaviour, req) else {
         return error(409, script::UNKNOWN_CONVERSATION);

@@ -16,6 +16,9 @@ pub(crate) struct Judged {
     pub keep_alive: Option<KeepAlive>,
     /// Whether thinking was asked for (`None`: not said; a level string counts as on).
     pub think: Option<bool>,
+    /// `shift`: whether the runner may shift its context when the prompt does not fit (`None`:
+    /// not said, which is on for the stub's models, as `resolveContextShift` has it).
+    pub shift: Option<bool>,
     /// An option of the wrong type: Ollama finds it only once the model was found and can serve
     /// the request (`modelOptions`, in `scheduleRunner`), so it is answered after those checks.
     pub options_refusal: Option<Refusal>,
@@ -112,6 +115,10 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
         }
     };
     top_logprobs(obj.get("top_logprobs"))?;
+    // `Shift` and `Truncate` are `*bool`: another type is the decoder's 400. `truncate: false`
+    // is read and not modelled (docs/stub.md).
+    let shift = optional_bool(obj.remove("shift"), "shift")?;
+    optional_bool(obj.remove("truncate"), "truncate")?;
     for key in ["stream", "options", "messages", "tools", "format"] {
         if obj.get(key) == Some(&Value::Null) {
             obj.remove(key);
@@ -135,8 +142,23 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
         req,
         keep_alive,
         think,
+        shift,
         options_refusal,
     })
+}
+
+/// A `*bool` field of `api.ChatRequest`: absent or `null` is `None`, another type the decoder's
+/// 400.
+fn optional_bool(v: Option<Value>, field: &str) -> Result<Option<bool>, Refusal> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(other) => Err(format!(
+            "json: cannot unmarshal {} into Go struct field ChatRequest.{field} of type bool",
+            json_kind(&other)
+        )
+        .into()),
+    }
 }
 
 /// `top_logprobs` is a Go `int`: a number with a fraction or exponent, or another type, is the

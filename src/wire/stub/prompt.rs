@@ -51,6 +51,25 @@ pub(crate) fn prompt_count(state: &State, req: &ChatRequest, out: &Generated) ->
 /// The prompt of `req` once fitted to `num_ctx`: `chatPrompt`'s dropped messages, then the
 /// runner's context shift when even the last message does not fit.
 pub(crate) fn fitted(req: &ChatRequest, num_ctx: u64) -> Vec<u8> {
+    let prompt = dropped(req, num_ctx);
+    if tokens(prompt.len()) >= num_ctx {
+        shift(&prompt, num_ctx)
+    } else {
+        prompt
+    }
+}
+
+/// Whether the prompt still does not fit in `num_ctx` once `chatPrompt` has dropped what it may
+/// (`completionPromptForRequest`: more than `num_ctx - 1` tokens): the runner then shifts its
+/// context, or, with context shift off, refuses the request.
+pub(crate) fn needs_context_shift(req: &ChatRequest, num_ctx: u64) -> bool {
+    tokens(dropped(req, num_ctx).len()) >= num_ctx
+}
+
+/// The prompt as `chatPrompt` (`server/prompt.go`) fits it: the oldest messages dropped, every
+/// system message and the last message kept, until it is at most `num_ctx` tokens or nothing more
+/// can go.
+fn dropped(req: &ChatRequest, num_ctx: u64) -> Vec<u8> {
     let tools = req
         .tools
         .as_ref()
@@ -64,11 +83,7 @@ pub(crate) fn fitted(req: &ChatRequest, num_ctx: u64) -> Vec<u8> {
         let system = msgs[..start].iter().filter(|m| m.role == "system");
         prompt = render(&tools, system.chain(&msgs[start..]));
     }
-    if tokens(prompt.len()) >= num_ctx {
-        shift(&prompt, num_ctx)
-    } else {
-        prompt
-    }
+    prompt
 }
 
 /// The prompt the stub "tokenises": the tools first (as a template puts them in the system

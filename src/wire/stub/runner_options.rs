@@ -31,6 +31,9 @@ pub(crate) struct RunnerOptions {
     use_mmap: Option<bool>,
     num_thread: i64,
     draft_num_predict: i64,
+    /// Whether the runner shifts its context when a prompt does not fit (`resolveContextShift`:
+    /// the request's `shift`, else on for every model but deepseek2's, which the stub has not).
+    pub context_shift: bool,
 }
 
 /// The context a request's model runs with, as Ollama settles it: `num_ctx` as asked, at least 4
@@ -44,8 +47,9 @@ pub(crate) fn effective_num_ctx(req: &ChatRequest) -> u64 {
 }
 
 impl RunnerOptions {
-    /// The options `req` asks its model to run with, Ollama's defaults where it names none.
-    pub(crate) fn of(req: &ChatRequest) -> RunnerOptions {
+    /// The options `req` asks its model to run with, its `shift` among them, Ollama's defaults
+    /// where it names none.
+    pub(crate) fn of(req: &ChatRequest, shift: Option<bool>) -> RunnerOptions {
         let extra = &req.options.extra;
         // The judge has refused options of the wrong type; a number Go reads into an `int`
         // arrives here as JSON's, whole or not (`8.0`).
@@ -60,13 +64,14 @@ impl RunnerOptions {
             use_mmap: extra.get("use_mmap").and_then(Value::as_bool),
             num_thread: int("num_thread").unwrap_or(0),
             draft_num_predict: int("draft_num_predict").unwrap_or(DEFAULT_DRAFT_NUM_PREDICT),
+            context_shift: shift.unwrap_or(true),
         }
     }
 
     /// Whether a model loaded with these options serves `asked` as it is (`needsReload` says
     /// no): what the request leaves automatic is taken from the runner (`num_ctx` and `num_batch`
-    /// when both are automatic, `use_mmap` when the request names none), and a negative
-    /// `num_gpu` matches any.
+    /// when both are automatic, `use_mmap` when the request names none), a negative `num_gpu`
+    /// matches any, and another context shift reloads.
     pub(crate) fn serves(&self, asked: &RunnerOptions) -> bool {
         let mut asked = asked.clone();
         let mut loaded = self.clone();
@@ -96,7 +101,7 @@ mod tests {
     fn asking(options: Value) -> RunnerOptions {
         let req: ChatRequest =
             serde_json::from_value(json!({"model": "m", "options": options})).expect("a request");
-        RunnerOptions::of(&req)
+        RunnerOptions::of(&req, None)
     }
 
     #[test]
@@ -133,6 +138,10 @@ mod tests {
         // A runner loaded on 2 GPUs serves whoever asks for any (-1).
         let two = asking(json!({"num_ctx": 8192, "num_gpu": 2}));
         assert!(two.serves(&asking(json!({"num_ctx": 8192, "num_gpu": -1}))));
+        // `needsReload` compares the context shift too.
+        let req: ChatRequest = serde_json::from_value(json!({"model": "m"})).expect("a request");
+        assert!(!RunnerOptions::of(&req, None).serves(&RunnerOptions::of(&req, Some(false))));
+        assert!(RunnerOptions::of(&req, None).serves(&RunnerOptions::of(&req, Some(true))));
         // Automatic num_ctx on both sides: the runner's.
         assert!(asking(json!({})).serves(&asking(json!({}))));
         assert!(!asking(json!({"num_ctx": 8192})).serves(&asking(json!({}))));
