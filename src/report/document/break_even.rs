@@ -1,7 +1,7 @@
 //! The Break-even section: the price ratio at which the small model costs the same per success as
 //! the large one, its interval, and how the bootstrap's resamples split.
 
-use super::format::{NO_CORRECT, NOTHING_GRADED, ci_points, opt, points};
+use super::format::{NO_CORRECT, ci_points, nothing_graded, opt, points};
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::{GroupSummary, Summary};
 use crate::report::number::{
@@ -37,11 +37,8 @@ pub(super) fn break_even_point(
     value: Option<f64>,
 ) -> String {
     let graded = |m: &str| g.models.get(m).map_or(0, |x| x.outcomes.graded);
-    if let (None, Some(m)) = (
-        value,
-        [&c.small, &c.large].into_iter().find(|m| graded(m) == 0),
-    ) {
-        return format!("{NOT_AVAILABLE} (`{m}`: {NOTHING_GRADED})");
+    if let (None, Some(text)) = (value, nothing_graded([&c.small, &c.large], graded)) {
+        return text;
     }
     let passes = |m: &str| g.models.get(m).map_or(0, |x| x.passes);
     match (value, passes(&c.small), passes(&c.large)) {

@@ -27,18 +27,22 @@ pub fn per_success(value: Option<f64>, count: usize, f: impl Fn(f64) -> String) 
 /// What a per-success figure over no success reads.
 pub const NO_CORRECT: &str = "n/a (0 correct)";
 
-/// Whose durations a run's timings are, as the report names them: Ollama's on an Ollama server,
-/// "the server" on any other (an OpenAI-compatible engine, the stub, an import).
-pub(super) fn timing_source(s: &crate::analysis::Summary) -> &'static str {
-    if s.backend == "ollama" {
-        "Ollama"
-    } else {
-        "the server"
-    }
+/// Whether the run's server was Ollama: its timings and processes are then named Ollama's, and
+/// on any other (an OpenAI-compatible engine, the stub, an import) the server's.
+pub(super) fn on_ollama(s: &crate::analysis::Summary) -> bool {
+    s.backend == "ollama"
 }
 
 /// Why a model's figure is `n/a` when every one of its conversations or calls ended on the wire.
 pub(super) const NOTHING_GRADED: &str = "nothing graded";
+
+/// A pair's figure when one of the two has nothing graded: `` n/a (`m`: nothing graded) ``
+/// naming the first such model, which the wire, not the model, left without a figure.
+pub(super) fn nothing_graded(pair: [&str; 2], graded: impl Fn(&str) -> usize) -> Option<String> {
+    pair.into_iter()
+        .find(|m| graded(m) == 0)
+        .map(|m| format!("{NOT_AVAILABLE} (`{m}`: {NOTHING_GRADED})"))
+}
 
 /// A rate as `40.8% (49/120)`, `n/a` when undefined.
 pub fn rate(r: Option<Rate>) -> String {

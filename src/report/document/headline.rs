@@ -1,7 +1,7 @@
 //! A configuration's headline table: success, pass^k at each model's own k, tasks passing every
 //! trial, and tokens and time per successful task.
 
-use super::format::{excluded, opt, per_success, rate, tokens};
+use super::format::{NOTHING_GRADED, excluded, opt, per_success, rate, tokens};
 use super::model_table::ModelTable;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{
@@ -19,7 +19,7 @@ pub(super) fn trials_differ(models: &[(&str, &ModelSummary)]) -> bool {
 /// pass^k at the model's own k (its fewest trials of a task): `pass^3: 40.0%`.
 pub(super) fn own_pass_hat_k(m: &ModelSummary) -> String {
     if m.outcomes.graded == 0 {
-        return format!("pass^k: {NOT_AVAILABLE} (nothing graded)");
+        return format!("pass^k: {NOT_AVAILABLE} ({NOTHING_GRADED})");
     }
     let k = m.trials_per_task;
     format!("pass^{k}: {}", opt(m.pass_hat_k.get(&k).copied(), percent))
@@ -63,7 +63,7 @@ pub(crate) fn headline(out: &mut String, s: &Summary, models: &[(&str, &ModelSum
     );
     t.row("Tasks passing every trial", |m| {
         if m.tasks == 0 {
-            return format!("{NOT_AVAILABLE} (nothing graded)");
+            return format!("{NOT_AVAILABLE} ({NOTHING_GRADED})");
         }
         format!(
             "{} of {}",

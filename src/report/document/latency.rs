@@ -1,6 +1,6 @@
 //! The Latency section: the latency fit, and the time per call from the server's own durations.
 
-use super::format::{opt, timing_source};
+use super::format::{on_ollama, opt};
 use super::model_table::ModelTable;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, fixed, number, seconds};
@@ -66,11 +66,10 @@ fn server_timing(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]
         .iter()
         .any(|(_, m)| m.latency.ollama_timing.is_some())
     {
-        let source = timing_source(s);
-        let whose = if source == "Ollama" {
-            "Ollama's"
+        let (who, whose) = if on_ollama(s) {
+            ("Ollama", "Ollama's")
         } else {
-            "the server's"
+            ("the server", "the server's")
         };
         let _ = writeln!(out, "### Time per call, from {whose} own durations\n");
         let mut t = ModelTable::new(s, "", models);
@@ -121,7 +120,7 @@ fn server_timing(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]
                 "Prefill speed over all prompt tokens counts those {} served from its prompt \
                  cache, whose time is not in the prompt eval time: it overstates the speed \
                  wherever the cache served some (the server gave no cached count to subtract).\n",
-                timing_source(s)
+                who
             );
         }
     }

@@ -2,7 +2,7 @@
 //! break-even.
 
 use super::break_even::resample_split;
-use super::format::{NO_CORRECT, NOTHING_GRADED, opt, per_success, timing_source, tokens};
+use super::format::{NO_CORRECT, nothing_graded, on_ollama, opt, per_success, tokens};
 use super::model_table::model_header;
 use crate::analysis::Summary;
 use crate::analysis::bootstrap::Interval;
@@ -58,7 +58,7 @@ pub(super) fn router(out: &mut String, s: &Summary) {
     header.extend(models.iter().map(|(m, _)| model_header(s, m)));
     let mut t = MarkdownTable::new(header);
     t.numeric_after_first();
-    let rows = router_rows(&ci_of, crate::report::stopping::mark(s), timing_source(s));
+    let rows = router_rows(&ci_of, crate::report::stopping::mark(s), on_ollama(s));
     for (label, f) in &rows {
         let mut cells = vec![label.clone()];
         cells.extend(models.iter().map(|(m, r)| f(m, r)));
@@ -81,7 +81,7 @@ pub(super) type RouterRow<'r> = (
 pub(super) fn router_rows<'r>(
     ci_of: &'r dyn Fn(&str) -> Option<Interval>,
     mark: &str,
-    timing_source: &str,
+    on_ollama: bool,
 ) -> Vec<RouterRow<'r>> {
     let mut rows: Vec<RouterRow<'r>> = vec![
         (
@@ -105,7 +105,7 @@ pub(super) fn router_rows<'r>(
         ),
     ];
     rows.extend(token_rows());
-    rows.extend(time_rows(timing_source));
+    rows.extend(time_rows(on_ollama));
     rows
 }
 
@@ -137,7 +137,7 @@ fn token_rows<'r>() -> Vec<RouterRow<'r>> {
 }
 
 /// The router table's time rows: latency, the fastest call, the server's split, and temperature.
-fn time_rows<'r>(timing_source: &str) -> Vec<RouterRow<'r>> {
+fn time_rows<'r>(on_ollama: bool) -> Vec<RouterRow<'r>> {
     vec![
         (
             "Latency per call, mean / p95".into(),
@@ -159,7 +159,7 @@ fn time_rows<'r>(timing_source: &str) -> Vec<RouterRow<'r>> {
             }),
         ),
         (
-            if timing_source == "Ollama" {
+            if on_ollama {
                 "Model time (Ollama)".to_string()
             } else {
                 "Model time (server's durations)".to_string()
@@ -199,12 +199,10 @@ pub(super) fn router_break_even(
 ) {
     let correct = |m: &str| s.router.get(m).map_or(0, |r| r.correct);
     let graded = |m: &str| s.router.get(m).map_or(0, |r| r.outcomes.graded);
-    let ungraded = [&c.small, &c.large].into_iter().find(|m| graded(m) == 0);
+    let ungraded = nothing_graded([&c.small, &c.large], graded);
     let point = match (c.break_even, correct(&c.small), correct(&c.large)) {
         (Some(v), _, _) => format!("**{}**", ratio(v)),
-        (None, _, _) if let Some(m) = ungraded => {
-            format!("{NOT_AVAILABLE} (`{m}`: {NOTHING_GRADED})")
-        }
+        (None, _, _) if let Some(text) = ungraded => text,
         (None, 0, 0) => NO_CORRECT.into(),
         (None, 0, _) => format!("∞ (`{}`: 0 correct)", c.small),
         (None, _, 0) => format!("{NOT_AVAILABLE} (`{}`: 0 correct)", c.large),

@@ -1,6 +1,6 @@
 //! The server-process section: the model server's CPU and memory on this machine, never GPU figures.
 
-use super::format::opt;
+use super::format::{on_ollama, opt};
 use super::model_table::ModelTable;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, counted, fixed, number};
@@ -12,7 +12,7 @@ pub(super) fn server_process(out: &mut String, s: &Summary, models: &[(&str, &Mo
         return;
     }
     out.push_str("### Server process (CPU and memory)\n\n");
-    let children = if s.backend == "ollama" {
+    let children = if on_ollama(s) {
         " (Ollama's model runners)"
     } else {
         ""

@@ -4,13 +4,14 @@
 //! `llama3.2:latest`.
 
 use super::http::{Part, Response};
+use super::judge::Judged;
 use super::messy::MessyShape;
 use super::runner_options::RunnerOptions;
 use super::{INVALID_MODEL_NAME, State, error, not_found, to_json};
 use crate::timefmt::rfc3339;
 use crate::wire::api::{
-    ChatRequest, LocalModel, ModelDetails, PsResponse, PullProgress, PullRequest, RunningModel,
-    ShowRequest, ShowResponse, TagsResponse, Tensor,
+    LocalModel, ModelDetails, PsResponse, PullProgress, PullRequest, RunningModel, ShowRequest,
+    ShowResponse, TagsResponse, Tensor,
 };
 use crate::wire::duration::KeepAlive;
 use crate::wire::name::ModelName;
@@ -387,14 +388,10 @@ pub(crate) fn pull(state: &State, body: &[u8]) -> Response {
 /// Uses the model of `req` if it is loaded now, its load over, with the request's context:
 /// Ollama's `getRunner` hands such a runner over at once (`s.loaded` holds it and `needsReload`
 /// says no), never through the pending queue.
-pub(crate) fn use_loaded(
-    state: &State,
-    req: &ChatRequest,
-    shift: Option<bool>,
-    keep: Option<KeepAlive>,
-) -> Option<InUse> {
+pub(crate) fn use_loaded(state: &State, judged: &Judged) -> Option<InUse> {
+    let (req, keep) = (&judged.req, judged.keep_alive);
     let now = Instant::now();
-    let asked = RunnerOptions::of(req, shift);
+    let asked = RunnerOptions::of(req, judged.shift);
     let key = ModelName::parse(&req.model).key();
     let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
     let l = loaded.get_mut(&key).filter(|l| l.ready(now, &asked))?;
@@ -405,21 +402,16 @@ pub(crate) fn use_loaded(
 /// Uses the model of `req`, loading it for `cold_load` if it is not loaded (first call,
 /// keep_alive expired, or another num_ctx); returns whether it loads cold, and the use. A new load
 /// keeps the request's keep_alive, or Ollama's default without one.
-pub(crate) fn load(
-    state: &State,
-    req: &ChatRequest,
-    shift: Option<bool>,
-    keep: Option<KeepAlive>,
-    cold_load: Duration,
-) -> (bool, InUse) {
-    if let Some(used) = use_loaded(state, req, shift, keep) {
+pub(crate) fn load(state: &State, judged: &Judged, cold_load: Duration) -> (bool, InUse) {
+    if let Some(used) = use_loaded(state, judged) {
         return (false, used);
     }
+    let (req, keep) = (&judged.req, judged.keep_alive);
     let name = ModelName::parse(&req.model);
     let now = Instant::now();
     let mut model = Loaded {
         name: name.shortest(),
-        runner: RunnerOptions::of(req, shift),
+        runner: RunnerOptions::of(req, judged.shift),
         keep: KeepAlive::For(DEFAULT_KEEP_ALIVE),
         ready_at: now + cold_load,
         expires: None,

@@ -38,12 +38,11 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     if let Some(early) = early_fault(fault, &req.model, state.config.hang) {
         return early;
     }
-    let keep = judged.keep_alive;
     let key = ModelName::parse(&req.model).key();
     let cfg = &state.config;
     // The call's use of its model lasts until its reply ends (dropped with this function, or
     // with the stream that outlives it).
-    let mut in_use = use_loaded(state, req, judged.shift, keep);
+    let mut in_use = use_loaded(state, &judged);
     let load_time = if in_use.is_some() {
         // A loaded model's runner at once, whatever else is queued or loading.
         tokio::time::sleep(cfg.load).await;
@@ -54,7 +53,7 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         let scheduled = state
             .slots
             .schedule(entry, cfg.cold_load, cfg.load, || {
-                let (cold, used) = load(state, req, judged.shift, keep, cfg.cold_load);
+                let (cold, used) = load(state, &judged, cfg.cold_load);
                 in_use = Some(used);
                 cold
             })

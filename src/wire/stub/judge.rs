@@ -274,7 +274,7 @@ fn images(v: Option<&Value>) -> Result<(), Refusal> {
                 match item {
                     Value::Null => {}
                     Value::String(text) => {
-                        if let Some(at) = super::openai_request::base64_error_at(text.as_bytes()) {
+                        if let Some(at) = super::go_base64::error_at(text.as_bytes()) {
                             return Err(format!("illegal base64 data at input byte {at}").into());
                         }
                     }

@@ -12,6 +12,7 @@ mod chat;
 pub mod docs_reactive;
 pub mod faults;
 pub mod file;
+mod go_base64;
 mod guard;
 mod http;
 mod judge;

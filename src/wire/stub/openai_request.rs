@@ -3,6 +3,7 @@
 //! stands for, or the 400 text Ollama answers. The native body then goes through the stub's own
 //! judge, scheduler, model and faults, as Ollama hands it to `ChatHandler`.
 
+use super::go_base64;
 use serde_json::{Map, Value, json};
 
 /// What the OpenAI layer keeps for the answer besides the native body.
@@ -274,7 +275,7 @@ fn content_part(role: &str, part: &Value) -> Result<Value, String> {
                 .get("data")
                 .and_then(Value::as_str)
                 .ok_or("invalid input_audio format: missing data")?;
-            if let Some(at) = base64_error_at(data.as_bytes()) {
+            if let Some(at) = go_base64::error_at(data.as_bytes()) {
                 return Err(format!(
                     "invalid input_audio base64 data: illegal base64 data at input byte {at}"
                 ));
@@ -298,56 +299,8 @@ fn image_data(url: &str) -> Result<String, String> {
         .find_map(|t| url.strip_prefix(&format!("data:image/{t};base64,")))
         .or_else(|| url.strip_prefix("data:;base64,"));
     match data {
-        Some(d) if base64_error_at(d.as_bytes()).is_none() => Ok(d.to_string()),
+        Some(d) if go_base64::error_at(d.as_bytes()).is_none() => Ok(d.to_string()),
         _ => Err("invalid image input".to_string()),
-    }
-}
-
-/// Where Go's `base64.StdEncoding.DecodeString` refuses `src` (the byte offset its
-/// `CorruptInputError` names), or `None` where it decodes: padded standard base64 read four
-/// characters at a time, line breaks skipped, nothing after the padding.
-pub(super) fn base64_error_at(src: &[u8]) -> Option<usize> {
-    let is_break = |c: u8| c == b'\n' || c == b'\r';
-    let skip_breaks = |mut at: usize| {
-        while at < src.len() && is_break(src[at]) {
-            at += 1;
-        }
-        at
-    };
-    let mut si = 0;
-    loop {
-        let mut j = 0;
-        while j < 4 {
-            if si == src.len() {
-                // A quantum cut short (padding is required): its start, breaks not counted.
-                return (j > 0).then(|| si - j);
-            }
-            let c = src[si];
-            si += 1;
-            if c.is_ascii_alphanumeric() || c == b'+' || c == b'/' {
-                j += 1;
-                continue;
-            }
-            if is_break(c) {
-                continue;
-            }
-            if c != b'=' || j < 2 {
-                return Some(si - 1);
-            }
-            if j == 2 {
-                // "==" is expected, the first "=" is already read.
-                si = skip_breaks(si);
-                if si == src.len() {
-                    return Some(src.len());
-                }
-                if src[si] != b'=' {
-                    return Some(si - 1);
-                }
-                si += 1;
-            }
-            si = skip_breaks(si);
-            return (si < src.len()).then_some(si);
-        }
     }
 }
 
@@ -514,30 +467,5 @@ mod tests {
             image("data:image/png;base64,iVB").err().as_deref(),
             Some("invalid image input")
         );
-    }
-
-    #[test]
-    fn base64_is_refused_where_go_refuses_it() {
-        // (input, offset of Go's CorruptInputError), from encoding/base64's decodeQuantum.
-        for (text, want) in [
-            ("", None),
-            ("QUJD", None),
-            ("QUI=", None),
-            ("QQ==", None),
-            ("QQ==\n", None),
-            ("QU\nJD", None),
-            ("Q", Some(0)),
-            ("QUJDQ", Some(4)),
-            ("QU\nJ", Some(1)),
-            ("QUJ*", Some(3)),
-            ("Q===", Some(1)),
-            ("=QUJ", Some(0)),
-            ("QQ=", Some(3)),
-            ("QQ=A", Some(2)),
-            ("QUI=QUJD", Some(4)),
-            ("QQ==x", Some(4)),
-        ] {
-            assert_eq!(base64_error_at(text.as_bytes()), want, "{text:?}");
-        }
     }
 }

@@ -33,7 +33,7 @@ pub(crate) struct RunnerOptions {
     draft_num_predict: i64,
     /// Whether the runner shifts its context when a prompt does not fit (`resolveContextShift`:
     /// the request's `shift`, else on for every model but deepseek2's, which the stub has not).
-    pub context_shift: bool,
+    context_shift: bool,
 }
 
 /// The context a request's model runs with, as Ollama settles it: `num_ctx` as asked, at least 4
