@@ -107,53 +107,78 @@ type Term = (Cell, f64);
 /// The factorial analysis of every suite whose agent conversations crossed tool docs or router
 /// levels; empty for a run that held both fixed.
 pub fn factorials(convs: &[&ConversationRecord], models: &[String]) -> Vec<Factorial> {
-    let suites: BTreeSet<&str> = convs.iter().map(|c| c.suite.as_str()).collect();
-    suites
-        .into_iter()
-        .filter_map(|suite| factorial(suite, convs, models))
-        .collect()
+    let mut sums = FactorialSums::default();
+    for c in convs {
+        sums.add(c);
+    }
+    sums.factorials(models)
 }
 
-fn factorial(suite: &str, convs: &[&ConversationRecord], models: &[String]) -> Option<Factorial> {
-    let agent: Vec<&ConversationRecord> = convs
-        .iter()
-        .copied()
-        .filter(|c| c.suite == suite && c.mode == Mode::Agent)
-        .collect();
-    let call_cap = agent.iter().map(|c| c.call_cap).max()?;
-    let mut tallies: BTreeMap<Cell, Tally> = BTreeMap::new();
-    let mut outcomes: BTreeMap<Cell, OutcomeCounts> = BTreeMap::new();
-    for c in agent.iter().filter(|c| c.call_cap == call_cap) {
+/// [`factorials`] fed one conversation at a time: graded trials and passes per task, and the
+/// outcomes, of each model's cells, per suite and call cap (the analysis reads the highest cap).
+#[derive(Debug, Clone, Default)]
+pub struct FactorialSums {
+    suites: BTreeMap<String, BTreeMap<u32, CapSums>>,
+}
+
+/// The cells of one suite at one call cap.
+#[derive(Debug, Clone, Default)]
+struct CapSums {
+    tallies: BTreeMap<Cell, Tally>,
+    outcomes: BTreeMap<Cell, OutcomeCounts>,
+}
+
+impl FactorialSums {
+    /// Adds a conversation (a toolless one is not part of any design).
+    pub fn add(&mut self, c: &ConversationRecord) {
+        if c.mode != Mode::Agent {
+            return;
+        }
+        let caps = self.suites.entry(c.suite.clone()).or_default();
+        let sums = caps.entry(c.call_cap).or_default();
         let Some(docs) = c.tool_docs else {
-            continue;
+            return;
         };
         let cell = (
             c.model.clone(),
             (c.prompt_variant(), docs, c.router_in_front),
         );
-        outcomes.entry(cell.clone()).or_default().add(c.outcome);
+        sums.outcomes
+            .entry(cell.clone())
+            .or_default()
+            .add(c.outcome);
         if !c.outcome.is_graded() {
-            continue;
+            return;
         }
-        let t = tallies.entry(cell).or_default().entry(c.task.clone());
+        let t = sums.tallies.entry(cell).or_default().entry(c.task.clone());
         let (trials, passes) = t.or_default();
         *trials += 1.0;
         *passes += f64::from(u8::from(c.verdict.passed));
     }
+
+    /// The factorial of every suite whose conversations added crossed a factor.
+    pub fn factorials(&self, models: &[String]) -> Vec<Factorial> {
+        self.suites
+            .iter()
+            .filter_map(|(suite, caps)| {
+                let (call_cap, sums) = caps.last_key_value()?;
+                factorial(suite, *call_cap, sums, models)
+            })
+            .collect()
+    }
+}
+
+fn factorial(suite: &str, call_cap: u32, sums: &CapSums, models: &[String]) -> Option<Factorial> {
+    let CapSums { tallies, outcomes } = sums;
     let design = Design::of(tallies.keys().map(|k| k.1))?;
     let present: Vec<&String> = models
         .iter()
         .filter(|m| tallies.keys().any(|k| &k.0 == *m))
         .collect();
-    let effect = |terms: Vec<Term>| contrast(&terms, &tallies);
+    let effect = |terms: Vec<Term>| contrast(&terms, tallies);
     let per_model = present
         .iter()
-        .map(|m| {
-            (
-                m.to_string(),
-                model_effects(m, &design, &tallies, &outcomes),
-            )
-        })
+        .map(|m| (m.to_string(), model_effects(m, &design, tallies, outcomes)))
         .collect();
     let mut between_models = Vec::new();
     for (i, a) in present.iter().enumerate() {

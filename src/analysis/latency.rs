@@ -146,41 +146,71 @@ pub struct ServerSplit {
 
 /// The split over calls with latency and both durations; `None` when no call has them.
 pub fn server_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<ServerSplit> {
-    let (mut model, mut overhead) = (Vec::new(), Vec::new());
-    let (mut out_tok, mut eval_ns, mut in_tok, mut prompt_ns) = (0u64, 0u64, 0u64, 0u64);
-    let (mut uncached, mut every_cached_count) = (0u64, true);
+    let mut sums = SplitSums::default();
     for c in calls {
+        sums.add(c);
+    }
+    sums.split()
+}
+
+/// [`server_split`] fed one call at a time: what it keeps of each call with latency and both
+/// durations (two figures for the mean and median, and the token and duration sums).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SplitSums {
+    model: Vec<f64>,
+    overhead: Vec<f64>,
+    out_tok: u64,
+    in_tok: u64,
+    eval_ns: u64,
+    prompt_ns: u64,
+    uncached: u64,
+    missing_cached_count: bool,
+}
+
+impl SplitSums {
+    /// Adds a call; one without latency or either duration is not counted.
+    pub fn add(&mut self, c: &CallRecord) {
         let (Some(lat), Some(pe), Some(ev)) = (
             c.latency_s(),
             c.timings.prompt_eval_duration.get(),
             c.timings.eval_duration.get(),
         ) else {
-            continue;
+            return;
         };
         let m = pe as f64 / 1e9 + ev as f64 / 1e9;
-        model.push(m);
-        overhead.push(lat - m);
-        out_tok += c.output_tokens();
-        in_tok += c.input_tokens();
+        self.model.push(m);
+        self.overhead.push(lat - m);
+        self.out_tok += c.output_tokens();
+        self.in_tok += c.input_tokens();
         match c.timings.prompt_eval_cached_count.get() {
-            Some(k) => uncached += c.input_tokens().saturating_sub(k),
-            None => every_cached_count = false,
+            Some(k) => self.uncached += c.input_tokens().saturating_sub(k),
+            None => self.missing_cached_count = true,
         }
-        eval_ns += ev;
-        prompt_ns += pe;
+        self.eval_ns += ev;
+        self.prompt_ns += pe;
     }
-    Some(ServerSplit {
-        calls: model.len(),
-        model_s_per_call: mean(&model)?,
-        overhead_s_per_call: mean(&overhead)?,
-        overhead_s_p50: percentile(&overhead, 50.0)?,
-        decode_tokens_per_s: (eval_ns > 0).then(|| out_tok as f64 / (eval_ns as f64 / 1e9)),
-        prefill_tokens_per_s: (prompt_ns > 0).then(|| {
-            let tokens = if every_cached_count { uncached } else { in_tok };
-            tokens as f64 / (prompt_ns as f64 / 1e9)
-        }),
-        prefill_over_uncached: every_cached_count,
-    })
+
+    /// The split of the calls added; `None` when none counted.
+    pub fn split(&self) -> Option<ServerSplit> {
+        let every_cached_count = !self.missing_cached_count;
+        Some(ServerSplit {
+            calls: self.model.len(),
+            model_s_per_call: mean(&self.model)?,
+            overhead_s_per_call: mean(&self.overhead)?,
+            overhead_s_p50: percentile(&self.overhead, 50.0)?,
+            decode_tokens_per_s: (self.eval_ns > 0)
+                .then(|| self.out_tok as f64 / (self.eval_ns as f64 / 1e9)),
+            prefill_tokens_per_s: (self.prompt_ns > 0).then(|| {
+                let tokens = if every_cached_count {
+                    self.uncached
+                } else {
+                    self.in_tok
+                };
+                tokens as f64 / (self.prompt_ns as f64 / 1e9)
+            }),
+            prefill_over_uncached: every_cached_count,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod behaviour;
 pub mod bootstrap;
 pub mod calibration;
 pub mod calibration_ladder;
+pub mod cells;
 pub mod compare;
 pub mod cost;
 pub mod cost_model;
@@ -44,6 +45,7 @@ pub mod taxonomy;
 pub mod tools_add;
 
 pub use crate::records_error::RecordsError;
+pub use cells::{Shape, SummaryBuilder};
 pub use compare::{RunComparison, compare};
 pub use load::{Keep, Run, grader_digests, load_run, load_run_keeping, load_run_observing};
 pub use summary::*;

@@ -4,7 +4,7 @@
 //! agent, or standalone) are counted and timed apart, as everywhere else. Tokens, success and pass^k do not depend on where or
 //! how many at once a trial ran; latency does, so it is never pooled across concurrency levels here.
 
-use super::latency::{mean, percentile, server_split};
+use super::latency::{SplitSums, mean, percentile};
 use crate::runner::record::CallRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -123,89 +123,134 @@ pub fn is_notable_play<'a>(played: impl IntoIterator<Item = (&'a str, u32)>) -> 
 
 /// The placement of `trials`, models in the order of `models` (others after, by name).
 pub fn placement(trials: &[PlayedTrial<'_>], models: &[String]) -> Placement {
-    let rank = |m: &str| models.iter().position(|x| x == m).unwrap_or(usize::MAX);
-    let mut hosts: Vec<&str> = Vec::new();
+    let mut fold = PlacementSums::default();
     for t in trials {
-        if !hosts.contains(&t.host) {
-            hosts.push(t.host);
-        }
+        fold.add(t);
     }
-    let mut by_server: BTreeMap<(usize, usize, &str), Vec<&PlayedTrial>> = BTreeMap::new();
-    let mut by_level: BTreeMap<(u32, usize, &str, bool), Vec<&CallRecord>> = BTreeMap::new();
-    for t in trials {
-        let h = hosts.iter().position(|h| *h == t.host).unwrap_or(0);
-        by_server
-            .entry((h, rank(t.model), t.model))
-            .or_default()
-            .push(t);
+    fold.placement(models)
+}
+
+/// [`placement`] fed one trial at a time, in the order the trials are read: what each row keeps
+/// (counts, and each call's latency and server durations for the means and percentiles).
+#[derive(Debug, Clone, Default)]
+pub struct PlacementSums {
+    /// Servers in the order first seen.
+    hosts: Vec<String>,
+    /// By (server's place in `hosts`, model).
+    by_server: BTreeMap<(usize, String), ServerSums>,
+    /// By (concurrency, model, router calls).
+    by_level: BTreeMap<(u32, String, bool), LevelSums>,
+    max_parallel: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct ServerSums {
+    conversations: usize,
+    graded: usize,
+    passes: usize,
+    calls: usize,
+    latencies: Vec<f64>,
+    split: SplitSums,
+    router_calls: usize,
+    router_latencies: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct LevelSums {
+    latencies: Vec<f64>,
+    split: SplitSums,
+}
+
+impl PlacementSums {
+    /// Adds one trial.
+    pub fn add(&mut self, t: &PlayedTrial<'_>) {
+        let h = match self.hosts.iter().position(|h| h == t.host) {
+            Some(h) => h,
+            None => {
+                self.hosts.push(t.host.to_string());
+                self.hosts.len() - 1
+            }
+        };
+        self.max_parallel = self.max_parallel.max(Some(t.parallel));
+        let row = self.by_server.entry((h, t.model.to_string())).or_default();
+        if t.conversation {
+            row.conversations += 1;
+            row.graded += usize::from(t.passed.is_some());
+            row.passes += usize::from(t.passed == Some(true));
+        }
+        row.calls += t.calls.len();
+        for c in &t.calls {
+            row.latencies.extend(c.latency_s());
+            row.split.add(c);
+        }
+        row.router_calls += t.router_calls.len();
+        let router_latencies = t.router_calls.iter().filter_map(|c| c.latency_s());
+        row.router_latencies.extend(router_latencies);
         for (router, calls) in [(false, &t.calls), (true, &t.router_calls)] {
-            if !calls.is_empty() {
-                by_level
-                    .entry((t.parallel, rank(t.model), t.model, router))
-                    .or_default()
-                    .extend(calls.iter().copied());
+            if calls.is_empty() {
+                continue;
+            }
+            let level = (t.parallel, t.model.to_string(), router);
+            let level = self.by_level.entry(level).or_default();
+            for c in calls {
+                level.latencies.extend(c.latency_s());
+                level.split.add(c);
             }
         }
     }
-    Placement {
-        servers: by_server
-            .into_iter()
-            .map(|((h, _, model), ts)| server_row(hosts[h], model, &ts))
-            .collect(),
-        by_concurrency: by_level
-            .into_iter()
-            .map(|((parallel, _, model, router), calls)| ConcurrencyRow {
-                router,
-                ..concurrency_row(parallel, model, &calls)
-            })
-            .collect(),
-        max_parallel: trials.iter().map(|t| t.parallel).max().unwrap_or(1),
+
+    /// The placement of the trials added, models in the order of `models` (others after, by
+    /// name).
+    pub fn placement(&self, models: &[String]) -> Placement {
+        let rank = |m: &str| models.iter().position(|x| x == m).unwrap_or(usize::MAX);
+        let mut servers: Vec<(&(usize, String), &ServerSums)> = self.by_server.iter().collect();
+        servers.sort_by_key(|((h, m), _)| (*h, rank(m), m.as_str()));
+        let mut levels: Vec<(&(u32, String, bool), &LevelSums)> = self.by_level.iter().collect();
+        levels.sort_by_key(|((p, m, router), _)| (*p, rank(m), m.as_str(), *router));
+        Placement {
+            servers: servers
+                .into_iter()
+                .map(|((h, model), row)| server_row(&self.hosts[*h], model, row))
+                .collect(),
+            by_concurrency: levels
+                .into_iter()
+                .map(|((parallel, model, router), level)| ConcurrencyRow {
+                    router: *router,
+                    ..concurrency_row(*parallel, model, level)
+                })
+                .collect(),
+            max_parallel: self.max_parallel.unwrap_or(1),
+        }
     }
 }
 
-fn server_row(host: &str, model: &str, trials: &[&PlayedTrial<'_>]) -> ServerRow {
-    let conversations: Vec<&&PlayedTrial> = trials.iter().filter(|t| t.conversation).collect();
-    let graded = conversations.iter().filter(|t| t.passed.is_some()).count();
-    let passes = conversations
-        .iter()
-        .filter(|t| t.passed == Some(true))
-        .count();
-    let calls: Vec<&CallRecord> = trials
-        .iter()
-        .flat_map(|t| t.calls.iter().copied())
-        .collect();
-    let router: Vec<f64> = trials
-        .iter()
-        .flat_map(|t| t.router_calls.iter().filter_map(|c| c.latency_s()))
-        .collect();
-    let router_calls = trials.iter().map(|t| t.router_calls.len()).sum();
-    let latencies: Vec<f64> = calls.iter().filter_map(|c| c.latency_s()).collect();
+fn server_row(host: &str, model: &str, row: &ServerSums) -> ServerRow {
     ServerRow {
         host: host.to_string(),
         model: model.to_string(),
-        conversations: conversations.len(),
-        graded,
-        passes,
-        success_rate: (graded > 0).then(|| passes as f64 / graded as f64),
-        calls: calls.len(),
-        time_per_call_s: mean(&latencies),
-        model_s_per_call: server_split(calls.iter().copied()).map(|s| s.model_s_per_call),
-        router_calls,
-        router_time_per_call_s: mean(&router),
+        conversations: row.conversations,
+        graded: row.graded,
+        passes: row.passes,
+        success_rate: (row.graded > 0).then(|| row.passes as f64 / row.graded as f64),
+        calls: row.calls,
+        time_per_call_s: mean(&row.latencies),
+        model_s_per_call: row.split.split().map(|s| s.model_s_per_call),
+        router_calls: row.router_calls,
+        router_time_per_call_s: mean(&row.router_latencies),
     }
 }
 
-fn concurrency_row(parallel: u32, model: &str, calls: &[&CallRecord]) -> ConcurrencyRow {
-    let latencies: Vec<f64> = calls.iter().filter_map(|c| c.latency_s()).collect();
-    let split = server_split(calls.iter().copied());
+fn concurrency_row(parallel: u32, model: &str, level: &LevelSums) -> ConcurrencyRow {
+    let latencies = &level.latencies;
+    let split = level.split.split();
     ConcurrencyRow {
         parallel,
         model: model.to_string(),
         router: false,
         calls: latencies.len(),
-        latency_mean_s: mean(&latencies),
-        latency_p50_s: percentile(&latencies, 50.0),
-        latency_p95_s: percentile(&latencies, 95.0),
+        latency_mean_s: mean(latencies),
+        latency_p50_s: percentile(latencies, 50.0),
+        latency_p95_s: percentile(latencies, 95.0),
         model_s_per_call: split.as_ref().map(|s| s.model_s_per_call),
         overhead_s_per_call: split.as_ref().map(|s| s.overhead_s_per_call),
         decode_tokens_per_s: split.and_then(|s| s.decode_tokens_per_s),

@@ -6,7 +6,7 @@
 use crate::analysis::summary::order_models;
 use crate::runner::judge::{self, JudgeError, Judgement, RoundJudge};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, TrialKey};
-use crate::runner::settings::{RunSettings, SuiteChoice};
+use crate::runner::settings::{RunSettings, StopRule, SuiteChoice};
 use crate::sequence::{Decision, RoundState, replay};
 use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
@@ -56,6 +56,11 @@ pub struct Rounds {
     /// The round after the complete ones, when it waits on ungraded trials.
     pub waiting: Option<Waiting>,
 }
+
+/// Each record of the pair's cell, by (trial, task), as [small, large]: `None` while a model
+/// has no record of it, `Some(None)` when its latest record ended ungraded.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdicts(BTreeMap<(u32, String), [Option<Option<bool>>; 2]>);
 
 impl Pairing {
     /// The pairing of a run with these settings and this manifest (which knows the models'
@@ -108,22 +113,15 @@ impl Pairing {
             && key.prompt.unwrap_or(PromptVariant::POLICY) == self.prompt
     }
 
-    /// Each record of the pair's cell, by (trial, task), as [small, large]: `None` while a model
-    /// has no record of it, `Some(None)` when its latest record ended ungraded.
-    fn verdicts<'c>(
-        &self,
-        conversations: &'c [ConversationRecord],
-    ) -> BTreeMap<(u32, &'c str), [Option<Option<bool>>; 2]> {
-        let mut verdicts: BTreeMap<(u32, &str), [Option<Option<bool>>; 2]> = BTreeMap::new();
-        for c in conversations {
-            if !self.compares(&c.key()) {
-                continue;
-            }
-            let side = usize::from(c.model == self.large);
-            let graded = c.outcome.is_graded().then_some(c.verdict.passed);
-            verdicts.entry((c.trial, c.task.as_str())).or_default()[side] = Some(graded);
+    /// Notes a conversation's verdict among `verdicts` when it is of the pair's cell.
+    pub fn note(&self, verdicts: &mut Verdicts, c: &ConversationRecord) {
+        if !self.compares(&c.key()) {
+            return;
         }
-        verdicts
+        let side = usize::from(c.model == self.large);
+        let graded = c.outcome.is_graded().then_some(c.verdict.passed);
+        let entry = verdicts.0.entry((c.trial, c.task.clone())).or_default();
+        entry[side] = Some(graded);
     }
 
     /// The complete rounds, in round order, and the round that waits on ungraded trials. A round
@@ -132,8 +130,17 @@ impl Pairing {
     /// ungraded, waits: it and every later round stay out of the sequence until those trials are
     /// graded, because the sequence's bet needs every task of a round (docs/decisions.md).
     pub fn rounds(&self, conversations: &[ConversationRecord]) -> Rounds {
-        let verdicts = self.verdicts(conversations);
-        let tasks: BTreeSet<&str> = verdicts.keys().map(|k| k.1).collect();
+        let mut verdicts = Verdicts::default();
+        for c in conversations {
+            self.note(&mut verdicts, c);
+        }
+        self.rounds_of(&verdicts)
+    }
+
+    /// [`Pairing::rounds`] of the verdicts noted.
+    fn rounds_of(&self, verdicts: &Verdicts) -> Rounds {
+        let verdicts = &verdicts.0;
+        let tasks: BTreeSet<&str> = verdicts.keys().map(|k| k.1.as_str()).collect();
         let mut out = Rounds::default();
         if tasks.is_empty() {
             return out;
@@ -142,7 +149,8 @@ impl Pairing {
             let mut diffs = Vec::new();
             let mut ungraded = Vec::new();
             for task in &tasks {
-                let Some([Some(small), Some(large)]) = verdicts.get(&(round, *task)) else {
+                let Some([Some(small), Some(large)]) = verdicts.get(&(round, (*task).to_string()))
+                else {
                     return out;
                 };
                 match (small, large) {
@@ -225,31 +233,76 @@ pub fn state(
     manifest: &Manifest,
     conversations: &[ConversationRecord],
 ) -> Option<Stopping> {
-    let stop = settings.stop?;
-    let pairing = Pairing::of(settings, manifest)?;
-    let seen = pairing.rounds(conversations);
-    let rounds = replay(stop.rule(), &seen.complete);
-    let last = rounds.last();
-    let decided = last.is_some_and(|s| s.decision.stops());
-    let at_cap = last.is_some_and(|s| s.round + 1 >= settings.trials);
-    let standing = match (decided, at_cap) {
-        (true, false) => Standing::StoppedEarly,
-        (true, true) => Standing::DecidedAtCap,
-        (false, true) => Standing::CapUndecided,
-        (false, false) if seen.waiting.is_some() => Standing::Waiting,
-        (false, false) => Standing::Unfinished,
-    };
-    let says = pairing.says(last.map_or(Decision::Continue, |s| s.decision));
-    Some(Stopping {
-        pairing,
-        alpha: stop.alpha,
-        margin_pp: stop.margin_pp,
-        k_cap: settings.trials,
-        waiting: seen.waiting.filter(|_| !decided && !at_cap),
-        rounds,
-        standing,
-        says,
-    })
+    let mut sums = StoppingSums::new(settings.clone(), manifest)?;
+    for c in conversations {
+        sums.add(c);
+    }
+    Some(sums.stopping())
+}
+
+/// [`state`] fed one conversation at a time: the pair's verdicts.
+#[derive(Debug, Clone)]
+pub struct StoppingSums {
+    stop: StopRule,
+    settings: RunSettings,
+    pairing: Pairing,
+    verdicts: Verdicts,
+}
+
+impl StoppingSums {
+    /// `None` for a run without the rule (or without two models and a conversation suite).
+    pub fn new(settings: RunSettings, manifest: &Manifest) -> Option<StoppingSums> {
+        let stop = settings.stop?;
+        let pairing = Pairing::of(&settings, manifest)?;
+        Some(StoppingSums {
+            stop,
+            settings,
+            pairing,
+            verdicts: Verdicts::default(),
+        })
+    }
+
+    /// [`StoppingSums::new`] with the settings the manifest records.
+    pub fn of_run(manifest: &Manifest) -> Option<StoppingSums> {
+        let settings: RunSettings = serde_json::from_value(manifest.settings.clone()).ok()?;
+        StoppingSums::new(settings, manifest)
+    }
+
+    /// Adds a conversation (one outside the pair's cell is not read).
+    pub fn add(&mut self, c: &ConversationRecord) {
+        self.pairing.note(&mut self.verdicts, c);
+    }
+
+    /// The rule's state after the conversations added.
+    pub fn stopping(self) -> Stopping {
+        let settings = &self.settings;
+        let stop = self.stop;
+        let seen = self.pairing.rounds_of(&self.verdicts);
+        let rounds = replay(stop.rule(), &seen.complete);
+        let last = rounds.last();
+        let decided = last.is_some_and(|s| s.decision.stops());
+        let at_cap = last.is_some_and(|s| s.round + 1 >= settings.trials);
+        let standing = match (decided, at_cap) {
+            (true, false) => Standing::StoppedEarly,
+            (true, true) => Standing::DecidedAtCap,
+            (false, true) => Standing::CapUndecided,
+            (false, false) if seen.waiting.is_some() => Standing::Waiting,
+            (false, false) => Standing::Unfinished,
+        };
+        let says = self
+            .pairing
+            .says(last.map_or(Decision::Continue, |s| s.decision));
+        Stopping {
+            pairing: self.pairing,
+            alpha: stop.alpha,
+            margin_pp: stop.margin_pp,
+            k_cap: settings.trials,
+            waiting: seen.waiting.filter(|_| !decided && !at_cap),
+            rounds,
+            standing,
+            says,
+        }
+    }
 }
 
 /// The round judge a run that stops when decided is handed: it reads the run's records back and
@@ -303,8 +356,11 @@ impl Stopping {
 
 /// [`state`] with the settings the manifest records.
 pub fn of_run(manifest: &Manifest, conversations: &[ConversationRecord]) -> Option<Stopping> {
-    let settings: RunSettings = serde_json::from_value(manifest.settings.clone()).ok()?;
-    state(&settings, manifest, conversations)
+    let mut sums = StoppingSums::of_run(manifest)?;
+    for c in conversations {
+        sums.add(c);
+    }
+    Some(sums.stopping())
 }
 
 #[cfg(test)]

@@ -4,18 +4,18 @@
 use super::AnalysisOptions;
 use super::behaviour::{Behaviour, behaviour};
 use super::bootstrap::{
-    IdTotals, Interval, MessageBootstrap, TaskBootstrap, message_bootstrap, task_bootstrap,
-    with_point,
+    IdTotals, Interval, MessageBootstrap, TaskBootstrap, task_bootstrap, with_point,
 };
-use super::cost::{CACHE_DISCOUNT, OUTPUT_WEIGHTS, break_even, per_success};
-use super::factorial::{Factorial, factorials};
+use super::cells::{Shape, SummaryBuilder};
+use super::cost::{OUTPUT_WEIGHTS, break_even, per_success};
+use super::factorial::Factorial;
 use super::gpu::{GpuSummary, gpu_summary};
 use super::interval;
 use super::latency::{LatencyFit, ServerSplit};
 use super::passk::{pass_hat_k, tasks_passing_every_trial};
-use super::placement::{Placement, PlayedTrial, is_notable_play, placement};
+use super::placement::Placement;
 use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
-use super::router::{Pipeline, RouterSummary, pipeline, router_summary};
+use super::router::{Pipeline, RouterSummary, pipeline};
 use super::server_process::{ServerProcessSummary, server_process_summary};
 use super::tally::Tally;
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
@@ -458,7 +458,7 @@ pub fn reference_model(models: &[String], asked: Option<&str>) -> Option<String>
 }
 
 /// Every model with records in the group against the reference model.
-fn ladder(
+pub(super) fn ladder(
     reference: Option<&String>,
     work: &BTreeMap<String, ModelWork>,
     opts: &AnalysisOptions,
@@ -472,18 +472,23 @@ fn ladder(
         .collect()
 }
 
-/// Records of one configuration, with its identity (suite, mode, call cap when several).
-/// A configuration's identity (suite, mode, call cap, tool docs, router) and its records.
-type GroupRecords<'a> = (GroupSummary, Vec<&'a ConversationRecord>);
+/// Per-task totals of every configuration, per model: configuration key -> model -> task.
+pub(super) type PerTask = BTreeMap<String, BTreeMap<String, BTreeMap<String, IdTotals>>>;
+
+/// The server each trial was played on (records written before several servers: the manifest's).
+pub(super) fn played_host<'a>(manifest: &'a Manifest, host: &'a Option<String>) -> &'a str {
+    let fallback = manifest.server_host.as_deref().unwrap_or("unknown server");
+    host.as_deref().unwrap_or(fallback)
+}
 
 fn rate(hits: usize, of: usize) -> Option<f64> {
     (of > 0).then(|| hits as f64 / of as f64)
 }
 
 /// One model in one configuration: the per-model figures and the bootstrap inputs.
-struct ModelWork {
-    summary: ModelSummary,
-    per_task: BTreeMap<String, IdTotals>,
+pub(super) struct ModelWork {
+    pub(super) summary: ModelSummary,
+    pub(super) per_task: BTreeMap<String, IdTotals>,
     by_weight: BTreeMap<u32, f64>,
     has_pipeline: bool,
 }
@@ -524,7 +529,7 @@ fn by_category(all: &[&ConversationRecord]) -> BTreeMap<String, CategorySummary>
         .collect()
 }
 
-fn model_summary(
+pub(super) fn model_summary(
     all: &[&ConversationRecord],
     opts: &AnalysisOptions,
     partly_on_cpu: bool,
@@ -603,7 +608,7 @@ fn pass_hat_k_ci95(task_counts: &[(usize, usize)]) -> BTreeMap<usize, Interval> 
         .collect()
 }
 
-fn comparison(
+pub(super) fn comparison(
     small: &str,
     large: &str,
     a: &ModelWork,
@@ -663,7 +668,10 @@ fn comparison(
 }
 
 /// Sort key of a conversation record: (suite, model, task, trial), then the rest of its identity.
-fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cmp::Ordering {
+pub(super) fn conversation_order(
+    a: &ConversationRecord,
+    b: &ConversationRecord,
+) -> std::cmp::Ordering {
     (
         &a.suite,
         &a.model,
@@ -689,7 +697,7 @@ fn conversation_order(a: &ConversationRecord, b: &ConversationRecord) -> std::cm
 }
 
 /// What tools add in every agent configuration that ran beside its toolless baseline.
-fn tools_add_by_group(
+pub(super) fn tools_add_by_group(
     groups: &BTreeMap<String, GroupSummary>,
     per_task: &PerTask,
 ) -> BTreeMap<String, BTreeMap<String, ToolsAdd>> {
@@ -714,224 +722,9 @@ fn tools_add_by_group(
     out
 }
 
-/// Splits conversations into configurations: suite, mode, and, where the run varied them, the
-/// call cap, the prompt variant, the tool docs variant and the router in front (the toolless
-/// baseline plays one cell of a factorial, so only its cap can vary). Keys read
-/// `store/prompt=strict/docs=bare/router=on/cap=4`.
-fn group_records<'a>(convs: &[&'a ConversationRecord]) -> BTreeMap<String, GroupRecords<'a>> {
-    let mut caps: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
-    let mut docs = BTreeSet::new();
-    let mut routers = BTreeSet::new();
-    let mut prompts = BTreeSet::new();
-    for c in convs {
-        caps.entry(c.suite.as_str()).or_default().insert(c.call_cap);
-        if c.mode == Mode::Agent {
-            docs.insert(c.tool_docs);
-            routers.insert(c.router_in_front);
-            prompts.insert(c.prompt_variant());
-        }
-    }
-    let mut grouped: BTreeMap<String, GroupRecords> = BTreeMap::new();
-    for c in convs {
-        let several = caps.get(c.suite.as_str()).is_some_and(|s| s.len() > 1);
-        let agent = c.mode == Mode::Agent;
-        let tool_docs = (agent && docs.len() > 1).then_some(c.tool_docs).flatten();
-        let router_in_front = (agent && routers.len() > 1).then_some(c.router_in_front);
-        let prompt = (agent && prompts.len() > 1).then(|| c.prompt_variant());
-        let call_cap = several.then_some(c.call_cap);
-        let mut key = c.suite.clone();
-        if !agent {
-            key.push_str("/toolless");
-        }
-        if let Some(p) = prompt {
-            key.push_str(&format!("/prompt={}", p.as_str()));
-        }
-        if let Some(v) = tool_docs {
-            key.push_str(&format!("/docs={}", v.as_str()));
-        }
-        if let Some(on) = router_in_front {
-            key.push_str(if on { "/router=on" } else { "/router=off" });
-        }
-        if let Some(n) = call_cap {
-            key.push_str(&format!("/cap={n}"));
-        }
-        let group = || GroupSummary {
-            suite: c.suite.clone(),
-            mode: c.mode,
-            call_cap,
-            tool_docs,
-            router_in_front,
-            prompt,
-            models: BTreeMap::new(),
-            comparison: None,
-            ladder: BTreeMap::new(),
-        };
-        grouped
-            .entry(key)
-            .or_insert_with(|| (group(), Vec::new()))
-            .1
-            .push(c);
-    }
-    grouped
-}
-
-/// Which models a summary compares and how: the break-even pair, the ladder's reference, the
-/// models that ran partly on the CPU.
-struct Roles<'a> {
-    pairing: Option<&'a Pairing>,
-    reference: Option<&'a String>,
-    cpu: &'a BTreeSet<String>,
-}
-
-/// Per-task totals of every configuration, per model: configuration key -> model -> task.
-type PerTask = BTreeMap<String, BTreeMap<String, BTreeMap<String, IdTotals>>>;
-
-/// Every configuration's summary (its models, the pair's comparison, the ladder) and the per-task
-/// totals behind them.
-fn summarize_groups(
-    convs: &[&ConversationRecord],
-    models: &[String],
-    roles: &Roles<'_>,
-    opts: &AnalysisOptions,
-) -> (BTreeMap<String, GroupSummary>, PerTask) {
-    let mut groups = BTreeMap::new();
-    let mut per_task = PerTask::new();
-    for (key, (mut group, records)) in group_records(convs) {
-        let mut work: BTreeMap<String, ModelWork> = BTreeMap::new();
-        for m in models {
-            let mine: Vec<&ConversationRecord> =
-                records.iter().copied().filter(|c| &c.model == m).collect();
-            if !mine.is_empty() {
-                work.insert(m.clone(), model_summary(&mine, opts, roles.cpu.contains(m)));
-            }
-        }
-        group.comparison = roles.pairing.and_then(|p| {
-            let (a, b) = (work.get(&p.small)?, work.get(&p.large)?);
-            Some(comparison(&p.small, &p.large, a, b, opts))
-        });
-        group.ladder = ladder(roles.reference, &work, opts);
-        per_task.insert(
-            key.clone(),
-            work.iter()
-                .map(|(m, w)| (m.clone(), w.per_task.clone()))
-                .collect(),
-        );
-        group.models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
-        groups.insert(key, group);
-    }
-    (groups, per_task)
-}
-
-/// The standalone router's summary per model and the pair's comparison over shared messages.
-fn summarize_router(
-    routs: &[&RouterRecord],
-    models: &[String],
-    pairing: Option<&Pairing>,
-    opts: &AnalysisOptions,
-) -> (BTreeMap<String, RouterSummary>, Option<RouterComparison>) {
-    let mut router_out = BTreeMap::new();
-    let mut router_totals: BTreeMap<String, BTreeMap<u32, IdTotals>> = BTreeMap::new();
-    for m in models {
-        let mine: Vec<&RouterRecord> = routs.iter().copied().filter(|r| &r.model == m).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let totals = router_totals.entry(m.clone()).or_default();
-        for r in mine.iter().filter(|r| r.outcome.is_graded()) {
-            let t = totals.entry(r.index).or_default();
-            t.trials += 1.0;
-            t.passes += f64::from(u8::from(r.correct));
-            t.tokens += super::cost::blended(
-                r.call.input_tokens(),
-                r.call.output_tokens(),
-                opts.output_weight,
-            );
-        }
-        let mut summary = router_summary(&mine, opts.output_weight);
-        let counts: Vec<(usize, usize)> = totals
-            .values()
-            .map(|t| (t.trials as usize, t.passes as usize))
-            .collect();
-        summary.accuracy_ci95 = interval::success_rate(&counts);
-        router_out.insert(m.clone(), summary);
-    }
-    let router_comparison = pairing.and_then(|p| {
-        let (a, b) = (router_out.get(&p.small)?, router_out.get(&p.large)?);
-        let point = break_even(a.blended_tokens_per_correct, b.blended_tokens_per_correct);
-        let mut ci95 = message_bootstrap(
-            &router_totals[&p.small],
-            &router_totals[&p.large],
-            opts.resamples,
-            opts.seed,
-        );
-        ci95.break_even = with_point(point, ci95.break_even);
-        Some(RouterComparison {
-            small: p.small.clone(),
-            large: p.large.clone(),
-            break_even: point,
-            ci95,
-        })
-    });
-    (router_out, router_comparison)
-}
-
-/// The server each trial was played on (records written before several servers: the manifest's).
-fn played_host<'a>(manifest: &'a Manifest, host: &'a Option<String>) -> &'a str {
-    let fallback = manifest.server_host.as_deref().unwrap_or("unknown server");
-    host.as_deref().unwrap_or(fallback)
-}
-
-/// The server and concurrency of every trial (before several servers: one at a time).
-fn played_on<'a>(
-    manifest: &'a Manifest,
-    convs: &'a [&'a ConversationRecord],
-    routs: &'a [&'a RouterRecord],
-) -> impl Iterator<Item = (&'a str, u32)> {
-    let conversations = convs.iter().map(|c| (&c.host, c.parallel));
-    let router = routs.iter().map(|r| (&r.host, r.parallel));
-    conversations
-        .chain(router)
-        .map(|(host, parallel)| (played_host(manifest, host), parallel.unwrap_or(1)))
-}
-
-/// Every trial with the server and concurrency it was played with ([`played_on`]).
-fn played_trials<'a>(
-    manifest: &'a Manifest,
-    convs: &'a [&'a ConversationRecord],
-    routs: &'a [&'a RouterRecord],
-) -> Vec<PlayedTrial<'a>> {
-    let conversations = convs.iter().map(|c| PlayedTrial {
-        host: "",
-        parallel: 1,
-        model: &c.model,
-        conversation: true,
-        passed: c.outcome.is_graded().then_some(c.verdict.passed),
-        calls: c.orchestrator_calls().collect(),
-        router_calls: c.router_calls().collect(),
-    });
-    let router = routs.iter().map(|r| PlayedTrial {
-        host: "",
-        parallel: 1,
-        model: &r.model,
-        conversation: false,
-        passed: r.outcome.is_graded().then_some(r.correct),
-        calls: vec![],
-        router_calls: vec![&r.call],
-    });
-    // Where each was played is `played_on`'s, trial for trial in the same order.
-    conversations
-        .chain(router)
-        .zip(played_on(manifest, convs, routs))
-        .map(|(trial, (host, parallel))| PlayedTrial {
-            host,
-            parallel,
-            ..trial
-        })
-        .collect()
-}
-
 /// Computes the whole summary of a run. Records are sorted first, so their order in the files
-/// does not matter; transport- and protocol-failed conversations are counted, never scored.
+/// does not matter; transport- and protocol-failed conversations are counted, never scored. This
+/// is [`SummaryBuilder`] fed every cell of records held in memory.
 pub fn summarize(
     manifest: &Manifest,
     conversations: &[ConversationRecord],
@@ -941,71 +734,16 @@ pub fn summarize(
     let mut convs: Vec<&ConversationRecord> = conversations.iter().collect();
     convs.sort_by(|a, b| conversation_order(a, b));
     let mut routs: Vec<&RouterRecord> = router.iter().collect();
-    routs.sort_by(|a, b| (&a.model, a.index, a.trial).cmp(&(&b.model, b.index, b.trial)));
-
-    let present: BTreeSet<String> = convs
-        .iter()
-        .map(|c| c.model.clone())
-        .chain(routs.iter().map(|r| r.model.clone()))
-        .collect();
-    let (models, pairing) = order_models(manifest, &present);
-    let reference = reference_model(&models, opts.reference_model.as_deref());
-    let cpu: BTreeSet<String> = manifest
-        .models
-        .iter()
-        .filter(|m| m.partly_on_cpu)
-        .map(|m| m.name.clone())
-        .collect();
-
-    let (groups, per_task) = summarize_groups(
-        &convs,
-        &models,
-        &Roles {
-            pairing: pairing.as_ref(),
-            reference: reference.as_ref(),
-            cpu: &cpu,
-        },
-        opts,
-    );
-    let tools_add = tools_add_by_group(&groups, &per_task);
-    let (router_out, router_comparison) = summarize_router(&routs, &models, pairing.as_ref(), opts);
-    let factorial = factorials(&convs, &models);
-    let placement = is_notable_play(played_on(manifest, &convs, &routs))
-        .then(|| placement(&played_trials(manifest, &convs, &routs), &models))
-        .filter(Placement::is_notable);
-    Summary {
-        run_id: manifest.run_id.clone(),
-        provenance: crate::analysis::provenance::provenance(manifest),
-        backend: manifest.backend.clone(),
-        imported_from: manifest.imported_from.clone(),
-        grader_digest: manifest.grader_digest.clone(),
-        settings: SummarySettings {
-            output_weight: opts.output_weight,
-            cache_discount: CACHE_DISCOUNT,
-            resamples: opts.resamples,
-            seed: opts.seed,
-            example_values: opts.example_values.clone(),
-            toolless_tasks: opts.toolless_tasks.clone(),
-        },
-        models,
-        pairing,
-        reference_model: reference,
-        factorial,
-        groups,
-        tools_add,
-        router: router_out,
-        router_comparison,
-        placement,
-        stopping: crate::analysis::stopping::of_run(manifest, conversations),
-        on_cpu: manifest
-            .models
-            .iter()
-            .filter(|m| m.on_cpu_only() && present.contains(&m.name))
-            .map(|m| m.name.clone())
-            .collect(),
-        partly_on_cpu: cpu.into_iter().filter(|m| present.contains(m)).collect(),
-        warnings: manifest.warnings.clone(),
+    routs.sort_by(|a, b| a.model.cmp(&b.model));
+    let shape = Shape::of(manifest, convs.iter().copied(), routs.iter().copied());
+    let mut builder = SummaryBuilder::new(manifest, shape, opts);
+    for cell in convs.chunk_by(|a, b| (&a.suite, &a.model) == (&b.suite, &b.model)) {
+        builder.add_cell(cell.iter().copied());
     }
+    for model in routs.chunk_by(|a, b| a.model == b.model) {
+        builder.add_router_model(model.iter().copied());
+    }
+    builder.finish()
 }
 
 #[cfg(test)]

@@ -1,0 +1,471 @@
+//! The summary made one cell at a time. A cell is one suite's model: every conversation record of
+//! that suite and model. Records sort by (suite, model, task, trial, ...) before anything is
+//! computed, so a cell is an unbroken stretch of that order, and what reads records in sequence
+//! (the placement's sums, the stopping rule's verdicts) reads the same values fed cell after cell.
+//! Only a cell's own figures read its records ([`model_summary`]); the pair's comparison, the
+//! ladder and the bootstraps read what a cell leaves behind (per-task totals), so a reader need
+//! hold one cell's records at a time (docs/decisions.md, "What the statistics keep of each
+//! record").
+//!
+//! [`summarize`](super::summarize) is this builder fed from records held in memory; a reader of a
+//! large run feeds it from disk.
+
+use super::AnalysisOptions;
+use super::bootstrap::{IdTotals, message_bootstrap, with_point};
+use super::cost::{CACHE_DISCOUNT, break_even};
+use super::factorial::FactorialSums;
+use super::interval;
+use super::placement::{Placement, PlacementSums, PlayedTrial, is_notable_play};
+use super::router::{RouterSummary, router_summary};
+use super::stopping::StoppingSums;
+use super::summary::{
+    GroupSummary, ModelWork, RouterComparison, Summary, SummarySettings, comparison,
+    conversation_order, ladder, model_summary, order_models, played_host, reference_model,
+    tools_add_by_group,
+};
+use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
+use crate::suite::{PromptVariant, ToolVariant};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a configuration's key depends on across the whole run, read from every trial before any
+/// cell: the call caps of each suite, the tool docs, router and prompt levels of the agent's
+/// trials, and whether the trials ran on more than one server or beside one another.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shape {
+    caps: BTreeMap<String, BTreeSet<u32>>,
+    docs: BTreeSet<Option<ToolVariant>>,
+    routers: BTreeSet<bool>,
+    prompts: BTreeSet<PromptVariant>,
+    first_host: Option<String>,
+    notable_play: bool,
+}
+
+impl Shape {
+    /// The shape of these records.
+    pub fn of<'a>(
+        manifest: &Manifest,
+        conversations: impl IntoIterator<Item = &'a ConversationRecord>,
+        router: impl IntoIterator<Item = &'a RouterRecord>,
+    ) -> Shape {
+        let mut shape = Shape::default();
+        for c in conversations {
+            shape.add_conversation(manifest, c);
+        }
+        for r in router {
+            shape.add_router(manifest, r);
+        }
+        shape
+    }
+
+    /// Adds a conversation record.
+    pub fn add_conversation(&mut self, manifest: &Manifest, c: &ConversationRecord) {
+        self.caps
+            .entry(c.suite.clone())
+            .or_default()
+            .insert(c.call_cap);
+        if c.mode == Mode::Agent {
+            self.docs.insert(c.tool_docs);
+            self.routers.insert(c.router_in_front);
+            self.prompts.insert(c.prompt_variant());
+        }
+        self.played(played_host(manifest, &c.host), c.parallel);
+    }
+
+    /// Adds a standalone router record.
+    pub fn add_router(&mut self, manifest: &Manifest, r: &RouterRecord) {
+        self.played(played_host(manifest, &r.host), r.parallel);
+    }
+
+    /// Notes where a trial was played ([`is_notable_play`], read in any order).
+    fn played(&mut self, host: &str, parallel: Option<u32>) {
+        let first = self.first_host.get_or_insert_with(|| host.to_string());
+        let here = [(first.as_str(), 1), (host, parallel.unwrap_or(1))];
+        self.notable_play |= is_notable_play(here);
+    }
+
+    /// The key of a conversation's configuration and the configuration's identity, its figures
+    /// empty: suite, mode, and, where the run varied them, the call cap, the prompt variant, the
+    /// tool docs variant and the router in front (the toolless baseline plays one cell of a
+    /// factorial, so only its cap can vary). Keys read `store/prompt=strict/docs=bare/router=on/cap=4`.
+    fn group(&self, c: &ConversationRecord) -> (String, GroupSummary) {
+        let several = self.caps.get(&c.suite).is_some_and(|s| s.len() > 1);
+        let agent = c.mode == Mode::Agent;
+        let tool_docs = (agent && self.docs.len() > 1)
+            .then_some(c.tool_docs)
+            .flatten();
+        let router_in_front = (agent && self.routers.len() > 1).then_some(c.router_in_front);
+        let prompt = (agent && self.prompts.len() > 1).then(|| c.prompt_variant());
+        let call_cap = several.then_some(c.call_cap);
+        let mut key = c.suite.clone();
+        if !agent {
+            key.push_str("/toolless");
+        }
+        if let Some(p) = prompt {
+            key.push_str(&format!("/prompt={}", p.as_str()));
+        }
+        if let Some(v) = tool_docs {
+            key.push_str(&format!("/docs={}", v.as_str()));
+        }
+        if let Some(on) = router_in_front {
+            key.push_str(if on { "/router=on" } else { "/router=off" });
+        }
+        if let Some(n) = call_cap {
+            key.push_str(&format!("/cap={n}"));
+        }
+        let group = GroupSummary {
+            suite: c.suite.clone(),
+            mode: c.mode,
+            call_cap,
+            tool_docs,
+            router_in_front,
+            prompt,
+            models: BTreeMap::new(),
+            comparison: None,
+            ladder: BTreeMap::new(),
+        };
+        (key, group)
+    }
+}
+
+/// A configuration's identity and what each of its models left behind.
+type GroupWork = (GroupSummary, BTreeMap<String, ModelWork>);
+
+/// A router model's summary and its per-message totals.
+type RouterWork = (RouterSummary, BTreeMap<u32, IdTotals>);
+
+/// Builds a run's [`Summary`] from its cells: every conversation cell in (suite, model) order,
+/// then every standalone router model in model order.
+pub struct SummaryBuilder<'a> {
+    manifest: &'a Manifest,
+    opts: &'a AnalysisOptions,
+    shape: Shape,
+    partly_on_cpu: BTreeSet<String>,
+    present: BTreeSet<String>,
+    groups: BTreeMap<String, GroupWork>,
+    router: BTreeMap<String, RouterWork>,
+    factorial: FactorialSums,
+    stopping: Option<StoppingSums>,
+    /// Kept only when the run is worth the placement section.
+    placement: Option<PlacementSums>,
+    /// The last cell added, to check the order.
+    last: Option<(String, String)>,
+}
+
+impl<'a> SummaryBuilder<'a> {
+    /// A builder for a run of this shape ([`Shape::of`] its records).
+    pub fn new(manifest: &'a Manifest, shape: Shape, opts: &'a AnalysisOptions) -> Self {
+        let partly_on_cpu = manifest
+            .models
+            .iter()
+            .filter(|m| m.partly_on_cpu)
+            .map(|m| m.name.clone())
+            .collect();
+        SummaryBuilder {
+            manifest,
+            opts,
+            placement: shape.notable_play.then(PlacementSums::default),
+            shape,
+            partly_on_cpu,
+            present: BTreeSet::new(),
+            groups: BTreeMap::new(),
+            router: BTreeMap::new(),
+            factorial: FactorialSums::default(),
+            stopping: StoppingSums::of_run(manifest),
+            last: None,
+        }
+    }
+
+    /// Adds one cell: every conversation record of one suite's model, in any order. Cells come
+    /// in (suite, model) order, before any router model.
+    pub fn add_cell<'c>(&mut self, cell: impl IntoIterator<Item = &'c ConversationRecord>) {
+        let mut records: Vec<&ConversationRecord> = cell.into_iter().collect();
+        let Some(first) = records.first() else {
+            return;
+        };
+        let id = (first.suite.clone(), first.model.clone());
+        debug_assert!(
+            records
+                .iter()
+                .all(|c| (&c.suite, &c.model) == (&id.0, &id.1)),
+            "a cell is one suite's model"
+        );
+        debug_assert!(
+            self.last.as_ref().is_none_or(|last| *last < id) && self.router.is_empty(),
+            "cells come in (suite, model) order, before the router"
+        );
+        records.sort_by(|a, b| conversation_order(a, b));
+        self.present.insert(id.1.clone());
+        for c in &records {
+            self.factorial.add(c);
+            if let Some(s) = &mut self.stopping {
+                s.add(c);
+            }
+            if let Some(p) = &mut self.placement {
+                p.add(&played(self.manifest, c));
+            }
+        }
+        let mut grouped: BTreeMap<String, (GroupSummary, Vec<&ConversationRecord>)> =
+            BTreeMap::new();
+        for c in records {
+            let (key, group) = self.shape.group(c);
+            grouped.entry(key).or_insert((group, Vec::new())).1.push(c);
+        }
+        let cpu = self.partly_on_cpu.contains(&id.1);
+        for (key, (group, mine)) in grouped {
+            let work = model_summary(&mine, self.opts, cpu);
+            let entry = self.groups.entry(key).or_insert((group, BTreeMap::new()));
+            entry.1.insert(id.1.clone(), work);
+        }
+        self.last = Some(id);
+    }
+
+    /// Adds one model's standalone router records, in any order; router models come in model
+    /// order, after every cell.
+    pub fn add_router_model<'c>(&mut self, records: impl IntoIterator<Item = &'c RouterRecord>) {
+        let mut mine: Vec<&RouterRecord> = records.into_iter().collect();
+        let Some(first) = mine.first() else {
+            return;
+        };
+        let model = first.model.clone();
+        debug_assert!(mine.iter().all(|r| r.model == model), "one model");
+        debug_assert!(
+            self.router.last_key_value().is_none_or(|(m, _)| *m < model),
+            "router models come in order"
+        );
+        mine.sort_by_key(|r| (r.index, r.trial));
+        self.present.insert(model.clone());
+        if let Some(p) = &mut self.placement {
+            for r in &mine {
+                p.add(&PlayedTrial {
+                    host: played_host(self.manifest, &r.host),
+                    parallel: r.parallel.unwrap_or(1),
+                    model: &r.model,
+                    conversation: false,
+                    passed: r.outcome.is_graded().then_some(r.correct),
+                    calls: vec![],
+                    router_calls: vec![&r.call],
+                });
+            }
+        }
+        let w = self.opts.output_weight;
+        let mut totals: BTreeMap<u32, IdTotals> = BTreeMap::new();
+        for r in mine.iter().filter(|r| r.outcome.is_graded()) {
+            let t = totals.entry(r.index).or_default();
+            t.trials += 1.0;
+            t.passes += f64::from(u8::from(r.correct));
+            t.tokens += super::cost::blended(r.call.input_tokens(), r.call.output_tokens(), w);
+        }
+        let mut summary = router_summary(&mine, w);
+        let counts: Vec<(usize, usize)> = totals
+            .values()
+            .map(|t| (t.trials as usize, t.passes as usize))
+            .collect();
+        summary.accuracy_ci95 = interval::success_rate(&counts);
+        self.router.insert(model, (summary, totals));
+    }
+
+    /// The summary of every cell and router model added.
+    pub fn finish(self) -> Summary {
+        let manifest = self.manifest;
+        let opts = self.opts;
+        let present = &self.present;
+        let (models, pairing) = order_models(manifest, present);
+        let reference = reference_model(&models, opts.reference_model.as_deref());
+        let mut groups = BTreeMap::new();
+        let mut per_task = BTreeMap::new();
+        for (key, (mut group, work)) in self.groups {
+            group.comparison = pairing.as_ref().and_then(|p| {
+                let (a, b) = (work.get(&p.small)?, work.get(&p.large)?);
+                Some(comparison(&p.small, &p.large, a, b, opts))
+            });
+            group.ladder = ladder(reference.as_ref(), &work, opts);
+            let tasks = work.iter().map(|(m, w)| (m.clone(), w.per_task.clone()));
+            per_task.insert(key.clone(), tasks.collect());
+            group.models = work.into_iter().map(|(m, w)| (m, w.summary)).collect();
+            groups.insert(key, group);
+        }
+        let tools_add = tools_add_by_group(&groups, &per_task);
+        let router_comparison = pairing.as_ref().and_then(|p| {
+            let (a, b) = (self.router.get(&p.small)?, self.router.get(&p.large)?);
+            let point = break_even(
+                a.0.blended_tokens_per_correct,
+                b.0.blended_tokens_per_correct,
+            );
+            let mut ci95 = message_bootstrap(&a.1, &b.1, opts.resamples, opts.seed);
+            ci95.break_even = with_point(point, ci95.break_even);
+            Some(RouterComparison {
+                small: p.small.clone(),
+                large: p.large.clone(),
+                break_even: point,
+                ci95,
+            })
+        });
+        let router = self.router.into_iter().map(|(m, r)| (m, r.0)).collect();
+        let placement = self
+            .placement
+            .map(|p| p.placement(&models))
+            .filter(Placement::is_notable);
+        Summary {
+            run_id: manifest.run_id.clone(),
+            provenance: crate::analysis::provenance::provenance(manifest),
+            backend: manifest.backend.clone(),
+            imported_from: manifest.imported_from.clone(),
+            grader_digest: manifest.grader_digest.clone(),
+            settings: SummarySettings {
+                output_weight: opts.output_weight,
+                cache_discount: CACHE_DISCOUNT,
+                resamples: opts.resamples,
+                seed: opts.seed,
+                example_values: opts.example_values.clone(),
+                toolless_tasks: opts.toolless_tasks.clone(),
+            },
+            factorial: self.factorial.factorials(&models),
+            models,
+            pairing,
+            reference_model: reference,
+            groups,
+            tools_add,
+            router,
+            router_comparison,
+            placement,
+            stopping: self.stopping.map(StoppingSums::stopping),
+            on_cpu: manifest
+                .models
+                .iter()
+                .filter(|m| m.on_cpu_only() && present.contains(&m.name))
+                .map(|m| m.name.clone())
+                .collect(),
+            partly_on_cpu: self
+                .partly_on_cpu
+                .iter()
+                .filter(|m| present.contains(*m))
+                .cloned()
+                .collect(),
+            warnings: manifest.warnings.clone(),
+        }
+    }
+}
+
+/// A conversation as the placement reads it.
+fn played<'c>(manifest: &'c Manifest, c: &'c ConversationRecord) -> PlayedTrial<'c> {
+    PlayedTrial {
+        host: played_host(manifest, &c.host),
+        parallel: c.parallel.unwrap_or(1),
+        model: &c.model,
+        conversation: true,
+        passed: c.outcome.is_graded().then_some(c.verdict.passed),
+        calls: c.orchestrator_calls().collect(),
+        router_calls: c.router_calls().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{factorial_records, router_record, timed_call};
+    use crate::runner::record::Outcome;
+
+    /// A run with a factorial suite, a second suite under two call caps, some conversations
+    /// ended on the wire, two servers at two concurrencies and standalone router calls.
+    fn varied_run() -> (Manifest, Vec<ConversationRecord>, Vec<RouterRecord>) {
+        let (manifest, _) = crate::analysis::fixtures::ladder_run();
+        let models = ["m:1b", "m:14b", "m:3b"];
+        let mut convs = factorial_records(&models, |m, _, router, task| {
+            (m.len() + task + usize::from(router)) % 3 != 0
+        });
+        for (i, c) in convs.iter_mut().enumerate() {
+            c.calls = vec![timed_call(10 + i as u64, 2, 0.1 * (i % 7) as f64)];
+            c.host = Some(format!("http://h{}", i % 2));
+            c.parallel = Some(1 + (i % 3) as u32);
+            if i % 11 == 0 {
+                c.outcome = Outcome::TransportFail;
+            }
+        }
+        for (i, model) in models.iter().enumerate() {
+            for cap in [2, 8] {
+                for task in 0..3 {
+                    let mut c = crate::analysis::fixtures::conversation(
+                        model,
+                        &format!("S{task}"),
+                        0,
+                        (task + i) % 2 == 0,
+                        vec![timed_call(5, 1, 0.5)],
+                    );
+                    c.suite = "second".into();
+                    c.call_cap = cap;
+                    convs.push(c);
+                }
+            }
+        }
+        let router: Vec<RouterRecord> = (0..12)
+            .map(|i| router_record(models[i % 3], i as u32 / 3, i % 4 != 0, Some("a")))
+            .collect();
+        (manifest, convs, router)
+    }
+
+    #[test]
+    fn cells_fed_in_file_order_give_the_summary_of_the_sorted_records() {
+        let (manifest, mut convs, router) = varied_run();
+        convs.reverse();
+        let opts = AnalysisOptions {
+            resamples: 200,
+            ..AnalysisOptions::default()
+        };
+        let whole = crate::analysis::summarize(&manifest, &convs, &router, &opts);
+        assert!(
+            whole.placement.is_some(),
+            "two servers and concurrency: placed"
+        );
+        assert!(!whole.factorial.is_empty(), "docs x router crossed");
+        let second: Vec<&String> = whole
+            .groups
+            .keys()
+            .filter(|k| k.starts_with("second"))
+            .collect();
+        assert_eq!(
+            second,
+            ["second/router=off/cap=2", "second/router=off/cap=8"]
+        );
+        assert!(whole.router_comparison.is_some());
+
+        let shape = Shape::of(&manifest, &convs, &router);
+        let mut builder = SummaryBuilder::new(&manifest, shape, &opts);
+        let mut cells: BTreeMap<(&str, &str), Vec<&ConversationRecord>> = BTreeMap::new();
+        for c in &convs {
+            cells.entry((&c.suite, &c.model)).or_default().push(c);
+        }
+        for cell in cells.values() {
+            builder.add_cell(cell.iter().copied());
+        }
+        let mut by_model: BTreeMap<&str, Vec<&RouterRecord>> = BTreeMap::new();
+        for r in router.iter().rev() {
+            by_model.entry(&r.model).or_default().push(r);
+        }
+        for records in by_model.values() {
+            builder.add_router_model(records.iter().copied());
+        }
+        let fed = builder.finish();
+        assert_eq!(
+            serde_json::to_string(&fed).expect("json"),
+            serde_json::to_string(&whole).expect("json")
+        );
+    }
+
+    #[test]
+    fn the_placement_is_read_only_where_trials_ran_apart_or_together() {
+        let (manifest, mut convs, router) = varied_run();
+        assert!(Shape::of(&manifest, &convs, &router).notable_play);
+        for c in &mut convs {
+            c.host = None;
+            c.parallel = None;
+        }
+        let shape = Shape::of(&manifest, &convs, &router);
+        assert!(!shape.notable_play, "one server, one at a time");
+        let opts = AnalysisOptions::default();
+        assert!(
+            SummaryBuilder::new(&manifest, shape, &opts)
+                .placement
+                .is_none()
+        );
+    }
+}
