@@ -3,9 +3,11 @@
 //! (10,000 bootstrap resamples) and rendered (report.md, summary.json, conversations.csv, charts,
 //! report.html and its transcript files) in a fresh process each, as `passk report` does, which
 //! prints its wall and CPU time, peak resident memory and the page's size. Memory should grow with
-//! the calls the statistics need, not with conversation text: the records are read once, each
-//! trial's page line made as it is read and set aside on disk, its transcript, end state and
-//! replies then dropped, and the page is written as it is made. Where Chromium is on `PATH`, each
+//! the calls the statistics need, not with conversation text, and for a large run with the
+//! largest cell (a suite's model), not with the run: the records are read once, each trial's page
+//! line made as it is read and set aside on disk, its transcript, end state and replies then
+//! dropped; a run over 64 MiB of records sets the rest aside too and is summarized one cell at a
+//! time (`report::summarized`); and the page is written as it is made. Where Chromium is on `PATH`, each
 //! report.html is then opened in headless Chromium, which reports the time until the page is
 //! drawn and the time to open a failing cell (its transcript file loaded, for a large run).
 //!
@@ -13,16 +15,18 @@
 //! `target/release/deps/report_scale-* measure DIR` measures one again and says the peak memory
 //! after each step on standard error).
 
-use passk::analysis::{AnalysisOptions, Keep, load_run_observing, summarize};
+use passk::analysis::{AnalysisOptions, HOLD_UP_TO};
+use passk::report::Exporter;
 use passk::report::charts::charts;
-use passk::report::csv::conversations_csv;
-use passk::report::document::{self, Report};
+use passk::report::csv::ConversationsCsv;
+use passk::report::document;
 use passk::report::html::REPORT_HTML;
 use passk::report::html::report::write_report_page;
 use passk::report::html::selftest::{find_chromium, run_selftest};
 use passk::report::html::spill::LineSpill;
 use passk::report::html::transcripts::{INLINE_MAX_BYTES, TRANSCRIPTS_DIR};
 use passk::report::html::trials::TrialSet;
+use passk::report::summarized::SummarizedRun;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::record::Record;
@@ -164,16 +168,28 @@ fn measure(dir: &Path) -> Result<()> {
     let out_dir = dir.join("report");
     std::fs::create_dir_all(&out_dir)?;
     let mut trials = TrialSet::new(LineSpill::create(&out_dir.join(".trial-lines.tmp"))?);
-    let run = load_run_observing(dir, Keep::Statistics, &mut |r| trials.add_record(r))?;
-    phase("records read");
-    let opts = AnalysisOptions::for_manifest(&run.manifest);
-    let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
-    phase("summarized");
-    let report = Report::of_run(&run, &summary, Vec::new());
+    let (mut records, mut calls) = (0, 0);
+    let read = SummarizedRun::read(
+        dir,
+        &out_dir,
+        HOLD_UP_TO,
+        AnalysisOptions::for_manifest,
+        &mut |r| {
+            records += 1;
+            calls += match r {
+                Record::Conversation(c) => c.calls.len(),
+                Record::Router(_) => 1,
+            };
+            trials.add_record(r)
+        },
+    )?;
+    phase("records read and summarized");
+    let summary = &read.summary;
+    let report = read.report();
     let charts = charts(&report);
     let markdown = document::markdown(&report);
     phase("charts and markdown");
-    let trials = trials.finish(&summary)?;
+    let trials = trials.finish(summary)?;
     phase("trials placed");
     let page = write_report_page(
         &out_dir,
@@ -184,22 +200,15 @@ fn measure(dir: &Path) -> Result<()> {
     )?;
     phase("page written");
     let bytes = markdown.len()
-        + serde_json::to_vec(&summary)?.len()
-        + conversations_csv(&run.conversations)?.len()
+        + serde_json::to_vec(summary)?.len()
+        + ConversationsCsv.render(&report)?.len()
         + charts.iter().map(|c| c.svg.len()).sum::<usize>();
     phase("other files rendered");
     page.commit()?;
     let elapsed = started.elapsed().as_secs_f64();
-    let calls: usize = run
-        .conversations
-        .iter()
-        .map(|c| c.calls.len())
-        .sum::<usize>()
-        + run.router.len();
     assert!(bytes > 0);
     println!(
-        "{:>13}  {calls:>11}  {elapsed:>7.2}  {:>11.2}  {}  {:>16.1}  {:>16.1}",
-        run.conversations.len() + run.router.len(),
+        "{records:>13}  {calls:>11}  {elapsed:>7.2}  {:>11.2}  {}  {:>16.1}  {:>16.1}",
         cpu_seconds(),
         peak_rss_mib().map_or("n/a".into(), |m| format!("{m:>14.1}")),
         file_mb(&out_dir.join(REPORT_HTML)),

@@ -402,6 +402,42 @@ fn same_records_give_byte_identical_files_in_any_order() {
 }
 
 #[test]
+fn a_run_read_back_one_cell_at_a_time_gives_byte_identical_files() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("run");
+    let mut recs = records("g1");
+    // A trial that ended on the wire and was played again: the first record is superseded.
+    let mut failed = recs[3].clone();
+    failed.outcome = Outcome::TransportFail;
+    recs.insert(0, failed);
+    write_run(&dir, "g1", &recs);
+    assert_eq!(report(&dir, &[]).0, 0);
+    let held = report_files(&dir);
+    let (code, _, stderr) = report(&dir, &["--hold-records-mib", "0"]);
+    assert_eq!(code, 0, "stderr: {stderr}");
+    assert_eq!(
+        held,
+        report_files(&dir),
+        "held or read back, the same bytes"
+    );
+    let md = String::from_utf8(held[0].1.clone()).expect("utf-8");
+    assert!(md.contains("1 record(s) superseded"), "{md}");
+    let (code, csv, _) = report(&dir, &["--hold-records-mib", "0", "--export-csv", "-"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        csv.as_bytes(),
+        held[2].1,
+        "the CSV written cell by cell goes to stdout too"
+    );
+    let left: Vec<String> = std::fs::read_dir(dir.join(REPORT_DIR))
+        .expect("report dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "no temporary file is left: {left:?}");
+}
+
+#[test]
 fn export_to_stdout_replaces_the_table() {
     let tmp = tempdir();
     let dir = tmp.path().join("run");

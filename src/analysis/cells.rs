@@ -83,6 +83,11 @@ impl Shape {
         self.notable_play |= is_notable_play(here);
     }
 
+    /// The key of a conversation's configuration in [`Summary::groups`].
+    pub fn key(&self, c: &ConversationRecord) -> String {
+        self.group(c).0
+    }
+
     /// The key of a conversation's configuration and the configuration's identity, its figures
     /// empty: suite, mode, and, where the run varied them, the call cap, the prompt variant, the
     /// tool docs variant and the router in front (the toolless baseline plays one cell of a
@@ -362,46 +367,7 @@ fn played<'c>(manifest: &'c Manifest, c: &'c ConversationRecord) -> PlayedTrial<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixtures::{factorial_records, router_record, timed_call};
-    use crate::runner::record::Outcome;
-
-    /// A run with a factorial suite, a second suite under two call caps, some conversations
-    /// ended on the wire, two servers at two concurrencies and standalone router calls.
-    fn varied_run() -> (Manifest, Vec<ConversationRecord>, Vec<RouterRecord>) {
-        let (manifest, _) = crate::analysis::fixtures::ladder_run();
-        let models = ["m:1b", "m:14b", "m:3b"];
-        let mut convs = factorial_records(&models, |m, _, router, task| {
-            (m.len() + task + usize::from(router)) % 3 != 0
-        });
-        for (i, c) in convs.iter_mut().enumerate() {
-            c.calls = vec![timed_call(10 + i as u64, 2, 0.1 * (i % 7) as f64)];
-            c.host = Some(format!("http://h{}", i % 2));
-            c.parallel = Some(1 + (i % 3) as u32);
-            if i % 11 == 0 {
-                c.outcome = Outcome::TransportFail;
-            }
-        }
-        for (i, model) in models.iter().enumerate() {
-            for cap in [2, 8] {
-                for task in 0..3 {
-                    let mut c = crate::analysis::fixtures::conversation(
-                        model,
-                        &format!("S{task}"),
-                        0,
-                        (task + i) % 2 == 0,
-                        vec![timed_call(5, 1, 0.5)],
-                    );
-                    c.suite = "second".into();
-                    c.call_cap = cap;
-                    convs.push(c);
-                }
-            }
-        }
-        let router: Vec<RouterRecord> = (0..12)
-            .map(|i| router_record(models[i % 3], i as u32 / 3, i % 4 != 0, Some("a")))
-            .collect();
-        (manifest, convs, router)
-    }
+    use crate::analysis::fixtures::varied_run;
 
     #[test]
     fn cells_fed_in_file_order_give_the_summary_of_the_sorted_records() {

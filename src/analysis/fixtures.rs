@@ -175,3 +175,42 @@ pub fn router_record(
         parallel: None,
     }
 }
+
+/// A run with a factorial suite (three models of known sizes), a second suite under two call
+/// caps, some conversations ended on the wire, two servers at three concurrencies and standalone
+/// router calls: every part of a summary that reads records in sequence has something to read.
+pub fn varied_run() -> (Manifest, Vec<ConversationRecord>, Vec<RouterRecord>) {
+    let (manifest, _) = ladder_run();
+    let models = ["m:1b", "m:14b", "m:3b"];
+    let mut convs = factorial_records(&models, |m, _, router, task| {
+        (m.len() + task + usize::from(router)) % 3 != 0
+    });
+    for (i, c) in convs.iter_mut().enumerate() {
+        c.calls = vec![timed_call(10 + i as u64, 2, 0.1 * (i % 7) as f64)];
+        c.host = Some(format!("http://h{}", i % 2));
+        c.parallel = Some(1 + (i % 3) as u32);
+        if i % 11 == 0 {
+            c.outcome = Outcome::TransportFail;
+        }
+    }
+    for (i, model) in models.iter().enumerate() {
+        for cap in [2, 8] {
+            for task in 0..3 {
+                let mut c = conversation(
+                    model,
+                    &format!("S{task}"),
+                    0,
+                    (task + i) % 2 == 0,
+                    vec![timed_call(5, 1, 0.5)],
+                );
+                c.suite = "second".into();
+                c.call_cap = cap;
+                convs.push(c);
+            }
+        }
+    }
+    let router: Vec<RouterRecord> = (0..12)
+        .map(|i| router_record(models[i % 3], i as u32 / 3, i % 4 != 0, Some("a")))
+        .collect();
+    (manifest, convs, router)
+}

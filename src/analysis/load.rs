@@ -102,7 +102,13 @@ fn read_records(
         observe(&line.record);
         keep_record(run, line.record, keep)
     })
-    .map_err(|e| match e {
+    .map_err(records_error)?;
+    Ok(usize::from(read.torn))
+}
+
+/// A record file's error as the analysis reports it.
+pub(super) fn records_error(e: RecordFileError) -> RecordsError {
+    match e {
         RecordFileError::Io { path, source } => RecordsError::Io { path, source },
         RecordFileError::Line {
             path,
@@ -113,19 +119,12 @@ fn read_records(
             line,
             message,
         },
-    })?;
-    Ok(usize::from(read.torn))
+    }
 }
 
 /// Adds a record to `run`, stripped as `keep` says.
 fn keep_record(run: &mut Run, record: Record, keep: Keep) {
-    let digest = match &record {
-        Record::Conversation(c) => &c.grader_digest,
-        Record::Router(r) => &r.grader_digest,
-    };
-    if !run.grader_digests.contains(digest) {
-        run.grader_digests.insert(digest.clone());
-    }
+    note_digest(&mut run.grader_digests, &record);
     match record {
         Record::Conversation(mut c) => {
             if keep == Keep::Statistics {
@@ -142,13 +141,24 @@ fn keep_record(run: &mut Run, record: Record, keep: Keep) {
     }
 }
 
+/// Adds a record's grader digest to `digests`.
+pub(super) fn note_digest(digests: &mut BTreeSet<String>, record: &Record) {
+    let digest = match record {
+        Record::Conversation(c) => &c.grader_digest,
+        Record::Router(r) => &r.grader_digest,
+    };
+    if !digests.contains(digest) {
+        digests.insert(digest.clone());
+    }
+}
+
 /// Drops what the statistics do not read (the transcript, end state, replies, the grader's
 /// reasons, error texts, the reasoning's text, whose presence is kept, the grader digest, read
 /// into [`Run::grader_digests`], the tool-docs and prompt hashes, and every argument of a tool
 /// call the behaviour counts do not read, see [`keep_counted_arguments`]) and the spare capacity
 /// the parser left in every list, which at a few calls per conversation is most of a record's
 /// size.
-fn strip(c: &mut ConversationRecord, example_values: &[String]) {
+pub(super) fn strip(c: &mut ConversationRecord, example_values: &[String]) {
     c.transcript = Vec::new();
     c.grader_digest = String::new();
     c.tool_docs_sha256 = None;
@@ -184,7 +194,7 @@ fn keep_counted_arguments(args: &mut serde_json::Value, ok: bool, example_values
 /// [`Run::grader_digests`]), the gold label (its grade is kept as `correct`), the predicted
 /// label's text (its presence is kept: the statistics count the replies that gave none) and the
 /// call's copy of the prediction.
-fn strip_router(r: &mut RouterRecord) {
+pub(super) fn strip_router(r: &mut RouterRecord) {
     r.raw = String::new();
     r.grader_digest = String::new();
     r.label = String::new();
@@ -249,6 +259,29 @@ pub fn load_run_observing(
     keep: Keep,
     observe: &mut dyn FnMut(&Record),
 ) -> Result<Run, RecordsError> {
+    let manifest = read_manifest(dir)?;
+    let mut run = Run {
+        dir: dir.to_path_buf(),
+        manifest,
+        conversations: Vec::new(),
+        router: Vec::new(),
+        grader_digests: BTreeSet::new(),
+        torn_lines: 0,
+        superseded: 0,
+    };
+    let cpath = conversations_file(dir)?;
+    run.torn_lines += read_records(&cpath, &mut run, keep, observe)?;
+    run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run, keep, observe)?;
+    run.superseded = keep_latest(&mut run.conversations, ConversationRecord::key, |c| {
+        c.outcome.is_graded()
+    }) + keep_latest(&mut run.router, RouterRecord::key, |r| {
+        r.outcome.is_graded()
+    });
+    Ok(run)
+}
+
+/// Reads `manifest.json` of the run in `dir`, refusing another format version.
+pub(super) fn read_manifest(dir: &Path) -> Result<Manifest, RecordsError> {
     let mpath = dir.join(MANIFEST_FILE);
     let manifest: Manifest =
         serde_json::from_str(&read(&mpath)?).map_err(|e| RecordsError::Parse {
@@ -267,15 +300,11 @@ pub fn load_run_observing(
             ),
         });
     }
-    let mut run = Run {
-        dir: dir.to_path_buf(),
-        manifest,
-        conversations: Vec::new(),
-        router: Vec::new(),
-        grader_digests: BTreeSet::new(),
-        torn_lines: 0,
-        superseded: 0,
-    };
+    Ok(manifest)
+}
+
+/// `conversations.jsonl` of the run in `dir`, which must exist.
+pub(super) fn conversations_file(dir: &Path) -> Result<PathBuf, RecordsError> {
     let cpath = dir.join(CONVERSATIONS_FILE);
     if !cpath.exists() {
         return Err(RecordsError::Io {
@@ -283,20 +312,13 @@ pub fn load_run_observing(
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no conversation records"),
         });
     }
-    run.torn_lines += read_records(&cpath, &mut run, keep, observe)?;
-    run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run, keep, observe)?;
-    run.superseded = keep_latest(&mut run.conversations, ConversationRecord::key, |c| {
-        c.outcome.is_graded()
-    }) + keep_latest(&mut run.router, RouterRecord::key, |r| {
-        r.outcome.is_graded()
-    });
-    Ok(run)
+    Ok(cpath)
 }
 
 /// Drops every record that ended on the wire (transport or protocol failure) when a later record
 /// of the same trial exists, as the journal writes when a resume plays such a trial again; returns
 /// how many were dropped. Graded records are never dropped.
-fn keep_latest<T>(
+pub(super) fn keep_latest<T>(
     records: &mut Vec<T>,
     key: impl Fn(&T) -> TrialKey,
     graded: impl Fn(&T) -> bool,

@@ -14,6 +14,7 @@ pub mod behaviour;
 pub mod bootstrap;
 pub mod calibration;
 pub mod calibration_ladder;
+pub mod cell_run;
 pub mod cells;
 pub mod compare;
 pub mod cost;
@@ -45,6 +46,7 @@ pub mod taxonomy;
 pub mod tools_add;
 
 pub use crate::records_error::RecordsError;
+pub use cell_run::{Cell, CellRun, HOLD_UP_TO};
 pub use cells::{Shape, SummaryBuilder};
 pub use compare::{RunComparison, compare};
 pub use load::{Keep, Run, grader_digests, load_run, load_run_keeping, load_run_observing};

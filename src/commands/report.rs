@@ -5,7 +5,7 @@
 
 use crate::cli::{ExportArgs, ReportArgs};
 use anyhow::Context;
-use passk::analysis::{AnalysisOptions, Keep, load_run, load_run_observing, summarize};
+use passk::analysis::{AnalysisOptions, HOLD_UP_TO, load_run, summarize};
 use passk::report::charts::{Chart, charts};
 use passk::report::csv::ConversationsCsv;
 use passk::report::document::{self, Report};
@@ -14,6 +14,7 @@ use passk::report::html::spill::LineSpill;
 use passk::report::html::transcripts;
 use passk::report::html::trials::TrialSet;
 use passk::report::json::JsonExporter;
+use passk::report::summarized::SummarizedRun;
 use passk::report::{
     CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_DIR, REPORT_MD,
     ReportError, SUMMARY_JSON, chart_files,
@@ -32,6 +33,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let page = PageArgs {
         reference_model: args.reference_model.as_deref(),
         inline_transcripts_mib: args.inline_transcripts_mib,
+        hold_records_mib: args.hold_records_mib,
     };
     let (path, table) = match generate(&args.run, args.resamples, &page, &args.export, &mut stdout)
     {
@@ -72,6 +74,7 @@ pub(super) fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<(PathBuf
     let page = PageArgs {
         reference_model: None,
         inline_transcripts_mib: transcripts::INLINE_MAX_BYTES >> 20,
+        hold_records_mib: HOLD_UP_TO >> 20,
     };
     generate(run_dir, resamples, &page, &none, &mut std::io::sink())
 }
@@ -82,6 +85,8 @@ struct PageArgs<'a> {
     reference_model: Option<&'a str>,
     /// `--inline-transcripts-mib`.
     inline_transcripts_mib: u64,
+    /// `--hold-records-mib`.
+    hold_records_mib: u64,
 }
 
 /// The terminal table of the run in `run_dir` (what `passk report` prints), writing no file.
@@ -139,20 +144,24 @@ fn generate(
     }
     let out_dir = run_dir.join(REPORT_DIR);
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    // One pass over the records: the statistics keep them without their text, while each
-    // record's line for report.html is made as it is read and set aside on disk.
+    // One pass over the records: each record's line for report.html is made as it is read and
+    // set aside on disk, while the statistics keep the records without their text (or, for a
+    // large run, set those aside too, to read back one cell at a time).
     let mut trials = TrialSet::new(LineSpill::create(
         &out_dir.join(passk::report::temp_name(TRIAL_LINES)),
     )?);
-    let run = load_run_observing(run_dir, Keep::Statistics, &mut |r| trials.add_record(r))
-        .with_context(|| format!("reading run {}", run_dir.display()))?;
-    let opts = AnalysisOptions {
+    let options = |manifest: &Manifest| AnalysisOptions {
         reference_model: page.reference_model.map(str::to_string),
-        ..options(&run.manifest, resamples)
+        ..options(manifest, resamples)
     };
-    let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
-    check_reference_model(page.reference_model, &summary)?;
-    let report = Report::of_run(&run, &summary, reading_notes(&run));
+    let hold = page.hold_records_mib << 20;
+    let read = SummarizedRun::read(run_dir, &out_dir, hold, options, &mut |r| {
+        trials.add_record(r)
+    })
+    .with_context(|| format!("reading run {}", run_dir.display()))?;
+    let summary = &read.summary;
+    check_reference_model(page.reference_model, summary)?;
+    let report = read.report();
     let md_path = out_dir.join(REPORT_MD);
 
     // Written once, for report.md, the page and --export-markdown alike.
@@ -181,7 +190,7 @@ fn generate(
         &out_dir,
         &report,
         (&markdown_text, &charts),
-        trials.finish(&summary)?,
+        trials.finish(summary)?,
         page.inline_transcripts_mib << 20,
     )?;
     remove_stale_charts(&out_dir.join(CHARTS_DIR), &charts)?;
@@ -200,27 +209,7 @@ fn generate(
     m.add_optional("--export-csv", export.export_csv.as_deref(), csv)?;
     m.write(&report, stdout)?;
     html.commit()?;
-    Ok((md_path, document::terminal_table(&summary)))
-}
-
-/// What reading the records left out, said at the top of the report: superseded wire-failed
-/// records and torn last lines.
-fn reading_notes(run: &passk::analysis::Run) -> Vec<String> {
-    let mut notes = Vec::new();
-    if run.superseded > 0 {
-        notes.push(format!(
-            "{} record(s) superseded: trials that ended on a transport or protocol failure and were \
-             played again on resume; only each trial's latest record is counted.",
-            run.superseded
-        ));
-    }
-    if run.torn_lines > 0 {
-        notes.push(format!(
-            "{} torn last line(s) skipped while reading the records (an interrupted write).",
-            run.torn_lines
-        ));
-    }
-    notes
+    Ok((md_path, document::terminal_table(summary)))
 }
 
 /// Removes the chart files an earlier report wrote that this one does not (a chart with nothing to

@@ -12,6 +12,7 @@ use super::{Exporter, ReportError};
 use crate::runner::record::{ConversationRecord, Mode, Outcome, Status};
 use crate::trace::{CallFormat, FailureMode};
 use crate::wire::outcome::CallOutcome;
+use std::path::{Path, PathBuf};
 
 /// Output weight w of blended tokens (input + w * output), as metrics.md defines them.
 pub const BLENDED_OUTPUT_WEIGHT: u64 = 4;
@@ -76,10 +77,12 @@ impl Exporter<[ConversationRecord]> for ConversationsCsv {
     }
 }
 
-/// `conversations.csv` of a report: its records'.
+/// `conversations.csv` of a report: its records', or the file written a cell at a time.
 impl Exporter<Report<'_>> for ConversationsCsv {
     fn render(&self, report: &Report<'_>) -> Result<Vec<u8>, ReportError> {
-        conversations_csv(report.conversations)
+        let mut out = Vec::new();
+        self.write_to(report, &mut out)?;
+        Ok(out)
     }
 
     fn write_to(
@@ -87,8 +90,31 @@ impl Exporter<Report<'_>> for ConversationsCsv {
         report: &Report<'_>,
         out: &mut dyn std::io::Write,
     ) -> Result<(), ReportError> {
-        write_conversations_csv(report.conversations, out)
+        match &report.csv {
+            CsvRows::Records(records) => write_conversations_csv(records, out),
+            CsvRows::Written(written) => {
+                let io = |source| ReportError::Io {
+                    path: written.path.clone(),
+                    source,
+                };
+                let mut file = std::fs::File::open(&written.path).map_err(io)?;
+                std::io::copy(&mut file, out).map_err(|source| ReportError::Io {
+                    path: PathBuf::new(),
+                    source,
+                })?;
+                Ok(())
+            }
+        }
     }
+}
+
+/// The rows of a report's `conversations.csv`.
+#[derive(Debug, Clone, Copy)]
+pub enum CsvRows<'a> {
+    /// Made from these records, held in memory.
+    Records(&'a [ConversationRecord]),
+    /// Already written a cell at a time ([`CsvCells`]).
+    Written(&'a WrittenCsv),
 }
 
 /// The bytes of `conversations.csv` for these records (any order in, sorted rows out).
@@ -104,7 +130,103 @@ pub fn write_conversations_csv(
     records: &[ConversationRecord],
     out: &mut dyn std::io::Write,
 ) -> Result<(), ReportError> {
-    let mut sorted: Vec<&ConversationRecord> = records.iter().collect();
+    let mut w = header(out)?;
+    write_rows(&mut w, records.iter().collect())?;
+    w.flush().map_err(|source| ReportError::Io {
+        path: PathBuf::new(),
+        source,
+    })
+}
+
+/// `conversations.csv` written a cell (a suite's model) at a time into a file of its own, cells
+/// in (suite, model) order: the rows come out as [`write_conversations_csv`] sorts them, and no
+/// more than a cell's records need be held. The file is removed when the value drops.
+pub struct CsvCells {
+    path: PathBuf,
+    writer: ::csv::Writer<std::io::BufWriter<std::fs::File>>,
+}
+
+impl CsvCells {
+    /// Creates the file at `path` with the header row.
+    pub fn create(path: &Path) -> Result<CsvCells, ReportError> {
+        let io = |source| ReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::io::BufWriter::new(std::fs::File::create(path).map_err(io)?);
+        let named = |e| match e {
+            ReportError::Io { source, .. } => io(source),
+            e => e,
+        };
+        let writer = header(file).map_err(named)?;
+        Ok(CsvCells {
+            path: path.to_path_buf(),
+            writer,
+        })
+    }
+
+    /// Writes the rows of one cell's records (any order in).
+    pub fn add_cell(&mut self, cell: &[&ConversationRecord]) -> Result<(), ReportError> {
+        write_rows(&mut self.writer, cell.to_vec()).map_err(|e| self.named(e))
+    }
+
+    /// The file, every row written.
+    pub fn finish(mut self) -> Result<WrittenCsv, ReportError> {
+        self.writer.flush().map_err(|source| ReportError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        Ok(WrittenCsv {
+            path: std::mem::take(&mut self.path),
+        })
+    }
+
+    fn named(&self, e: ReportError) -> ReportError {
+        match e {
+            ReportError::Io { source, .. } => ReportError::Io {
+                path: self.path.clone(),
+                source,
+            },
+            e => e,
+        }
+    }
+}
+
+impl Drop for CsvCells {
+    fn drop(&mut self) {
+        if !self.path.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// A `conversations.csv` written by [`CsvCells`], removed when the value drops.
+#[derive(Debug)]
+pub struct WrittenCsv {
+    path: PathBuf,
+}
+
+impl Drop for WrittenCsv {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A CSV writer into `out` with the header row written.
+fn header<W: std::io::Write>(out: W) -> Result<::csv::Writer<W>, ReportError> {
+    let mut w = ::csv::WriterBuilder::new()
+        .terminator(::csv::Terminator::Any(b'\n'))
+        .from_writer(out);
+    w.write_record(COLUMNS).map_err(csv_error)?;
+    Ok(w)
+}
+
+/// Writes these records' rows, sorted by (suite, model, task, trial), then call cap, mode,
+/// router flag, tool docs and prompt.
+fn write_rows<W: std::io::Write>(
+    w: &mut ::csv::Writer<W>,
+    mut sorted: Vec<&ConversationRecord>,
+) -> Result<(), ReportError> {
     sorted.sort_by(|a, b| {
         (&a.suite, &a.model, &a.task, a.trial, a.call_cap)
             .cmp(&(&b.suite, &b.model, &b.task, b.trial, b.call_cap))
@@ -113,17 +235,10 @@ pub fn write_conversations_csv(
             .then_with(|| a.tool_docs.cmp(&b.tool_docs))
             .then_with(|| a.prompt.cmp(&b.prompt))
     });
-    let mut w = ::csv::WriterBuilder::new()
-        .terminator(::csv::Terminator::Any(b'\n'))
-        .from_writer(out);
-    w.write_record(COLUMNS).map_err(csv_error)?;
     for r in sorted {
         w.write_record(row(r)).map_err(csv_error)?;
     }
-    w.flush().map_err(|source| ReportError::Io {
-        path: std::path::PathBuf::new(),
-        source,
-    })
+    Ok(())
 }
 
 /// A CSV writer's error: an I/O one as [`ReportError::Io`] (path for the caller to name), any

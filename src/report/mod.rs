@@ -25,6 +25,7 @@ pub mod plan;
 pub mod provenance;
 pub mod regrade;
 pub mod stopping;
+pub mod summarized;
 pub mod svg;
 pub mod table;
 

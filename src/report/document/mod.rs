@@ -53,17 +53,19 @@ pub use format::{NO_CORRECT, ci_points, opt, per_success, points, rate, short_di
 pub(crate) use group::group_notes;
 pub use group::{group_models, group_order, ordered_groups, primary_group};
 pub(crate) use headline::headline;
-pub use observations::{GpuPoint, Observations};
+pub use observations::{GpuPoint, ObservationSums, Observations};
 pub use terminal::terminal_table;
 pub(crate) use title::{first_tool_call_forced, title};
 pub(crate) use warnings::warnings;
 
-use crate::analysis::{Run, Summary};
+use crate::analysis::Summary;
 use crate::report::CHARTS_DIR;
+use crate::report::csv::{CsvRows, WrittenCsv};
 use crate::runner::record::{ConversationRecord, Manifest, RouterRecord};
 use group::group;
 use router::router;
 use setup::setup;
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use sweeps::{budget_sweep, tools_add};
 
@@ -74,10 +76,12 @@ pub struct Report<'a> {
     pub manifest: &'a Manifest,
     /// The finished analysis.
     pub summary: &'a Summary,
-    /// Every conversation record (for `conversations.csv`).
-    pub conversations: &'a [ConversationRecord],
+    /// Conversation records counted (superseded ones left out).
+    pub conversations: usize,
+    /// The rows of `conversations.csv`.
+    pub csv: CsvRows<'a>,
     /// Per-conversation and per-call observations the charts plot.
-    pub observations: Observations,
+    pub observations: Cow<'a, Observations>,
     /// Notes about reading the run (e.g. a torn last line skipped), listed under warnings.
     pub notes: Vec<String>,
 }
@@ -96,25 +100,36 @@ impl<'a> Report<'a> {
         Report {
             manifest,
             summary,
-            conversations,
-            observations: Observations::of(summary, conversations, router, digests),
+            conversations: conversations.len(),
+            csv: CsvRows::Records(conversations),
+            observations: Cow::Owned(Observations::of(
+                manifest,
+                summary,
+                conversations,
+                router,
+                digests,
+            )),
             notes,
         }
     }
 
-    /// Bundles a run as read (its records as [`crate::analysis::Keep`] left them) with its
-    /// summary; `notes` go to the warnings section.
-    pub fn of_run(run: &'a Run, summary: &'a Summary, notes: Vec<String>) -> Report<'a> {
+    /// Bundles a run read a cell at a time (`analysis::CellRun`): its summary, the count of
+    /// its conversation records, `conversations.csv` as written cell by cell and the
+    /// observations summed the same way; `notes` go to the warnings section.
+    pub fn of_cells(
+        manifest: &'a Manifest,
+        summary: &'a Summary,
+        conversations: usize,
+        csv: &'a WrittenCsv,
+        observations: &'a Observations,
+        notes: Vec<String>,
+    ) -> Report<'a> {
         Report {
-            manifest: &run.manifest,
+            manifest,
             summary,
-            conversations: &run.conversations,
-            observations: Observations::of(
-                summary,
-                &run.conversations,
-                &run.router,
-                run.grader_digests.clone(),
-            ),
+            conversations,
+            csv: CsvRows::Written(csv),
+            observations: Cow::Borrowed(observations),
             notes,
         }
     }

@@ -1,0 +1,434 @@
+//! A run read for a summary made one cell at a time ([`SummaryBuilder`](super::SummaryBuilder)).
+//!
+//! The records are read once in file order: each whole record is shown to an observer (the
+//! report page's transcripts), its grader digest and its place in the run's [`Shape`] are noted,
+//! and it is stripped of what the statistics never read. A run whose record files are at most
+//! [`HOLD_UP_TO`] bytes is then held in memory; a larger one's stripped records are set aside in
+//! a spill file, a line each, and read back one cell at a time, so memory holds one cell's
+//! records rather than the run's (docs/decisions.md, "What the statistics keep of each record").
+//! A stripped record is a few hundred bytes where the whole line was several KB, so reading it
+//! back costs little.
+
+use super::RecordsError;
+use super::cells::Shape;
+use super::load::{
+    conversations_file, keep_latest, note_digest, read_manifest, records_error, strip, strip_router,
+};
+use crate::runner::record::{ConversationRecord, Manifest, ROUTER_FILE, Record, RouterRecord};
+use crate::runner::record_file;
+use serde::de::DeserializeOwned;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// A run whose record files hold at most this many bytes together is held in memory as read;
+/// a larger one is read back from disk one cell at a time. At this size the held records take
+/// about 30 MiB (calibrate's run replicated 10 times, 4,800 conversations and as many router
+/// calls, is 35 MB of records and 21 MiB at its peak).
+pub const HOLD_UP_TO: u64 = 64 << 20;
+
+/// A run as read for a summary made cell by cell.
+#[derive(Debug)]
+pub struct CellRun {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// `manifest.json`.
+    pub manifest: Manifest,
+    /// What the configurations' keys and the placement depend on, read from every record.
+    pub shape: Shape,
+    /// The grader digests the records carry, each once (superseded records included).
+    pub grader_digests: BTreeSet<String>,
+    /// Whether any call has a GPU utilization reading.
+    pub gpu_utilization: bool,
+    /// Torn last lines skipped (at most one per file).
+    pub torn_lines: usize,
+    records: Records,
+}
+
+/// One cell's records, as [`CellRun::read_cells`] hands them over.
+#[derive(Debug, Clone, Copy)]
+pub enum Cell<'a> {
+    /// Every conversation record of one suite's model.
+    Conversations(&'a [&'a ConversationRecord]),
+    /// Every standalone router record of one model.
+    Router(&'a [&'a RouterRecord]),
+}
+
+/// The records, held or found.
+#[derive(Debug)]
+enum Records {
+    /// Every record, stripped for the statistics, superseded ones left out.
+    Held {
+        conversations: Vec<ConversationRecord>,
+        router: Vec<RouterRecord>,
+        superseded: usize,
+    },
+    /// The stripped records set aside, and where each cell's lines lie in that file:
+    /// conversations by (suite, model), router calls by model.
+    OnDisk {
+        spill: Spill,
+        conversations: BTreeMap<(String, String), Vec<Spilled>>,
+        router: BTreeMap<String, Vec<Spilled>>,
+    },
+}
+
+/// Where a stripped record's line lies in the spill file.
+#[derive(Debug, Clone, Copy)]
+struct Spilled {
+    offset: u64,
+    len: u32,
+}
+
+/// The spill file of stripped records, removed when dropped.
+#[derive(Debug)]
+struct Spill {
+    path: PathBuf,
+    out: Option<BufWriter<File>>,
+    written: u64,
+    /// The first error writing it, reported once reading is done.
+    failed: Option<std::io::Error>,
+}
+
+impl Spill {
+    fn create(path: &Path) -> Result<Spill, RecordsError> {
+        let file = File::create(path).map_err(|source| RecordsError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Spill {
+            path: path.to_path_buf(),
+            out: Some(BufWriter::new(file)),
+            written: 0,
+            failed: None,
+        })
+    }
+
+    /// Appends a record as one line; where it lies (nothing after a failure).
+    fn put(&mut self, record: &impl serde::Serialize) -> Spilled {
+        let at = self.written;
+        if let (None, Some(out)) = (&self.failed, &mut self.out) {
+            let mut line = serde_json::to_vec(record).map_err(std::io::Error::from);
+            if let Ok(l) = &mut line {
+                l.push(b'\n');
+            }
+            match line.and_then(|l| out.write_all(&l).map(|()| l.len())) {
+                Ok(n) => self.written += n as u64,
+                Err(e) => self.failed = Some(e),
+            }
+        }
+        let len = u32::try_from(self.written - at).unwrap_or(u32::MAX);
+        Spilled { offset: at, len }
+    }
+
+    /// Flushes the file, or reports the first error writing it.
+    fn finish(&mut self) -> Result<(), RecordsError> {
+        let flushed = match self.out.take() {
+            Some(mut out) => out.flush(),
+            None => Ok(()),
+        };
+        match self.failed.take().map_or(flushed, Err) {
+            Ok(()) => Ok(()),
+            Err(source) => Err(RecordsError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Reads back the records of one cell.
+    fn read<T: DeserializeOwned>(
+        &self,
+        file: &mut File,
+        lines: &[Spilled],
+    ) -> Result<Vec<T>, RecordsError> {
+        let bad = |message: String| RecordsError::Parse {
+            path: self.path.clone(),
+            line: 0,
+            message,
+        };
+        let mut buf = Vec::new();
+        let mut out = Vec::with_capacity(lines.len());
+        for at in lines {
+            buf.resize(at.len as usize, 0);
+            file.seek(SeekFrom::Start(at.offset))
+                .and_then(|_| file.read_exact(&mut buf))
+                .map_err(|source| RecordsError::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
+            out.push(serde_json::from_slice(&buf).map_err(|e| bad(e.to_string()))?);
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        drop(self.out.take());
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl CellRun {
+    /// Reads the run in `dir`, showing `observe` every whole record in file order (superseded
+    /// ones included); holds its records when its record files are at most `hold_up_to` bytes,
+    /// and otherwise sets them aside in a file at `spill` (removed when the value drops).
+    pub fn read(
+        dir: &Path,
+        hold_up_to: u64,
+        spill: &Path,
+        observe: &mut dyn FnMut(&Record),
+    ) -> Result<CellRun, RecordsError> {
+        let manifest = read_manifest(dir)?;
+        let files = [conversations_file(dir)?, dir.join(ROUTER_FILE)];
+        let size: u64 = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        let records = if size <= hold_up_to {
+            Records::Held {
+                conversations: Vec::new(),
+                router: Vec::new(),
+                superseded: 0,
+            }
+        } else {
+            Records::OnDisk {
+                spill: Spill::create(spill)?,
+                conversations: BTreeMap::new(),
+                router: BTreeMap::new(),
+            }
+        };
+        let mut run = CellRun {
+            dir: dir.to_path_buf(),
+            manifest,
+            shape: Shape::default(),
+            grader_digests: BTreeSet::new(),
+            gpu_utilization: false,
+            torn_lines: 0,
+            records,
+        };
+        for file in &files {
+            let manifest = run.manifest.clone();
+            let read = record_file::read_records(file, &manifest, |line| {
+                observe(&line.record);
+                run.note(line.record);
+            })
+            .map_err(records_error)?;
+            run.torn_lines += usize::from(read.torn);
+        }
+        match &mut run.records {
+            Records::Held {
+                conversations,
+                router,
+                superseded,
+            } => {
+                *superseded =
+                    keep_latest(conversations, ConversationRecord::key, |c| {
+                        c.outcome.is_graded()
+                    }) + keep_latest(router, RouterRecord::key, |r| r.outcome.is_graded());
+            }
+            Records::OnDisk { spill, .. } => spill.finish()?,
+        }
+        Ok(run)
+    }
+
+    /// Whether the records are held in memory (rather than read back cell by cell).
+    pub fn is_held(&self) -> bool {
+        matches!(self.records, Records::Held { .. })
+    }
+
+    /// Notes one record as read.
+    fn note(&mut self, record: Record) {
+        note_digest(&mut self.grader_digests, &record);
+        let manifest = &self.manifest;
+        match &record {
+            Record::Conversation(c) => {
+                self.shape.add_conversation(manifest, c);
+                self.gpu_utilization |= c.calls.iter().any(has_utilization);
+            }
+            Record::Router(r) => {
+                self.shape.add_router(manifest, r);
+                self.gpu_utilization |= has_utilization(&r.call);
+            }
+        }
+        match (&mut self.records, record) {
+            (Records::Held { conversations, .. }, Record::Conversation(mut c)) => {
+                strip(&mut c, &manifest.example_values);
+                conversations.push(*c);
+            }
+            (Records::Held { router, .. }, Record::Router(mut r)) => {
+                strip_router(&mut r);
+                router.push(*r);
+            }
+            (
+                Records::OnDisk {
+                    spill,
+                    conversations,
+                    ..
+                },
+                Record::Conversation(mut c),
+            ) => {
+                strip(&mut c, &manifest.example_values);
+                let at = spill.put(&c);
+                conversations
+                    .entry((c.suite, c.model))
+                    .or_default()
+                    .push(at);
+            }
+            (Records::OnDisk { spill, router, .. }, Record::Router(mut r)) => {
+                strip_router(&mut r);
+                let at = spill.put(&r);
+                router.entry(r.model).or_default().push(at);
+            }
+        }
+    }
+
+    /// Hands `visit` every cell's records, in (suite, model) order, then every router model's, in
+    /// model order, each in file order; returns how many records were left out as superseded (a
+    /// trial's wire-failed record played again on resume). A cell read back from disk is dropped
+    /// before the next is read.
+    pub fn read_cells<E: From<RecordsError>>(
+        &self,
+        mut visit: impl FnMut(Cell<'_>) -> Result<(), E>,
+    ) -> Result<usize, E> {
+        match &self.records {
+            Records::Held {
+                conversations,
+                router: routs,
+                superseded,
+            } => {
+                let mut cells: BTreeMap<(&str, &str), Vec<&ConversationRecord>> = BTreeMap::new();
+                for c in conversations {
+                    cells.entry((&c.suite, &c.model)).or_default().push(c);
+                }
+                for records in cells.values() {
+                    visit(Cell::Conversations(records))?;
+                }
+                let mut models: BTreeMap<&str, Vec<&RouterRecord>> = BTreeMap::new();
+                for r in routs {
+                    models.entry(&r.model).or_default().push(r);
+                }
+                for records in models.values() {
+                    visit(Cell::Router(records))?;
+                }
+                Ok(*superseded)
+            }
+            Records::OnDisk {
+                spill,
+                conversations,
+                router: routs,
+            } => {
+                let mut file = File::open(&spill.path).map_err(|source| RecordsError::Io {
+                    path: spill.path.clone(),
+                    source,
+                })?;
+                let mut superseded = 0;
+                for lines in conversations.values() {
+                    let mut records: Vec<ConversationRecord> = spill.read(&mut file, lines)?;
+                    for c in &mut records {
+                        strip(c, &self.manifest.example_values);
+                    }
+                    superseded += keep_latest(&mut records, ConversationRecord::key, |c| {
+                        c.outcome.is_graded()
+                    });
+                    visit(Cell::Conversations(&records.iter().collect::<Vec<_>>()))?;
+                }
+                for lines in routs.values() {
+                    let mut records: Vec<RouterRecord> = spill.read(&mut file, lines)?;
+                    records.iter_mut().for_each(strip_router);
+                    superseded +=
+                        keep_latest(&mut records, RouterRecord::key, |r| r.outcome.is_graded());
+                    visit(Cell::Router(&records.iter().collect::<Vec<_>>()))?;
+                }
+                Ok(superseded)
+            }
+        }
+    }
+}
+
+fn has_utilization(call: &crate::runner::record::CallRecord) -> bool {
+    call.gpu.as_ref().is_some_and(|g| g.util_mean.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::varied_run;
+    use crate::analysis::{AnalysisOptions, SummaryBuilder, load_run, summarize};
+    use crate::runner::record::{CONVERSATIONS_FILE, MANIFEST_FILE, Outcome, SCHEMA_VERSION};
+
+    /// Writes `varied_run` as a run directory: one trial played twice (its first record ended
+    /// on the wire, so it is superseded) and a torn last line.
+    fn write_run(dir: &Path) {
+        let (mut manifest, convs, router) = varied_run();
+        manifest.schema_version = SCHEMA_VERSION;
+        manifest.grader_digest = "g".into();
+        let line = |r: Record| serde_json::to_string(&r).expect("json") + "\n";
+        let mut lines = String::new();
+        for (i, c) in convs.into_iter().enumerate() {
+            if i == 5 {
+                let mut failed = c.clone();
+                failed.outcome = Outcome::TransportFail;
+                lines += &line(Record::Conversation(Box::new(failed)));
+            }
+            lines += &line(Record::Conversation(Box::new(c)));
+        }
+        lines += r#"{"type":"conversation","schema"#;
+        let routs: String = router
+            .into_iter()
+            .map(|r| line(Record::Router(Box::new(r))))
+            .collect();
+        let manifest = serde_json::to_string(&manifest).expect("json");
+        std::fs::write(dir.join(MANIFEST_FILE), manifest).expect("manifest");
+        std::fs::write(dir.join(CONVERSATIONS_FILE), lines).expect("conversations");
+        std::fs::write(dir.join(ROUTER_FILE), routs).expect("router");
+    }
+
+    /// The summary of a run read cell by cell, and the superseded records left out.
+    fn summary_of(run: &CellRun, opts: &AnalysisOptions) -> (String, usize) {
+        let mut builder = SummaryBuilder::new(&run.manifest, run.shape.clone(), opts);
+        let superseded = run
+            .read_cells(|cell| -> Result<(), RecordsError> {
+                match cell {
+                    Cell::Conversations(c) => builder.add_cell(c.iter().copied()),
+                    Cell::Router(r) => builder.add_router_model(r.iter().copied()),
+                }
+                Ok(())
+            })
+            .expect("cells");
+        let json = serde_json::to_string(&builder.finish()).expect("json");
+        (json, superseded)
+    }
+
+    #[test]
+    fn a_run_held_or_read_back_cell_by_cell_gives_the_summary_of_the_whole_records() {
+        let dir = tempfile::tempdir().expect("dir");
+        write_run(dir.path());
+        let opts = AnalysisOptions {
+            resamples: 200,
+            ..AnalysisOptions::default()
+        };
+        let whole = load_run(dir.path()).expect("run");
+        assert_eq!((whole.superseded, whole.torn_lines), (1, 1));
+        let expected = summarize(&whole.manifest, &whole.conversations, &whole.router, &opts);
+        let expected = serde_json::to_string(&expected).expect("json");
+
+        let spill = dir.path().join("spill");
+        let mut seen = 0;
+        let held = CellRun::read(dir.path(), u64::MAX, &spill, &mut |_| seen += 1).expect("held");
+        assert!(held.is_held() && !spill.exists());
+        let on_disk = CellRun::read(dir.path(), 0, &spill, &mut |_| {}).expect("on disk");
+        assert!(!on_disk.is_held() && spill.exists());
+        assert_eq!(seen, whole.conversations.len() + whole.router.len() + 1);
+        for run in [&held, &on_disk] {
+            assert_eq!(summary_of(run, &opts), (expected.clone(), 1));
+            assert_eq!(run.torn_lines, 1);
+            assert_eq!(run.grader_digests, whole.grader_digests);
+            assert!(!run.gpu_utilization);
+        }
+        drop(on_disk);
+        assert!(!spill.exists(), "the spill file goes with the run");
+    }
+}
