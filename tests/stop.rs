@@ -43,13 +43,32 @@ fn recorded_states(dir: &Path) -> Vec<RoundState> {
     states
 }
 
-/// `passk report` on `dir`: its `report.md` and `summary.json`.
+/// `passk report` on `dir`: its `report.md` and `summary.json`, the same whether the records are
+/// held or read back one cell at a time (`--hold-records-mib 0`).
 fn report(dir: &Path) -> (String, serde_json::Value) {
-    let (code, _, stderr) = output(passk().args(["report", &dir.display().to_string()]));
-    assert_eq!(code, 0, "{stderr}");
     let read = |name: &str| std::fs::read_to_string(dir.join("report").join(name)).expect(name);
-    let summary = serde_json::from_str(&read("summary.json")).expect("summary.json");
-    (read("report.md"), summary)
+    let mut made = Vec::new();
+    for hold in ["64", "0"] {
+        let args = [
+            "report",
+            &dir.display().to_string(),
+            "--hold-records-mib",
+            hold,
+        ];
+        let (code, _, stderr) = output(passk().args(args));
+        assert_eq!(code, 0, "{stderr}");
+        made.push((
+            read("report.md"),
+            read("summary.json"),
+            read("conversations.csv"),
+        ));
+    }
+    assert_eq!(
+        made[0], made[1],
+        "held or read back cell by cell, the same files"
+    );
+    let (md, summary, _) = made.swap_remove(0);
+    (md, serde_json::from_str(&summary).expect("summary.json"))
 }
 
 #[test]

@@ -14,7 +14,9 @@ use super::cells::Shape;
 use super::load::{
     conversations_file, keep_latest, note_digest, read_manifest, records_error, strip, strip_router,
 };
-use crate::runner::record::{ConversationRecord, Manifest, ROUTER_FILE, Record, RouterRecord};
+use crate::runner::record::{
+    CONVERSATIONS_FILE, CallRecord, ConversationRecord, Manifest, ROUTER_FILE, Record, RouterRecord,
+};
 use crate::runner::record_file;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,11 +37,13 @@ pub struct CellRun {
     pub dir: PathBuf,
     /// `manifest.json`.
     pub manifest: Manifest,
-    /// What the configurations' keys and the placement depend on, read from every record.
+    /// What the configurations' keys and the placement depend on, read from every record
+    /// (superseded ones included: a superseded record's configuration is its successor's, and
+    /// the placement is checked again once made).
     pub shape: Shape,
     /// The grader digests the records carry, each once (superseded records included).
     pub grader_digests: BTreeSet<String>,
-    /// Whether any call has a GPU utilization reading.
+    /// Whether any call has a GPU utilization reading (superseded records included).
     pub gpu_utilization: bool,
     /// Torn last lines skipped (at most one per file).
     pub torn_lines: usize,
@@ -73,11 +77,12 @@ enum Records {
     },
 }
 
-/// Where a stripped record's line lies in the spill file.
+/// Where a stripped record's line lies in the spill file, and its line in its record file.
 #[derive(Debug, Clone, Copy)]
 struct Spilled {
     offset: u64,
     len: u32,
+    line: u32,
 }
 
 /// The spill file of stripped records, removed when dropped.
@@ -104,8 +109,9 @@ impl Spill {
         })
     }
 
-    /// Appends a record as one line; where it lies (nothing after a failure).
-    fn put(&mut self, record: &impl serde::Serialize) -> Spilled {
+    /// Appends the record read from line `line` of its file as one line; where it lies (nothing
+    /// after a failure).
+    fn put(&mut self, record: &impl serde::Serialize, line: usize) -> Spilled {
         let at = self.written;
         if let (None, Some(out)) = (&self.failed, &mut self.out) {
             let mut line = serde_json::to_vec(record).map_err(std::io::Error::from);
@@ -117,8 +123,11 @@ impl Spill {
                 Err(e) => self.failed = Some(e),
             }
         }
-        let len = u32::try_from(self.written - at).unwrap_or(u32::MAX);
-        Spilled { offset: at, len }
+        Spilled {
+            offset: at,
+            len: u32::try_from(self.written - at).unwrap_or(u32::MAX),
+            line: u32::try_from(line).unwrap_or(u32::MAX),
+        }
     }
 
     /// Flushes the file, or reports the first error writing it.
@@ -136,17 +145,14 @@ impl Spill {
         }
     }
 
-    /// Reads back the records of one cell.
+    /// Reads back the records of one cell, read from `source`; a record that does not read back
+    /// is an error naming its line there.
     fn read<T: DeserializeOwned>(
         &self,
         file: &mut File,
         lines: &[Spilled],
+        source: &Path,
     ) -> Result<Vec<T>, RecordsError> {
-        let bad = |message: String| RecordsError::Parse {
-            path: self.path.clone(),
-            line: 0,
-            message,
-        };
         let mut buf = Vec::new();
         let mut out = Vec::with_capacity(lines.len());
         for at in lines {
@@ -157,7 +163,15 @@ impl Spill {
                     path: self.path.clone(),
                     source,
                 })?;
-            out.push(serde_json::from_slice(&buf).map_err(|e| bad(e.to_string()))?);
+            let record = serde_json::from_slice(&buf).map_err(|e| RecordsError::Parse {
+                path: source.to_path_buf(),
+                line: at.line as usize,
+                message: format!(
+                    "its stripped copy in {} does not read back: {e}",
+                    self.path.display()
+                ),
+            })?;
+            out.push(record);
         }
         Ok(out)
     }
@@ -213,7 +227,7 @@ impl CellRun {
             let manifest = run.manifest.clone();
             let read = record_file::read_records(file, &manifest, |line| {
                 observe(&line.record);
-                run.note(line.record);
+                run.note(line.record, line.number);
             })
             .map_err(records_error)?;
             run.torn_lines += usize::from(read.torn);
@@ -240,17 +254,17 @@ impl CellRun {
     }
 
     /// Notes one record as read.
-    fn note(&mut self, record: Record) {
+    fn note(&mut self, record: Record, line: usize) {
         note_digest(&mut self.grader_digests, &record);
         let manifest = &self.manifest;
         match &record {
             Record::Conversation(c) => {
                 self.shape.add_conversation(manifest, c);
-                self.gpu_utilization |= c.calls.iter().any(has_utilization);
+                self.gpu_utilization |= c.calls.iter().any(CallRecord::has_gpu_utilization);
             }
             Record::Router(r) => {
                 self.shape.add_router(manifest, r);
-                self.gpu_utilization |= has_utilization(&r.call);
+                self.gpu_utilization |= r.call.has_gpu_utilization();
             }
         }
         match (&mut self.records, record) {
@@ -271,7 +285,7 @@ impl CellRun {
                 Record::Conversation(mut c),
             ) => {
                 strip(&mut c, &manifest.example_values);
-                let at = spill.put(&c);
+                let at = spill.put(&c, line);
                 conversations
                     .entry((c.suite, c.model))
                     .or_default()
@@ -279,7 +293,7 @@ impl CellRun {
             }
             (Records::OnDisk { spill, router, .. }, Record::Router(mut r)) => {
                 strip_router(&mut r);
-                let at = spill.put(&r);
+                let at = spill.put(&r, line);
                 router.entry(r.model).or_default().push(at);
             }
         }
@@ -325,8 +339,14 @@ impl CellRun {
                     source,
                 })?;
                 let mut superseded = 0;
+                let (conversations_file, router_file) = (
+                    self.dir.join(CONVERSATIONS_FILE),
+                    self.dir.join(ROUTER_FILE),
+                );
                 for lines in conversations.values() {
-                    let mut records: Vec<ConversationRecord> = spill.read(&mut file, lines)?;
+                    let mut records: Vec<ConversationRecord> =
+                        spill.read(&mut file, lines, &conversations_file)?;
+                    // Stripped already: this only trims the spare room parsing left in its lists.
                     for c in &mut records {
                         strip(c, &self.manifest.example_values);
                     }
@@ -336,7 +356,8 @@ impl CellRun {
                     visit(Cell::Conversations(&records.iter().collect::<Vec<_>>()))?;
                 }
                 for lines in routs.values() {
-                    let mut records: Vec<RouterRecord> = spill.read(&mut file, lines)?;
+                    let mut records: Vec<RouterRecord> =
+                        spill.read(&mut file, lines, &router_file)?;
                     records.iter_mut().for_each(strip_router);
                     superseded +=
                         keep_latest(&mut records, RouterRecord::key, |r| r.outcome.is_graded());
@@ -346,10 +367,6 @@ impl CellRun {
             }
         }
     }
-}
-
-fn has_utilization(call: &crate::runner::record::CallRecord) -> bool {
-    call.gpu.as_ref().is_some_and(|g| g.util_mean.is_some())
 }
 
 #[cfg(test)]

@@ -194,9 +194,11 @@ impl<'a> SummaryBuilder<'a> {
                 .all(|c| (&c.suite, &c.model) == (&id.0, &id.1)),
             "a cell is one suite's model"
         );
-        debug_assert!(
+        // Checked in every build: a cell out of order would change float sums and the
+        // placement's server order, and a cell given twice would replace the first.
+        assert!(
             self.last.as_ref().is_none_or(|last| *last < id) && self.router.is_empty(),
-            "cells come in (suite, model) order, before the router"
+            "cells come once each, in (suite, model) order, before the router"
         );
         records.sort_by(|a, b| conversation_order(a, b));
         self.present.insert(id.1.clone());
@@ -233,9 +235,9 @@ impl<'a> SummaryBuilder<'a> {
         };
         let model = first.model.clone();
         debug_assert!(mine.iter().all(|r| r.model == model), "one model");
-        debug_assert!(
+        assert!(
             self.router.last_key_value().is_none_or(|(m, _)| *m < model),
-            "router models come in order"
+            "router models come once each, in order"
         );
         mine.sort_by_key(|r| (r.index, r.trial));
         self.present.insert(model.clone());

@@ -154,7 +154,7 @@ fn generate(
         reference_model: page.reference_model.map(str::to_string),
         ..options(manifest, resamples)
     };
-    let hold = page.hold_records_mib << 20;
+    let hold = page.hold_records_mib.saturating_mul(1 << 20);
     let read = SummarizedRun::read(run_dir, &out_dir, hold, options, &mut |r| {
         trials.add_record(r)
     })

@@ -93,16 +93,29 @@ impl Exporter<Report<'_>> for ConversationsCsv {
         match &report.csv {
             CsvRows::Records(records) => write_conversations_csv(records, out),
             CsvRows::Written(written) => {
-                let io = |source| ReportError::Io {
+                // A read fails on the written file, a write on the destination (named by the
+                // caller), so the two are kept apart.
+                use std::io::Read;
+                let read = |source| ReportError::Io {
                     path: written.path.clone(),
                     source,
                 };
-                let mut file = std::fs::File::open(&written.path).map_err(io)?;
-                std::io::copy(&mut file, out).map_err(|source| ReportError::Io {
-                    path: PathBuf::new(),
-                    source,
-                })?;
-                Ok(())
+                let mut file = std::fs::File::open(&written.path).map_err(read)?;
+                let mut buf = vec![0; 1 << 16];
+                loop {
+                    let n = match file.read(&mut buf) {
+                        Ok(n) => n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(read(e)),
+                    };
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    out.write_all(&buf[..n]).map_err(|source| ReportError::Io {
+                        path: PathBuf::new(),
+                        source,
+                    })?;
+                }
             }
         }
     }
@@ -149,16 +162,11 @@ pub struct CsvCells {
 impl CsvCells {
     /// Creates the file at `path` with the header row.
     pub fn create(path: &Path) -> Result<CsvCells, ReportError> {
-        let io = |source| ReportError::Io {
+        let file = std::fs::File::create(path).map_err(|source| ReportError::Io {
             path: path.to_path_buf(),
             source,
-        };
-        let file = std::io::BufWriter::new(std::fs::File::create(path).map_err(io)?);
-        let named = |e| match e {
-            ReportError::Io { source, .. } => io(source),
-            e => e,
-        };
-        let writer = header(file).map_err(named)?;
+        })?;
+        let writer = header(std::io::BufWriter::new(file)).map_err(|e| named(path, e))?;
         Ok(CsvCells {
             path: path.to_path_buf(),
             writer,
@@ -167,7 +175,7 @@ impl CsvCells {
 
     /// Writes the rows of one cell's records (any order in).
     pub fn add_cell(&mut self, cell: &[&ConversationRecord]) -> Result<(), ReportError> {
-        write_rows(&mut self.writer, cell.to_vec()).map_err(|e| self.named(e))
+        write_rows(&mut self.writer, cell.to_vec()).map_err(|e| named(&self.path, e))
     }
 
     /// The file, every row written.
@@ -180,16 +188,6 @@ impl CsvCells {
             path: std::mem::take(&mut self.path),
         })
     }
-
-    fn named(&self, e: ReportError) -> ReportError {
-        match e {
-            ReportError::Io { source, .. } => ReportError::Io {
-                path: self.path.clone(),
-                source,
-            },
-            e => e,
-        }
-    }
 }
 
 impl Drop for CsvCells {
@@ -197,6 +195,17 @@ impl Drop for CsvCells {
         if !self.path.as_os_str().is_empty() {
             let _ = std::fs::remove_file(&self.path);
         }
+    }
+}
+
+/// An I/O error of the file at `path` named by it; any other error as it is.
+fn named(path: &Path, e: ReportError) -> ReportError {
+    match e {
+        ReportError::Io { source, .. } => ReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        e => e,
     }
 }
 

@@ -435,6 +435,11 @@ pub struct UnexecutedCall {
 }
 
 impl CallRecord {
+    /// Whether the call has a GPU utilization reading (a run without GPU telemetry has none).
+    pub fn has_gpu_utilization(&self) -> bool {
+        self.gpu.as_ref().is_some_and(|g| g.util_mean.is_some())
+    }
+
     /// An `ok` call with no timings or readings yet, to be filled in by the caller.
     pub fn new(node: Node, turn: u32, step: u32) -> CallRecord {
         CallRecord {

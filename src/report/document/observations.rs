@@ -48,7 +48,7 @@ impl Observations {
         let calls = conversations.iter().flat_map(|c| c.calls.iter());
         let gpu = calls
             .chain(router.iter().map(|r| &r.call))
-            .any(|x| x.gpu.as_ref().is_some_and(|g| g.util_mean.is_some()));
+            .any(CallRecord::has_gpu_utilization);
         let mut sums = ObservationSums::new(gpu);
         sums.add_conversations(&shape, &conversations.iter().collect::<Vec<_>>());
         sums.add_router(&router.iter().collect::<Vec<_>>());
