@@ -2,7 +2,7 @@
 //! that suite and model. Records sort by (suite, model, task, trial, ...) before anything is
 //! computed, so a cell is an unbroken stretch of that order, and what reads records in sequence
 //! (the placement's sums, the stopping rule's verdicts) reads the same values fed cell after cell.
-//! Only a cell's own figures read its records ([`model_summary`]); the pair's comparison, the
+//! Only a cell's own figures read its records (`model_summary`); the pair's comparison, the
 //! ladder and the bootstraps read what a cell leaves behind (per-task totals), so a reader need
 //! hold one cell's records at a time (docs/decisions.md, "What the statistics keep of each
 //! record").
