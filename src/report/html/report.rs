@@ -177,6 +177,9 @@ fn caption(r: &Report) -> String {
     if crate::report::document::first_tool_call_forced(r) {
         parts.push("first tool call forced".into());
     }
-    parts.push(crate::report::number::counted(r.conversations, "conversation"));
+    parts.push(crate::report::number::counted(
+        r.conversations,
+        "conversation",
+    ));
     parts.join(" · ")
 }

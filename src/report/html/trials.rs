@@ -41,6 +41,9 @@ const ROUTER_CONFIG: &str = "router";
 struct Names {
     ids: HashMap<Rc<str>, u32>,
     names: Vec<Rc<str>>,
+    /// Each distinct [`Levels`] of the trials, numbered the same way.
+    level_ids: HashMap<Levels, u32>,
+    levels: Vec<Levels>,
 }
 
 impl Names {
@@ -58,6 +61,19 @@ impl Names {
 
     fn name(&self, id: u32) -> &str {
         &self.names[id as usize]
+    }
+
+    /// The number of `levels`, given it if new.
+    fn levels_id(&mut self, levels: Levels) -> u32 {
+        let next = u32::try_from(self.levels.len()).expect("fewer than 2^32 levels");
+        *self.level_ids.entry(levels).or_insert_with(|| {
+            self.levels.push(levels);
+            next
+        })
+    }
+
+    fn levels(&self, id: u32) -> Levels {
+        self.levels[id as usize]
     }
 
     /// Each name's place in the names' sorted order, by number: comparing places compares names.
@@ -79,12 +95,14 @@ struct Trial {
     model: u32,
     task: u32,
     trial: u32,
-    call_cap: u32,
-    mode: Mode,
-    tool_docs: Option<ToolVariant>,
-    router_in_front: bool,
-    prompt: Option<PromptVariant>,
+    /// The number of its [`Levels`] in [`Names`].
+    levels: u32,
 }
+
+/// The fields of a [`TrialKey`] after its names and trial: call cap, mode, tool docs, router in
+/// front, prompt. A run has a handful of these, so a trial holds their number (40 bytes fewer a
+/// trial: the page's index was a large run's largest list).
+type Levels = (u32, Mode, Option<ToolVariant>, bool, Option<PromptVariant>);
 
 impl Trial {
     fn of(key: &TrialKey, names: &mut Names) -> Trial {
@@ -93,31 +111,34 @@ impl Trial {
             model: names.id(&key.model),
             task: names.id(&key.task),
             trial: key.trial,
-            call_cap: key.call_cap,
-            mode: key.mode,
-            tool_docs: key.tool_docs,
-            router_in_front: key.router_in_front,
-            prompt: key.prompt,
+            levels: names.levels_id((
+                key.call_cap,
+                key.mode,
+                key.tool_docs,
+                key.router_in_front,
+                key.prompt,
+            )),
         }
     }
 
     /// The key back, its names spelled out.
     fn key(&self, names: &Names) -> TrialKey {
+        let (call_cap, mode, tool_docs, router_in_front, prompt) = names.levels(self.levels);
         TrialKey {
             suite: names.name(self.suite).to_string(),
             model: names.name(self.model).to_string(),
             task: names.name(self.task).to_string(),
             trial: self.trial,
-            call_cap: self.call_cap,
-            mode: self.mode,
-            tool_docs: self.tool_docs,
-            router_in_front: self.router_in_front,
-            prompt: self.prompt,
+            call_cap,
+            mode,
+            tool_docs,
+            router_in_front,
+            prompt,
         }
     }
 
     /// Orders trials as their keys order ([`TrialKey`]'s `Ord`), names compared by `ranks`.
-    fn order(&self, other: &Trial, ranks: &[u32]) -> std::cmp::Ordering {
+    fn order(&self, other: &Trial, ranks: &[u32], names: &Names) -> std::cmp::Ordering {
         let rank = |id: u32| ranks[id as usize];
         let fields = |t: &Trial| {
             (
@@ -125,39 +146,21 @@ impl Trial {
                 rank(t.model),
                 rank(t.task),
                 t.trial,
-                t.call_cap,
-                t.mode,
-                t.tool_docs,
-                t.router_in_front,
-                t.prompt,
+                names.levels(t.levels),
             )
         };
         fields(self).cmp(&fields(other))
     }
 
-    /// The fields that place a trial in a configuration (its suite, mode, cap and variants).
+    /// What places a trial in a configuration: its suite and levels.
     fn configuration(&self) -> Configuration {
-        (
-            self.suite,
-            self.mode,
-            self.call_cap,
-            self.tool_docs,
-            self.router_in_front,
-            self.prompt,
-        )
+        (self.suite, self.levels)
     }
 }
 
-/// The fields of a [`Trial`] that place it in a configuration: suite, mode, call cap, tool docs,
-/// router in front, prompt.
-type Configuration = (
-    u32,
-    Mode,
-    u32,
-    Option<ToolVariant>,
-    bool,
-    Option<PromptVariant>,
-);
+/// The fields of a [`Trial`] that place it in a configuration: its suite's number and its
+/// levels' (mode, call cap, tool docs, router in front, prompt).
+type Configuration = (u32, u32);
 
 /// A configuration's tasks in natural order: (id, category, the id's number in [`Names`]).
 type TaskList<'n> = Vec<(&'n str, &'n str, u32)>;
@@ -369,7 +372,10 @@ impl TrialSet {
 fn one_per_trial(mut entries: Vec<Entry>, names: &Names) -> Vec<Entry> {
     let ranks = names.ranks();
     // A trial's records in the order they were added, which is their lines' order on disk.
-    entries.sort_unstable_by(|a, b| a.trial.order(&b.trial, &ranks).then(a.line.cmp(&b.line)));
+    entries.sort_unstable_by(|a, b| {
+        let trial = a.trial.order(&b.trial, &ranks, names);
+        trial.then(a.line.cmp(&b.line))
+    });
     // `later` is dropped once it has taken `kept`'s place where it should.
     entries.dedup_by(|later, kept| {
         let same = later.trial == kept.trial;
