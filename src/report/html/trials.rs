@@ -100,7 +100,7 @@ struct Trial {
 }
 
 /// The fields of a [`TrialKey`] after its names and trial: call cap, mode, tool docs, router in
-/// front, prompt. A run has a handful of these, so a trial holds their number (40 bytes fewer a
+/// front, prompt. A run has a handful of these, so a trial holds their number (32 bytes fewer a
 /// trial: the page's index was a large run's largest list).
 type Levels = (u32, Mode, Option<ToolVariant>, bool, Option<PromptVariant>);
 
