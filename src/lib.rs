@@ -17,6 +17,7 @@ pub mod runner;
 pub mod scripted;
 pub mod seed;
 pub mod sequence;
+pub mod spill;
 
 pub mod suite;
 pub mod suites;

@@ -18,10 +18,9 @@ use crate::runner::record::{
     CONVERSATIONS_FILE, CallRecord, ConversationRecord, Manifest, ROUTER_FILE, Record, RouterRecord,
 };
 use crate::runner::record_file;
+use crate::spill::{LineRef, LineSpill, SpilledLines};
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// A run whose record files hold at most this many bytes together is held in memory as read;
@@ -80,89 +79,83 @@ enum Records {
 /// Where a stripped record's line lies in the spill file, and its line in its record file.
 #[derive(Debug, Clone, Copy)]
 struct Spilled {
-    offset: u64,
-    len: u32,
+    at: LineRef,
     line: u32,
 }
 
-/// The spill file of stripped records, removed when dropped.
+/// The stripped records set aside ([`LineSpill`]): written while the run is read, then read
+/// back; the file is removed when the value drops.
 #[derive(Debug)]
 struct Spill {
     path: PathBuf,
-    out: Option<BufWriter<File>>,
-    written: u64,
+    writing: Option<LineSpill>,
+    written: Option<SpilledLines>,
     /// The first error writing it, reported once reading is done.
     failed: Option<std::io::Error>,
 }
 
 impl Spill {
     fn create(path: &Path) -> Result<Spill, RecordsError> {
-        let file = File::create(path).map_err(|source| RecordsError::Io {
+        let lines = LineSpill::create(path).map_err(|source| RecordsError::Io {
             path: path.to_path_buf(),
             source,
         })?;
         Ok(Spill {
             path: path.to_path_buf(),
-            out: Some(BufWriter::new(file)),
-            written: 0,
+            writing: Some(lines),
+            written: None,
             failed: None,
         })
     }
 
-    /// Appends the record read from line `line` of its file as one line; where it lies (nothing
-    /// after a failure).
+    fn error(&self, source: std::io::Error) -> RecordsError {
+        RecordsError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Appends the record read from line `line` of its file; where it lies (nothing after a
+    /// failure).
     fn put(&mut self, record: &impl serde::Serialize, line: usize) -> Spilled {
-        let at = self.written;
-        if let (None, Some(out)) = (&self.failed, &mut self.out) {
-            let mut line = serde_json::to_vec(record).map_err(std::io::Error::from);
-            if let Ok(l) = &mut line {
-                l.push(b'\n');
-            }
-            match line.and_then(|l| out.write_all(&l).map(|()| l.len())) {
-                Ok(n) => self.written += n as u64,
+        let mut at = LineRef::default();
+        if let (None, Some(lines)) = (&self.failed, &mut self.writing) {
+            let text = serde_json::to_string(record).map_err(std::io::Error::from);
+            match text.and_then(|t| lines.push(&t)) {
+                Ok(pushed) => at = pushed,
                 Err(e) => self.failed = Some(e),
             }
         }
         Spilled {
-            offset: at,
-            len: u32::try_from(self.written - at).unwrap_or(u32::MAX),
+            at,
             line: u32::try_from(line).unwrap_or(u32::MAX),
         }
     }
 
-    /// Flushes the file, or reports the first error writing it.
+    /// Ends writing, or reports the first error writing.
     fn finish(&mut self) -> Result<(), RecordsError> {
-        let flushed = match self.out.take() {
-            Some(mut out) => out.flush(),
-            None => Ok(()),
-        };
-        match self.failed.take().map_or(flushed, Err) {
-            Ok(()) => Ok(()),
-            Err(source) => Err(RecordsError::Io {
-                path: self.path.clone(),
-                source,
-            }),
+        if let Some(e) = self.failed.take() {
+            return Err(self.error(e));
         }
+        if let Some(lines) = self.writing.take() {
+            self.written = Some(lines.finish().map_err(|e| self.error(e))?);
+        }
+        Ok(())
     }
 
     /// Reads back the records of one cell, read from `source`; a record that does not read back
     /// is an error naming its line there.
     fn read<T: DeserializeOwned>(
         &self,
-        file: &mut File,
         lines: &[Spilled],
         source: &Path,
     ) -> Result<Vec<T>, RecordsError> {
+        let not_finished = || self.error(std::io::ErrorKind::NotFound.into());
+        let written = self.written.as_ref().ok_or_else(not_finished)?;
         let mut buf = Vec::new();
         let mut out = Vec::with_capacity(lines.len());
         for at in lines {
-            buf.resize(at.len as usize, 0);
-            file.seek(SeekFrom::Start(at.offset))
-                .and_then(|_| file.read_exact(&mut buf))
-                .map_err(|source| RecordsError::Io {
-                    path: self.path.clone(),
-                    source,
-                })?;
+            written.read(at.at, &mut buf).map_err(|e| self.error(e))?;
             let record = serde_json::from_slice(&buf).map_err(|e| RecordsError::Parse {
                 path: source.to_path_buf(),
                 line: at.line as usize,
@@ -174,13 +167,6 @@ impl Spill {
             out.push(record);
         }
         Ok(out)
-    }
-}
-
-impl Drop for Spill {
-    fn drop(&mut self) {
-        drop(self.out.take());
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -334,10 +320,6 @@ impl CellRun {
                 conversations,
                 router: routs,
             } => {
-                let mut file = File::open(&spill.path).map_err(|source| RecordsError::Io {
-                    path: spill.path.clone(),
-                    source,
-                })?;
                 let mut superseded = 0;
                 let (conversations_file, router_file) = (
                     self.dir.join(CONVERSATIONS_FILE),
@@ -345,7 +327,7 @@ impl CellRun {
                 );
                 for lines in conversations.values() {
                     let mut records: Vec<ConversationRecord> =
-                        spill.read(&mut file, lines, &conversations_file)?;
+                        spill.read(lines, &conversations_file)?;
                     // Stripped already: this only trims the spare room parsing left in its lists.
                     for c in &mut records {
                         strip(c, &self.manifest.example_values);
@@ -356,8 +338,7 @@ impl CellRun {
                     visit(Cell::Conversations(&records.iter().collect::<Vec<_>>()))?;
                 }
                 for lines in routs.values() {
-                    let mut records: Vec<RouterRecord> =
-                        spill.read(&mut file, lines, &router_file)?;
+                    let mut records: Vec<RouterRecord> = spill.read(lines, &router_file)?;
                     records.iter_mut().for_each(strip_router);
                     superseded +=
                         keep_latest(&mut records, RouterRecord::key, |r| r.outcome.is_graded());

@@ -10,7 +10,6 @@ use passk::report::charts::{Chart, charts};
 use passk::report::csv::ConversationsCsv;
 use passk::report::document::{self, Report};
 use passk::report::html::report::write_report_page;
-use passk::report::html::spill::LineSpill;
 use passk::report::html::transcripts;
 use passk::report::html::trials::TrialSet;
 use passk::report::json::JsonExporter;
@@ -20,6 +19,7 @@ use passk::report::{
     ReportError, SUMMARY_JSON, chart_files,
 };
 use passk::runner::record::{MANIFEST_FILE, Manifest};
+use passk::spill::LineSpill;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -147,9 +147,12 @@ fn generate(
     // One pass over the records: each record's line for report.html is made as it is read and
     // set aside on disk, while the statistics keep the records without their text (or, for a
     // large run, set those aside too, to read back one cell at a time).
-    let mut trials = TrialSet::new(LineSpill::create(
-        &out_dir.join(passk::report::temp_name(TRIAL_LINES)),
-    )?);
+    let lines = out_dir.join(passk::report::temp_name(TRIAL_LINES));
+    let spill = LineSpill::create(&lines).map_err(|source| ReportError::Io {
+        path: lines.clone(),
+        source,
+    })?;
+    let mut trials = TrialSet::new(spill);
     let options = |manifest: &Manifest| AnalysisOptions {
         reference_model: page.reference_model.map(str::to_string),
         ..options(manifest, resamples)

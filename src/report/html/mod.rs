@@ -15,7 +15,6 @@ pub mod detail;
 pub mod report;
 pub mod selftest;
 pub mod source;
-pub mod spill;
 pub mod transcripts;
 pub mod trials;
 

@@ -4,10 +4,10 @@
 //! the index and the lines come out sorted, so append order changes nothing.
 
 use super::detail::{SharedTexts, router_line, trial_line};
-use super::spill::{LineRef, LineSpill, SpilledLines};
 use crate::analysis::Summary;
 use crate::report::ReportError;
 use crate::runner::record::{ConversationRecord, Mode, Outcome, Record, TrialKey};
+use crate::spill::{LineRef, LineSpill, SpilledLines};
 use crate::suite::{PromptVariant, ToolVariant};
 use crate::trace::FailureMode;
 use serde::Serialize;
@@ -360,10 +360,14 @@ impl TrialSet {
             trials,
             texts: texts.table().clone(),
         };
+        let path = spill.path().to_path_buf();
+        let spilled = spill
+            .finish()
+            .map_err(|source| ReportError::Io { path, source })?;
         Ok(TrialData {
             index,
             lines,
-            spilled: spill.finish()?,
+            spilled,
         })
     }
 }

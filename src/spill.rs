@@ -1,15 +1,14 @@
-//! The trial lines of `report.html`, set aside on disk as they are made: each record's line is
-//! written once, while the records are read for the statistics, and read back in the grid's order
-//! when the page (or its transcript files) are written. Memory holds where each line is, not the
-//! line.
+//! Lines set aside on disk as they are made and read back by where they lie, in any order: memory
+//! holds where each line is, not the line. A report sets aside `report.html`'s trial lines (each
+//! record's line written once, while the records are read for the statistics, and read back in
+//! the grid's order) and a large run's stripped records (read back one cell at a time).
 
-use crate::report::ReportError;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Where one line sits in the spill file; lines order as they were written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct LineRef {
     offset: u64,
     len: u32,
@@ -27,7 +26,7 @@ impl LineRef {
     }
 }
 
-/// The spill file being written; removed when dropped unfinished.
+/// The spill file being written; removed when dropped unfinished (or when finishing fails).
 #[derive(Debug)]
 pub struct LineSpill {
     path: PathBuf,
@@ -37,11 +36,8 @@ pub struct LineSpill {
 
 impl LineSpill {
     /// Creates (or empties) the spill file at `path`.
-    pub fn create(path: &Path) -> Result<LineSpill, ReportError> {
-        let file = File::create(path).map_err(|source| ReportError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    pub fn create(path: &Path) -> std::io::Result<LineSpill> {
+        let file = File::create(path)?;
         Ok(LineSpill {
             path: path.to_path_buf(),
             out: Some(BufWriter::with_capacity(1 << 16, file)),
@@ -62,33 +58,30 @@ impl LineSpill {
         Ok(at)
     }
 
+    /// The spill file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Ends writing; the lines can then be read back.
-    pub fn finish(mut self) -> Result<SpilledLines, ReportError> {
-        let path = self.path.clone();
-        let io = |source| ReportError::Io {
-            path: path.clone(),
-            source,
-        };
+    pub fn finish(mut self) -> std::io::Result<SpilledLines> {
         // Taken out, the writer is flushed and closed here; the file is then the reader's to remove.
-        let out = self
-            .out
-            .take()
-            .ok_or(std::io::ErrorKind::BrokenPipe)
-            .map_err(|k| io(k.into()))?;
+        let out = self.out.take().ok_or(std::io::ErrorKind::BrokenPipe)?;
         out.into_inner()
-            .map_err(|e| io(e.into_error()))
-            .and_then(|mut f| f.flush().map_err(io))?;
-        let file = File::open(&path).map_err(io)?;
-        Ok(SpilledLines {
-            path: path.clone(),
-            file,
-        })
+            .map_err(|e| e.into_error())
+            .and_then(|mut f| f.flush())?;
+        let file = File::open(&self.path)?;
+        // The file is now the reader's to remove.
+        let path = std::mem::take(&mut self.path);
+        Ok(SpilledLines { path, file })
     }
 }
 
 impl Drop for LineSpill {
     fn drop(&mut self) {
-        if self.out.take().is_some() {
+        // Unfinished, or finishing failed: the file goes with the writer.
+        drop(self.out.take());
+        if !self.path.as_os_str().is_empty() {
             let _ = std::fs::remove_file(&self.path);
         }
     }
@@ -102,12 +95,18 @@ pub struct SpilledLines {
 }
 
 impl SpilledLines {
+    /// The spill file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Reads the line at `at` into `buf` (replacing what it held).
-    pub fn read(&mut self, at: LineRef, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    pub fn read(&self, at: LineRef, buf: &mut Vec<u8>) -> std::io::Result<()> {
         buf.clear();
         buf.resize(at.len as usize, 0);
-        self.file.seek(SeekFrom::Start(at.offset))?;
-        self.file.read_exact(buf)
+        let mut file = &self.file;
+        file.seek(SeekFrom::Start(at.offset))?;
+        file.read_exact(buf)
     }
 }
 
@@ -128,7 +127,7 @@ mod tests {
         let mut spill = LineSpill::create(&path).unwrap();
         let a = spill.push(r#"{"a":1}"#).unwrap();
         let b = spill.push(r#"{"bb":22}"#).unwrap();
-        let mut back = spill.finish().unwrap();
+        let back = spill.finish().unwrap();
         let mut buf = Vec::new();
         back.read(b, &mut buf).unwrap();
         assert_eq!(buf, br#"{"bb":22}"#);
