@@ -89,20 +89,12 @@ pub enum Keep {
 }
 
 /// Streams a JSONL file of records into `run` by the rules every reader shares
-/// ([`record_file`]), showing each whole record to `observe` before `keep` strips it; returns the
-/// torn lines skipped (0 or 1).
-fn read_records(
-    path: &Path,
-    run: &mut Run,
-    keep: Keep,
-    observe: &mut dyn FnMut(&Record),
-) -> Result<usize, RecordsError> {
+/// ([`record_file`]), stripped as `keep` says; returns the torn lines skipped (0 or 1).
+fn read_records(path: &Path, run: &mut Run, keep: Keep) -> Result<usize, RecordsError> {
     let manifest = run.manifest.clone();
-    let read = record_file::read_records(path, &manifest, |line| {
-        observe(&line.record);
-        keep_record(run, line.record, keep)
-    })
-    .map_err(records_error)?;
+    let read =
+        record_file::read_records(path, &manifest, |line| keep_record(run, line.record, keep))
+            .map_err(records_error)?;
     Ok(usize::from(read.torn))
 }
 
@@ -246,19 +238,9 @@ pub fn load_run(dir: &Path) -> Result<Run, RecordsError> {
     load_run_keeping(dir, Keep::Statistics)
 }
 
-/// Reads the run in `dir`, keeping what `keep` says.
+/// Reads the run in `dir`, keeping what `keep` says. (`passk report` reads a run through
+/// [`super::CellRun`], which also shows each whole record to the report page.)
 pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, RecordsError> {
-    load_run_observing(dir, keep, &mut |_| {})
-}
-
-/// Reads the run in `dir`, keeping what `keep` says, and shows `observe` every whole record as it
-/// is read (in file order, superseded ones included), so that one pass over the records serves
-/// the statistics and whatever else needs the text they drop (the report page's transcripts).
-pub fn load_run_observing(
-    dir: &Path,
-    keep: Keep,
-    observe: &mut dyn FnMut(&Record),
-) -> Result<Run, RecordsError> {
     let manifest = read_manifest(dir)?;
     let mut run = Run {
         dir: dir.to_path_buf(),
@@ -270,8 +252,8 @@ pub fn load_run_observing(
         superseded: 0,
     };
     let cpath = conversations_file(dir)?;
-    run.torn_lines += read_records(&cpath, &mut run, keep, observe)?;
-    run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run, keep, observe)?;
+    run.torn_lines += read_records(&cpath, &mut run, keep)?;
+    run.torn_lines += read_records(&dir.join(ROUTER_FILE), &mut run, keep)?;
     run.superseded = keep_latest(&mut run.conversations, ConversationRecord::key, |c| {
         c.outcome.is_graded()
     }) + keep_latest(&mut run.router, RouterRecord::key, |r| {

@@ -49,7 +49,7 @@ pub use crate::records_error::RecordsError;
 pub use cell_run::{Cell, CellRun, HOLD_UP_TO};
 pub use cells::{Shape, SummaryBuilder};
 pub use compare::{RunComparison, compare};
-pub use load::{Keep, Run, grader_digests, load_run, load_run_keeping, load_run_observing};
+pub use load::{Keep, Run, grader_digests, load_run, load_run_keeping};
 pub use summary::*;
 
 use serde::{Deserialize, Serialize};
