@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod grade;
 pub mod import;
 pub mod mcp;
+pub mod numbered;
 pub mod records_error;
 pub mod report;
 pub mod runner;

@@ -44,7 +44,7 @@ fn recorded_states(dir: &Path) -> Vec<RoundState> {
 }
 
 /// `passk report` on `dir`: its `report.md` and `summary.json`, the same whether the records are
-/// held or read back one cell at a time (`--hold-records-mib 0`).
+/// held or read back a task at a time (`--hold-records-mib 0`).
 fn report(dir: &Path) -> (String, serde_json::Value) {
     let read = |name: &str| std::fs::read_to_string(dir.join("report").join(name)).expect(name);
     let mut made = Vec::new();

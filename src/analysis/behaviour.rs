@@ -142,23 +142,27 @@ fn args_of(e: &ToolEvent) -> impl Iterator<Item = (&String, &Value)> {
     e.args.as_object().into_iter().flat_map(|m| m.iter())
 }
 
-/// Behaviour over graded conversations; `example_values` are the documented example values.
-pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Behaviour {
-    let n = convs.len();
-    let per = |total: usize| (n > 0).then(|| total as f64 / n as f64);
-    let mut b = Behaviour {
-        conversations: n,
-        ..Behaviour::default()
-    };
-    let (mut model_calls, mut tool_calls) = (0usize, 0usize);
-    let (mut ident_hits, mut ident_of) = (0usize, 0usize);
-    for c in convs {
-        model_calls += c.orchestrator_calls().count();
-        tool_calls += c.tool_events.len();
+/// Behaviour as running totals over graded conversations.
+#[derive(Debug, Default)]
+pub struct BehaviourSums {
+    b: Behaviour,
+    model_calls: usize,
+    tool_calls: usize,
+    ident_hits: usize,
+    ident_of: usize,
+}
+
+impl BehaviourSums {
+    /// Adds one graded conversation; `example_values` are the documented example values.
+    pub fn add(&mut self, c: &ConversationRecord, example_values: &[String]) {
+        let b = &mut self.b;
+        b.conversations += 1;
+        self.model_calls += c.orchestrator_calls().count();
+        self.tool_calls += c.tool_events.len();
         b.loop_caps += usize::from(c.status == Status::LoopCap);
         if let Some(hit) = identified_first(&c.tool_events) {
-            ident_of += 1;
-            ident_hits += usize::from(hit);
+            self.ident_of += 1;
+            self.ident_hits += usize::from(hit);
         }
         let shown_examples = c.tool_docs != Some(crate::suite::ToolVariant::BARE);
         b.conversations_shown_examples += usize::from(shown_examples);
@@ -171,41 +175,61 @@ pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Be
                 None => b.call_formats.no_tool_call += 1,
             }
         }
+        let shown: &[String] = if shown_examples { example_values } else { &[] };
         for e in &c.tool_events {
-            b.malformed_calls += usize::from(is_malformed(e));
-            if !e.ok {
-                b.rejected_calls += 1;
-                let names: Vec<&String> = args_of(e)
-                    .filter(|(_, v)| is_schema_fragment(v))
-                    .map(|(k, _)| k)
-                    .collect();
-                if !names.is_empty() {
-                    b.schema_copy.calls += 1;
-                    for k in names {
-                        *b.schema_copy.by_key.entry(k.clone()).or_default() += 1;
-                    }
-                }
-            }
-            // A set: several parameters may document the same example value, and a call counts
-            // once under each value it copies, however many parameters list it.
-            let shown: &[String] = if shown_examples { example_values } else { &[] };
-            let copied: BTreeSet<&String> = shown
-                .iter()
-                .filter(|x| args_of(e).any(|(_, v)| is_example_value(v, x)))
-                .collect();
-            if !copied.is_empty() {
-                b.example_copy.calls += 1;
-                for x in copied {
-                    *b.example_copy.by_key.entry(x.clone()).or_default() += 1;
-                }
+            add_event(b, e, shown);
+        }
+    }
+
+    /// The figures.
+    pub fn finish(self) -> Behaviour {
+        let mut b = self.b;
+        let n = b.conversations;
+        let per = |total: usize| (n > 0).then(|| total as f64 / n as f64);
+        b.model_calls_per_conversation = per(self.model_calls);
+        b.tool_calls_per_conversation = per(self.tool_calls);
+        b.rejected_calls_per_conversation = per(b.rejected_calls);
+        b.identify_first = (self.ident_of > 0).then(|| Rate::new(self.ident_hits, self.ident_of));
+        b
+    }
+}
+
+/// Counts one tool event: malformed, rejected (and whether it copied the schema), and the
+/// example values `shown` that it copied.
+fn add_event(b: &mut Behaviour, e: &ToolEvent, shown: &[String]) {
+    b.malformed_calls += usize::from(is_malformed(e));
+    if !e.ok {
+        b.rejected_calls += 1;
+        let names: Vec<&String> = args_of(e)
+            .filter(|(_, v)| is_schema_fragment(v))
+            .map(|(k, _)| k)
+            .collect();
+        if !names.is_empty() {
+            b.schema_copy.calls += 1;
+            for k in names {
+                *b.schema_copy.by_key.entry(k.clone()).or_default() += 1;
             }
         }
     }
-    b.model_calls_per_conversation = per(model_calls);
-    b.tool_calls_per_conversation = per(tool_calls);
-    b.rejected_calls_per_conversation = per(b.rejected_calls);
-    b.identify_first = (ident_of > 0).then(|| Rate::new(ident_hits, ident_of));
-    b
+    // A set: several parameters may document the same example value, and a call counts once
+    // under each value it copies, however many parameters list it.
+    let copied: BTreeSet<&String> = shown
+        .iter()
+        .filter(|x| args_of(e).any(|(_, v)| is_example_value(v, x)))
+        .collect();
+    if !copied.is_empty() {
+        b.example_copy.calls += 1;
+        for x in copied {
+            *b.example_copy.by_key.entry(x.clone()).or_default() += 1;
+        }
+    }
+}
+
+/// Behaviour over graded conversations; `example_values` are the documented example values.
+pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Behaviour {
+    let mut b = BehaviourSums::default();
+    convs.iter().for_each(|c| b.add(c, example_values));
+    b.finish()
 }
 
 #[cfg(test)]

@@ -4,16 +4,18 @@
 //! report page's transcripts), its grader digest and its place in the run's [`Shape`] are noted,
 //! and it is stripped of what the statistics never read. A run whose record files are at most
 //! [`HOLD_UP_TO`] bytes is then held in memory; a larger one's stripped records are set aside in
-//! a spill file, a line each, and read back one cell at a time, so memory holds one cell's
-//! records rather than the run's (docs/decisions.md, "What the statistics keep of each record").
+//! a spill file, a line each, and read back one task of a cell at a time (one message of a
+//! router model), so memory holds a task's records rather than the run's; the summary keeps
+//! running totals between them (docs/decisions.md, "What the statistics keep of each record").
 //! A stripped record is a few hundred bytes where the whole line was several KB, so reading it
 //! back costs little.
 
-use super::RecordsError;
-use super::cells::Shape;
+use super::cells::{Shape, SummaryBuilder};
 use super::load::{
     conversations_file, keep_latest, note_digest, read_manifest, records_error, strip, strip_router,
 };
+use super::{AnalysisOptions, RecordsError, Summary};
+use crate::numbered::Numbered;
 use crate::runner::record::{
     CONVERSATIONS_FILE, CallRecord, ConversationRecord, Manifest, ROUTER_FILE, Record, RouterRecord,
 };
@@ -24,10 +26,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// A run whose record files hold at most this many bytes together is held in memory as read;
-/// a larger one is read back from disk one cell at a time. At this size the held records take
-/// about 30 MiB (calibrate's run replicated 10 times, 4,800 conversations and as many router
-/// calls, is 35 MB of records and 21 MiB at its peak).
-pub const HOLD_UP_TO: u64 = 64 << 20;
+/// a larger one is read back from disk a task at a time. Held records cost about a third of a
+/// MiB per MB of record files (calibrate's run replicated 10 times, 34 MB of records, peaks at
+/// 24 MiB held and 13 MiB read back), and reading back costs little CPU (0.21 s against 0.16 s
+/// there), so only a small run is held: the reference's run 2 (1 MB) and calibrate's runs
+/// (3.4 MB at most).
+pub const HOLD_UP_TO: u64 = 8 << 20;
 
 /// A run as read for a summary made cell by cell.
 #[derive(Debug)]
@@ -49,12 +53,14 @@ pub struct CellRun {
     records: Records,
 }
 
-/// One cell's records, as [`CellRun::read_cells`] hands them over.
+/// Records as [`CellRun::read_cells`] hands them over: a whole cell, or a part of one.
 #[derive(Debug, Clone, Copy)]
 pub enum Cell<'a> {
-    /// Every conversation record of one suite's model.
+    /// Conversation records of one suite's model: all of them, or every record of one or more
+    /// of its tasks.
     Conversations(&'a [&'a ConversationRecord]),
-    /// Every standalone router record of one model.
+    /// Standalone router records of one model: all of them, or every record of one or more of
+    /// its messages.
     Router(&'a [&'a RouterRecord]),
 }
 
@@ -73,14 +79,19 @@ enum Records {
         spill: Spill,
         conversations: BTreeMap<(String, String), Vec<Spilled>>,
         router: BTreeMap<String, Vec<Spilled>>,
+        /// The run's task names, numbered in the order first read ([`Spilled::part`]).
+        tasks: Numbered<String>,
     },
 }
 
-/// Where a stripped record's line lies in the spill file, and its line in its record file.
+/// Where a stripped record's line lies in the spill file, its line in its record file, and the
+/// part of its cell it is read back with: its task's number in [`Records::OnDisk`]'s `tasks`, or
+/// a router record's message index.
 #[derive(Debug, Clone, Copy)]
 struct Spilled {
     at: LineRef,
     line: u32,
+    part: u32,
 }
 
 /// The stripped records set aside ([`LineSpill`]): written while the run is read, then read
@@ -117,7 +128,7 @@ impl Spill {
 
     /// Appends the record read from line `line` of its file; where it lies (nothing after a
     /// failure).
-    fn put(&mut self, record: &impl serde::Serialize, line: usize) -> Spilled {
+    fn put(&mut self, record: &impl serde::Serialize, line: usize, part: u32) -> Spilled {
         let mut at = LineRef::default();
         if let (None, Some(lines)) = (&self.failed, &mut self.writing) {
             let text = serde_json::to_string(record).map_err(std::io::Error::from);
@@ -129,6 +140,7 @@ impl Spill {
         Spilled {
             at,
             line: u32::try_from(line).unwrap_or(u32::MAX),
+            part,
         }
     }
 
@@ -143,11 +155,11 @@ impl Spill {
         Ok(())
     }
 
-    /// Reads back the records of one cell, read from `source`; a record that does not read back
-    /// is an error naming its line there.
+    /// Reads back these records, read from `source`; a record that does not read back is an
+    /// error naming its line there.
     fn read<T: DeserializeOwned>(
         &self,
-        lines: &[Spilled],
+        lines: &[&Spilled],
         source: &Path,
     ) -> Result<Vec<T>, RecordsError> {
         let not_finished = || self.error(std::io::ErrorKind::NotFound.into());
@@ -198,6 +210,7 @@ impl CellRun {
                 spill: Spill::create(spill)?,
                 conversations: BTreeMap::new(),
                 router: BTreeMap::new(),
+                tasks: Numbered::default(),
             }
         };
         let mut run = CellRun {
@@ -266,12 +279,13 @@ impl CellRun {
                 Records::OnDisk {
                     spill,
                     conversations,
+                    tasks,
                     ..
                 },
                 Record::Conversation(mut c),
             ) => {
                 strip(&mut c, &manifest.example_values);
-                let at = spill.put(&c, line);
+                let at = spill.put(&c, line, tasks.id(c.task.as_str()));
                 conversations
                     .entry((c.suite, c.model))
                     .or_default()
@@ -279,16 +293,30 @@ impl CellRun {
             }
             (Records::OnDisk { spill, router, .. }, Record::Router(mut r)) => {
                 strip_router(&mut r);
-                let at = spill.put(&r, line);
+                let at = spill.put(&r, line, r.index);
                 router.entry(r.model).or_default().push(at);
             }
         }
     }
 
+    /// The run's summary with these options, and how many records were left out as superseded.
+    pub fn summarize(&self, opts: &AnalysisOptions) -> Result<(Summary, usize), RecordsError> {
+        let mut builder = SummaryBuilder::new(&self.manifest, self.shape.clone(), opts);
+        let superseded = self.read_cells(|cell| -> Result<(), RecordsError> {
+            match cell {
+                Cell::Conversations(c) => builder.add_conversations(c.iter().copied()),
+                Cell::Router(r) => builder.add_router(r.iter().copied()),
+            }
+            Ok(())
+        })?;
+        Ok((builder.finish(), superseded))
+    }
+
     /// Hands `visit` every cell's records, in (suite, model) order, then every router model's, in
-    /// model order, each in file order; returns how many records were left out as superseded (a
-    /// trial's wire-failed record played again on resume). A cell read back from disk is dropped
-    /// before the next is read.
+    /// model order; returns how many records were left out as superseded (a trial's wire-failed
+    /// record played again on resume). Held records come a whole cell at a time, in file order;
+    /// records read back from disk come a task at a time (a message at a time for a router
+    /// model), in task order, and each part is dropped before the next is read.
     pub fn read_cells<E: From<RecordsError>>(
         &self,
         mut visit: impl FnMut(Cell<'_>) -> Result<(), E>,
@@ -319,6 +347,7 @@ impl CellRun {
                 spill,
                 conversations,
                 router: routs,
+                tasks,
             } => {
                 let mut superseded = 0;
                 let (conversations_file, router_file) = (
@@ -326,23 +355,29 @@ impl CellRun {
                     self.dir.join(ROUTER_FILE),
                 );
                 for lines in conversations.values() {
-                    let mut records: Vec<ConversationRecord> =
-                        spill.read(lines, &conversations_file)?;
-                    // Stripped already: this only trims the spare room parsing left in its lists.
-                    for c in &mut records {
-                        strip(c, &self.manifest.example_values);
+                    let by_task = parts(lines, |part| tasks.get(part));
+                    for lines in by_task.values() {
+                        let mut records: Vec<ConversationRecord> =
+                            spill.read(lines, &conversations_file)?;
+                        // Stripped already: this only trims the spare room parsing left in its
+                        // lists.
+                        for c in &mut records {
+                            strip(c, &self.manifest.example_values);
+                        }
+                        superseded += keep_latest(&mut records, ConversationRecord::key, |c| {
+                            c.outcome.is_graded()
+                        });
+                        visit(Cell::Conversations(&records.iter().collect::<Vec<_>>()))?;
                     }
-                    superseded += keep_latest(&mut records, ConversationRecord::key, |c| {
-                        c.outcome.is_graded()
-                    });
-                    visit(Cell::Conversations(&records.iter().collect::<Vec<_>>()))?;
                 }
                 for lines in routs.values() {
-                    let mut records: Vec<RouterRecord> = spill.read(lines, &router_file)?;
-                    records.iter_mut().for_each(strip_router);
-                    superseded +=
-                        keep_latest(&mut records, RouterRecord::key, |r| r.outcome.is_graded());
-                    visit(Cell::Router(&records.iter().collect::<Vec<_>>()))?;
+                    for lines in parts(lines, |index| index).values() {
+                        let mut records: Vec<RouterRecord> = spill.read(lines, &router_file)?;
+                        records.iter_mut().for_each(strip_router);
+                        superseded +=
+                            keep_latest(&mut records, RouterRecord::key, |r| r.outcome.is_graded());
+                        visit(Cell::Router(&records.iter().collect::<Vec<_>>()))?;
+                    }
                 }
                 Ok(superseded)
             }
@@ -350,11 +385,21 @@ impl CellRun {
     }
 }
 
+/// A cell's lines grouped by their part, in the order of what `name` makes of each part's number
+/// (a task's name, a message's index), each group in file order.
+fn parts<K: Ord>(lines: &[Spilled], name: impl Fn(u32) -> K) -> BTreeMap<K, Vec<&Spilled>> {
+    let mut by_part: BTreeMap<K, Vec<&Spilled>> = BTreeMap::new();
+    for at in lines {
+        by_part.entry(name(at.part)).or_default().push(at);
+    }
+    by_part
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::fixtures::varied_run;
-    use crate::analysis::{AnalysisOptions, SummaryBuilder, load_run, summarize};
+    use crate::analysis::{load_run, summarize};
     use crate::runner::record::{CONVERSATIONS_FILE, MANIFEST_FILE, Outcome, SCHEMA_VERSION};
 
     /// Writes `varied_run` as a run directory: one trial played twice (its first record ended
@@ -384,20 +429,10 @@ mod tests {
         std::fs::write(dir.join(ROUTER_FILE), routs).expect("router");
     }
 
-    /// The summary of a run read cell by cell, and the superseded records left out.
+    /// The summary of a run read cell by cell as JSON, and the superseded records left out.
     fn summary_of(run: &CellRun, opts: &AnalysisOptions) -> (String, usize) {
-        let mut builder = SummaryBuilder::new(&run.manifest, run.shape.clone(), opts);
-        let superseded = run
-            .read_cells(|cell| -> Result<(), RecordsError> {
-                match cell {
-                    Cell::Conversations(c) => builder.add_cell(c.iter().copied()),
-                    Cell::Router(r) => builder.add_router_model(r.iter().copied()),
-                }
-                Ok(())
-            })
-            .expect("cells");
-        let json = serde_json::to_string(&builder.finish()).expect("json");
-        (json, superseded)
+        let (summary, superseded) = run.summarize(opts).expect("cells");
+        (serde_json::to_string(&summary).expect("json"), superseded)
     }
 
     #[test]
@@ -426,6 +461,35 @@ mod tests {
             assert_eq!(run.grader_digests, whole.grader_digests);
             assert!(!run.gpu_utilization);
         }
+        // Read back, a part is one task of a cell (one message of a router model).
+        let mut parts = (0, 0);
+        on_disk
+            .read_cells(|cell| -> Result<(), RecordsError> {
+                let distinct = match cell {
+                    Cell::Conversations(c) => {
+                        parts.0 += 1;
+                        c.iter()
+                            .map(|c| (&c.suite, &c.model, &c.task))
+                            .collect::<BTreeSet<_>>()
+                            .len()
+                    }
+                    Cell::Router(r) => {
+                        parts.1 += 1;
+                        r.iter()
+                            .map(|r| (&r.model, r.index))
+                            .collect::<BTreeSet<_>>()
+                            .len()
+                    }
+                };
+                assert_eq!(distinct, 1);
+                Ok(())
+            })
+            .expect("parts");
+        let tasks: BTreeSet<_> = (whole.conversations.iter())
+            .map(|c| (&c.suite, &c.model, &c.task))
+            .collect();
+        let messages: BTreeSet<_> = whole.router.iter().map(|r| (&r.model, r.index)).collect();
+        assert_eq!(parts, (tasks.len(), messages.len()));
         drop(on_disk);
         assert!(!spill.exists(), "the spill file goes with the run");
     }

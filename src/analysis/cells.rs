@@ -1,11 +1,12 @@
-//! The summary made one cell at a time. A cell is one suite's model: every conversation record of
-//! that suite and model. Records sort by (suite, model, task, trial, ...) before anything is
-//! computed, so a cell is an unbroken stretch of that order, and what reads records in sequence
-//! (the placement's sums, the stopping rule's verdicts) reads the same values fed cell after cell.
-//! Only a cell's own figures read its records (`model_summary`); the pair's comparison, the
-//! ladder and the bootstraps read what a cell leaves behind (per-task totals), so a reader need
-//! hold one cell's records at a time (docs/decisions.md, "What the statistics keep of each
-//! record").
+//! The summary made one cell at a time, a cell given whole or a task at a time. A cell is one
+//! suite's model: every conversation record of that suite and model. Records sort by (suite,
+//! model, task, trial, ...) before anything is computed, so a cell is an unbroken stretch of that
+//! order and a task an unbroken stretch of a cell, and what reads records in sequence (a model's
+//! running totals, the placement's sums, the stopping rule's verdicts) reads the same values fed
+//! task after task. Only a configuration's own figures read its records, as running totals
+//! (`ModelSums`); the pair's comparison, the ladder and the bootstraps read what a cell leaves
+//! behind (per-task totals), so a reader need hold one task's records at a time
+//! (docs/decisions.md, "What the statistics keep of each record").
 //!
 //! [`summarize`](super::summarize) is this builder fed from records held in memory; a reader of a
 //! large run feeds it from disk.
@@ -15,13 +16,13 @@ use super::bootstrap::{IdTotals, message_bootstrap, with_point};
 use super::cost::{CACHE_DISCOUNT, break_even};
 use super::factorial::FactorialSums;
 use super::interval;
+use super::model_sums::ModelSums;
 use super::placement::{Placement, PlacementSums, PlayedTrial, is_notable_play};
-use super::router::{RouterSummary, router_summary};
+use super::router::{RouterSummary, RouterSums};
 use super::stopping::StoppingSums;
 use super::summary::{
     GroupSummary, ModelWork, RouterComparison, Summary, SummarySettings, comparison,
-    conversation_order, ladder, model_summary, order_models, played_host, reference_model,
-    tools_add_by_group,
+    conversation_order, ladder, order_models, played_host, reference_model, tools_add_by_group,
 };
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
 use crate::suite::{PromptVariant, ToolVariant};
@@ -138,8 +139,27 @@ type GroupWork = (GroupSummary, BTreeMap<String, ModelWork>);
 /// A router model's summary and its per-message totals.
 type RouterWork = (RouterSummary, BTreeMap<u32, IdTotals>);
 
+/// The cell being added: its (suite, model), the last task added, and each of its
+/// configurations' running totals.
+struct OpenCell<'a> {
+    id: (String, String),
+    last_task: String,
+    groups: BTreeMap<String, (GroupSummary, ModelSums<'a>)>,
+}
+
+/// The router model being added: its name, the last message added, its running totals and its
+/// per-message totals.
+struct OpenRouter {
+    model: String,
+    last_index: u32,
+    sums: RouterSums,
+    totals: BTreeMap<u32, IdTotals>,
+}
+
 /// Builds a run's [`Summary`] from its cells: every conversation cell in (suite, model) order,
-/// then every standalone router model in model order.
+/// then every standalone router model in model order. A cell may come in parts, each one or
+/// more whole tasks, in task order; a router model in parts of whole messages, in message order.
+/// Only running totals are kept between parts.
 pub struct SummaryBuilder<'a> {
     manifest: &'a Manifest,
     opts: &'a AnalysisOptions,
@@ -152,8 +172,12 @@ pub struct SummaryBuilder<'a> {
     stopping: Option<StoppingSums>,
     /// Kept only when the run is worth the placement section.
     placement: Option<PlacementSums>,
-    /// The last cell added, to check the order.
+    /// The cell being added.
+    cell: Option<OpenCell<'a>>,
+    /// The last cell closed, to check the order.
     last: Option<(String, String)>,
+    /// The router model being added.
+    router_model: Option<OpenRouter>,
 }
 
 impl<'a> SummaryBuilder<'a> {
@@ -176,33 +200,33 @@ impl<'a> SummaryBuilder<'a> {
             router: BTreeMap::new(),
             factorial: FactorialSums::default(),
             stopping: StoppingSums::of_run(manifest),
+            cell: None,
             last: None,
+            router_model: None,
         }
     }
 
-    /// Adds one cell: every conversation record of one suite's model, in any order. Cells come
-    /// in (suite, model) order, before any router model.
-    pub fn add_cell<'c>(&mut self, cell: impl IntoIterator<Item = &'c ConversationRecord>) {
-        let mut records: Vec<&ConversationRecord> = cell.into_iter().collect();
-        let Some(first) = records.first() else {
+    /// Adds conversation records of one suite's model: a whole cell, or a part of one holding
+    /// one or more whole tasks (a trial's records all fall in its task), in any order among
+    /// themselves. Parts of a cell come in task order, cells in (suite, model) order, all before
+    /// any router model.
+    pub fn add_conversations<'c>(
+        &mut self,
+        part: impl IntoIterator<Item = &'c ConversationRecord>,
+    ) {
+        let mut records: Vec<&ConversationRecord> = part.into_iter().collect();
+        records.sort_by(|a, b| conversation_order(a, b));
+        let (Some(first), Some(last)) = (records.first(), records.last()) else {
             return;
         };
-        let id = (first.suite.clone(), first.model.clone());
-        debug_assert!(
-            records
-                .iter()
-                .all(|c| (&c.suite, &c.model) == (&id.0, &id.1)),
-            "a cell is one suite's model"
-        );
-        // Checked in every build: a cell out of order would change float sums and the
-        // placement's server order, and a cell given twice would replace the first.
         assert!(
-            self.last.as_ref().is_none_or(|last| *last < id) && self.router.is_empty(),
-            "cells come once each, in (suite, model) order, before the router"
+            (&first.suite, &first.model) == (&last.suite, &last.model),
+            "a part is of one suite's model"
         );
-        records.sort_by(|a, b| conversation_order(a, b));
-        self.present.insert(id.1.clone());
-        for c in &records {
+        self.open_cell(first);
+        let cell = self.cell.as_mut().expect("opened");
+        cell.last_task.clone_from(&last.task);
+        for c in records {
             self.factorial.add(c);
             if let Some(s) = &mut self.stopping {
                 s.add(c);
@@ -210,39 +234,80 @@ impl<'a> SummaryBuilder<'a> {
             if let Some(p) = &mut self.placement {
                 p.add(&played(self.manifest, c));
             }
+            let key = self.shape.key(c);
+            let group = match cell.groups.get_mut(&key) {
+                Some(g) => g,
+                None => {
+                    let (key, group) = self.shape.group(c);
+                    cell.groups
+                        .entry(key)
+                        .or_insert((group, ModelSums::new(self.opts)))
+                }
+            };
+            group.1.add(c);
         }
-        let mut grouped: BTreeMap<String, (GroupSummary, Vec<&ConversationRecord>)> =
-            BTreeMap::new();
-        for c in records {
-            let (key, group) = self.shape.group(c);
-            grouped.entry(key).or_insert((group, Vec::new())).1.push(c);
-        }
-        let cpu = self.partly_on_cpu.contains(&id.1);
-        for (key, (group, mine)) in grouped {
-            let work = model_summary(&mine, self.opts, cpu);
-            let entry = self.groups.entry(key).or_insert((group, BTreeMap::new()));
-            entry.1.insert(id.1.clone(), work);
-        }
-        self.last = Some(id);
     }
 
-    /// Adds one model's standalone router records, in any order; router models come in model
-    /// order, after every cell.
-    pub fn add_router_model<'c>(&mut self, records: impl IntoIterator<Item = &'c RouterRecord>) {
-        let mut mine: Vec<&RouterRecord> = records.into_iter().collect();
-        let Some(first) = mine.first() else {
+    /// Makes `first`'s cell the open one, closing the one before; checks the order in every
+    /// build: a cell out of order would change float sums and the placement's server order, and
+    /// a cell given twice would replace the first.
+    fn open_cell(&mut self, first: &ConversationRecord) {
+        if let Some(open) = &self.cell
+            && (&open.id.0, &open.id.1) == (&first.suite, &first.model)
+        {
+            assert!(
+                open.last_task < first.task,
+                "parts of a cell hold whole tasks, in task order"
+            );
+            return;
+        }
+        self.close_cell();
+        let id = (first.suite.clone(), first.model.clone());
+        assert!(
+            self.last.as_ref().is_none_or(|last| *last < id)
+                && self.router.is_empty()
+                && self.router_model.is_none(),
+            "cells come once each, in (suite, model) order, before the router"
+        );
+        self.present.insert(id.1.clone());
+        self.cell = Some(OpenCell {
+            id,
+            last_task: String::new(),
+            groups: BTreeMap::new(),
+        });
+    }
+
+    /// Turns the open cell's running totals into its models' figures.
+    fn close_cell(&mut self) {
+        let Some(cell) = self.cell.take() else {
             return;
         };
-        let model = first.model.clone();
-        debug_assert!(mine.iter().all(|r| r.model == model), "one model");
-        assert!(
-            self.router.last_key_value().is_none_or(|(m, _)| *m < model),
-            "router models come once each, in order"
-        );
-        mine.sort_by_key(|r| (r.index, r.trial));
-        self.present.insert(model.clone());
-        if let Some(p) = &mut self.placement {
-            for r in &mine {
+        let model = &cell.id.1;
+        let cpu = self.partly_on_cpu.contains(model);
+        for (key, (group, sums)) in cell.groups {
+            let entry = self.groups.entry(key).or_insert((group, BTreeMap::new()));
+            entry.1.insert(model.clone(), sums.finish(cpu));
+        }
+        self.last = Some(cell.id);
+    }
+
+    /// Adds standalone router records of one model: all of them, or a part holding one or more
+    /// whole messages, in any order among themselves. Parts of a model come in message order,
+    /// models in name order, after every cell.
+    pub fn add_router<'c>(&mut self, part: impl IntoIterator<Item = &'c RouterRecord>) {
+        self.close_cell();
+        let mut records: Vec<&RouterRecord> = part.into_iter().collect();
+        records.sort_by_key(|r| (r.index, r.trial));
+        let (Some(first), Some(last)) = (records.first(), records.last()) else {
+            return;
+        };
+        assert!(first.model == last.model, "a part is of one model");
+        self.open_router(first);
+        let open = self.router_model.as_mut().expect("opened");
+        open.last_index = last.index;
+        let w = self.opts.output_weight;
+        for r in records {
+            if let Some(p) = &mut self.placement {
                 p.add(&PlayedTrial {
                     host: played_host(self.manifest, &r.host),
                     parallel: r.parallel.unwrap_or(1),
@@ -253,26 +318,63 @@ impl<'a> SummaryBuilder<'a> {
                     router_calls: vec![&r.call],
                 });
             }
+            open.sums.add(r, w);
+            if r.outcome.is_graded() {
+                let t = open.totals.entry(r.index).or_default();
+                t.trials += 1.0;
+                t.passes += f64::from(u8::from(r.correct));
+                t.tokens += super::cost::blended(r.call.input_tokens(), r.call.output_tokens(), w);
+            }
         }
-        let w = self.opts.output_weight;
-        let mut totals: BTreeMap<u32, IdTotals> = BTreeMap::new();
-        for r in mine.iter().filter(|r| r.outcome.is_graded()) {
-            let t = totals.entry(r.index).or_default();
-            t.trials += 1.0;
-            t.passes += f64::from(u8::from(r.correct));
-            t.tokens += super::cost::blended(r.call.input_tokens(), r.call.output_tokens(), w);
+    }
+
+    /// Makes `first`'s model the open router model, closing the one before, and checks the
+    /// order in every build.
+    fn open_router(&mut self, first: &RouterRecord) {
+        if let Some(open) = &self.router_model
+            && open.model == first.model
+        {
+            assert!(
+                open.last_index < first.index,
+                "parts of a router model hold whole messages, in message order"
+            );
+            return;
         }
-        let mut summary = router_summary(&mine, w);
-        let counts: Vec<(usize, usize)> = totals
+        self.close_router();
+        assert!(
+            self.router
+                .last_key_value()
+                .is_none_or(|(m, _)| *m < first.model),
+            "router models come once each, in order"
+        );
+        self.present.insert(first.model.clone());
+        self.router_model = Some(OpenRouter {
+            model: first.model.clone(),
+            last_index: 0,
+            sums: RouterSums::default(),
+            totals: BTreeMap::new(),
+        });
+    }
+
+    /// Turns the open router model's running totals into its summary.
+    fn close_router(&mut self) {
+        let Some(open) = self.router_model.take() else {
+            return;
+        };
+        let mut summary = open.sums.finish();
+        let counts: Vec<(usize, usize)> = open
+            .totals
             .values()
             .map(|t| (t.trials as usize, t.passes as usize))
             .collect();
         summary.accuracy_ci95 = interval::success_rate(&counts);
-        self.router.insert(model, (summary, totals));
+        self.router.insert(open.model, (summary, open.totals));
     }
 
     /// The summary of every cell and router model added.
-    pub fn finish(self) -> Summary {
+    pub fn finish(mut self) -> Summary {
+        self.close_cell();
+        self.close_router();
         let manifest = self.manifest;
         let opts = self.opts;
         let present = &self.present;
@@ -403,20 +505,82 @@ mod tests {
             cells.entry((&c.suite, &c.model)).or_default().push(c);
         }
         for cell in cells.values() {
-            builder.add_cell(cell.iter().copied());
+            builder.add_conversations(cell.iter().copied());
         }
         let mut by_model: BTreeMap<&str, Vec<&RouterRecord>> = BTreeMap::new();
         for r in router.iter().rev() {
             by_model.entry(&r.model).or_default().push(r);
         }
         for records in by_model.values() {
-            builder.add_router_model(records.iter().copied());
+            builder.add_router(records.iter().copied());
         }
         let fed = builder.finish();
         assert_eq!(
             serde_json::to_string(&fed).expect("json"),
             serde_json::to_string(&whole).expect("json")
         );
+    }
+
+    /// Every record of `convs` fed a task at a time, and `router` a message at a time.
+    fn fed_in_parts(
+        manifest: &Manifest,
+        convs: &[ConversationRecord],
+        router: &[RouterRecord],
+        opts: &AnalysisOptions,
+    ) -> Summary {
+        let shape = Shape::of(manifest, convs, router);
+        let mut builder = SummaryBuilder::new(manifest, shape, opts);
+        let mut tasks: BTreeMap<(&str, &str, &str), Vec<&ConversationRecord>> = BTreeMap::new();
+        for c in convs.iter().rev() {
+            tasks
+                .entry((&c.suite, &c.model, &c.task))
+                .or_default()
+                .push(c);
+        }
+        for part in tasks.values() {
+            builder.add_conversations(part.iter().copied());
+        }
+        let mut messages: BTreeMap<(&str, u32), Vec<&RouterRecord>> = BTreeMap::new();
+        for r in router.iter().rev() {
+            messages.entry((&r.model, r.index)).or_default().push(r);
+        }
+        for part in messages.values() {
+            builder.add_router(part.iter().copied());
+        }
+        builder.finish()
+    }
+
+    #[test]
+    fn cells_fed_a_task_at_a_time_give_the_summary_of_the_whole_cells() {
+        let (manifest, convs, router) = varied_run();
+        let opts = AnalysisOptions {
+            resamples: 200,
+            ..AnalysisOptions::default()
+        };
+        let whole = crate::analysis::summarize(&manifest, &convs, &router, &opts);
+        let parts = fed_in_parts(&manifest, &convs, &router, &opts);
+        assert!(whole.groups.values().any(|g| g.models.len() == 3));
+        assert_eq!(
+            serde_json::to_string(&parts).expect("json"),
+            serde_json::to_string(&whole).expect("json")
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "parts of a cell hold whole tasks, in task order")]
+    fn a_task_split_over_two_parts_is_refused() {
+        let (manifest, convs, router) = varied_run();
+        let opts = AnalysisOptions::default();
+        let shape = Shape::of(&manifest, &convs, &router);
+        let mut builder = SummaryBuilder::new(&manifest, shape, &opts);
+        let first = &convs[0];
+        let same_task: Vec<&ConversationRecord> = convs
+            .iter()
+            .filter(|c| (&c.suite, &c.model, &c.task) == (&first.suite, &first.model, &first.task))
+            .collect();
+        assert!(same_task.len() > 1, "a task played more than once");
+        builder.add_conversations([same_task[0]]);
+        builder.add_conversations([same_task[1]]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! GPU readings per model (new in passk): utilization and memory over the calls' wall intervals,
 //! energy in all and per successful task.
 
+use super::latency::RunningMean;
 use crate::runner::record::{CallRecord, GpuWindow};
 use serde::{Deserialize, Serialize};
 
@@ -31,10 +32,6 @@ pub struct GpuSummary {
     pub energy_per_success_j: Option<f64>,
 }
 
-fn max_of(v: impl Iterator<Item = f64>) -> Option<f64> {
-    v.fold(None, |m, x| Some(m.map_or(x, |m: f64| m.max(x))))
-}
-
 /// Whether a call's window holds anything read from a GPU (utilization, memory, power or energy),
 /// not only the server process's CPU and memory.
 pub fn has_gpu_reading(g: &GpuWindow) -> bool {
@@ -49,35 +46,71 @@ pub fn has_gpu_reading(g: &GpuWindow) -> bool {
     .any(Option::is_some)
 }
 
+/// GPU readings as running totals over one model's calls.
+#[derive(Debug, Default)]
+pub struct GpuSums {
+    calls: usize,
+    windows: usize,
+    util: RunningMean,
+    util_max: Option<f64>,
+    mem_max: Option<f64>,
+    power: RunningMean,
+    energy: RunningMean,
+}
+
+/// The larger of a running maximum and a value.
+fn max_with(m: &mut Option<f64>, x: Option<f64>) {
+    if let Some(x) = x {
+        *m = Some(m.map_or(x, |m| m.max(x)));
+    }
+}
+
+impl GpuSums {
+    /// Adds one call.
+    pub fn add(&mut self, c: &CallRecord) {
+        self.calls += 1;
+        let Some(g) = c.gpu.as_deref().filter(|g| has_gpu_reading(g)) else {
+            return;
+        };
+        self.windows += 1;
+        g.util_mean.inspect(|&x| self.util.add(x));
+        max_with(&mut self.util_max, g.util_max);
+        max_with(&mut self.mem_max, g.mem_used_mib);
+        g.power_w.inspect(|&x| self.power.add(x));
+        g.energy_j.inspect(|&x| self.energy.add(x));
+    }
+
+    /// The summary over calls that made `passes` passes; `None` when no call carried a GPU
+    /// reading.
+    pub fn finish(self, passes: usize) -> Option<GpuSummary> {
+        if self.windows == 0 {
+            return None;
+        }
+        let with_energy = self.energy.count();
+        let complete = with_energy > 0 && with_energy == self.calls;
+        let energy_j = complete.then(|| self.energy.sum());
+        Some(GpuSummary {
+            calls_with_samples: self.windows,
+            calls_with_energy: with_energy,
+            calls: self.calls,
+            util_mean_pct: self.util.mean(),
+            util_max_pct: self.util_max,
+            mem_used_max_mib: self.mem_max,
+            power_mean_w: self.power.mean(),
+            energy_j,
+            energy_per_success_j: energy_j.and_then(|e| (passes > 0).then(|| e / passes as f64)),
+        })
+    }
+}
+
 /// The readings over these calls; `None` when no call carries a GPU reading.
 pub fn gpu_summary<'a>(
     calls: impl IntoIterator<Item = &'a CallRecord>,
     passes: usize,
 ) -> Option<GpuSummary> {
-    let calls: Vec<&CallRecord> = calls.into_iter().collect();
-    let windows: Vec<_> = calls
-        .iter()
-        .filter_map(|c| c.gpu.as_ref())
-        .filter(|g| has_gpu_reading(g))
-        .collect();
-    if windows.is_empty() {
-        return None;
-    }
-    let mean = |v: Vec<f64>| super::latency::mean(&v);
-    let energy: Vec<f64> = windows.iter().filter_map(|g| g.energy_j).collect();
-    let complete = !energy.is_empty() && energy.len() == calls.len();
-    let energy_j = complete.then(|| energy.iter().sum::<f64>());
-    Some(GpuSummary {
-        calls_with_samples: windows.len(),
-        calls_with_energy: energy.len(),
-        calls: calls.len(),
-        util_mean_pct: mean(windows.iter().filter_map(|g| g.util_mean).collect()),
-        util_max_pct: max_of(windows.iter().filter_map(|g| g.util_max)),
-        mem_used_max_mib: max_of(windows.iter().filter_map(|g| g.mem_used_mib)),
-        power_mean_w: mean(windows.iter().filter_map(|g| g.power_w).collect()),
-        energy_j,
-        energy_per_success_j: energy_j.and_then(|e| (passes > 0).then(|| e / passes as f64)),
-    })
+    let mut sums = GpuSums::default();
+    calls.into_iter().for_each(|c| sums.add(c));
+    sums.finish(passes)
 }
 
 #[cfg(test)]

@@ -9,6 +9,43 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
+/// A mean kept as a running sum: [`mean`] of the values added, to the last bit, since the sum
+/// starts at -0.0 and adds in the same order as `Iterator::sum`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunningMean {
+    sum: f64,
+    n: usize,
+}
+
+impl Default for RunningMean {
+    fn default() -> Self {
+        RunningMean { sum: -0.0, n: 0 }
+    }
+}
+
+impl RunningMean {
+    /// Adds a value.
+    pub fn add(&mut self, x: f64) {
+        self.sum += x;
+        self.n += 1;
+    }
+
+    /// The values' sum (-0.0 for none, as `Iterator::sum`).
+    pub fn sum(&self) -> f64 {
+        self.sum
+    }
+
+    /// How many values were added.
+    pub fn count(&self) -> usize {
+        self.n
+    }
+
+    /// The mean; `None` for no values.
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+}
+
 /// The `p`-th percentile by linear interpolation between the sorted values at index `(n-1)p/100`.
 pub fn percentile(xs: &[f64], p: f64) -> Option<f64> {
     if xs.is_empty() {
@@ -102,24 +139,43 @@ pub fn ols(y: &[f64], x1: &[f64], x2: &[f64]) -> Option<(f64, f64, f64)> {
     Some((my - b1 * m1 - b2 * m2, b1, b2))
 }
 
-/// The latency fit over the calls that have a latency; `None` when it cannot be fitted.
-pub fn latency_fit<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<LatencyFit> {
-    let (mut y, mut x1, mut x2) = (Vec::new(), Vec::new(), Vec::new());
-    for c in calls {
+/// The calls a latency fit reads: each call's latency with its output and input tokens.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FitPoints {
+    y: Vec<f64>,
+    x1: Vec<f64>,
+    x2: Vec<f64>,
+}
+
+impl FitPoints {
+    /// Adds a call (one without a latency is left out).
+    pub fn add(&mut self, c: &CallRecord) {
         if let Some(l) = c.latency_s() {
-            y.push(l);
-            x1.push(c.output_tokens() as f64);
-            x2.push(c.input_tokens() as f64);
+            self.y.push(l);
+            self.x1.push(c.output_tokens() as f64);
+            self.x2.push(c.input_tokens() as f64);
         }
     }
-    let (a, b1, b2) = ols(&y, &x1, &x2)?;
-    Some(LatencyFit {
-        calls: y.len(),
-        fixed_s_per_call: a,
-        decode_tokens_per_s: 1.0 / b1,
-        s_per_1k_input_tokens: 1000.0 * b2,
-        not_identifiable: identifiability((a, b1, b2), &x1, &x2),
-    })
+
+    /// The least-squares fit of latency on output and input tokens; `None` for fewer than 3
+    /// calls or a singular design.
+    pub fn fit(&self) -> Option<LatencyFit> {
+        let (a, b1, b2) = ols(&self.y, &self.x1, &self.x2)?;
+        Some(LatencyFit {
+            calls: self.y.len(),
+            fixed_s_per_call: a,
+            decode_tokens_per_s: 1.0 / b1,
+            s_per_1k_input_tokens: 1000.0 * b2,
+            not_identifiable: identifiability((a, b1, b2), &self.x1, &self.x2),
+        })
+    }
+}
+
+/// The latency fit over the calls that have a latency; `None` when it cannot be fitted.
+pub fn latency_fit<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<LatencyFit> {
+    let mut points = FitPoints::default();
+    calls.into_iter().for_each(|c| points.add(c));
+    points.fit()
 }
 
 /// The server's own split of call latency (calls that carry both prefill and decode durations).
@@ -228,6 +284,29 @@ mod tests {
         assert_eq!(percentile(&[5.0], 95.0), Some(5.0));
         assert_eq!(percentile(&[], 50.0), None);
         assert_eq!(mean(&xs), Some(2.5));
+    }
+
+    #[test]
+    fn a_running_mean_is_the_mean_to_the_last_bit() {
+        let sets: [&[f64]; 5] = [
+            &[],
+            &[-0.0],
+            &[-0.0, 0.0],
+            &[0.1, 0.2, 0.3, 1e16, -1e16, 0.7],
+            &[1.0 / 3.0, 2.0 / 7.0, 5.0 / 11.0, 1e-300, 3.0],
+        ];
+        for xs in sets {
+            let mut m = RunningMean::default();
+            xs.iter().for_each(|&x| m.add(x));
+            assert_eq!(
+                m.mean().map(f64::to_bits),
+                mean(xs).map(f64::to_bits),
+                "{xs:?}"
+            );
+            let sum: f64 = xs.iter().sum();
+            assert_eq!(m.sum().to_bits(), sum.to_bits(), "{xs:?}");
+            assert_eq!(m.count(), xs.len());
+        }
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod gpu;
 pub mod interval;
 pub mod latency;
 mod load;
+mod model_sums;
 pub mod mt19937;
 pub mod paired_metrics;
 pub mod passk;

@@ -28,12 +28,18 @@ pub struct FourState {
     pub steps_per_correct_answer: Option<f64>,
 }
 
-/// The four-state table over graded conversations; tasks in `toolless_tasks` are left out of the
-/// steps per correct answer.
-pub fn four_state(convs: &[&ConversationRecord], toolless_tasks: &BTreeSet<String>) -> FourState {
-    let mut f = FourState::default();
-    let mut steps = 0usize;
-    for c in convs {
+/// The four-state table as running totals over graded conversations.
+#[derive(Debug, Default)]
+pub struct FourStateSums {
+    table: FourState,
+    steps: usize,
+}
+
+impl FourStateSums {
+    /// Adds one graded conversation; tasks in `toolless_tasks` are left out of the steps per
+    /// correct answer.
+    pub fn add(&mut self, c: &ConversationRecord, toolless_tasks: &BTreeSet<String>) {
+        let f = &mut self.table;
         let passed = c.verdict.passed;
         match (c.verdict.trajectory_correct, passed) {
             (Some(true), true) => f.right_path_right_answer += 1,
@@ -45,12 +51,25 @@ pub fn four_state(convs: &[&ConversationRecord], toolless_tasks: &BTreeSet<Strin
         if !toolless_tasks.contains(&c.task) {
             f.tool_task_conversations += 1;
             f.tool_task_passes += usize::from(passed);
-            steps += c.orchestrator_calls().count();
+            self.steps += c.orchestrator_calls().count();
         }
     }
-    f.steps_per_correct_answer =
-        (f.tool_task_passes > 0).then(|| steps as f64 / f.tool_task_passes as f64);
-    f
+
+    /// The table.
+    pub fn finish(self) -> FourState {
+        let mut f = self.table;
+        f.steps_per_correct_answer =
+            (f.tool_task_passes > 0).then(|| self.steps as f64 / f.tool_task_passes as f64);
+        f
+    }
+}
+
+/// The four-state table over graded conversations; tasks in `toolless_tasks` are left out of the
+/// steps per correct answer.
+pub fn four_state(convs: &[&ConversationRecord], toolless_tasks: &BTreeSet<String>) -> FourState {
+    let mut f = FourStateSums::default();
+    convs.iter().for_each(|c| f.add(c, toolless_tasks));
+    f.finish()
 }
 
 /// Control-flow rates (seed 000), each over the conversations whose verdict says: a suite leaves a
@@ -70,18 +89,43 @@ pub struct ControlFlow {
     pub over_model: Option<Rate>,
 }
 
+/// Control-flow rates as running totals over graded conversations: (flag set, flag said) for
+/// unknown verb, under tool, loop overrun and over model.
+#[derive(Debug, Default)]
+pub struct ControlFlowSums([(usize, usize); 4]);
+
+impl ControlFlowSums {
+    /// Adds one graded conversation.
+    pub fn add(&mut self, c: &ConversationRecord) {
+        let k = &c.verdict.control;
+        let flags = [k.unknown_verb, k.under_tool, k.loop_overrun, k.over_model];
+        for (sum, flag) in self.0.iter_mut().zip(flags) {
+            if let Some(set) = flag {
+                sum.0 += usize::from(set);
+                sum.1 += 1;
+            }
+        }
+    }
+
+    /// The rates.
+    pub fn finish(self) -> ControlFlow {
+        let [unknown_verb, under_tool, loop_overrun, over_model] = self
+            .0
+            .map(|(hits, of)| (of > 0).then(|| Rate::new(hits, of)));
+        ControlFlow {
+            unknown_verb,
+            under_tool,
+            loop_overrun,
+            over_model,
+        }
+    }
+}
+
 /// Control-flow rates over graded conversations.
 pub fn control_flow(convs: &[&ConversationRecord]) -> ControlFlow {
-    let rate = |get: &dyn Fn(&ConversationRecord) -> Option<bool>| {
-        let vals: Vec<bool> = convs.iter().filter_map(|c| get(c)).collect();
-        (!vals.is_empty()).then(|| Rate::new(vals.iter().filter(|v| **v).count(), vals.len()))
-    };
-    ControlFlow {
-        unknown_verb: rate(&|c| c.verdict.control.unknown_verb),
-        under_tool: rate(&|c| c.verdict.control.under_tool),
-        loop_overrun: rate(&|c| c.verdict.control.loop_overrun),
-        over_model: rate(&|c| c.verdict.control.over_model),
-    }
+    let mut f = ControlFlowSums::default();
+    convs.iter().for_each(|c| f.add(c));
+    f.finish()
 }
 
 /// Disagreement among the trials of each task.

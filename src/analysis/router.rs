@@ -2,7 +2,7 @@
 //! and per correct call; and the pipeline view of router calls made in front of the agent.
 
 use super::cost::blended;
-use super::latency::{ServerSplit, mean, percentile, server_split};
+use super::latency::{RunningMean, ServerSplit, SplitSums, mean, percentile};
 use super::taxonomy::OutcomeCounts;
 use crate::runner::record::{ConversationRecord, RouterRecord};
 use serde::{Deserialize, Serialize};
@@ -63,69 +63,89 @@ pub struct RouterSummary {
     pub temperature: Option<f64>,
 }
 
+/// One model's standalone router results as running totals over its records.
+#[derive(Debug, Default)]
+pub struct RouterSums {
+    outcomes: OutcomeCounts,
+    messages: BTreeSet<u32>,
+    correct: usize,
+    unparseable: usize,
+    inputs: RunningMean,
+    outputs: RunningMean,
+    tokens: RunningMean,
+    /// Latency of each graded call (the p95 reads them all).
+    latencies: Vec<f64>,
+    fastest: Option<FastestCall>,
+    temperatures: BTreeSet<u64>,
+    split: SplitSums,
+}
+
+impl RouterSums {
+    /// Adds one record; `w` is the output weight of blended tokens.
+    pub fn add(&mut self, r: &RouterRecord, w: f64) {
+        self.outcomes.add(r.outcome);
+        if !r.outcome.is_graded() {
+            return;
+        }
+        self.messages.insert(r.index);
+        self.correct += usize::from(r.correct);
+        self.unparseable += usize::from(r.predicted.is_none());
+        let (input, output) = (r.call.input_tokens(), r.call.output_tokens());
+        self.inputs.add(input as f64);
+        self.outputs.add(output as f64);
+        self.tokens.add(blended(input, output, w));
+        if let Some(l) = r.call.latency_s() {
+            self.latencies.push(l);
+            // The first of equally fast calls, as `min_by`.
+            if self.fastest.as_ref().is_none_or(|f| l < f.latency_s) {
+                self.fastest = Some(FastestCall {
+                    latency_s: l,
+                    input_tokens: input,
+                    output_tokens: output,
+                });
+            }
+        }
+        if let Some(t) = r.temperature {
+            self.temperatures.insert(t.to_bits());
+        }
+        self.split.add(&r.call);
+    }
+
+    /// The summary (its interval is the caller's: it needs the per-message totals).
+    pub fn finish(self) -> RouterSummary {
+        let n = self.inputs.count();
+        let messages = self.messages.len();
+        let share = |k: usize| (n > 0).then(|| k as f64 / n as f64);
+        let lat = &self.latencies;
+        RouterSummary {
+            outcomes: self.outcomes,
+            calls: n,
+            messages,
+            runs_per_message: n / messages.max(1),
+            correct: self.correct,
+            accuracy: share(self.correct),
+            accuracy_ci95: None,
+            unparseable: share(self.unparseable),
+            input_tokens_per_call: self.inputs.mean(),
+            output_tokens_per_call: self.outputs.mean(),
+            blended_tokens_per_call: self.tokens.mean(),
+            blended_tokens_per_correct: super::cost::per_success(self.tokens.sum(), self.correct),
+            latency_per_call_s: mean(lat),
+            latency_p95_s: percentile(lat, 95.0),
+            fastest_call: self.fastest,
+            ollama_timing: self.split.split(),
+            temperature: (self.temperatures.len() == 1)
+                .then(|| self.temperatures.first().map(|b| f64::from_bits(*b)))
+                .flatten(),
+        }
+    }
+}
+
 /// Standalone router summary of one model's records.
 pub fn router_summary(records: &[&RouterRecord], w: f64) -> RouterSummary {
-    let outcomes = OutcomeCounts::of(records.iter().map(|r| r.outcome));
-    let graded: Vec<&RouterRecord> = records
-        .iter()
-        .copied()
-        .filter(|r| r.outcome.is_graded())
-        .collect();
-    let n = graded.len();
-    let messages = graded
-        .iter()
-        .map(|r| r.index)
-        .collect::<BTreeSet<_>>()
-        .len();
-    let correct = graded.iter().filter(|r| r.correct).count();
-    let share = |k: usize| (n > 0).then(|| k as f64 / n as f64);
-    let inputs: Vec<f64> = graded
-        .iter()
-        .map(|r| r.call.input_tokens() as f64)
-        .collect();
-    let outputs: Vec<f64> = graded
-        .iter()
-        .map(|r| r.call.output_tokens() as f64)
-        .collect();
-    let tokens: Vec<f64> = graded
-        .iter()
-        .map(|r| blended(r.call.input_tokens(), r.call.output_tokens(), w))
-        .collect();
-    let lat: Vec<f64> = graded.iter().filter_map(|r| r.call.latency_s()).collect();
-    let fastest = graded
-        .iter()
-        .filter_map(|r| r.call.latency_s().map(|l| (l, r)))
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(l, r)| FastestCall {
-            latency_s: l,
-            input_tokens: r.call.input_tokens(),
-            output_tokens: r.call.output_tokens(),
-        });
-    let temps: BTreeSet<u64> = graded
-        .iter()
-        .filter_map(|r| r.temperature.map(f64::to_bits))
-        .collect();
-    RouterSummary {
-        outcomes,
-        calls: n,
-        messages,
-        runs_per_message: n / messages.max(1),
-        correct,
-        accuracy: share(correct),
-        accuracy_ci95: None,
-        unparseable: share(graded.iter().filter(|r| r.predicted.is_none()).count()),
-        input_tokens_per_call: mean(&inputs),
-        output_tokens_per_call: mean(&outputs),
-        blended_tokens_per_call: mean(&tokens),
-        blended_tokens_per_correct: super::cost::per_success(tokens.iter().sum(), correct),
-        latency_per_call_s: mean(&lat),
-        latency_p95_s: percentile(&lat, 95.0),
-        fastest_call: fastest,
-        ollama_timing: server_split(graded.iter().map(|r| &r.call)),
-        temperature: (temps.len() == 1)
-            .then(|| temps.iter().next().map(|b| f64::from_bits(*b)))
-            .flatten(),
-    }
+    let mut sums = RouterSums::default();
+    records.iter().for_each(|r| sums.add(r, w));
+    sums.finish()
 }
 
 /// The router in front of the agent, per model (over graded conversations).
@@ -160,6 +180,70 @@ pub fn router_in_front_totals(convs: &[&ConversationRecord], w: f64) -> (f64, f6
     })
 }
 
+/// The router calls in front of the agent as running totals over graded conversations.
+#[derive(Debug, Default)]
+pub struct PipelineSums {
+    conversations: usize,
+    calls: usize,
+    /// Blended tokens and latency of the router calls, summed as [`router_in_front_totals`].
+    tokens: f64,
+    latency: f64,
+    latencies: RunningMean,
+    labels: BTreeMap<String, usize>,
+    split: SplitSums,
+}
+
+impl PipelineSums {
+    /// Adds one graded conversation; `w` is the output weight of blended tokens.
+    pub fn add(&mut self, c: &ConversationRecord, w: f64) {
+        self.conversations += 1;
+        for x in c.router_calls() {
+            self.calls += 1;
+            self.tokens += blended(x.input_tokens(), x.output_tokens(), w);
+            self.latency += x.latency_s().unwrap_or(0.0);
+            x.latency_s().inspect(|&l| self.latencies.add(l));
+            let label = x.predicted.as_deref().unwrap_or(UNPARSEABLE_LABEL);
+            match self.labels.get_mut(label) {
+                Some(n) => *n += 1,
+                None => {
+                    self.labels.insert(label.to_string(), 1);
+                }
+            }
+            self.split.add(x);
+        }
+    }
+
+    /// The pipeline view; `None` when no router call was made in front of the agent.
+    /// `orchestrator_tokens` and `orchestrator_latency_s` are the agent's totals over the same
+    /// conversations, which made `passes` passes.
+    pub fn finish(
+        self,
+        orchestrator_tokens: f64,
+        orchestrator_latency_s: f64,
+        passes: usize,
+    ) -> Option<Pipeline> {
+        if self.calls == 0 || self.conversations == 0 {
+            return None;
+        }
+        let n = self.conversations as f64;
+        let tokens = self.tokens;
+        let all = tokens + orchestrator_tokens;
+        Some(Pipeline {
+            router_calls_per_conversation: self.calls as f64 / n,
+            router_blended_tokens_per_conversation: tokens / n,
+            router_share_of_tokens: (all > 0.0).then(|| tokens / all),
+            router_latency_per_call_s: self.latencies.mean(),
+            router_label_counts: self.labels,
+            blended_tokens_per_success: super::cost::per_success(all, passes),
+            time_per_success_s: super::cost::per_success(
+                self.latency + orchestrator_latency_s,
+                passes,
+            ),
+            router_ollama_timing: self.split.split(),
+        })
+    }
+}
+
 /// The pipeline view; `None` when no router call was made in front of the agent.
 /// `orchestrator_tokens` and `orchestrator_latency_s` are the agent's totals over `convs`.
 pub fn pipeline(
@@ -169,33 +253,9 @@ pub fn pipeline(
     orchestrator_latency_s: f64,
     passes: usize,
 ) -> Option<Pipeline> {
-    let calls: Vec<_> = convs.iter().flat_map(|c| c.router_calls()).collect();
-    if calls.is_empty() || convs.is_empty() {
-        return None;
-    }
-    let n = convs.len() as f64;
-    let (tokens, latency) = router_in_front_totals(convs, w);
-    let lat: Vec<f64> = calls.iter().filter_map(|c| c.latency_s()).collect();
-    let mut labels = BTreeMap::new();
-    for c in &calls {
-        let key = c
-            .predicted
-            .as_deref()
-            .unwrap_or(UNPARSEABLE_LABEL)
-            .to_string();
-        *labels.entry(key).or_default() += 1;
-    }
-    let all = tokens + orchestrator_tokens;
-    Some(Pipeline {
-        router_calls_per_conversation: calls.len() as f64 / n,
-        router_blended_tokens_per_conversation: tokens / n,
-        router_share_of_tokens: (all > 0.0).then(|| tokens / all),
-        router_latency_per_call_s: mean(&lat),
-        router_label_counts: labels,
-        blended_tokens_per_success: super::cost::per_success(all, passes),
-        time_per_success_s: super::cost::per_success(latency + orchestrator_latency_s, passes),
-        router_ollama_timing: server_split(calls.iter().copied()),
-    })
+    let mut sums = PipelineSums::default();
+    convs.iter().for_each(|c| sums.add(c, w));
+    sums.finish(orchestrator_tokens, orchestrator_latency_s, passes)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! CPU and memory of the model server's process on this machine (the one listening on the port
 //! passk talked to, and its children), over the calls that carry such readings.
 
+use super::latency::RunningMean;
 use crate::runner::record::CallRecord;
 use serde::{Deserialize, Serialize};
 
@@ -17,29 +18,50 @@ pub struct ServerProcessSummary {
     pub rss_max_mib: Option<f64>,
 }
 
+/// The server process's readings as running totals over one model's calls.
+#[derive(Debug, Default)]
+pub struct ServerProcessSums {
+    calls: usize,
+    windows: usize,
+    cpu: RunningMean,
+    rss_max: Option<f64>,
+}
+
+impl ServerProcessSums {
+    /// Adds one call.
+    pub fn add(&mut self, c: &CallRecord) {
+        self.calls += 1;
+        let Some(g) = c.gpu.as_deref() else {
+            return;
+        };
+        if g.server_cpu_pct.is_none() && g.server_rss_mib.is_none() {
+            return;
+        }
+        self.windows += 1;
+        g.server_cpu_pct.inspect(|&x| self.cpu.add(x));
+        if let Some(x) = g.server_rss_mib {
+            self.rss_max = Some(self.rss_max.map_or(x, |m| m.max(x)));
+        }
+    }
+
+    /// The summary; `None` when no call carried a reading.
+    pub fn finish(self) -> Option<ServerProcessSummary> {
+        (self.windows > 0).then(|| ServerProcessSummary {
+            calls_with_samples: self.windows,
+            calls: self.calls,
+            cpu_mean_pct: self.cpu.mean(),
+            rss_max_mib: self.rss_max,
+        })
+    }
+}
+
 /// The server-process readings over these calls; `None` when no call carries one.
 pub fn server_process_summary<'a>(
     calls: impl IntoIterator<Item = &'a CallRecord>,
 ) -> Option<ServerProcessSummary> {
-    let calls: Vec<&CallRecord> = calls.into_iter().collect();
-    let windows: Vec<_> = calls
-        .iter()
-        .filter_map(|c| c.gpu.as_ref())
-        .filter(|g| g.server_cpu_pct.is_some() || g.server_rss_mib.is_some())
-        .collect();
-    if windows.is_empty() {
-        return None;
-    }
-    let cpu: Vec<f64> = windows.iter().filter_map(|g| g.server_cpu_pct).collect();
-    Some(ServerProcessSummary {
-        calls_with_samples: windows.len(),
-        calls: calls.len(),
-        cpu_mean_pct: super::latency::mean(&cpu),
-        rss_max_mib: windows
-            .iter()
-            .filter_map(|g| g.server_rss_mib)
-            .reduce(f64::max),
-    })
+    let mut sums = ServerProcessSums::default();
+    calls.into_iter().for_each(|c| sums.add(c));
+    sums.finish()
 }
 
 #[cfg(test)]

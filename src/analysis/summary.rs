@@ -2,23 +2,21 @@
 //! `summary.json`), and [`summarize`], which computes it from the records.
 
 use super::AnalysisOptions;
-use super::behaviour::{Behaviour, behaviour};
+use super::behaviour::Behaviour;
 use super::bootstrap::{
     IdTotals, Interval, MessageBootstrap, TaskBootstrap, task_bootstrap, with_point,
 };
 use super::cells::{Shape, SummaryBuilder};
 use super::cost::{OUTPUT_WEIGHTS, break_even, per_success};
 use super::factorial::Factorial;
-use super::gpu::{GpuSummary, gpu_summary};
+use super::gpu::GpuSummary;
 use super::interval;
 use super::latency::{LatencyFit, ServerSplit};
-use super::passk::{pass_hat_k, tasks_passing_every_trial};
 use super::placement::Placement;
-use super::quality::{ControlFlow, FourState, Noise, control_flow, four_state, noise};
-use super::router::{Pipeline, RouterSummary, pipeline};
-use super::server_process::{ServerProcessSummary, server_process_summary};
-use super::tally::Tally;
-use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts, call_buckets, failure_modes};
+use super::quality::{ControlFlow, FourState, Noise};
+use super::router::{Pipeline, RouterSummary};
+use super::server_process::ServerProcessSummary;
+use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts};
 use super::tools_add::{ToolsAdd, toolless_key, tools_add};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord, TrialKey};
 use crate::suite::{PromptVariant, ToolVariant};
@@ -481,7 +479,8 @@ pub(super) fn played_host<'a>(manifest: &'a Manifest, host: &'a Option<String>) 
     host.as_deref().unwrap_or(fallback)
 }
 
-fn rate(hits: usize, of: usize) -> Option<f64> {
+/// hits / of; `None` when `of` is 0.
+pub(super) fn rate(hits: usize, of: usize) -> Option<f64> {
     (of > 0).then(|| hits as f64 / of as f64)
 }
 
@@ -489,113 +488,13 @@ fn rate(hits: usize, of: usize) -> Option<f64> {
 pub(super) struct ModelWork {
     pub(super) summary: ModelSummary,
     pub(super) per_task: BTreeMap<String, IdTotals>,
-    by_weight: BTreeMap<u32, f64>,
-    has_pipeline: bool,
-}
-
-/// Success by category; each category's outcomes count every conversation (graded or not), so
-/// its rate carries its own denominator note; its interval takes the category's tasks as clusters.
-fn by_category(all: &[&ConversationRecord]) -> BTreeMap<String, CategorySummary> {
-    let mut cats: BTreeMap<String, OutcomeCounts> = BTreeMap::new();
-    let mut tasks: BTreeMap<&str, BTreeMap<&str, (usize, usize)>> = BTreeMap::new();
-    for c in all {
-        cats.entry(c.category.clone()).or_default().add(c.outcome);
-        if c.outcome.is_graded() {
-            let t = tasks
-                .entry(c.category.as_str())
-                .or_default()
-                .entry(c.task.as_str())
-                .or_default();
-            t.0 += 1;
-            t.1 += usize::from(c.verdict.passed);
-        }
-    }
-    cats.into_iter()
-        .map(|(k, outcomes)| {
-            let counts: Vec<(usize, usize)> = tasks
-                .get(k.as_str())
-                .map(|t| t.values().copied().collect())
-                .unwrap_or_default();
-            let s = CategorySummary {
-                conversations: outcomes.graded,
-                passes: outcomes.pass,
-                success_rate: rate(outcomes.pass, outcomes.graded),
-                ci95: interval::success_rate(&counts),
-                denominator_note: outcomes.denominator_note(),
-                outcomes,
-            };
-            (k, s)
-        })
-        .collect()
-}
-
-pub(super) fn model_summary(
-    all: &[&ConversationRecord],
-    opts: &AnalysisOptions,
-    partly_on_cpu: bool,
-) -> ModelWork {
-    let w = opts.output_weight;
-    let outcomes = OutcomeCounts::of(all.iter().map(|c| c.outcome));
-    let graded: Vec<&ConversationRecord> = all
-        .iter()
-        .copied()
-        .filter(|c| c.outcome.is_graded())
-        .collect();
-    let passes = graded.iter().filter(|c| c.verdict.passed).count();
-    let mut tally = Tally::new();
-    for c in &graded {
-        tally.add(c, w);
-    }
-    let task_counts = tally.task_counts();
-    let orch_calls = || graded.iter().flat_map(|c| c.orchestrator_calls());
-    let summary = ModelSummary {
-        denominator_note: outcomes.denominator_note(),
-        outcomes,
-        tasks: tally.tasks.len(),
-        trials_per_task: task_counts.iter().map(|t| t.0).min().unwrap_or(0),
-        most_trials_per_task: task_counts.iter().map(|t| t.0).max().unwrap_or(0),
-        passes,
-        success_rate: rate(passes, graded.len()),
-        pass_hat_k: pass_hat_k(&task_counts),
-        pass_hat_k_ci95: pass_hat_k_ci95(&task_counts),
-        success_ci95: interval::success_rate(&task_counts),
-        pass_hat_k_native_only: if tally.formats_known {
-            pass_hat_k(&tally.native_only.values().copied().collect::<Vec<_>>())
-        } else {
-            BTreeMap::new()
-        },
-        tasks_passing_every_trial: tasks_passing_every_trial(&task_counts),
-        by_category: by_category(all),
-        behaviour: behaviour(&graded, &opts.example_values),
-        tokens: tally.tokens(graded.len(), passes),
-        latency: tally.latency(all, &graded, passes),
-        context_growth: tally.context_growth(),
-        calls: call_buckets(all.iter().flat_map(|c| c.orchestrator_calls())),
-        router_calls: all
-            .iter()
-            .any(|c| c.router_calls().next().is_some())
-            .then(|| call_buckets(all.iter().flat_map(|c| c.router_calls()))),
-        failure_modes: failure_modes(&graded),
-        four_state: four_state(&graded, &opts.toolless_tasks),
-        control_flow: control_flow(&graded),
-        noise: noise(&tally.tasks),
-        gpu: gpu_summary(orch_calls(), passes),
-        server_process: server_process_summary(orch_calls()),
-        pipeline: pipeline(&graded, w, tally.blended, tally.total_latency(), passes),
-        partly_on_cpu,
-    };
-    let has_pipeline = summary.pipeline.is_some();
-    ModelWork {
-        summary,
-        per_task: tally.per_task,
-        by_weight: tally.by_weight,
-        has_pipeline,
-    }
+    pub(super) by_weight: BTreeMap<u32, f64>,
+    pub(super) has_pipeline: bool,
 }
 
 /// pass^k intervals of one model, k = 1..its fewest trials, each over the per-task values
 /// C(c, k) / C(n, k) ([`interval::task_mean`], metrics.md "Intervals at the boundary").
-fn pass_hat_k_ci95(task_counts: &[(usize, usize)]) -> BTreeMap<usize, Interval> {
+pub(super) fn pass_hat_k_ci95(task_counts: &[(usize, usize)]) -> BTreeMap<usize, Interval> {
     let kmax = task_counts.iter().map(|t| t.0).min().unwrap_or(0);
     (1..=kmax)
         .filter_map(|k| {
@@ -738,10 +637,10 @@ pub fn summarize(
     let shape = Shape::of(manifest, convs.iter().copied(), routs.iter().copied());
     let mut builder = SummaryBuilder::new(manifest, shape, opts);
     for cell in convs.chunk_by(|a, b| (&a.suite, &a.model) == (&b.suite, &b.model)) {
-        builder.add_cell(cell.iter().copied());
+        builder.add_conversations(cell.iter().copied());
     }
     for model in routs.chunk_by(|a, b| a.model == b.model) {
-        builder.add_router_model(model.iter().copied());
+        builder.add_router(model.iter().copied());
     }
     builder.finish()
 }

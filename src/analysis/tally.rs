@@ -4,7 +4,7 @@
 
 use super::bootstrap::IdTotals;
 use super::cost::{CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, cached_calls, per_success};
-use super::latency::{latency_fit, mean, percentile, server_split};
+use super::latency::{FitPoints, SplitSums, mean, percentile};
 use super::router::router_in_front_totals;
 use super::summary::{ContextPoint, Latency, Tokens};
 use crate::runner::record::ConversationRecord;
@@ -34,6 +34,10 @@ pub(super) struct Tally {
     call_latency: Vec<f64>,
     /// Input tokens of the j-th orchestrator call, per conversation.
     growth: BTreeMap<usize, Vec<f64>>,
+    /// The orchestrator calls the latency fit reads.
+    fit: FitPoints,
+    /// Ollama's split of the orchestrator calls' latency.
+    split: SplitSums,
 }
 
 impl Tally {
@@ -52,6 +56,8 @@ impl Tally {
             conversation_latency: Vec::new(),
             call_latency: Vec::new(),
             growth: BTreeMap::new(),
+            fit: FitPoints::default(),
+            split: SplitSums::default(),
         }
     }
 
@@ -118,6 +124,10 @@ impl Tally {
             self.conversation_latency.push(lats.iter().sum::<f64>());
         }
         self.call_latency.extend(lats);
+        for x in c.orchestrator_calls() {
+            self.fit.add(x);
+            self.split.add(x);
+        }
     }
 
     pub(super) fn total_latency(&self) -> f64 {
@@ -143,16 +153,10 @@ impl Tally {
         }
     }
 
-    /// Latency figures; the fit and Ollama's split read the calls again, and the every-attempt
-    /// time reads `all` conversations (graded or not).
-    pub(super) fn latency(
-        &self,
-        all: &[&ConversationRecord],
-        graded: &[&ConversationRecord],
-        passes: usize,
-    ) -> Latency {
+    /// Latency figures; `every_attempt_s` is the agent's time over every conversation (graded
+    /// or not) counting every attempt ([`every_attempt_s`]).
+    pub(super) fn latency(&self, every_attempt_s: f64, passes: usize) -> Latency {
         let lat = &self.conversation_latency;
-        let orch_calls = || graded.iter().flat_map(|c| c.orchestrator_calls());
         Latency {
             calls: self.call_latency.len(),
             per_call_mean_s: mean(&self.call_latency),
@@ -164,9 +168,9 @@ impl Tally {
             } else {
                 per_success(self.total_latency(), passes)
             },
-            time_per_success_all_attempts_s: per_success(every_attempt_s(all), passes),
-            fit: latency_fit(orch_calls()),
-            ollama_timing: server_split(orch_calls()),
+            time_per_success_all_attempts_s: per_success(every_attempt_s, passes),
+            fit: self.fit.fit(),
+            ollama_timing: self.split.split(),
         }
     }
 
@@ -186,21 +190,17 @@ impl Tally {
     }
 }
 
-/// Agent time of these conversations counting every attempt: per orchestrator call, its latency
-/// (final attempt) plus the wall time of the attempts before it.
-fn every_attempt_s(convs: &[&ConversationRecord]) -> f64 {
-    convs
-        .iter()
-        .flat_map(|c| c.orchestrator_calls())
-        .map(|x| {
-            let earlier: f64 = x
-                .attempts
-                .iter()
-                .rev()
-                .skip(1)
-                .map(|a| a.elapsed_ms / 1000.0)
-                .sum();
-            x.latency_s().unwrap_or(0.0) + earlier
-        })
-        .sum()
+/// Agent time of one conversation counting every attempt, a value per orchestrator call: its
+/// latency (final attempt) plus the wall time of the attempts before it.
+pub(super) fn every_attempt_s(c: &ConversationRecord) -> impl Iterator<Item = f64> + '_ {
+    c.orchestrator_calls().map(|x| {
+        let earlier: f64 = x
+            .attempts
+            .iter()
+            .rev()
+            .skip(1)
+            .map(|a| a.elapsed_ms / 1000.0)
+            .sum();
+        x.latency_s().unwrap_or(0.0) + earlier
+    })
 }

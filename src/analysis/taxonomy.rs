@@ -100,22 +100,27 @@ pub struct CallBuckets {
     pub context_overflow: usize,
 }
 
+impl CallBuckets {
+    /// Counts one call.
+    pub fn add(&mut self, c: &CallRecord) {
+        self.calls += 1;
+        self.retries += c.retries() as usize;
+        match c.outcome {
+            CallOutcome::Ok => {
+                self.ok += 1;
+                self.truncated += usize::from(c.truncated);
+                self.context_overflow += usize::from(c.context_overflow);
+            }
+            CallOutcome::Transport => self.transport += 1,
+            CallOutcome::Protocol => self.protocol += 1,
+        }
+    }
+}
+
 /// Buckets of these calls.
 pub fn call_buckets<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> CallBuckets {
     let mut b = CallBuckets::default();
-    for c in calls {
-        b.calls += 1;
-        b.retries += c.retries() as usize;
-        match c.outcome {
-            CallOutcome::Ok => {
-                b.ok += 1;
-                b.truncated += usize::from(c.truncated);
-                b.context_overflow += usize::from(c.context_overflow);
-            }
-            CallOutcome::Transport => b.transport += 1,
-            CallOutcome::Protocol => b.protocol += 1,
-        }
-    }
+    calls.into_iter().for_each(|c| b.add(c));
     b
 }
 
@@ -128,15 +133,23 @@ pub struct FailureModes {
     pub unlabelled: usize,
 }
 
+impl FailureModes {
+    /// Counts one graded conversation (a pass, or a failure outside the model, is skipped).
+    pub fn add(&mut self, c: &ConversationRecord) {
+        if c.outcome != Outcome::ModelFail {
+            return;
+        }
+        match c.verdict.failure_mode {
+            Some(m) => *self.by_mode.entry(m).or_default() += 1,
+            None => self.unlabelled += 1,
+        }
+    }
+}
+
 /// Failure modes over graded conversations (passes are skipped).
 pub fn failure_modes(convs: &[&ConversationRecord]) -> FailureModes {
     let mut f = FailureModes::default();
-    for c in convs.iter().filter(|c| c.outcome == Outcome::ModelFail) {
-        match c.verdict.failure_mode {
-            Some(m) => *f.by_mode.entry(m).or_default() += 1,
-            None => f.unlabelled += 1,
-        }
-    }
+    convs.iter().for_each(|c| f.add(c));
     f
 }
 

@@ -77,7 +77,7 @@ impl Exporter<[ConversationRecord]> for ConversationsCsv {
     }
 }
 
-/// `conversations.csv` of a report: its records', or the file written a cell at a time.
+/// `conversations.csv` of a report: its records', or the file written a part at a time.
 impl Exporter<Report<'_>> for ConversationsCsv {
     fn render(&self, report: &Report<'_>) -> Result<Vec<u8>, ReportError> {
         let mut out = Vec::new();
@@ -126,7 +126,7 @@ impl Exporter<Report<'_>> for ConversationsCsv {
 pub enum CsvRows<'a> {
     /// Made from these records, held in memory.
     Records(&'a [ConversationRecord]),
-    /// Already written a cell at a time ([`CsvCells`]).
+    /// Already written a part at a time ([`CsvCells`]).
     Written(&'a WrittenCsv),
 }
 
@@ -151,9 +151,10 @@ pub fn write_conversations_csv(
     })
 }
 
-/// `conversations.csv` written a cell (a suite's model) at a time into a file of its own, cells
-/// in (suite, model) order: the rows come out as [`write_conversations_csv`] sorts them, and no
-/// more than a cell's records need be held. The file is removed when the value drops.
+/// `conversations.csv` written a cell (a suite's model), or a part of one holding whole tasks, at
+/// a time into a file of its own, in (suite, model, task) order: the rows come out as
+/// [`write_conversations_csv`] sorts them, and no more than a part's records need be held. The
+/// file is removed when the value drops.
 pub struct CsvCells {
     path: PathBuf,
     writer: ::csv::Writer<std::io::BufWriter<std::fs::File>>,
@@ -173,9 +174,10 @@ impl CsvCells {
         })
     }
 
-    /// Writes the rows of one cell's records (any order in).
-    pub fn add_cell(&mut self, cell: &[&ConversationRecord]) -> Result<(), ReportError> {
-        write_rows(&mut self.writer, cell.to_vec()).map_err(|e| named(&self.path, e))
+    /// Writes the rows of one cell's records, or of one part of them holding whole tasks (any
+    /// order in).
+    pub fn add(&mut self, part: &[&ConversationRecord]) -> Result<(), ReportError> {
+        write_rows(&mut self.writer, part.to_vec()).map_err(|e| named(&self.path, e))
     }
 
     /// The file, every row written.

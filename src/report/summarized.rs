@@ -1,7 +1,7 @@
-//! A run read and summarized one cell at a time for the report files: the summary
+//! A run read and summarized a cell, or a task of one, at a time for the report files: the summary
 //! ([`SummaryBuilder`]), `conversations.csv` ([`CsvCells`]) and the charts' observations
 //! ([`ObservationSums`]) are each fed the same cells in turn, so a large run's records are held
-//! one cell at a time ([`CellRun`]). `passk report` and the `report_scale` bench read runs this
+//! one task of a cell at a time ([`CellRun`]). `passk report` and the `report_scale` bench read runs this
 //! way.
 
 use super::ReportError;
@@ -11,11 +11,12 @@ use crate::analysis::{AnalysisOptions, Cell, CellRun, RecordsError, Summary, Sum
 use crate::runner::record::{Manifest, Record};
 use std::path::Path;
 
-/// The spill file of a large run's stripped records while a report is made, inside the report
-/// folder (named by [`super::temp_name`]).
-const CELL_RECORDS: &str = "cell-records";
+/// The spill file of a large run's stripped records while it is read: inside the report folder
+/// for a report, beside the records for `passk run`'s closing table (named by
+/// [`super::temp_name`]).
+pub const CELL_RECORDS: &str = "cell-records";
 
-/// The rows of conversations.csv while a report is made, written a cell at a time, inside the
+/// The rows of conversations.csv while a report is made, written a part at a time, inside the
 /// report folder (named by [`super::temp_name`]; the CSV's own temporary file has another name).
 const CSV_ROWS: &str = "conversation-rows";
 
@@ -51,7 +52,7 @@ impl SummarizedRun {
     /// Reads the run in `run_dir`, showing `observe` every whole record in file order, and
     /// summarizes it with the options `options` makes of its manifest; the files set aside while
     /// reading go to `out_dir`. A run whose record files are over `hold_up_to` bytes is read back
-    /// from disk one cell at a time.
+    /// from disk a task at a time.
     pub fn read(
         run_dir: &Path,
         out_dir: &Path,
@@ -69,13 +70,13 @@ impl SummarizedRun {
         let superseded = run.read_cells(|cell| -> Result<(), SummarizeError> {
             match cell {
                 Cell::Conversations(records) => {
-                    summary.add_cell(records.iter().copied());
+                    summary.add_conversations(records.iter().copied());
                     observations.add_conversations(&run.shape, records);
-                    csv.add_cell(records)?;
+                    csv.add(records)?;
                     conversations += records.len();
                 }
                 Cell::Router(records) => {
-                    summary.add_router_model(records.iter().copied());
+                    summary.add_router(records.iter().copied());
                     observations.add_router(records);
                 }
             }

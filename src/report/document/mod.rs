@@ -113,9 +113,9 @@ impl<'a> Report<'a> {
         }
     }
 
-    /// Bundles a run read a cell at a time (`analysis::CellRun`): its summary, the count of
-    /// its conversation records, `conversations.csv` as written cell by cell and the
-    /// observations summed the same way; `notes` go to the warnings section.
+    /// Bundles a run read a cell, or a task of one, at a time (`analysis::CellRun`): its
+    /// summary, the count of its conversation records, `conversations.csv` as written part by
+    /// part and the observations summed the same way; `notes` go to the warnings section.
     pub fn of_cells(
         manifest: &'a Manifest,
         summary: &'a Summary,

@@ -56,9 +56,9 @@ impl Observations {
     }
 }
 
-/// [`Observations`] fed records a cell at a time, in any order: each graded conversation's
-/// latency by configuration and model, and, when the run has GPU utilization readings, every
-/// timed call's point.
+/// [`Observations`] fed records a cell, or a task of one, at a time, in any order: each graded
+/// conversation's latency by configuration and model, and, when the run has GPU utilization
+/// readings, every timed call's point.
 #[derive(Debug, Clone, Default)]
 pub struct ObservationSums {
     gpu: bool,

@@ -5,6 +5,7 @@
 
 use super::detail::{SharedTexts, router_line, trial_line};
 use crate::analysis::Summary;
+use crate::numbered::Numbered;
 use crate::report::ReportError;
 use crate::runner::record::{ConversationRecord, Mode, Outcome, Record, TrialKey};
 use crate::spill::{LineRef, LineSpill, SpilledLines};
@@ -39,8 +40,7 @@ const ROUTER_CONFIG: &str = "router";
 /// to its names by number, so a run of 100,000 trials holds some thousands of strings, not 400,000.
 #[derive(Debug, Default)]
 struct Names {
-    ids: HashMap<Rc<str>, u32>,
-    names: Vec<Rc<str>>,
+    names: Numbered<Rc<str>>,
     /// Each distinct [`Levels`] of the trials, numbered the same way.
     level_ids: HashMap<Levels, u32>,
     levels: Vec<Levels>,
@@ -49,18 +49,11 @@ struct Names {
 impl Names {
     /// The number of `name`, given it if new.
     fn id(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
-            return id;
-        }
-        let id = u32::try_from(self.names.len()).expect("fewer than 2^32 names");
-        let name: Rc<str> = Rc::from(name);
-        self.names.push(Rc::clone(&name));
-        self.ids.insert(name, id);
-        id
+        self.names.id(name)
     }
 
     fn name(&self, id: u32) -> &str {
-        &self.names[id as usize]
+        self.names.get(id).expect("a numbered name")
     }
 
     /// The number of `levels`, given it if new.
