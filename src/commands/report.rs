@@ -5,7 +5,7 @@
 
 use crate::cli::{ExportArgs, ReportArgs};
 use anyhow::Context;
-use passk::analysis::{AnalysisOptions, HOLD_UP_TO, load_run, summarize};
+use passk::analysis::{AnalysisOptions, CellRun, HOLD_UP_TO, load_run};
 use passk::report::charts::{Chart, charts};
 use passk::report::csv::ConversationsCsv;
 use passk::report::document::{self, Report};
@@ -13,7 +13,7 @@ use passk::report::html::report::write_report_page;
 use passk::report::html::transcripts;
 use passk::report::html::trials::TrialSet;
 use passk::report::json::JsonExporter;
-use passk::report::summarized::SummarizedRun;
+use passk::report::summarized::{CELL_RECORDS, SummarizedRun};
 use passk::report::{
     CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_DIR, REPORT_MD,
     ReportError, SUMMARY_JSON, chart_files,
@@ -89,11 +89,16 @@ struct PageArgs<'a> {
     hold_records_mib: u64,
 }
 
-/// The terminal table of the run in `run_dir` (what `passk report` prints), writing no file.
+/// The terminal table of the run in `run_dir` (what `passk report` prints), writing no report
+/// file; a large run's stripped records are set aside beside them while it is read, as
+/// `passk report` does, and removed.
 pub(super) fn table(run_dir: &Path, resamples: usize) -> anyhow::Result<String> {
-    let run = load_run(run_dir).with_context(|| format!("reading run {}", run_dir.display()))?;
-    let opts = options(&run.manifest, resamples);
-    let summary = summarize(&run.manifest, &run.conversations, &run.router, &opts);
+    let spill = run_dir.join(passk::report::temp_name(CELL_RECORDS));
+    let read = || -> Result<_, passk::analysis::RecordsError> {
+        let run = CellRun::read(run_dir, HOLD_UP_TO, &spill, &mut |_| {})?;
+        run.summarize(&options(&run.manifest, resamples))
+    };
+    let (summary, _) = read().with_context(|| format!("reading run {}", run_dir.display()))?;
     Ok(document::terminal_table(&summary))
 }
 
@@ -146,7 +151,7 @@ fn generate(
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     // One pass over the records: each record's line for report.html is made as it is read and
     // set aside on disk, while the statistics keep the records without their text (or, for a
-    // large run, set those aside too, to read back one cell at a time).
+    // large run, set those aside too, to read back a task at a time).
     let lines = out_dir.join(passk::report::temp_name(TRIAL_LINES));
     let spill = LineSpill::create(&lines).map_err(|source| ReportError::Io {
         path: lines.clone(),
