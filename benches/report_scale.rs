@@ -4,10 +4,10 @@
 //! report.html and its transcript files) in a fresh process each, as `passk report` does, which
 //! prints its wall and CPU time, peak resident memory and the page's size. Memory should grow with
 //! the calls the statistics need, not with conversation text, and for a large run with the
-//! largest cell (a suite's model), not with the run: the records are read once, each trial's page
-//! line made as it is read and set aside on disk, its transcript, end state and replies then
-//! dropped; a run over 64 MiB of records sets the rest aside too and is summarized one cell at a
-//! time (`report::summarized`); and the page is written as it is made. Where Chromium is on `PATH`, each
+//! largest task, not with the run: the records are read once, each trial's page line made as it
+//! is read and set aside on disk, its transcript, end state and replies then dropped; a run over
+//! 8 MiB of records sets the rest aside too and is summarized a task at a time, as running
+//! totals (`report::summarized`); and the page is written as it is made. Where Chromium is on `PATH`, each
 //! report.html is then opened in headless Chromium, which reports the time until the page is
 //! drawn and the time to open a failing cell (its transcript file loaded, for a large run).
 //!
@@ -199,9 +199,12 @@ fn measure(dir: &Path) -> Result<()> {
         INLINE_MAX_BYTES,
     )?;
     phase("page written");
+    // The CSV is streamed, as `passk report` copies it to its file, not rendered in memory.
+    let mut csv = ByteCount(0);
+    ConversationsCsv.write_to(&report, &mut csv)?;
     let bytes = markdown.len()
         + serde_json::to_vec(summary)?.len()
-        + ConversationsCsv.render(&report)?.len()
+        + csv.0
         + charts.iter().map(|c| c.svg.len()).sum::<usize>();
     phase("other files rendered");
     page.commit()?;
@@ -215,6 +218,20 @@ fn measure(dir: &Path) -> Result<()> {
         dir_mb(&out_dir.join(TRANSCRIPTS_DIR)),
     );
     Ok(())
+}
+
+/// A writer that only counts the bytes written to it.
+struct ByteCount(usize);
+
+impl Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A file's size, MB (0 when absent).
