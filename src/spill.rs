@@ -1,7 +1,7 @@
 //! Lines set aside on disk as they are made and read back by where they lie, in any order: memory
 //! holds where each line is, not the line. A report sets aside `report.html`'s trial lines (each
 //! record's line written once, while the records are read for the statistics, and read back in
-//! the grid's order) and a large run's stripped records (read back one cell at a time).
+//! the grid's order) and a large run's stripped records (read back a task at a time).
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
