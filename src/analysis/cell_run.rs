@@ -1,4 +1,4 @@
-//! A run read for a summary made one cell at a time ([`SummaryBuilder`](super::SummaryBuilder)).
+//! A run read for a summary made a cell, or a task of one, at a time ([`SummaryBuilder`]).
 //!
 //! The records are read once in file order: each whole record is shown to an observer (the
 //! report page's transcripts), its grader digest and its place in the run's [`Shape`] are noted,
