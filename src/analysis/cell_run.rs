@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 /// (3.4 MB at most).
 pub const HOLD_UP_TO: u64 = 8 << 20;
 
-/// A run as read for a summary made cell by cell.
+/// A run as read for a summary made a cell, or a task of one, at a time.
 #[derive(Debug)]
 pub struct CellRun {
     /// The run directory.
@@ -247,7 +247,7 @@ impl CellRun {
         Ok(run)
     }
 
-    /// Whether the records are held in memory (rather than read back cell by cell).
+    /// Whether the records are held in memory (rather than read back a task at a time).
     pub fn is_held(&self) -> bool {
         matches!(self.records, Records::Held { .. })
     }

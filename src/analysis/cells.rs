@@ -471,7 +471,7 @@ fn played<'c>(manifest: &'c Manifest, c: &'c ConversationRecord) -> PlayedTrial<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixtures::varied_run;
+    use crate::analysis::fixtures::{timed_call, varied_run};
 
     #[test]
     fn cells_fed_in_file_order_give_the_summary_of_the_sorted_records() {
@@ -550,9 +550,59 @@ mod tests {
         builder.finish()
     }
 
+    /// Gives `convs` what `varied_run` lacks: several calls, Ollama's durations, GPU and
+    /// server-process readings (energy missing on some calls of one model), retried calls and
+    /// router calls in front of the agent.
+    fn with_every_reading(convs: &mut [ConversationRecord]) {
+        use crate::runner::record::{GpuWindow, Node};
+        use crate::wire::outcome::{Attempt, CallOutcome};
+        for (i, c) in convs.iter_mut().enumerate() {
+            let f = i as f64;
+            let mut second = timed_call(100 + i as u64, 3 + i as u64 % 4, 0.05 + f / 100.0);
+            if i % 5 == 0 {
+                let attempt = |outcome, elapsed_ms| Attempt {
+                    outcome,
+                    status: None,
+                    error: None,
+                    elapsed_ms,
+                };
+                second.attempts = Box::new([
+                    attempt(CallOutcome::Transport, 12.5 + f),
+                    attempt(CallOutcome::Ok, 40.0),
+                ]);
+            }
+            c.calls.push(second);
+            if c.router_in_front {
+                let mut r = timed_call(30, 2, 0.01 + f / 1000.0);
+                r.node = Node::Router;
+                r.predicted = (i % 3 != 0).then(|| "order_status".into());
+                c.calls.insert(0, r);
+            }
+            let energy = c.model != "m:3b" || i % 4 != 0;
+            for (j, x) in c.calls.iter_mut().enumerate() {
+                x.timings.load_duration = Some(1_000_000 * (i % 3) as u64).into();
+                x.timings.prompt_eval_duration = Some(20_000_000 + 1_000 * i as u64).into();
+                x.timings.eval_duration = Some(30_000_000 + 7_000 * j as u64).into();
+                x.timings.prompt_eval_cached_count = Some(i as u64 % 5).into();
+                x.gpu = Some(Box::new(GpuWindow {
+                    samples: 2,
+                    util_mean: Some(f * 1.7 % 100.0),
+                    util_max: Some(f * 3.1 % 100.0),
+                    mem_used_mib: Some(1000.0 + f),
+                    power_w: Some(80.0 + f / 3.0),
+                    energy_j: energy.then_some(f / 7.0),
+                    server_cpu_pct: Some(f / 9.0),
+                    server_rss_mib: Some(500.0 - f),
+                    ..GpuWindow::default()
+                }));
+            }
+        }
+    }
+
     #[test]
     fn cells_fed_a_task_at_a_time_give_the_summary_of_the_whole_cells() {
-        let (manifest, convs, router) = varied_run();
+        let (manifest, mut convs, router) = varied_run();
+        with_every_reading(&mut convs);
         let opts = AnalysisOptions {
             resamples: 200,
             ..AnalysisOptions::default()
@@ -560,6 +610,11 @@ mod tests {
         let whole = crate::analysis::summarize(&manifest, &convs, &router, &opts);
         let parts = fed_in_parts(&manifest, &convs, &router, &opts);
         assert!(whole.groups.values().any(|g| g.models.len() == 3));
+        let models = || whole.groups.values().flat_map(|g| g.models.values());
+        assert!(models().any(|m| m.gpu.as_ref().is_some_and(|g| g.energy_j.is_some())));
+        assert!(models().any(|m| m.gpu.as_ref().is_some_and(|g| g.energy_j.is_none())));
+        assert!(models().any(|m| m.pipeline.is_some() && m.server_process.is_some()));
+        assert!(models().any(|m| m.latency.fit.is_some() && m.calls.retries > 0));
         assert_eq!(
             serde_json::to_string(&parts).expect("json"),
             serde_json::to_string(&whole).expect("json")

@@ -104,6 +104,8 @@ impl GpuSums {
 }
 
 /// The readings over these calls; `None` when no call carries a GPU reading.
+/// For the tests: the running totals fed these records.
+#[cfg(test)]
 pub fn gpu_summary<'a>(
     calls: impl IntoIterator<Item = &'a CallRecord>,
     passes: usize,

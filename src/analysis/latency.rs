@@ -172,6 +172,8 @@ impl FitPoints {
 }
 
 /// The latency fit over the calls that have a latency; `None` when it cannot be fitted.
+/// For the tests: the running totals fed these records.
+#[cfg(test)]
 pub fn latency_fit<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<LatencyFit> {
     let mut points = FitPoints::default();
     calls.into_iter().for_each(|c| points.add(c));
@@ -201,6 +203,8 @@ pub struct ServerSplit {
 }
 
 /// The split over calls with latency and both durations; `None` when no call has them.
+/// For the tests: the running totals fed these records.
+#[cfg(test)]
 pub fn server_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Option<ServerSplit> {
     let mut sums = SplitSums::default();
     for c in calls {
@@ -209,11 +213,12 @@ pub fn server_split<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Opti
     sums.split()
 }
 
-/// [`server_split`] fed one call at a time: what it keeps of each call with latency and both
-/// durations (two figures for the mean and median, and the token and duration sums).
+/// Ollama's split of a model's latency ([`ServerSplit`]), fed one call at a time: what it keeps
+/// of each call with latency and both durations (the model time's running mean, each call's
+/// overhead for its mean and median, and the token and duration sums).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SplitSums {
-    model: Vec<f64>,
+    model: RunningMean,
     overhead: Vec<f64>,
     out_tok: u64,
     in_tok: u64,
@@ -234,7 +239,7 @@ impl SplitSums {
             return;
         };
         let m = pe as f64 / 1e9 + ev as f64 / 1e9;
-        self.model.push(m);
+        self.model.add(m);
         self.overhead.push(lat - m);
         self.out_tok += c.output_tokens();
         self.in_tok += c.input_tokens();
@@ -250,8 +255,8 @@ impl SplitSums {
     pub fn split(&self) -> Option<ServerSplit> {
         let every_cached_count = !self.missing_cached_count;
         Some(ServerSplit {
-            calls: self.model.len(),
-            model_s_per_call: mean(&self.model)?,
+            calls: self.model.count(),
+            model_s_per_call: self.model.mean()?,
             overhead_s_per_call: mean(&self.overhead)?,
             overhead_s_p50: percentile(&self.overhead, 50.0)?,
             decode_tokens_per_s: (self.eval_ns > 0)

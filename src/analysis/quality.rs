@@ -66,6 +66,8 @@ impl FourStateSums {
 
 /// The four-state table over graded conversations; tasks in `toolless_tasks` are left out of the
 /// steps per correct answer.
+/// For the tests: the running totals fed these records.
+#[cfg(test)]
 pub fn four_state(convs: &[&ConversationRecord], toolless_tasks: &BTreeSet<String>) -> FourState {
     let mut f = FourStateSums::default();
     convs.iter().for_each(|c| f.add(c, toolless_tasks));

@@ -96,8 +96,12 @@ impl RouterSums {
         self.tokens.add(blended(input, output, w));
         if let Some(l) = r.call.latency_s() {
             self.latencies.push(l);
-            // The first of equally fast calls, as `min_by`.
-            if self.fastest.as_ref().is_none_or(|f| l < f.latency_s) {
+            // The first of equally fast calls, in `total_cmp`'s order, as `min_by` chose it.
+            if self
+                .fastest
+                .as_ref()
+                .is_none_or(|f| f.latency_s.total_cmp(&l).is_gt())
+            {
                 self.fastest = Some(FastestCall {
                     latency_s: l,
                     input_tokens: input,
@@ -142,6 +146,8 @@ impl RouterSums {
 }
 
 /// Standalone router summary of one model's records.
+/// For the tests: the running totals fed these records.
+#[cfg(test)]
 pub fn router_summary(records: &[&RouterRecord], w: f64) -> RouterSummary {
     let mut sums = RouterSums::default();
     records.iter().for_each(|r| sums.add(r, w));
@@ -246,6 +252,8 @@ impl PipelineSums {
 
 /// The pipeline view; `None` when no router call was made in front of the agent.
 /// `orchestrator_tokens` and `orchestrator_latency_s` are the agent's totals over `convs`.
+/// For the tests: the running totals fed these records.
+#[cfg(test)]
 pub fn pipeline(
     convs: &[&ConversationRecord],
     w: f64,

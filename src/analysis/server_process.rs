@@ -56,6 +56,8 @@ impl ServerProcessSums {
 }
 
 /// The server-process readings over these calls; `None` when no call carries one.
+/// For the tests: the running totals fed these records.
+#[cfg(test)]
 pub fn server_process_summary<'a>(
     calls: impl IntoIterator<Item = &'a CallRecord>,
 ) -> Option<ServerProcessSummary> {

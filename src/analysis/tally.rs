@@ -4,7 +4,7 @@
 
 use super::bootstrap::IdTotals;
 use super::cost::{CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, cached_calls, per_success};
-use super::latency::{FitPoints, SplitSums, mean, percentile};
+use super::latency::{FitPoints, RunningMean, SplitSums, mean, percentile};
 use super::router::router_in_front_totals;
 use super::summary::{ContextPoint, Latency, Tokens};
 use crate::runner::record::ConversationRecord;
@@ -30,10 +30,10 @@ pub(super) struct Tally {
     cached: f64,
     /// Latency of each conversation that has one (sum of its calls).
     conversation_latency: Vec<f64>,
-    /// Latency of each orchestrator call.
-    call_latency: Vec<f64>,
-    /// Input tokens of the j-th orchestrator call, per conversation.
-    growth: BTreeMap<usize, Vec<f64>>,
+    /// Latency of the orchestrator calls.
+    call_latency: RunningMean,
+    /// Input tokens of the j-th orchestrator call, over the conversations that reached it.
+    growth: BTreeMap<usize, RunningMean>,
     /// The orchestrator calls the latency fit reads.
     fit: FitPoints,
     /// Ollama's split of the orchestrator calls' latency.
@@ -54,7 +54,7 @@ impl Tally {
             blended: 0.0,
             cached: 0.0,
             conversation_latency: Vec::new(),
-            call_latency: Vec::new(),
+            call_latency: RunningMean::default(),
             growth: BTreeMap::new(),
             fit: FitPoints::default(),
             split: SplitSums::default(),
@@ -111,7 +111,7 @@ impl Tally {
             self.growth
                 .entry(j)
                 .or_default()
-                .push(x.input_tokens() as f64);
+                .add(x.input_tokens() as f64);
         }
     }
 
@@ -123,7 +123,7 @@ impl Tally {
         if !lats.is_empty() {
             self.conversation_latency.push(lats.iter().sum::<f64>());
         }
-        self.call_latency.extend(lats);
+        lats.into_iter().for_each(|l| self.call_latency.add(l));
         for x in c.orchestrator_calls() {
             self.fit.add(x);
             self.split.add(x);
@@ -158,8 +158,8 @@ impl Tally {
     pub(super) fn latency(&self, every_attempt_s: f64, passes: usize) -> Latency {
         let lat = &self.conversation_latency;
         Latency {
-            calls: self.call_latency.len(),
-            per_call_mean_s: mean(&self.call_latency),
+            calls: self.call_latency.count(),
+            per_call_mean_s: self.call_latency.mean(),
             conversation_mean_s: mean(lat),
             conversation_p50_s: percentile(lat, 50.0),
             conversation_p95_s: percentile(lat, 95.0),
@@ -178,11 +178,11 @@ impl Tally {
     pub(super) fn context_growth(&self) -> BTreeMap<usize, ContextPoint> {
         self.growth
             .iter()
-            .filter(|(_, v)| v.len() >= 5)
+            .filter(|(_, v)| v.count() >= 5)
             .filter_map(|(j, v)| {
                 let point = ContextPoint {
-                    mean_input_tokens: mean(v)?,
-                    conversations: v.len(),
+                    mean_input_tokens: v.mean()?,
+                    conversations: v.count(),
                 };
                 Some((*j, point))
             })

@@ -46,6 +46,8 @@ impl OutcomeCounts {
     }
 
     /// Counts of these outcomes.
+    /// For the tests: the running totals fed these records.
+    #[cfg(test)]
     pub fn of(outcomes: impl IntoIterator<Item = Outcome>) -> Self {
         let mut c = OutcomeCounts::default();
         for o in outcomes {
@@ -118,6 +120,8 @@ impl CallBuckets {
 }
 
 /// Buckets of these calls.
+/// For the tests: the running totals fed these records.
+#[cfg(test)]
 pub fn call_buckets<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> CallBuckets {
     let mut b = CallBuckets::default();
     calls.into_iter().for_each(|c| b.add(c));
@@ -147,6 +151,8 @@ impl FailureModes {
 }
 
 /// Failure modes over graded conversations (passes are skipped).
+/// For the tests: the running totals fed these records.
+#[cfg(test)]
 pub fn failure_modes(convs: &[&ConversationRecord]) -> FailureModes {
     let mut f = FailureModes::default();
     convs.iter().for_each(|c| f.add(c));

@@ -1,7 +1,7 @@
-//! A run read and summarized a cell, or a task of one, at a time for the report files: the summary
-//! ([`SummaryBuilder`]), `conversations.csv` ([`CsvCells`]) and the charts' observations
-//! ([`ObservationSums`]) are each fed the same cells in turn, so a large run's records are held
-//! one task of a cell at a time ([`CellRun`]). `passk report` and the `report_scale` bench read runs this
+//! A run read and summarized for the report files, a cell or a task of one at a time: the
+//! summary ([`SummaryBuilder`]), `conversations.csv` ([`CsvCells`]) and the charts' observations
+//! ([`ObservationSums`]) are each fed the same parts in turn, so a large run's records are held
+//! one task at a time ([`CellRun`]). `passk report` and the `report_scale` bench read runs this
 //! way.
 
 use super::ReportError;
