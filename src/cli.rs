@@ -418,7 +418,7 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "MIB", default_value_t = 16)]
     pub inline_transcripts_mib: u64,
     /// The statistics hold a run's records in memory when its record files are at most this many
-    /// MiB; a larger run is read back from disk one cell (a suite's model) at a time (0: always)
+    /// MiB; a larger run's are set aside on disk and read back a task at a time (0: always)
     #[arg(long, value_name = "MIB", default_value_t = passk::analysis::HOLD_UP_TO >> 20)]
     pub hold_records_mib: u64,
     /// Extra exports.
