@@ -48,9 +48,36 @@ pub struct CellRun {
     pub grader_digests: BTreeSet<String>,
     /// Whether any call has a GPU utilization reading (superseded records included).
     pub gpu_utilization: bool,
+    /// When the calls ran (superseded records included).
+    pub call_times: CallTimes,
     /// Torn last lines skipped (at most one per file).
     pub torn_lines: usize,
     records: Records,
+}
+
+/// How many calls have a start time, and the span they ran in: what a timeline of the calls
+/// needs to know before it is fed them in any order.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CallTimes {
+    /// Calls with a start time.
+    pub calls: usize,
+    /// The earliest start, Unix milliseconds.
+    pub first_ms: Option<u64>,
+    /// The latest end (start plus wall time), Unix milliseconds.
+    pub last_end_ms: f64,
+}
+
+impl CallTimes {
+    /// Notes a call (one without a start time is not counted).
+    pub fn add(&mut self, c: &CallRecord) {
+        let Some(start) = c.started_unix_ms.get() else {
+            return;
+        };
+        self.calls += 1;
+        self.first_ms = Some(self.first_ms.map_or(start, |f| f.min(start)));
+        let end = start as f64 + 1000.0 * c.wall_s.get().unwrap_or(0.0).max(0.0);
+        self.last_end_ms = self.last_end_ms.max(end);
+    }
 }
 
 /// Records as [`CellRun::read_cells`] hands them over: a whole cell, or a part of one.
@@ -219,6 +246,7 @@ impl CellRun {
             shape: Shape::default(),
             grader_digests: BTreeSet::new(),
             gpu_utilization: false,
+            call_times: CallTimes::default(),
             torn_lines: 0,
             records,
         };
@@ -260,10 +288,12 @@ impl CellRun {
             Record::Conversation(c) => {
                 self.shape.add_conversation(manifest, c);
                 self.gpu_utilization |= c.calls.iter().any(CallRecord::has_gpu_utilization);
+                c.calls.iter().for_each(|x| self.call_times.add(x));
             }
             Record::Router(r) => {
                 self.shape.add_router(manifest, r);
                 self.gpu_utilization |= r.call.has_gpu_utilization();
+                self.call_times.add(&r.call);
             }
         }
         match (&mut self.records, record) {

@@ -47,7 +47,7 @@ pub mod taxonomy;
 pub mod tools_add;
 
 pub use crate::records_error::RecordsError;
-pub use cell_run::{Cell, CellRun, HOLD_UP_TO};
+pub use cell_run::{CallTimes, Cell, CellRun, HOLD_UP_TO};
 pub use cells::{Shape, SummaryBuilder};
 pub use compare::{RunComparison, compare};
 pub use load::{Keep, Run, grader_digests, load_run, load_run_keeping};

@@ -8,7 +8,7 @@
 
 use super::chart_files;
 use super::document::{Report, group_models, opt, primary_group, tokens};
-use super::number::{NOT_AVAILABLE, ci_ratio, counted, percent, ratio};
+use super::number::{NOT_AVAILABLE, ci_ratio, counted, number, percent, ratio, seconds};
 use super::svg::{
     self, Bar, BarChart, BarSeries, DistributionChart, Heatmap, HeatmapPanel, Labels, LineChart,
     Marks, Reference, Sample, Series, StackedBars, StackedRow, XBand,
@@ -568,6 +568,14 @@ pub fn failure_buckets(r: &Report) -> StackedBars {
 /// The calls' mean GPU utilization over the run, each model's loaded interval shaded.
 pub fn gpu_utilization(r: &Report) -> LineChart {
     let timeline = &r.observations.gpu_timeline;
+    // A point is a stretch of the run rather than a call: its length, in ms below a second.
+    let stretch = r.observations.gpu_stretch_s.map(|w| {
+        if w < 1.0 {
+            format!("{} ms", number(w * 1000.0, 2))
+        } else {
+            seconds(w)
+        }
+    });
     let has_util = timeline.iter().any(|p| p.util_pct.is_some());
     let points: Vec<(f64, f64)> = if has_util {
         timeline
@@ -606,14 +614,21 @@ pub fn gpu_utilization(r: &Report) -> LineChart {
                 "GPU utilization, %",
             )
             .with_caption(format!(
-                "run {} · every configuration · n = {} with a GPU sample",
+                "run {} · every configuration · n = {} with a GPU sample{}",
                 r.manifest.run_id,
-                counted(
-                    timeline.iter().filter(|p| p.util_pct.is_some()).count(),
-                    "call"
-                )
+                counted(timeline.iter().map(|p| p.calls_with_sample).sum(), "call"),
+                stretch
+                    .as_ref()
+                    .map_or(String::new(), |w| format!(" · a point per model per {w}")),
             )),
-            vec![Series::new("mean utilization per call", points)],
+            vec![Series::new(
+                if stretch.is_some() {
+                    "mean utilization per stretch"
+                } else {
+                    "mean utilization per call"
+                },
+                points,
+            )],
         )
     }
 }

@@ -64,7 +64,7 @@ impl SummarizedRun {
         let run = CellRun::read(run_dir, hold_up_to, &spill, observe)?;
         let opts = options(&run.manifest);
         let mut summary = SummaryBuilder::new(&run.manifest, run.shape.clone(), &opts);
-        let mut observations = ObservationSums::new(run.gpu_utilization);
+        let mut observations = ObservationSums::new(run.gpu_utilization, run.call_times);
         let mut csv = CsvCells::create(&out_dir.join(super::temp_name(CSV_ROWS)))?;
         let mut conversations = 0;
         let superseded = run.read_cells(|cell| -> Result<(), SummarizeError> {

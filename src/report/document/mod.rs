@@ -53,7 +53,7 @@ pub use format::{NO_CORRECT, ci_points, opt, per_success, points, rate, short_di
 pub(crate) use group::group_notes;
 pub use group::{group_models, group_order, ordered_groups, primary_group};
 pub(crate) use headline::headline;
-pub use observations::{GpuPoint, ObservationSums, Observations};
+pub use observations::{GpuPoint, ObservationSums, Observations, TIMELINE_POINTS};
 pub use terminal::terminal_table;
 pub(crate) use title::{first_tool_call_forced, title};
 pub(crate) use warnings::warnings;
