@@ -1,5 +1,6 @@
 //! Report generation at scale: the records of a calibration-sized oracle run (two models, store +
-//! router + triage, k = 5), replicated 1x, 10x and 100x under new task ids, are read, summarized
+//! router + triage, k = 5), replicated 1x, 10x and 100x under new task ids (and 100x again with
+//! a GPU reading on every call, as a machine with NVML records them), are read, summarized
 //! (10,000 bootstrap resamples) and rendered (report.md, summary.json, conversations.csv, charts,
 //! report.html and its transcript files) in a fresh process each, as `passk report` does, which
 //! prints its wall and CPU time, peak resident memory and the page's size. Memory should grow with
@@ -28,7 +29,7 @@ use passk::report::html::trials::TrialSet;
 use passk::report::summarized::SummarizedRun;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
-use passk::runner::record::Record;
+use passk::runner::record::{CallRecord, GpuWindow, Record};
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::spill::LineSpill;
 use passk::suite::Domain;
@@ -50,19 +51,22 @@ fn main() -> Result<()> {
     generate(&base)?;
     let browser = find_chromium();
     println!(
-        "scale  conversations  model calls  seconds  CPU seconds  peak RSS (MiB)  report.html (MB)  transcripts (MB)  page drawn (ms)  cell opened (ms)"
+        "    scale  conversations  model calls  seconds  CPU seconds  peak RSS (MiB)  report.html (MB)  transcripts (MB)  page drawn (ms)  cell opened (ms)"
     );
-    for scale in [1u32, 10, 100] {
-        let dir = tmp.join(format!("x{scale}"));
-        if scale > 1 {
-            replicate(&base, &dir, scale)?;
+    // The last run is the 100x one with a GPU reading on every call, as a run on a machine with
+    // NVML records them.
+    for (scale, gpu) in [(1u32, false), (10, false), (100, false), (100, true)] {
+        let name = format!("x{scale}{}", if gpu { "-gpu" } else { "" });
+        let dir = tmp.join(&name);
+        if scale > 1 || gpu {
+            replicate(&base, &dir, scale, gpu)?;
         }
         let out = std::process::Command::new(std::env::current_exe()?)
             .args(["measure", &dir.display().to_string()])
             .output()?;
         print!(
-            "{:>5}  {}",
-            format!("{scale}x"),
+            "{:>9}  {}",
+            format!("{scale}x{}", if gpu { " gpu" } else { "" }),
             String::from_utf8_lossy(&out.stdout).trim_end()
         );
         println!("  {}", in_browser(browser.as_deref(), &dir));
@@ -118,8 +122,9 @@ fn generate(dir: &Path) -> Result<()> {
 }
 
 /// Copies `base` `times` times over, each copy under new task ids (router: new message indexes),
-/// which the manifest's task lists name, as the record reader checks.
-fn replicate(base: &Path, dir: &Path, times: u32) -> Result<()> {
+/// which the manifest's task lists name, as the record reader checks; with `gpu`, every call
+/// gets a GPU window with every reading.
+fn replicate(base: &Path, dir: &Path, times: u32, gpu: bool) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(base.join("manifest.json"))?)?;
@@ -152,6 +157,15 @@ fn replicate(base: &Path, dir: &Path, times: u32) -> Result<()> {
                 match &mut record {
                     Record::Conversation(c) => c.task = format!("{}~{copy:03}", c.task),
                     Record::Router(r) => r.index += 1000 * copy,
+                }
+                if gpu {
+                    let calls: Vec<&mut CallRecord> = match &mut record {
+                        Record::Conversation(c) => c.calls.iter_mut().collect(),
+                        Record::Router(r) => vec![&mut r.call],
+                    };
+                    for (i, x) in calls.into_iter().enumerate() {
+                        x.gpu = Some(Box::new(gpu_window(copy as usize * 7 + i)));
+                    }
                 }
                 serde_json::to_writer(&mut out, &record)?;
                 out.write_all(b"\n")?;
@@ -218,6 +232,22 @@ fn measure(dir: &Path) -> Result<()> {
         dir_mb(&out_dir.join(TRANSCRIPTS_DIR)),
     );
     Ok(())
+}
+
+/// A GPU window with every reading, its values varying with `i`.
+fn gpu_window(i: usize) -> GpuWindow {
+    let f = (i % 97) as f64;
+    GpuWindow {
+        samples: 3,
+        util_mean: Some(40.0 + f / 2.0),
+        util_max: Some(60.0 + f / 3.0),
+        mem_used_mib: Some(5_000.0 + f),
+        power_w: Some(120.0 + f),
+        energy_j: Some(2.0 + f / 50.0),
+        server_cpu_pct: Some(90.0 + f / 10.0),
+        server_rss_mib: Some(700.0 + f),
+        ..GpuWindow::default()
+    }
 }
 
 /// A writer that only counts the bytes written to it.
