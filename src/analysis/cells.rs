@@ -86,14 +86,14 @@ impl Shape {
 
     /// The key of a conversation's configuration in [`Summary::groups`].
     pub fn key(&self, c: &ConversationRecord) -> String {
-        self.group(c).0
+        group_key(&self.group(c))
     }
 
-    /// The key of a conversation's configuration and the configuration's identity, its figures
-    /// empty: suite, mode, and, where the run varied them, the call cap, the prompt variant, the
-    /// tool docs variant and the router in front (the toolless baseline plays one cell of a
-    /// factorial, so only its cap can vary). Keys read `store/prompt=strict/docs=bare/router=on/cap=4`.
-    fn group(&self, c: &ConversationRecord) -> (String, GroupSummary) {
+    /// The identity of a conversation's configuration, its figures empty: suite, mode, and, where
+    /// the run varied them, the call cap, the prompt variant, the tool docs variant and the
+    /// router in front (the toolless baseline plays one cell of a factorial, so only its cap can
+    /// vary).
+    fn group(&self, c: &ConversationRecord) -> GroupSummary {
         let several = self.caps.get(&c.suite).is_some_and(|s| s.len() > 1);
         let agent = c.mode == Mode::Agent;
         let tool_docs = (agent && self.docs.len() > 1)
@@ -101,36 +101,40 @@ impl Shape {
             .flatten();
         let router_in_front = (agent && self.routers.len() > 1).then_some(c.router_in_front);
         let prompt = (agent && self.prompts.len() > 1).then(|| c.prompt_variant());
-        let call_cap = several.then_some(c.call_cap);
-        let mut key = c.suite.clone();
-        if !agent {
-            key.push_str("/toolless");
-        }
-        if let Some(p) = prompt {
-            key.push_str(&format!("/prompt={}", p.as_str()));
-        }
-        if let Some(v) = tool_docs {
-            key.push_str(&format!("/docs={}", v.as_str()));
-        }
-        if let Some(on) = router_in_front {
-            key.push_str(if on { "/router=on" } else { "/router=off" });
-        }
-        if let Some(n) = call_cap {
-            key.push_str(&format!("/cap={n}"));
-        }
-        let group = GroupSummary {
+        GroupSummary {
             suite: c.suite.clone(),
             mode: c.mode,
-            call_cap,
+            call_cap: several.then_some(c.call_cap),
             tool_docs,
             router_in_front,
             prompt,
             models: BTreeMap::new(),
             comparison: None,
             ladder: BTreeMap::new(),
-        };
-        (key, group)
+        }
     }
+}
+
+/// A configuration's key in [`Summary::groups`]: its suite, then each level it names, as in
+/// `store/prompt=strict/docs=bare/router=on/cap=4` (`store/toolless` for the toolless baseline).
+fn group_key(g: &GroupSummary) -> String {
+    let mut key = g.suite.clone();
+    if g.mode != Mode::Agent {
+        key.push_str("/toolless");
+    }
+    if let Some(p) = g.prompt {
+        key.push_str(&format!("/prompt={}", p.as_str()));
+    }
+    if let Some(v) = g.tool_docs {
+        key.push_str(&format!("/docs={}", v.as_str()));
+    }
+    if let Some(on) = g.router_in_front {
+        key.push_str(if on { "/router=on" } else { "/router=off" });
+    }
+    if let Some(n) = g.call_cap {
+        key.push_str(&format!("/cap={n}"));
+    }
+    key
 }
 
 /// A configuration's identity and what each of its models left behind.
@@ -234,17 +238,12 @@ impl<'a> SummaryBuilder<'a> {
             if let Some(p) = &mut self.placement {
                 p.add(&played(self.manifest, c));
             }
-            let key = self.shape.key(c);
-            let group = match cell.groups.get_mut(&key) {
-                Some(g) => g,
-                None => {
-                    let (key, group) = self.shape.group(c);
-                    cell.groups
-                        .entry(key)
-                        .or_insert((group, ModelSums::new(self.opts)))
-                }
-            };
-            group.1.add(c);
+            let group = self.shape.group(c);
+            let sums = cell
+                .groups
+                .entry(group_key(&group))
+                .or_insert_with(|| (group, ModelSums::new(self.opts)));
+            sums.1.add(c);
         }
     }
 

@@ -1,7 +1,7 @@
 //! GPU readings per model (new in passk): utilization and memory over the calls' wall intervals,
 //! energy in all and per successful task.
 
-use super::latency::RunningMean;
+use super::latency::{RunningMean, max_with};
 use crate::runner::record::{CallRecord, GpuWindow};
 use serde::{Deserialize, Serialize};
 
@@ -56,13 +56,6 @@ pub struct GpuSums {
     mem_max: Option<f64>,
     power: RunningMean,
     energy: RunningMean,
-}
-
-/// The larger of a running maximum and a value.
-fn max_with(m: &mut Option<f64>, x: Option<f64>) {
-    if let Some(x) = x {
-        *m = Some(m.map_or(x, |m| m.max(x)));
-    }
 }
 
 impl GpuSums {

@@ -9,6 +9,13 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
+/// Raises a running maximum to `x`, when there is one (the first value starts it).
+pub fn max_with(m: &mut Option<f64>, x: Option<f64>) {
+    if let Some(x) = x {
+        *m = Some(m.map_or(x, |m| m.max(x)));
+    }
+}
+
 /// A mean kept as a running sum: [`mean`] of the values added, to the last bit, since the sum
 /// starts at -0.0 and adds in the same order as `Iterator::sum`.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -54,7 +54,16 @@ pub use load::{Keep, Run, grader_digests, load_run, load_run_keeping};
 pub use summary::*;
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The value at `key` in a map keyed by owned strings, made when absent, without copying a key
+/// already there (a record's names are counted once per record, and most are seen before).
+pub(crate) fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_string(), V::default());
+    }
+    map.get_mut(key).expect("just inserted")
+}
 
 /// Settings of one analysis.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,7 +5,6 @@
 //! the last bit: sums add in the same order, and what needs every value (a percentile, the
 //! latency fit) keeps the values.
 
-use super::AnalysisOptions;
 use super::behaviour::BehaviourSums;
 use super::gpu::GpuSums;
 use super::interval;
@@ -16,6 +15,7 @@ use super::server_process::ServerProcessSums;
 use super::summary::{CategorySummary, ModelSummary, ModelWork, pass_hat_k_ci95, rate};
 use super::tally::{Tally, every_attempt_s};
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts};
+use super::{AnalysisOptions, entry};
 use crate::runner::record::ConversationRecord;
 use std::collections::BTreeMap;
 
@@ -184,12 +184,4 @@ impl CategorySums {
             })
             .collect()
     }
-}
-
-/// The value at `key`, made when absent, without copying a key already there.
-fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut V {
-    if !map.contains_key(key) {
-        map.insert(key.to_string(), V::default());
-    }
-    map.get_mut(key).expect("just inserted")
 }

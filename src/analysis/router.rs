@@ -206,15 +206,11 @@ impl PipelineSums {
         for x in c.router_calls() {
             self.calls += 1;
             self.tokens += blended(x.input_tokens(), x.output_tokens(), w);
-            self.latency += x.latency_s().unwrap_or(0.0);
-            x.latency_s().inspect(|&l| self.latencies.add(l));
+            let latency = x.latency_s();
+            self.latency += latency.unwrap_or(0.0);
+            latency.inspect(|&l| self.latencies.add(l));
             let label = x.predicted.as_deref().unwrap_or(UNPARSEABLE_LABEL);
-            match self.labels.get_mut(label) {
-                Some(n) => *n += 1,
-                None => {
-                    self.labels.insert(label.to_string(), 1);
-                }
-            }
+            *super::entry(&mut self.labels, label) += 1;
             self.split.add(x);
         }
     }

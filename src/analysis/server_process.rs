@@ -1,7 +1,7 @@
 //! CPU and memory of the model server's process on this machine (the one listening on the port
 //! passk talked to, and its children), over the calls that carry such readings.
 
-use super::latency::RunningMean;
+use super::latency::{RunningMean, max_with};
 use crate::runner::record::CallRecord;
 use serde::{Deserialize, Serialize};
 
@@ -39,9 +39,7 @@ impl ServerProcessSums {
         }
         self.windows += 1;
         g.server_cpu_pct.inspect(|&x| self.cpu.add(x));
-        if let Some(x) = g.server_rss_mib {
-            self.rss_max = Some(self.rss_max.map_or(x, |m| m.max(x)));
-        }
+        max_with(&mut self.rss_max, g.server_rss_mib);
     }
 
     /// The summary; `None` when no call carried a reading.
