@@ -20,7 +20,7 @@ use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::suite::Domain;
-use passk::wire::stub::{Behaviour, ScriptBook, StubConfig, StubHandle, StubServer};
+use passk_stub::{Behaviour, ScriptBook, StubConfig, StubHandle, StubServer};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};

@@ -33,7 +33,7 @@ use passk::runner::record::{CallRecord, GpuWindow, Record};
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::spill::LineSpill;
 use passk::suite::Domain;
-use passk::wire::stub::{Behaviour, ScriptBook, StubConfig, StubServer};
+use passk_stub::{Behaviour, ScriptBook, StubConfig, StubServer};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

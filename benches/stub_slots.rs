@@ -6,7 +6,7 @@
 use passk::wire::api::{ChatMessage, ChatRequest};
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::outcome::CallOutcome;
-use passk::wire::stub::{Behaviour, ScriptBook, StubConfig, StubServer};
+use passk_stub::{Behaviour, ScriptBook, StubConfig, StubServer};
 use std::time::Instant;
 
 const CLIENTS: usize = 4;

@@ -6,7 +6,7 @@ use passk::suite::{Trajectory, TrajectoryCall, TrajectoryTurn};
 use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::outcome::CallOutcome;
-use passk::wire::stub::{ScriptBook, StubConfig, StubServer};
+use passk_stub::{ScriptBook, StubConfig, StubServer};
 use serde_json::{Value, json};
 use std::time::Duration;
 

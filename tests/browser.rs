@@ -7,7 +7,7 @@ use passk::report::REPORT_DIR;
 use passk::report::html::selftest::{find_chromium, run_selftest};
 use passk::report::html::{COMPARE_HTML, REPORT_HTML};
 use passk::runner::record::Outcome;
-use passk::wire::stub::Behaviour;
+use passk_stub::Behaviour;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -49,7 +49,7 @@ fn run(stub: &Stub, out: &Path, models: &str) {
 #[test]
 fn report_page_loads_transcripts_from_files_beside_it() {
     let Some(browser) = find_chromium() else {
-        eprintln!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
+        util::skip("no chromium on PATH (Debian: apt-get install chromium)");
         return;
     };
     let stub = Stub::start(
@@ -117,7 +117,7 @@ fn report_page_loads_transcripts_from_files_beside_it() {
 #[test]
 fn report_page_shows_a_failing_trial_in_a_real_browser() {
     let Some(browser) = find_chromium() else {
-        eprintln!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
+        util::skip("no chromium on PATH (Debian: apt-get install chromium)");
         return;
     };
     // The stub publishes the suites it loaded, as `passk serve-stub` does: the report is a stub
@@ -218,7 +218,7 @@ fn report_page_shows_a_failing_trial_in_a_real_browser() {
 #[test]
 fn compare_page_sets_the_moved_tasks_side_by_side_in_a_real_browser() {
     let Some(browser) = find_chromium() else {
-        eprintln!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
+        util::skip("no chromium on PATH (Debian: apt-get install chromium)");
         return;
     };
     let tmp = util::tempdir();

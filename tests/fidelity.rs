@@ -9,7 +9,7 @@ use passk::runner::settings::RunSettings;
 use passk::suite::Domain;
 use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
 use passk::wire::client::{Client, ClientConfig};
-use passk::wire::stub::{
+use passk_stub::{
     Behaviour, ModelSpec, PromptCount, STUB_CONTEXT_LENGTH, ScriptBook, StubConfig, StubHandle,
     StubServer,
 };
@@ -1244,7 +1244,7 @@ fn an_unknown_name_is_ollamas_404_and_doctor_suggests_the_nearest_pulled_one() {
         stdout.contains("did you mean qwen2.5-coder:3b?"),
         "{stdout}"
     );
-    let default = passk::wire::stub::StubConfig::default();
+    let default = passk_stub::StubConfig::default();
     assert!(default.spec_for("qwen2.5-coder:3bb").is_none());
 }
 

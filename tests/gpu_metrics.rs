@@ -6,7 +6,7 @@
 use crate::util::exporter::{Answer, Exporter, RECORDED, RECORDED_ENERGY_MJ, with_energy};
 use crate::util::{self, Stub, output, passk};
 use passk::runner::record::{Manifest, Record};
-use passk::wire::stub::Behaviour;
+use passk_stub::Behaviour;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 
 use crate::util::{self, Stub, output, passk};
 use passk::runner::record::{Manifest, Outcome, Record, TrialKey};
-use passk::wire::stub::Behaviour;
+use passk_stub::Behaviour;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Stdio;
@@ -263,7 +263,7 @@ fn a_server_unlike_the_first_is_refused_by_name_before_any_trace() {
         c.build = "pushed-again".into()
     });
     let older = Stub::start(vec![("oracle-a", Behaviour::Oracle.into())], |c| {
-        c.prompt_count = passk::wire::stub::PromptCount::NewOnly
+        c.prompt_count = passk_stub::PromptCount::NewOnly
     });
     let tmp = util::tempdir();
     for (other, what) in [

@@ -1,19 +1,22 @@
-//! Imports point upstream only: every `crate::<stage>` path in library code names its own stage or
-//! one before it in docs/architecture.md's table; the shared vocabulary files at the top of `src/`
-//! (`trace.rs`, `seed.rs`, `sequence.rs`, ...) name no stage at all. Test modules may use any
-//! stage's fixtures, and the binary (`main.rs`, `cli.rs`, `commands/`, ...) is glue that calls
-//! every stage, so neither is checked.
+//! Imports point upstream only: every `crate::<stage>` path in the library (`crates/passk/src/`)
+//! names its own stage or one before it in docs/architecture.md's table; the shared vocabulary
+//! files at the top of the library (`trace.rs`, `seed.rs`, `sequence.rs`, ...) name no stage at
+//! all. Test modules may use any stage's fixtures, and the binary (`src/`) is glue that calls every
+//! stage, so neither is checked. The library cannot reach the stub crate (Cargo refuses the
+//! cycle); within the binary only `serve-stub` and `calibrate` may.
 
 use std::path::{Path, PathBuf};
 
 /// The stages in data-flow order, as the table of docs/architecture.md lists them (each row's
-/// folder, `src/<stage>/` or `src/<stage>/<name>/`).
+/// folder, `crates/passk/src/<stage>/` or `crates/passk/src/<stage>/<name>/`).
 fn stage_order(architecture: &str) -> Vec<String> {
     architecture
         .lines()
         .filter_map(|l| {
             let folder = l.split('|').nth(2)?.trim();
-            let path = folder.strip_prefix("`src/")?.strip_suffix('`')?;
+            let path = folder
+                .strip_prefix("`crates/passk/src/")?
+                .strip_suffix('`')?;
             Some(path.split('/').next()?.to_string())
         })
         .collect()
@@ -84,8 +87,8 @@ enum Place {
     Glue,
 }
 
-/// Files of the binary, which may call any stage.
-const GLUE: &[&str] = &["main", "cli", "commands", "exit_code", "signals", "lib"];
+/// The library's root, which declares every stage.
+const GLUE: &[&str] = &["lib"];
 
 fn place(relative: &Path, order: &[String]) -> Place {
     let first = relative
@@ -107,7 +110,8 @@ fn place(relative: &Path, order: &[String]) -> Place {
     }
 }
 
-/// The downstream imports of one file (its path relative to `src/`), as `stage` names.
+/// The downstream imports of one file (its path relative to the library's `src/`), as `stage`
+/// names.
 fn downstream(relative: &Path, source: &str, order: &[String]) -> Vec<String> {
     let here = place(relative, order);
     let mut out: Vec<String> = crate_modules(&library_code(source))
@@ -153,7 +157,7 @@ fn the_stage_order_is_the_architecture_table() {
 #[test]
 fn every_import_in_src_points_upstream() {
     let order = order_of_docs();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/passk/src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     assert!(files.len() > 100, "read {} files", files.len());
@@ -204,5 +208,33 @@ fn upstream_imports_tests_comments_and_glue_pass() {
         "//! Read by [`crate::analysis::load_run`].\n/// See `crate::report`.\nfn f() {}\n";
     assert!(downstream(wire, comment, &order).is_empty());
     let glue = "use passk::report::json;\nfn f() { crate::cli::Cli::parse(); }\n";
-    assert!(downstream(Path::new("commands/run.rs"), glue, &order).is_empty());
+    assert!(downstream(Path::new("lib.rs"), glue, &order).is_empty());
+}
+
+/// The binary's files that may use the stub crate: the commands that serve it and calibrate on it.
+const STUB_USERS: [&str; 2] = ["src/commands/serve_stub.rs", "src/commands/calibrate.rs"];
+
+#[test]
+fn only_serve_stub_and_calibrate_use_the_stub_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    assert!(files.len() > 10, "read {} files", files.len());
+    let mut users: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let code = library_code(&std::fs::read_to_string(f).expect("read"));
+            code.contains("passk_stub")
+        })
+        .map(|f| {
+            f.strip_prefix(root)
+                .expect("under root")
+                .display()
+                .to_string()
+        })
+        .collect();
+    users.sort();
+    let mut want = STUB_USERS.map(String::from).to_vec();
+    want.sort();
+    assert_eq!(users, want, "the binary's files that use passk_stub");
 }

@@ -8,7 +8,7 @@ use crate::util::{copy_data, output, passk, root, tempdir};
 use passk::analysis::{Keep, load_run_keeping};
 use passk::runner::record::Outcome;
 use passk::suite::Domain;
-use passk::wire::stub::{ScriptBook, StubConfig, StubHandle, StubServer};
+use passk_stub::{ScriptBook, StubConfig, StubHandle, StubServer};
 use std::path::Path;
 
 /// Whether `python3` runs; prints why the test is skipped when it does not.
@@ -18,8 +18,8 @@ fn python3() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!(
-            "SKIPPED: python3 is not on PATH, and the library suite's server is a Python script"
+        crate::util::skip(
+            "python3 is not on PATH, and the library suite's server is a Python script",
         );
     }
     ok

@@ -8,8 +8,8 @@ use passk::runner::agent_loop::TOOL_CALLS_PER_REPLY;
 use passk::runner::record::{ConversationRecord, NotExecuted, Outcome, UNEXECUTED_KEPT};
 use passk::trace::CallFormat;
 use passk::wire::depth::TOO_DEEP_KEY;
-use passk::wire::stub::MessyShape;
-use passk::wire::stub::messy::{FLOOD_BYTES, REPEATS};
+use passk_stub::MessyShape;
+use passk_stub::messy::{FLOOD_BYTES, REPEATS};
 use std::collections::BTreeMap;
 
 /// Plays task L1 (find_customer, then get_order 5105) once with every messy model.

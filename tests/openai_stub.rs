@@ -4,7 +4,7 @@
 //! and durations on the native side, through `passk run` too.
 
 use crate::util::{self, Stub, load, output, passk, run_args};
-use passk::wire::stub::{Behaviour, FaultKind, ModelSpec};
+use passk_stub::{Behaviour, FaultKind, ModelSpec};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

@@ -6,7 +6,7 @@ use crate::util::{self, Stub, load, output, passk, run_args};
 use passk::runner::record::Outcome;
 use passk::wire::chat::ApiKind;
 use passk::wire::outcome::CallOutcome;
-use passk::wire::stub::{Behaviour, FaultRates, ModelSpec};
+use passk_stub::{Behaviour, FaultRates, ModelSpec};
 
 /// `passk run --api openai` against `stub`; asserts exit 0 and reads the run back.
 fn run_openai(

@@ -78,7 +78,7 @@ fn inputs_it_cannot_use_exit_2_and_say_why() {
 #[test]
 fn a_pilot_run_is_read_from_its_records() {
     let Some(reference) = util::shared_reference() else {
-        println!("skipped: ../shared/reference not found");
+        util::skip(util::NO_REFERENCE);
         return;
     };
     let tmp = util::tempdir();

@@ -119,9 +119,9 @@ fn real_model_runs_hold_every_invariant() {
     let state = cached("PASSK_REAL_STATE", "state", "servers.tsv");
     let path = cached("PASSK_REAL_PLAY", "play", "plan.tsv");
     if let Some(why) = skipped(&state, &path) {
-        println!(
-            "SKIPPED: real_models: {why} (scripts/real-models.sh start, then scripts/real-play.sh --ci)"
-        );
+        crate::util::skip(&format!(
+            "{why} (scripts/real-models.sh start, then scripts/real-play.sh --ci)"
+        ));
         return;
     }
     let plan = read_plan(&path);
@@ -251,10 +251,7 @@ fn report_builds_and_renders(dir: &Path, what: &str) {
             .output()
             .is_ok()
     }) else {
-        println!(
-            "SKIPPED: real_models: no chromium to render {}",
-            html.display()
-        );
+        crate::util::skip(&format!("no chromium to render {}", html.display()));
         return;
     };
     let shot = util::tempdir();

@@ -301,7 +301,7 @@ fn check_behaviour(s: &Summary, p: &Value) {
 #[test]
 fn run2_reproduces_every_published_figure() {
     let Some(root) = reference_dir() else {
-        println!("skipped: ../shared/reference not found");
+        util::skip(util::NO_REFERENCE);
         return;
     };
     let ((_, convs, _), s, p) = load(&root.join("results-run2"));
@@ -513,7 +513,7 @@ fn run2_reproduces_every_published_figure() {
 #[test]
 fn run1_records_and_schema_copies() {
     let Some(root) = reference_dir() else {
-        println!("skipped: ../shared/reference not found");
+        util::skip(util::NO_REFERENCE);
         return;
     };
     let (imported, s, p) = load(&root.join("results"));
@@ -546,7 +546,7 @@ fn run1_records_and_schema_copies() {
 #[test]
 fn import_command_writes_a_run_that_reads_back_identically() {
     let Some(root) = reference_dir() else {
-        println!("skipped: ../shared/reference not found");
+        util::skip(util::NO_REFERENCE);
         return;
     };
     let src = root.join("results-run2");
@@ -599,7 +599,7 @@ fn import_command_writes_a_run_that_reads_back_identically() {
 #[test]
 fn report_html_builds_from_an_imported_run_without_transcripts() {
     let Some(root) = reference_dir() else {
-        println!("skipped: ../shared/reference not found");
+        util::skip(util::NO_REFERENCE);
         return;
     };
     let tmp = util::tempdir();

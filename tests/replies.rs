@@ -1,7 +1,7 @@
 //! Text tool-call recovery on a labelled corpus of replies (`tests/data/replies.toml`): each reply
 //! cites its source and says what a careful reader takes from it (the calls made, the calls written
 //! but not made and why, a malformed call). Replies the rule misreads are marked so, and the error
-//! rates over the corpus are the ones docs/metrics.md states ("Text tool calls").
+//! rates over the corpus are the ones docs/reference/metrics.md states ("Text tool calls").
 
 use passk::wire::chat::Message;
 use passk::wire::tool_call::{Withheld, extract_all};
@@ -223,23 +223,24 @@ fn the_embedded_call_rule_has_the_error_rates_the_docs_state() {
          false executions {false_exec}, missed calls {missed}",
         replies.len()
     );
-    let docs = std::fs::read_to_string(crate::util::root().join("docs/metrics.md")).expect("docs");
+    let docs = std::fs::read_to_string(crate::util::root().join("docs/reference/metrics.md"))
+        .expect("docs");
     let docs = docs.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         docs.contains(&stated),
-        "docs/metrics.md should state: {stated}"
+        "docs/reference/metrics.md should state: {stated}"
     );
 }
 
 /// The final answers of the reference experiment's two runs (qwen2.5-coder 3b and 7b through
 /// Ollama, the store's tasks): each was passed to the customer as the answer, and none makes a
 /// call, though some echo a made-up `<tool_response>`, a JSON record, or name a tool in prose. The
-/// rule executes none of them and reads no malformed call in them, as docs/metrics.md states.
+/// rule executes none of them and reads no malformed call in them, as docs/reference/metrics.md states.
 /// Skipped where `../shared/reference` is absent.
 #[test]
 fn the_reference_final_answers_make_no_call() {
     let Some(dir) = crate::util::shared_reference() else {
-        println!("skipped: ../shared/reference not found");
+        crate::util::skip(crate::util::NO_REFERENCE);
         return;
     };
     let (mut replies, mut misread) = (0, Vec::new());
@@ -261,10 +262,11 @@ fn the_reference_final_answers_make_no_call() {
     }
     assert_eq!(misread, Vec::<String>::new());
     let stated = format!("{replies} final answers of the reference experiment");
-    let docs = std::fs::read_to_string(crate::util::root().join("docs/metrics.md")).expect("docs");
+    let docs = std::fs::read_to_string(crate::util::root().join("docs/reference/metrics.md"))
+        .expect("docs");
     let docs = docs.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         docs.contains(&stated),
-        "docs/metrics.md should state: {stated}"
+        "docs/reference/metrics.md should state: {stated}"
     );
 }

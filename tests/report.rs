@@ -712,7 +712,7 @@ fn a_run_read_from_uncommitted_suite_files_is_flagged_dirty_on_every_report() {
     let data = tmp.path().join("data");
     crate::util::copy_data(&data);
     if !git(&data, &["init", "-q"]) {
-        eprintln!("skipped: no git");
+        crate::util::skip("no git");
         return;
     }
     assert!(

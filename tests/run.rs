@@ -5,7 +5,7 @@
 use crate::util::{self, Stub, load, output, passk, run_args};
 use passk::runner::record::{Outcome, Record, Status, TrialKey};
 use passk::trace::{CallFormat, FailureMode};
-use passk::wire::stub::{Behaviour, FaultRates, ModelSpec, STUB_VERSION};
+use passk_stub::{Behaviour, FaultRates, ModelSpec, STUB_VERSION};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Stdio;
@@ -327,7 +327,7 @@ fn the_manifest_marks_a_binary_built_from_a_dirty_tree() {
         Some(String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     if git(&["rev-parse", "HEAD"]).is_none() {
-        println!("skipped: not a git checkout");
+        util::skip("not a git checkout");
         return;
     }
     let stub = Stub::oracles(&["m"]);
@@ -659,7 +659,8 @@ fn compare_marks_differences_inside_the_noise_band() {
 
 #[test]
 fn cli_doc_lists_every_command_and_exit_code() {
-    let doc = std::fs::read_to_string(util::root().join("docs/cli.md")).expect("docs/cli.md");
+    let doc = std::fs::read_to_string(util::root().join("docs/reference/cli.md"))
+        .expect("docs/reference/cli.md");
     let (_, help, _) = output(passk().arg("--help"));
     let commands: Vec<&str> = help
         .lines()
@@ -673,21 +674,43 @@ fn cli_doc_lists_every_command_and_exit_code() {
     for c in commands {
         assert!(
             doc.contains(&format!("`{c}")),
-            "docs/cli.md does not describe `passk {c}`"
+            "docs/reference/cli.md does not describe `passk {c}`"
         );
     }
     let codes =
         std::fs::read_to_string(util::root().join("src/exit_code.rs")).expect("exit_code.rs");
-    for name in codes
-        .lines()
-        .filter_map(|l| l.strip_prefix("pub const "))
-        .filter_map(|l| l.split(':').next())
-    {
+    let names = exit_code_names(&codes);
+    // The codes 0 to 9 at least: a change of visibility or layout that hid them would otherwise
+    // leave this loop checking nothing.
+    assert!(
+        names.len() >= 10,
+        "read {} exit codes: {names:?}",
+        names.len()
+    );
+    for name in names {
         assert!(
             doc.contains(&format!("`{name}`")),
-            "docs/cli.md does not list exit code {name}"
+            "docs/reference/cli.md does not list exit code {name}"
         );
     }
+}
+
+/// The name of every `const NAME: u8` in src/exit_code.rs, whatever its visibility.
+fn exit_code_names(source: &str) -> Vec<&str> {
+    source
+        .lines()
+        .filter_map(|l| l.trim_start().split_once("const "))
+        .filter(|(vis, _)| vis.is_empty() || vis.starts_with("pub"))
+        .filter_map(|(_, rest)| rest.split_once(": u8"))
+        .map(|(name, _)| name.trim())
+        .collect()
+}
+
+#[test]
+fn exit_code_names_are_read_at_any_visibility() {
+    let source =
+        "pub const A: u8 = 0;\npub(crate) const B: u8 = 1;\nconst C: u8 = 2;\n// const D: u8\n";
+    assert_eq!(exit_code_names(source), ["A", "B", "C"]);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use super::wire::{book, client, request, stub, task};
 use passk::wire::api::{ChatMessage, ChatRequest, Timings};
 use passk::wire::client::{ChatResult, Client, ClientConfig};
 use passk::wire::outcome::CallOutcome;
-use passk::wire::stub::{Behaviour, MAX_QUEUE_ERROR, StubConfig, StubHandle};
+use passk_stub::{Behaviour, MAX_QUEUE_ERROR, StubConfig, StubHandle};
 use std::time::Duration;
 
 /// A stub whose model time (prefill and decode, about 0.3 s a call) dominates its overhead.

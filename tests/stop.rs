@@ -8,7 +8,7 @@ use crate::util::{self, Stub, load, output, passk, run_args};
 use passk::runner::record::Outcome;
 use passk::runner::rounds;
 use passk::sequence::{Decision, RoundState};
-use passk::wire::stub::{Behaviour, FaultKind, MistakePlan, ModelSpec};
+use passk_stub::{Behaviour, FaultKind, MistakePlan, ModelSpec};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;

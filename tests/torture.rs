@@ -4,7 +4,7 @@
 
 use crate::util::{self, Stub, output, passk, run_args};
 use passk::runner::record::Record;
-use passk::wire::stub::Behaviour;
+use passk_stub::Behaviour;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -667,7 +667,7 @@ fn lock_and_file_errors_say_each_thing_once_with_real_lines() {
 #[test]
 fn a_crash_looping_server_uses_no_tries_and_retry_failed_replays_what_it_lost() {
     use passk::runner::record::Outcome;
-    use passk::wire::stub::{FaultRates, ModelSpec};
+    use passk_stub::{FaultRates, ModelSpec};
     let tmp = util::tempdir();
     let out = tmp.path().join("run");
     let flags = "--trials 1 --suite store --tasks L1,L2 --retries 0";

@@ -16,7 +16,7 @@ use passk::suites::triage::policy::{Branch, branch, rule_resolvable};
 use passk::suites::triage::{TriageSuite, load_triage};
 use passk::trace::{ControlFlags, FailureMode};
 use passk::wire::client::{Client, ClientConfig};
-use passk::wire::stub::{Behaviour, ScriptBook, StubConfig, StubServer};
+use passk_stub::{Behaviour, ScriptBook, StubConfig, StubServer};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::Path;

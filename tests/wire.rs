@@ -8,11 +8,11 @@ use passk::trace::{CallFormat, FailureMode};
 use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
 use passk::wire::client::{ChatResult, Client, ClientConfig};
 use passk::wire::outcome::CallOutcome;
-use passk::wire::stub::{
+use passk::wire::tool_call::extract;
+use passk_stub::{
     Behaviour, FaultKind, FaultRates, Mistake, MistakePlan, ModelSpec, ScriptBook, StubConfig,
     StubHandle, StubServer, TextStyle,
 };
-use passk::wire::tool_call::extract;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;

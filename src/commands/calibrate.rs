@@ -28,8 +28,8 @@ use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::suite::ToolVariant;
 use passk::suites::AllSuites;
 use passk::wire::chat::ApiKind;
-use passk::wire::stub::docs_reactive::DocsRates;
-use passk::wire::stub::{
+use passk_stub::docs_reactive::DocsRates;
+use passk_stub::{
     Behaviour, ExpectedTrial, FaultKind, FaultRates, MistakePlan, ModelSpec, ScriptBook,
     StubConfig, StubHandle, StubServer,
 };
@@ -48,7 +48,7 @@ const THINKING: &str = "oracle-thinking";
 const NO_TOOLS: &str = "no-tools";
 /// The factorial pass's model whose mistakes depend on the tool docs (the stub's
 /// `docs-reactive`, at its default rates).
-const DOCS_REACTIVE: &str = passk::wire::stub::docs_reactive::NAME;
+const DOCS_REACTIVE: &str = passk_stub::docs_reactive::NAME;
 
 /// The ladder pass's models, smallest first: the stub reads each size from the tag. The largest
 /// is the default reference.

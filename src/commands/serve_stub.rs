@@ -6,7 +6,7 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::suite::Task;
 use passk::suites::router::RouterSuite;
-use passk::wire::stub::{ModelSpec, ScriptBook, StubConfig, StubFile, StubServer};
+use passk_stub::{ModelSpec, ScriptBook, StubConfig, StubFile, StubServer};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;

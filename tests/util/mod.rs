@@ -13,6 +13,20 @@ pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Says that the calling test checks nothing here, and why: one `SKIPPED: <test>: <why>` line on
+/// the process's standard error, written to the handle itself rather than through `eprintln!`,
+/// so the test harness's capture does not swallow it and CI's log shows it.
+pub(crate) fn skip(why: &str) {
+    use std::io::Write;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let line = format!("SKIPPED: {test}: {why}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// The reason every test that needs the reference's records gives where they are absent.
+pub(crate) const NO_REFERENCE: &str = "../shared/reference is absent (a user's clone)";
+
 /// `../shared/reference/...` when present (it is absent on a user's clone).
 pub(crate) fn shared_reference() -> Option<PathBuf> {
     let p = root().join("../shared/reference/cheaper-per-token/experiment");
@@ -132,7 +146,7 @@ fn copy_tree(from: &Path, to: &Path) {
 /// A stub server running on its own runtime for the length of a test, serving the project's suites.
 pub(crate) struct Stub {
     rt: tokio::runtime::Runtime,
-    handle: Option<passk::wire::stub::StubHandle>,
+    handle: Option<passk_stub::StubHandle>,
 }
 
 impl Stub {
@@ -140,7 +154,7 @@ impl Stub {
     pub(crate) fn oracles(names: &[&str]) -> Stub {
         let models = names
             .iter()
-            .map(|n| (*n, passk::wire::stub::Behaviour::Oracle.into()))
+            .map(|n| (*n, passk_stub::Behaviour::Oracle.into()))
             .collect();
         Stub::start(models, |_| {})
     }
@@ -149,15 +163,15 @@ impl Stub {
     /// names follow the stub's conventions (`oracle`, `text-calls`, `never-answer`, ...) unless
     /// `models` overrides them.
     pub(crate) fn start(
-        models: Vec<(&str, passk::wire::stub::ModelSpec)>,
-        tweak: impl FnOnce(&mut passk::wire::stub::StubConfig),
+        models: Vec<(&str, passk_stub::ModelSpec)>,
+        tweak: impl FnOnce(&mut passk_stub::StubConfig),
     ) -> Stub {
         use passk::suite::Domain;
         let store = passk::suites::store::load_store(&root()).expect("store suite");
         let router = passk::suites::router::load_router(&root()).expect("router suite");
-        let mut book = passk::wire::stub::ScriptBook::from_suites(store.tasks(), Some(&router));
+        let mut book = passk_stub::ScriptBook::from_suites(store.tasks(), Some(&router));
         book.set_example_values(&store.example_values());
-        let mut config = passk::wire::stub::StubConfig::with_script(book);
+        let mut config = passk_stub::StubConfig::with_script(book);
         config.default = None;
         for (name, spec) in models {
             config = config.model(name, spec);
@@ -169,7 +183,7 @@ impl Stub {
             .build()
             .expect("runtime");
         let handle = rt
-            .block_on(passk::wire::stub::StubServer::start(config))
+            .block_on(passk_stub::StubServer::start(config))
             .expect("stub");
         Stub {
             rt,
@@ -183,7 +197,7 @@ impl Stub {
     }
 
     /// Faults injected so far.
-    pub(crate) fn injected(&self) -> std::collections::BTreeMap<passk::wire::stub::FaultKind, u64> {
+    pub(crate) fn injected(&self) -> std::collections::BTreeMap<passk_stub::FaultKind, u64> {
         self.handle.as_ref().expect("running").injected()
     }
 

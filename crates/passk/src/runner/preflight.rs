@@ -1,0 +1,415 @@
+//! Checks made before any trace: the server answers, each model exists and supports tools, and,
+//! right before a model's trials, a recorded warm-up call and `/api/ps` (size in VRAM, effective
+//! context). A model partly on the CPU is flagged loudly, since its timings are not a GPU's.
+
+use crate::runner::record::{CallRecord, ModelInfo, Node, Timings};
+use crate::runner::settings::RunSettings;
+use crate::wire::ChatApi;
+use crate::wire::chat::{ApiKind, CallOptions, CallRequest, Message};
+use crate::wire::chat_api::ServerInfo;
+use crate::wire::ollama::name::ModelName;
+use crate::wire::outcome::CallOutcome;
+use std::collections::BTreeMap;
+
+/// Why a run cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    /// The server did not answer (`/api/version` over Ollama's API, `/v1/models` over the
+    /// OpenAI-compatible one).
+    #[error("{} is not reachable at {host}: {error}. {}", server_name(*api), start_hint(*api))]
+    Unreachable {
+        /// The API the run speaks.
+        api: ApiKind,
+        /// Base URL tried.
+        host: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// The model is not pulled (Ollama), or not served (an OpenAI-compatible server).
+    #[error("model '{model}' is not available on {host}: {error}. {}", fetch_hint(*api, model))]
+    ModelMissing {
+        /// The API the run speaks.
+        api: ApiKind,
+        /// Model tag.
+        model: String,
+        /// Base URL.
+        host: String,
+        /// Server message.
+        error: String,
+    },
+    /// The model cannot take tools: Ollama would answer every call with `<full name> does not
+    /// support tools`.
+    #[error(
+        "{} does not support tools: model '{model}' lists the capabilities [{capabilities}]; choose a model with the 'tools' capability",
+        ModelName::parse(model).full()
+    )]
+    NoTools {
+        /// Model tag.
+        model: String,
+        /// What it does support.
+        capabilities: String,
+    },
+    /// `--think on` for a model that cannot think.
+    #[error(
+        "{model:?} does not support thinking (its capabilities: [{capabilities}]); drop --think on, or choose a thinking model"
+    )]
+    NoThinking {
+        /// Model tag.
+        model: String,
+        /// What it does support.
+        capabilities: String,
+    },
+    /// passk's stub loaded other suites than the run's.
+    #[error(
+        "the passk stub serves other versions of these suites than this run: {suites}; restart `passk serve-stub` (with the same --root) so that it loads them"
+    )]
+    StaleStub {
+        /// Suites whose digest differs or that the stub did not load.
+        suites: String,
+    },
+    /// The GPU exporter named for a server does not answer, or lists no GPU it can pick.
+    #[error(
+        "--gpu-metrics for {host}: {why}; check that dcgm-exporter runs there and the URL (or leave {host} out of --gpu-metrics)"
+    )]
+    GpuMetrics {
+        /// The Ollama server whose GPU it reads.
+        host: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// The servers of one run do not serve the same setup.
+    #[error(
+        "{host} differs from {first}: {what} is {value} there but {first_value} on {first}; every server of a run must serve the same {what} (or leave {host} out of --host)"
+    )]
+    HostDiffers {
+        /// The server that differs.
+        host: String,
+        /// What differs (`Ollama version`, `digest of model m`).
+        what: String,
+        /// Its value there.
+        value: String,
+        /// The first server, that the others are held to.
+        first: String,
+        /// The value on the first server.
+        first_value: String,
+    },
+    /// The warm-up call failed for good.
+    #[error("warm-up call to '{model}' failed ({bucket}): {error}")]
+    Warmup {
+        /// Model tag.
+        model: String,
+        /// Outcome bucket.
+        bucket: String,
+        /// Last error text.
+        error: String,
+    },
+}
+
+/// Who serves the run, as the error texts name it.
+fn server_name(api: ApiKind) -> &'static str {
+    match api {
+        ApiKind::Ollama => "Ollama",
+        ApiKind::OpenAi => "the OpenAI-compatible server",
+    }
+}
+
+/// How to bring the server up.
+fn start_hint(api: ApiKind) -> &'static str {
+    match api {
+        ApiKind::Ollama => "Start it with `ollama serve`, or set --host / OLLAMA_HOST",
+        ApiKind::OpenAi => {
+            "Start it (for llama.cpp, `llama-server --jinja`), or set --host to its base URL"
+        }
+    }
+}
+
+/// How to make a missing model available.
+fn fetch_hint(api: ApiKind, model: &str) -> String {
+    match api {
+        ApiKind::Ollama => format!("Pull it with `passk pull {model}`"),
+        ApiKind::OpenAi => "The server's /v1/models does not list it: start the server with that \
+             model, or name one it lists"
+            .to_string(),
+    }
+}
+
+/// The route that describes one model.
+fn model_route(api: ApiKind) -> &'static str {
+    match api {
+        ApiKind::Ollama => "/api/show",
+        ApiKind::OpenAi => "/v1/models",
+    }
+}
+
+/// The server version, or `Unreachable`.
+pub async fn server_version(client: &dyn ChatApi, host: &str) -> Result<String, PreflightError> {
+    server(client, host).await.map(|v| v.version)
+}
+
+/// Whether this server version counts only the prompt tokens past its cache in
+/// `prompt_eval_count` (Ollama 0.30.0 did; 0.30.1 went back to counting every token).
+pub fn prompt_counts_only_new(version: &str) -> bool {
+    version == "0.30.0" || version.starts_with("0.30.0-")
+}
+
+/// The server's version, with the digests of the suites passk's stub loaded (a real server has
+/// none), or `Unreachable`.
+pub async fn server(client: &dyn ChatApi, host: &str) -> Result<ServerInfo, PreflightError> {
+    client
+        .server_info()
+        .await
+        .map_err(|e| PreflightError::Unreachable {
+            api: client.kind(),
+            host: host.to_string(),
+            error: e.to_string(),
+        })
+}
+
+/// Refuses a stub whose loaded suites differ from the run's (suite name to tasks digest): its
+/// oracle would not know the run's conversations. A server that publishes nothing (a real
+/// Ollama) passes.
+pub fn check_stub_suites(
+    published: Option<&BTreeMap<String, String>>,
+    run: &BTreeMap<String, String>,
+) -> Result<(), PreflightError> {
+    let Some(published) = published else {
+        return Ok(());
+    };
+    let stale: Vec<String> = run
+        .iter()
+        .filter(|(name, digest)| published.get(*name) != Some(*digest))
+        .map(|(name, _)| name.clone())
+        .collect();
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(PreflightError::StaleStub {
+            suites: stale.join(", "),
+        })
+    }
+}
+
+/// What `/api/show` and `/api/tags` say about a model; refuses a missing model, and one without the
+/// `tools` capability when `need_tools`.
+pub async fn check_model(
+    client: &dyn ChatApi,
+    host: &str,
+    model: &str,
+    need_tools: bool,
+) -> Result<ModelInfo, PreflightError> {
+    let shown = client
+        .model_info(model)
+        .await
+        .map_err(|e| match e.status() {
+            // Only a 404 means the model is not there; anything else is the server's trouble.
+            Some(404) => PreflightError::ModelMissing {
+                api: client.kind(),
+                model: model.to_string(),
+                host: host.to_string(),
+                error: e.to_string(),
+            },
+            _ => PreflightError::Unreachable {
+                api: client.kind(),
+                host: host.to_string(),
+                error: format!("{} for '{model}' failed: {e}", model_route(client.kind())),
+            },
+        })?;
+    if need_tools && shown.tools == Some(false) {
+        return Err(PreflightError::NoTools {
+            model: model.to_string(),
+            capabilities: shown.capabilities.join(", "),
+        });
+    }
+    Ok(ModelInfo {
+        name: model.to_string(),
+        digest: shown.digest,
+        quantization: shown.quantization,
+        parameter_size: shown.parameter_size,
+        family: shown.family,
+        context_length: shown.context_length,
+        capabilities: shown.capabilities,
+        ..ModelInfo::default()
+    })
+}
+
+/// Refuses `--think on` for a model without the `thinking` capability: Ollama would answer every
+/// call with a 400.
+pub fn check_think(info: &ModelInfo, think: Option<bool>) -> Result<(), PreflightError> {
+    if think == Some(true) && !info.capabilities.iter().any(|c| c == "thinking") {
+        return Err(PreflightError::NoThinking {
+            model: info.name.clone(),
+            capabilities: info.capabilities.join(", "),
+        });
+    }
+    Ok(())
+}
+
+/// Warms the model up with the run's own options (so it is not reloaded after), records the call,
+/// then reads `/api/ps`. Returns warnings to show (partial offload, smaller effective context).
+pub async fn warm_up(
+    client: &dyn ChatApi,
+    settings: &RunSettings,
+    info: &mut ModelInfo,
+) -> Result<Vec<String>, PreflightError> {
+    let request = CallRequest {
+        model: info.name.clone(),
+        messages: vec![Message::user(crate::scripted::WARM_UP_PROMPT)],
+        stream: false,
+        options: CallOptions {
+            temperature: Some(0.0),
+            num_ctx: Some(settings.num_ctx),
+            num_predict: Some(8),
+            ..CallOptions::default()
+        },
+        keep_alive: Some(settings.keep_alive.clone()),
+        // As every trial sends it: `--think off` must not let the warm-up think.
+        think: settings.think,
+        ..CallRequest::default()
+    };
+    let result = client.chat(&request).await;
+    let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
+    call.wall_s = Some(result.wall_s).into();
+    call.started_unix_ms = Some(result.started_unix_ms).into();
+    call.outcome = result.outcome;
+    call.attempts = result.attempts.clone().into();
+    if let Some(r) = &result.reply {
+        call.timings = Timings::of(&r.usage, r.done_reason.clone());
+    }
+    info.warmup = Some(call);
+    let mut warnings = Vec::new();
+    let error = result
+        .attempts
+        .last()
+        .and_then(|a| a.error.clone())
+        .unwrap_or_default();
+    match result.outcome {
+        CallOutcome::Ok => {}
+        CallOutcome::Protocol => {
+            return Err(PreflightError::Warmup {
+                model: info.name.clone(),
+                bucket: "protocol".into(),
+                error,
+            });
+        }
+        // A transport failure after every retry is recorded; the trials will retry on their own.
+        CallOutcome::Transport => warnings.push(format!(
+            "warm-up call to {} failed (transport): {error}",
+            info.name
+        )),
+    }
+    match client.loaded_models().await {
+        Ok(Some(loaded)) => {
+            if let Some(m) = loaded.into_iter().find(|m| m.is(client, &info.name)) {
+                info.size = Some(m.size);
+                info.size_vram = Some(m.size_vram);
+                info.loaded_context_length = m.context_length;
+                if let Some(w) = placement_warning(&info.name, m.size, m.size_vram) {
+                    info.partly_on_cpu = true;
+                    warnings.push(w);
+                }
+            }
+        }
+        // No list of loaded models: the server fixed its model and context at its start, and
+        // the context it gave is the one the model runs with.
+        Ok(None) => info.loaded_context_length = info.context_length,
+        Err(_) => {}
+    }
+    warnings.extend(context_warning(info, settings.num_ctx));
+    Ok(warnings)
+}
+
+/// The warning for a model that runs with a smaller context than `--num-ctx`.
+fn context_warning(info: &ModelInfo, num_ctx: u64) -> Option<String> {
+    let ctx = info.loaded_context_length.filter(|&c| c < num_ctx)?;
+    Some(format!(
+        "{} runs with a context of {ctx} tokens, below the requested num_ctx {num_ctx}",
+        info.name
+    ))
+}
+
+/// Start of the warning for a model wholly on the CPU.
+pub const ON_CPU_WARNING: &str = "MODEL ON CPU (no VRAM)";
+/// Start of the warning for a model partly on the CPU.
+pub const PARTLY_ON_CPU_WARNING: &str = "MODEL PARTLY ON CPU";
+
+/// The warning for a model `/api/ps` shows with `vram` of its `size` bytes in VRAM; `None` when
+/// all of it is there. Nothing in VRAM is not a partial offload: freeing some VRAM will not help.
+pub fn placement_warning(name: &str, size: u64, vram: u64) -> Option<String> {
+    let gib = |b: u64| b as f64 / 1_073_741_824.0;
+    if vram >= size {
+        None
+    } else if vram == 0 {
+        Some(format!(
+            "{ON_CPU_WARNING}: {name} has none of its {:.1} GiB in VRAM (`/api/ps` size_vram 0); \
+             its timings are a CPU's, not a GPU's.",
+            gib(size)
+        ))
+    } else {
+        Some(format!(
+            "{PARTLY_ON_CPU_WARNING}: {name} has {:.1} of {:.1} GiB in VRAM; its timings are not a \
+             GPU's. Free VRAM or choose a smaller model/num_ctx.",
+            gib(vram),
+            gib(size)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_remedies_name_the_server_the_run_speaks_to() {
+        let unreachable = |api| {
+            PreflightError::Unreachable {
+                api,
+                host: "http://127.0.0.1:8080".into(),
+                error: "connection refused".into(),
+            }
+            .to_string()
+        };
+        let missing = |api| {
+            PreflightError::ModelMissing {
+                api,
+                model: "m".into(),
+                host: "h".into(),
+                error: "404".into(),
+            }
+            .to_string()
+        };
+        let ollama = unreachable(ApiKind::Ollama);
+        assert!(ollama.starts_with("Ollama is not reachable") && ollama.contains("ollama serve"));
+        let openai = unreachable(ApiKind::OpenAi);
+        assert!(openai.contains("OpenAI-compatible server"), "{openai}");
+        assert!(
+            !openai.contains("ollama") && !openai.contains("Ollama"),
+            "{openai}"
+        );
+        assert!(missing(ApiKind::Ollama).contains("passk pull m"));
+        let openai = missing(ApiKind::OpenAi);
+        assert!(
+            openai.contains("/v1/models") && !openai.contains("pull"),
+            "{openai}"
+        );
+    }
+
+    #[test]
+    fn a_model_with_nothing_in_vram_is_on_the_cpu_not_partly() {
+        let gib = 1_073_741_824;
+        let none = placement_warning("m", 4 * gib, 0).unwrap();
+        assert!(
+            none.starts_with("MODEL ON CPU (no VRAM): m has none of its 4.0 GiB"),
+            "{none}"
+        );
+        assert!(
+            !none.contains("Free VRAM") && !none.contains("PARTLY"),
+            "{none}"
+        );
+        let part = placement_warning("m", 4 * gib, gib).unwrap();
+        assert!(
+            part.starts_with("MODEL PARTLY ON CPU: m has 1.0 of 4.0 GiB"),
+            "{part}"
+        );
+        assert_eq!(placement_warning("m", 4 * gib, 4 * gib), None);
+    }
+}
