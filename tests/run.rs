@@ -760,7 +760,7 @@ fn doctor_names_each_problem_with_a_fix() {
         stdout.contains("[FAIL] nosuch:1b is not available"),
         "{stdout}"
     );
-    assert!(stdout.contains("fix: passk pull nosuch:1b"), "{stdout}");
+    assert!(stdout.contains("passk pull nosuch:1b`"), "{stdout}");
     let (code, stdout, _) =
         output(passk().args(["doctor", "--host", "127.0.0.1:9", "--models", "oracle"]));
     assert_eq!(code, 7);

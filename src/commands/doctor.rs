@@ -9,6 +9,7 @@ use passk::wire::chat::ApiKind;
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::host::parse_host;
 use passk::wire::name::same_model;
+use passk::wire::ollama::PROVIDER;
 use std::time::Duration;
 
 /// How a check came out; only `Fail` makes the command exit non-zero.
@@ -112,7 +113,7 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
         Err(e) => {
             out.push(Check::fail(
                 format!("Ollama not reachable at {host}: {e}"),
-                "start it with `ollama serve`, or point --host / OLLAMA_HOST at it".into(),
+                PROVIDER.start.into(),
             ));
             out.push(nvml_check().0);
             return out;
@@ -126,10 +127,8 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
             Ok(show) => show,
             Err(e) => {
                 let fix = match closest_pulled(client, &mut tags, model).await {
-                    Some(near) => {
-                        format!("did you mean {near}? It is pulled; else passk pull {model}")
-                    }
-                    None => format!("passk pull {model}"),
+                    Some(near) => format!("did you mean {near}? It is pulled"),
+                    None => PROVIDER.fetch(model),
                 };
                 out.push(Check::fail(format!("{model} is not available: {e}"), fix));
                 continue;
@@ -148,7 +147,7 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
                     "{model} does not support tools (capabilities: {})",
                     show.capabilities.join(", ")
                 ),
-                "choose a model whose template supports tools (e.g. qwen2.5-coder)".into(),
+                PROVIDER.tools.into(),
             ));
         }
         let size = entry.map(|e| e.size).filter(|&s| s > 0);

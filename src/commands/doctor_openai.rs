@@ -4,35 +4,40 @@
 
 use super::doctor::Check;
 use passk::wire::ChatApi;
+use passk::wire::openai::server::provider;
 
 /// The checks, in the order they are printed.
 pub(super) async fn checks(client: &dyn ChatApi, host: &str, models: &[String]) -> Vec<Check> {
     let mut out = Vec::new();
-    match client.server_info().await {
-        Ok(s) => out.push(Check::pass(format!(
-            "OpenAI-compatible server reachable at {host}: {} {}",
-            s.kind.as_deref().unwrap_or("unknown kind"),
-            if s.version.is_empty() {
-                "(no version given)"
-            } else {
-                &s.version
-            }
-        ))),
+    let kind = match client.server_info().await {
+        Ok(s) => {
+            out.push(Check::pass(format!(
+                "OpenAI-compatible server reachable at {host}: {} {}",
+                s.kind.as_deref().unwrap_or("unknown kind"),
+                if s.version.is_empty() {
+                    "(no version given)"
+                } else {
+                    &s.version
+                }
+            )));
+            s.kind
+        }
         Err(e) => {
             out.push(Check::fail(
                 format!("no OpenAI-compatible server at {host}: {e}"),
-                "start it (llama-server, vLLM, LM Studio) and point --host at its root, without /v1".into(),
+                provider(None).start.into(),
             ));
             return out;
         }
-    }
+    };
     for model in models {
-        out.extend(model_checks(client, model).await);
+        out.extend(model_checks(client, kind.as_deref(), model).await);
     }
     out
 }
 
-async fn model_checks(client: &dyn ChatApi, model: &str) -> Vec<Check> {
+async fn model_checks(client: &dyn ChatApi, kind: Option<&str>, model: &str) -> Vec<Check> {
+    let texts = provider(kind);
     let info = match client.model_info(model).await {
         Ok(info) => info,
         Err(e) => {
@@ -40,10 +45,7 @@ async fn model_checks(client: &dyn ChatApi, model: &str) -> Vec<Check> {
             let names: Vec<&str> = served.iter().map(|m| m.name.as_str()).collect();
             return vec![Check::fail(
                 format!("{model} is not served: {e}"),
-                format!(
-                    "start the server with this model (llama-server --alias {model}), or choose one it serves: {}",
-                    names.join(", ")
-                ),
+                format!("{} (served: {})", texts.fetch(model), names.join(", ")),
             )];
         }
     };
@@ -55,7 +57,7 @@ async fn model_checks(client: &dyn ChatApi, model: &str) -> Vec<Check> {
         Some(true) => Check::pass(format!("{model}: the chat template shows the tools")),
         Some(false) => Check::fail(
             format!("{model}: the server's chat template drops the tools"),
-            "start llama-server with --jinja and a template that takes tools (--chat-template-file models/templates/Qwen-Qwen2.5-7B-Instruct.jinja)".into(),
+            texts.tools.into(),
         ),
         None => Check::warn(
             format!("{model}: the server does not say whether its template takes tools"),

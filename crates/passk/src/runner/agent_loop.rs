@@ -90,7 +90,7 @@ impl Player<'_> {
         CallOptions {
             temperature: Some(temperature),
             seed: Some(seed),
-            num_ctx: Some(self.settings.num_ctx),
+            context_window: Some(self.settings.num_ctx),
             num_predict: Some(num_predict),
             ..CallOptions::default()
         }
@@ -108,7 +108,7 @@ impl Player<'_> {
             tools,
             stream: self.settings.stream,
             options,
-            keep_alive: Some(self.settings.keep_alive.clone()),
+            keep_loaded_for: Some(self.settings.keep_alive.clone()),
             think: self.settings.think,
             format: None,
         }
@@ -580,7 +580,7 @@ mod tests {
     use crate::suites::store::{StoreSuite, load_store};
     use crate::wire::WireError;
     use crate::wire::chat::{ApiKind, CallResult, NativeCall};
-    use crate::wire::chat_api::{LoadedModel, ModelEntry, ModelInfo, ServerInfo};
+    use crate::wire::chat_api::{LoadedModel, ModelEntry, ServedModel, ServerIdentity};
     use crate::wire::outcome::Attempt;
     use crate::wire::tool_call::finds::CALLS_KEPT;
     use futures_util::future::BoxFuture;
@@ -648,16 +648,16 @@ mod tests {
             })
         }
 
-        fn server_info(&self) -> BoxFuture<'_, Result<ServerInfo, WireError>> {
-            Box::pin(async { Ok(ServerInfo::default()) })
+        fn server_info(&self) -> BoxFuture<'_, Result<ServerIdentity, WireError>> {
+            Box::pin(async { Ok(ServerIdentity::default()) })
         }
 
         fn list_models(&self) -> BoxFuture<'_, Result<Vec<ModelEntry>, WireError>> {
             Box::pin(async { Ok(Vec::new()) })
         }
 
-        fn model_info<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<ModelInfo, WireError>> {
-            Box::pin(async { Ok(ModelInfo::default()) })
+        fn model_info<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<ServedModel, WireError>> {
+            Box::pin(async { Ok(ServedModel::default()) })
         }
 
         fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>> {

@@ -6,7 +6,7 @@ use crate::runner::record::{CallRecord, ModelInfo, Node, Timings};
 use crate::runner::settings::RunSettings;
 use crate::wire::ChatApi;
 use crate::wire::chat::{ApiKind, CallOptions, CallRequest, Message};
-use crate::wire::chat_api::ServerInfo;
+use crate::wire::chat_api::ServerIdentity;
 use crate::wire::ollama::name::ModelName;
 use crate::wire::outcome::CallOutcome;
 use std::collections::BTreeMap;
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 pub enum PreflightError {
     /// The server did not answer (`/api/version` over Ollama's API, `/v1/models` over the
     /// OpenAI-compatible one).
-    #[error("{} is not reachable at {host}: {error}. {}", server_name(*api), start_hint(*api))]
+    #[error("{} is not reachable at {host}: {error}. {}", api.provider().name, api.provider().start)]
     Unreachable {
         /// The API the run speaks.
         api: ApiKind,
@@ -26,7 +26,7 @@ pub enum PreflightError {
         error: String,
     },
     /// The model is not pulled (Ollama), or not served (an OpenAI-compatible server).
-    #[error("model '{model}' is not available on {host}: {error}. {}", fetch_hint(*api, model))]
+    #[error("model '{model}' is not available on {host}: {error}. {}", api.provider().fetch(model))]
     ModelMissing {
         /// The API the run speaks.
         api: ApiKind,
@@ -105,42 +105,6 @@ pub enum PreflightError {
     },
 }
 
-/// Who serves the run, as the error texts name it.
-fn server_name(api: ApiKind) -> &'static str {
-    match api {
-        ApiKind::Ollama => "Ollama",
-        ApiKind::OpenAi => "the OpenAI-compatible server",
-    }
-}
-
-/// How to bring the server up.
-fn start_hint(api: ApiKind) -> &'static str {
-    match api {
-        ApiKind::Ollama => "Start it with `ollama serve`, or set --host / OLLAMA_HOST",
-        ApiKind::OpenAi => {
-            "Start it (for llama.cpp, `llama-server --jinja`), or set --host to its base URL"
-        }
-    }
-}
-
-/// How to make a missing model available.
-fn fetch_hint(api: ApiKind, model: &str) -> String {
-    match api {
-        ApiKind::Ollama => format!("Pull it with `passk pull {model}`"),
-        ApiKind::OpenAi => "The server's /v1/models does not list it: start the server with that \
-             model, or name one it lists"
-            .to_string(),
-    }
-}
-
-/// The route that describes one model.
-fn model_route(api: ApiKind) -> &'static str {
-    match api {
-        ApiKind::Ollama => "/api/show",
-        ApiKind::OpenAi => "/v1/models",
-    }
-}
-
 /// The server version, or `Unreachable`.
 pub async fn server_version(client: &dyn ChatApi, host: &str) -> Result<String, PreflightError> {
     server(client, host).await.map(|v| v.version)
@@ -154,7 +118,7 @@ pub fn prompt_counts_only_new(version: &str) -> bool {
 
 /// The server's version, with the digests of the suites passk's stub loaded (a real server has
 /// none), or `Unreachable`.
-pub async fn server(client: &dyn ChatApi, host: &str) -> Result<ServerInfo, PreflightError> {
+pub async fn server(client: &dyn ChatApi, host: &str) -> Result<ServerIdentity, PreflightError> {
     client
         .server_info()
         .await
@@ -211,7 +175,10 @@ pub async fn check_model(
             _ => PreflightError::Unreachable {
                 api: client.kind(),
                 host: host.to_string(),
-                error: format!("{} for '{model}' failed: {e}", model_route(client.kind())),
+                error: format!(
+                    "{} for '{model}' failed: {e}",
+                    client.kind().provider().model_route
+                ),
             },
         })?;
     if need_tools && shown.tools == Some(false) {
@@ -257,11 +224,11 @@ pub async fn warm_up(
         stream: false,
         options: CallOptions {
             temperature: Some(0.0),
-            num_ctx: Some(settings.num_ctx),
+            context_window: Some(settings.num_ctx),
             num_predict: Some(8),
             ..CallOptions::default()
         },
-        keep_alive: Some(settings.keep_alive.clone()),
+        keep_loaded_for: Some(settings.keep_alive.clone()),
         // As every trial sends it: `--think off` must not let the warm-up think.
         think: settings.think,
         ..CallRequest::default()

@@ -140,8 +140,8 @@ pub struct CallOptions {
     pub temperature: Option<f64>,
     /// Sampling seed (see [`crate::seed::CallSeed`]).
     pub seed: Option<i64>,
-    /// Context window (an API without one ignores it).
-    pub num_ctx: Option<u64>,
+    /// Context window in tokens (Ollama's `num_ctx`; an API without one ignores it).
+    pub context_window: Option<u64>,
     /// Maximum output tokens (-1: unbounded).
     pub num_predict: Option<i64>,
     /// Top-k sampling.
@@ -167,8 +167,9 @@ pub struct CallRequest {
     pub stream: bool,
     /// Thinking on or off (`None`: the model's default).
     pub think: Option<bool>,
-    /// How long the model stays loaded ("15m"), where the API has such a setting.
-    pub keep_alive: Option<String>,
+    /// How long the model stays loaded after the call ("15m", Ollama's `keep_alive`), where
+    /// the API has such a setting.
+    pub keep_loaded_for: Option<String>,
     /// A JSON schema the reply must follow (structured output): Ollama's `format`, the
     /// OpenAI-compatible `response_format` of type `json_schema`.
     pub format: Option<Value>,

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// What a server says about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ServerInfo {
+pub struct ServerIdentity {
     /// The server's version as it reports it (`0.12.10`).
     pub version: String,
     /// The server software, where the API says (`ollama`, `passk-stub`, `vllm`, ...).
@@ -41,7 +41,7 @@ impl StubCatalog {
 
 /// What a server says about one model.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ModelInfo {
+pub struct ServedModel {
     /// The model declares tool calling (`None`: the API does not say).
     pub tools: Option<bool>,
     /// What the model declares it can do (`completion`, `tools`, `thinking`, ...), where the API
@@ -121,13 +121,13 @@ pub trait ChatApi: Send + Sync {
     ) -> BoxFuture<'a, CallResult>;
 
     /// The server's version and kind.
-    fn server_info(&self) -> BoxFuture<'_, Result<ServerInfo, WireError>>;
+    fn server_info(&self) -> BoxFuture<'_, Result<ServerIdentity, WireError>>;
 
     /// The models the server offers.
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<ModelEntry>, WireError>>;
 
     /// What the server says about `model` (an error naming 404 when it has no such model).
-    fn model_info<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<ModelInfo, WireError>>;
+    fn model_info<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<ServedModel, WireError>>;
 
     /// The models loaded in memory; `None` when the API has no such list.
     fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>>;

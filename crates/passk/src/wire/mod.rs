@@ -15,6 +15,7 @@ pub mod http;
 pub mod ollama;
 pub mod openai;
 pub mod outcome;
+pub mod provider;
 pub mod retry;
 pub mod tool_call;
 
@@ -23,3 +24,4 @@ pub use error::WireError;
 /// Ollama's serde types, client and name and duration parsing, under their former paths (the
 /// stub speaks Ollama's API).
 pub use ollama::{api, client, duration, name};
+pub use provider::Provider;

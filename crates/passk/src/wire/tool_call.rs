@@ -67,7 +67,7 @@ pub struct ExtractedCall {
     pub error: Option<String>,
 }
 
-/// Why a call written in a reply was read and not executed (docs/metrics.md, "Text tool calls").
+/// Why a call written in a reply was read and not executed (docs/reference/metrics.md, "Text tool calls").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Withheld {

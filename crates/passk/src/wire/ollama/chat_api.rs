@@ -4,7 +4,7 @@ use super::client::Client;
 use super::convert;
 use super::name::same_model;
 use crate::wire::chat::{ApiKind, CallRequest, CallResult};
-use crate::wire::chat_api::{ChatApi, LoadedModel, ModelEntry, ModelInfo, ServerInfo};
+use crate::wire::chat_api::{ChatApi, LoadedModel, ModelEntry, ServedModel, ServerIdentity};
 use crate::wire::error::WireError;
 use crate::wire::retry::AttemptWatch;
 use futures_util::future::BoxFuture;
@@ -35,11 +35,11 @@ impl ChatApi for Client {
         })
     }
 
-    fn server_info(&self) -> BoxFuture<'_, Result<ServerInfo, WireError>> {
+    fn server_info(&self) -> BoxFuture<'_, Result<ServerIdentity, WireError>> {
         Box::pin(async move {
             let version = self.version().await?;
             let stub = self.stub_suites().await;
-            Ok(ServerInfo {
+            Ok(ServerIdentity {
                 version: version.version,
                 kind: Some(
                     if stub.is_some() {
@@ -61,7 +61,7 @@ impl ChatApi for Client {
         })
     }
 
-    fn model_info<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<ModelInfo, WireError>> {
+    fn model_info<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<ServedModel, WireError>> {
         Box::pin(async move {
             let show = self.show(model).await?;
             let digest = self.tags().await.ok().and_then(|t| {
@@ -71,7 +71,7 @@ impl ChatApi for Client {
                     .find(|m| m.is(self, model))
                     .and_then(|m| m.digest)
             });
-            Ok(ModelInfo {
+            Ok(ServedModel {
                 digest,
                 ..convert::model_info(&show)
             })

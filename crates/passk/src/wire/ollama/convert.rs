@@ -6,7 +6,7 @@ use super::api::{
     Timings, ToolCall, ToolCallFunction,
 };
 use crate::wire::chat::{CallOptions, CallRequest, Message, NativeCall, Reply, Role, Usage};
-use crate::wire::chat_api::{LoadedModel, ModelEntry, ModelInfo};
+use crate::wire::chat_api::{LoadedModel, ModelEntry, ServedModel};
 
 /// The `/api/chat` body of a neutral request (options always inside `options`).
 pub fn request(req: &CallRequest) -> ChatRequest {
@@ -16,7 +16,7 @@ pub fn request(req: &CallRequest) -> ChatRequest {
         tools: req.tools.clone(),
         stream: req.stream,
         options: options(&req.options),
-        keep_alive: req.keep_alive.clone(),
+        keep_alive: req.keep_loaded_for.clone(),
         think: req.think,
         format: req.format.clone(),
     }
@@ -26,7 +26,7 @@ fn options(o: &CallOptions) -> ChatOptions {
     ChatOptions {
         temperature: o.temperature,
         seed: o.seed,
-        num_ctx: o.num_ctx,
+        num_ctx: o.context_window,
         num_predict: o.num_predict,
         top_k: o.top_k,
         top_p: o.top_p,
@@ -103,9 +103,9 @@ pub fn reply(r: &ChatResponse) -> Option<Reply> {
 
 /// What `/api/show` says, as neutral model info (no digest: `/api/tags` has it). The context
 /// length is the first `*.context_length` key of `model_info`.
-pub fn model_info(show: &ShowResponse) -> ModelInfo {
+pub fn model_info(show: &ShowResponse) -> ServedModel {
     let text = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
-    ModelInfo {
+    ServedModel {
         tools: Some(show.supports_tools()),
         capabilities: show.capabilities.clone(),
         context_length: show

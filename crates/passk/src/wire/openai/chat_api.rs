@@ -3,7 +3,7 @@
 use super::client::Client;
 use super::convert;
 use crate::wire::chat::{ApiKind, CallRequest, CallResult};
-use crate::wire::chat_api::{ChatApi, LoadedModel, ModelEntry, ModelInfo, ServerInfo};
+use crate::wire::chat_api::{ChatApi, LoadedModel, ModelEntry, ServedModel, ServerIdentity};
 use crate::wire::error::WireError;
 use crate::wire::retry::AttemptWatch;
 use futures_util::future::BoxFuture;
@@ -33,7 +33,7 @@ impl ChatApi for Client {
         })
     }
 
-    fn server_info(&self) -> BoxFuture<'_, Result<ServerInfo, WireError>> {
+    fn server_info(&self) -> BoxFuture<'_, Result<ServerIdentity, WireError>> {
         Box::pin(self.identify())
     }
 
@@ -41,7 +41,7 @@ impl ChatApi for Client {
         Box::pin(self.model_entries())
     }
 
-    fn model_info<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<ModelInfo, WireError>> {
+    fn model_info<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Result<ServedModel, WireError>> {
         Box::pin(self.model_details(model))
     }
 

@@ -153,13 +153,13 @@ mod tests {
                 Message::tool("get_order", Some("call_1".into()), "{}"),
             ],
             options: CallOptions {
-                num_ctx: Some(8192),
+                context_window: Some(8192),
                 num_predict: Some(-1),
                 seed: Some(7),
                 ..CallOptions::default()
             },
             stream: true,
-            keep_alive: Some("15m".into()),
+            keep_loaded_for: Some("15m".into()),
             ..CallRequest::default()
         };
         let body = serde_json::to_value(request(&req)).expect("body");

@@ -9,7 +9,7 @@
 
 use super::api::{ModelList, Props};
 use super::client::Client;
-use crate::wire::chat_api::{ModelEntry, ModelInfo, ServerInfo, StubCatalog};
+use crate::wire::chat_api::{ModelEntry, ServedModel, ServerIdentity, StubCatalog};
 use crate::wire::error::WireError;
 use crate::wire::ollama::api::ShowResponse;
 use crate::wire::ollama::name::same_model;
@@ -64,7 +64,7 @@ impl Client {
     }
 
     /// Which server this is, its version, and the suites passk's stub loaded.
-    pub async fn identify(&self) -> Result<ServerInfo, WireError> {
+    pub async fn identify(&self) -> Result<ServerIdentity, WireError> {
         self.models().await?;
         if let Some(s) = self.probe::<StubCatalog>("/api/passk/suites").await {
             let version = self.probe::<Version>("/api/version").await;
@@ -114,7 +114,7 @@ impl Client {
     }
 
     /// What the server says about `model`: a 404 error when `/v1/models` does not list it.
-    pub async fn model_details(&self, model: &str) -> Result<ModelInfo, WireError> {
+    pub async fn model_details(&self, model: &str) -> Result<ServedModel, WireError> {
         let models = self.models().await?;
         let Some(found) = models
             .iter()
@@ -138,7 +138,7 @@ impl Client {
             });
         };
         let server = self.identify().await?;
-        let mut info = ModelInfo {
+        let mut info = ServedModel {
             digest: Some(identity(found)),
             context_length: found.get("max_model_len").and_then(Value::as_u64),
             parameter_size: meta(found, "n_params")
@@ -147,7 +147,7 @@ impl Client {
             quantization: meta(found, "ftype")
                 .and_then(Value::as_str)
                 .map(str::to_string),
-            ..ModelInfo::default()
+            ..ServedModel::default()
         };
         match server.kind.as_deref() {
             Some(kind::LLAMA_CPP) => {
@@ -180,8 +180,17 @@ impl Client {
     }
 }
 
-fn info(kind: &str, version: Option<String>, stub: Option<StubCatalog>) -> ServerInfo {
-    ServerInfo {
+/// The texts for a server of this kind (as [`ServerIdentity::kind`] names it): Ollama and passk's stub
+/// behind `/v1` are told as Ollama is, any other as an OpenAI-compatible server.
+pub fn provider(server_kind: Option<&str>) -> &'static super::Provider {
+    match server_kind {
+        Some(kind::OLLAMA | kind::STUB) => &super::OLLAMA_V1,
+        _ => &super::PROVIDER,
+    }
+}
+
+fn info(kind: &str, version: Option<String>, stub: Option<StubCatalog>) -> ServerIdentity {
+    ServerIdentity {
         version: version.unwrap_or_default(),
         kind: Some(kind.to_string()),
         stub,

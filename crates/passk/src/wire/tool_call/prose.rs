@@ -1,4 +1,4 @@
-//! The rule for calls embedded in prose (docs/metrics.md, "Text tool calls"): a call written into a
+//! The rule for calls embedded in prose (docs/reference/metrics.md, "Text tool calls"): a call written into a
 //! reply counts unless the reply says it is not being made now. A call is withheld when it sits in
 //! a block quote (`> …`), when the prose just before it (same paragraph, or the paragraph before
 //! when that one ends with a colon) refuses it, asks leave to make it or shows it as an example, or

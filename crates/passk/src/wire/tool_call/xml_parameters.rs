@@ -1,7 +1,7 @@
 //! Qwen3-Coder's XML call form: `<function=name>` then one `<parameter=key>value</parameter>`
 //! element per argument, then `</function>` (usually inside `<tool_call>` tags), as the llama.cpp
 //! and vLLM qwen3coder parsers read it. Each value is a string, trimmed of the spaces and line
-//! breaks around it: the argument rules take every argument as a string (docs/suites.md). A
+//! breaks around it: the argument rules take every argument as a string (docs/reference/suites.md). A
 //! missing `</parameter>` ends at the next `<parameter=` or at `</function>`; anything else between
 //! the elements, a key that is no name, or one key given twice with different values makes the
 //! call malformed.
