@@ -4,7 +4,7 @@
 //! percentile task bootstrap they replace. Each simulated run has T tasks of k trials; every task has its own
 //! true rate: `equal` (every task at the true rate μ) or `mixed` (uniform on μ ± min(μ, 1 − μ), so
 //! tasks differ as real ones do and the mean is still μ). An interval covers when it holds μ.
-//! docs/metrics.md quotes the figures.
+//! docs/reference/metrics-validation.md quotes the figures.
 //!
 //! Then the success gap (`analysis::interval::paired_gap`): two models on the same tasks, the
 //! reported gap (the MOVER interval from the two rates' intervals with their correlation over the

@@ -3,7 +3,7 @@
 //! the noise run), so every metric called "measurable" is a false positive. The rule is run through
 //! `compare` and `compare_with_noise` themselves; the share of metric verdicts called measurable is
 //! printed with a 95% interval from resampling the comparisons (verdicts within one comparison are
-//! correlated), beside the rules passk used before. docs/metrics.md quotes the figures ("Comparing
+//! correlated), beside the rules passk used before. docs/reference/metrics-validation.md quotes the figures ("Comparing
 //! two runs").
 //!
 //! Run with `cargo bench --profile dev --bench measurable_rule` (optionally followed by the number

@@ -39,7 +39,7 @@ use common::env_or;
 use passk::analysis::bootstrap::IdTotals;
 use passk::analysis::interval;
 use passk::analysis::mt19937::PyRandom;
-use passk::analysis::plan::{Pilot, PlanOptions, Question, plan};
+use passk::analysis::power::{Pilot, PlanOptions, Question, plan};
 use passk::runner::record::ConversationRecord;
 use std::collections::BTreeMap;
 

@@ -23,7 +23,7 @@ use common::env_or;
 
 use passk::analysis::bootstrap::{IdTotals, difference_bootstrap};
 use passk::analysis::mt19937::PyRandom;
-use passk::analysis::plan::Pilot;
+use passk::analysis::power::Pilot;
 use passk::sequence::{Decision, Rule, replay};
 use std::collections::BTreeMap;
 

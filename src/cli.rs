@@ -596,7 +596,7 @@ mod tests {
     }
 
     /// Every `passk run` flag is an experiment-file key by its long name, or one of the flags
-    /// docs/cli.md lists as not keys; a new flag fails here until it is one or the other.
+    /// docs/reference/cli.md lists as not keys; a new flag fails here until it is one or the other.
     #[test]
     fn every_run_flag_is_an_experiment_file_key_or_listed_as_not_one() {
         use passk::runner::settings::{ExperimentFile, FLAGS_NOT_KEYS};

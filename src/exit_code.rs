@@ -1,4 +1,4 @@
-//! The documented exit codes (docs/cli.md), one constant each.
+//! The documented exit codes (docs/reference/cli.md), one constant each.
 
 /// Success.
 pub(crate) const SUCCESS: u8 = 0;

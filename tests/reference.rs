@@ -141,7 +141,7 @@ fn check_router(s: &Summary, p: &Value) {
             w["fastest_call"]["output_tokens"].as_u64().unwrap()
         );
         if let Some(t) = w.get("ollama_timing") {
-            let o = r.ollama_timing.as_ref().expect("router ollama timing");
+            let o = r.server_split.as_ref().expect("router ollama timing");
             close(&ctx("model_s"), o.model_s_per_call, &t["model_s_per_call"]);
             close(
                 &ctx("overhead"),
@@ -365,7 +365,7 @@ fn run2_reproduces_every_published_figure() {
                 "{m} {mode:?}"
             );
         }
-        let o = x.latency.ollama_timing.as_ref().expect("ollama timing");
+        let o = x.latency.server_split.as_ref().expect("ollama timing");
         let wo = &w["ollama_timing"];
         close(&ctx("model s"), o.model_s_per_call, &wo["model_s_per_call"]);
         close(
@@ -427,7 +427,7 @@ fn run2_reproduces_every_published_figure() {
             some("ptime", pipe.time_per_success_s),
             &wp["time_per_success_s"],
         );
-        let ro = pipe.router_ollama_timing.as_ref().expect("router timing");
+        let ro = pipe.router_server_split.as_ref().expect("router timing");
         let wro = &wp["router_ollama_timing"];
         close(
             &ctx("router model s"),

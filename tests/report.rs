@@ -16,7 +16,7 @@ use passk::trace::Verdict;
 use serde_json::json;
 use std::path::Path;
 
-/// `passk compare` refused runs graded by different graders (docs/cli.md).
+/// `passk compare` refused runs graded by different graders (docs/reference/cli.md).
 const DIFFERENT_GRADERS: i32 = 8;
 
 const SMALL: &str = "m:small";
@@ -742,7 +742,7 @@ fn a_run_read_from_uncommitted_suite_files_is_flagged_dirty_on_every_report() {
     assert_eq!(p.dirty, Some(true), "{p:?}");
     assert_eq!(p.uncommitted, ["tasks/store/conversations.json"], "{p:?}");
     assert!(
-        p.model_digests.contains_key("oracle") && p.ollama_version.is_some(),
+        p.model_digests.contains_key("oracle") && p.server_version.is_some(),
         "{p:?}"
     );
     let digests = &p.suites["store"];

@@ -5,7 +5,7 @@
 use crate::cli::PlanArgs;
 use crate::exit_code;
 use passk::analysis::load_run;
-use passk::analysis::plan::{Pilot, PlanError, PlanOptions, Question, plan};
+use passk::analysis::power::{Pilot, PlanError, PlanOptions, Question, plan};
 use std::io::Write;
 
 /// Runs the command; returns the exit code.
@@ -80,7 +80,7 @@ pub(super) fn run(args: &PlanArgs) -> anyhow::Result<u8> {
     let text = if args.json {
         serde_json::to_string_pretty(&plan)? + "\n"
     } else {
-        passk::report::plan::markdown(&plan)
+        passk::report::power::markdown(&plan)
     };
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),

@@ -1,6 +1,6 @@
 //! Messy model output: once per conversation, on its first reply, the stub writes the gold call in
 //! one of the shapes real models emit (or with one of their defects), then follows the gold
-//! trajectory. docs/metrics.md says how passk counts each shape.
+//! trajectory. docs/reference/metrics.md says how passk counts each shape.
 
 use super::script::Reply;
 use passk::suite::TrajectoryCall;

@@ -4,7 +4,7 @@
 //! Each draw is a plausible pilot: the pilot's tasks resampled with replacement (the pilot's
 //! sampling uncertainty, as the report's task bootstrap sees it). The planner simulates every
 //! design under each draw, and the assurance of a design is the mean of its power over the draws,
-//! with the 10th and 90th percentiles as its interval (docs/metrics.md, "Power planning").
+//! with the 10th and 90th percentiles as its interval (docs/reference/metrics-validation.md, "Power planning").
 //!
 //! That mean is biased low where power is high: the power curve is concave there, so a pilot
 //! whose gap came out small loses more power than one whose gap came out large gains, and
@@ -15,7 +15,7 @@
 //! log-odds ([`Assurance::corrected`]).
 
 use super::mt19937::PyRandom;
-use super::plan::{DesignRow, Pilot, PilotTrial, Side, tokens_like};
+use super::power::{DesignRow, Pilot, PilotTrial, Side, tokens_like};
 use serde::{Deserialize, Serialize};
 
 /// Fewer pilot tasks than this, and the pilot is too small to choose a design.
@@ -274,7 +274,7 @@ pub const MAX_PRIOR_WEIGHT: f64 = 1000.0;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::plan::PilotTask;
+    use crate::analysis::power::PilotTask;
 
     fn side(verdicts: &[bool]) -> Side {
         let trials: Vec<PilotTrial> = verdicts

@@ -17,12 +17,13 @@ use super::cost::{CACHE_DISCOUNT, break_even};
 use super::factorial::FactorialSums;
 use super::interval;
 use super::model_sums::ModelSums;
+use super::pair::{order_models, reference_model};
 use super::placement::{Placement, PlacementSums, PlayedTrial, is_notable_play};
 use super::router::{RouterSummary, RouterSums};
 use super::stopping::StoppingSums;
 use super::summary::{
     GroupSummary, ModelWork, RouterComparison, Summary, SummarySettings, comparison,
-    conversation_order, ladder, order_models, played_host, reference_model, tools_add_by_group,
+    conversation_order, ladder, played_host, tools_add_by_group,
 };
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
 use crate::suite::{PromptVariant, ToolVariant};
@@ -465,6 +466,30 @@ fn played<'c>(manifest: &'c Manifest, c: &'c ConversationRecord) -> PlayedTrial<
         calls: c.orchestrator_calls().collect(),
         router_calls: c.router_calls().collect(),
     }
+}
+
+/// Computes the whole summary of a run. Records are sorted first, so their order in the files
+/// does not matter; transport- and protocol-failed conversations are counted, never scored. This
+/// is [`SummaryBuilder`] fed every cell of records held in memory.
+pub fn summarize(
+    manifest: &Manifest,
+    conversations: &[ConversationRecord],
+    router: &[RouterRecord],
+    opts: &AnalysisOptions,
+) -> Summary {
+    let mut convs: Vec<&ConversationRecord> = conversations.iter().collect();
+    convs.sort_by(|a, b| conversation_order(a, b));
+    let mut routs: Vec<&RouterRecord> = router.iter().collect();
+    routs.sort_by(|a, b| a.model.cmp(&b.model));
+    let shape = Shape::of(manifest, convs.iter().copied(), routs.iter().copied());
+    let mut builder = SummaryBuilder::new(manifest, shape, opts);
+    for cell in convs.chunk_by(|a, b| (&a.suite, &a.model) == (&b.suite, &b.model)) {
+        builder.add_conversations(cell.iter().copied());
+    }
+    for model in routs.chunk_by(|a, b| a.model == b.model) {
+        builder.add_router(model.iter().copied());
+    }
+    builder.finish()
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One metric in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricPair {
-    /// Metric name (as in `docs/metrics.md`).
+    /// Metric name (as in `docs/reference/metrics.md`).
     pub metric: String,
     /// Value in run A.
     pub a: Option<f64>,

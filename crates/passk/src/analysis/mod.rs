@@ -1,7 +1,7 @@
 //! Analysis: records in, typed tables out. [`summarize`] turns a run's manifest, conversation
 //! records and router records into one [`Summary`] (it becomes `summary.json`; the report
 //! exporters format it); [`compare()`] sets two runs side by side; [`load_run`] reads a run
-//! directory. Nothing here prints or writes files. Every definition is in `docs/metrics.md`;
+//! directory. Nothing here prints or writes files. Every definition is in `docs/reference/metrics.md`;
 //! definitions marked "as the reference" reproduce the reference experiment's published figures
 //! from its own records (see `import`).
 //!
@@ -28,10 +28,11 @@ pub mod latency;
 mod load;
 mod model_sums;
 pub mod mt19937;
+mod pair;
 pub mod paired_metrics;
 pub mod passk;
 pub mod placement;
-pub mod plan;
+pub mod power;
 pub mod provenance;
 pub mod quality;
 pub mod regrade;
@@ -48,9 +49,10 @@ pub mod tools_add;
 
 pub use crate::records_error::RecordsError;
 pub use cell_run::{CallTimes, Cell, CellRun, HOLD_UP_TO};
-pub use cells::{Shape, SummaryBuilder};
+pub use cells::{Shape, SummaryBuilder, summarize};
 pub use compare::{RunComparison, compare};
 pub use load::{Keep, Run, grader_digests, load_run, load_run_keeping};
+pub use pair::{order_models, parameter_count, reference_model};
 pub use summary::*;
 
 use serde::{Deserialize, Serialize};

@@ -8,7 +8,7 @@
 //! task's pilot pass rate (tokens drawn from the pilot's trials of that task with the same verdict),
 //! and then asks the question the way the report answers it: the report's interval of the success
 //! gap over the drawn tasks ([`interval::paired_gap`]), or for the break-even a paired percentile
-//! bootstrap over them (docs/metrics.md, "Power planning"). Power is the share of simulated
+//! bootstrap over them (docs/reference/metrics-validation.md, "Power planning"). Power is the share of simulated
 //! experiments in which the interval settles the question; the same designs are also simulated
 //! with no difference at all, to show how often the interval wrongly declares one.
 
@@ -336,7 +336,7 @@ fn choose_models(
     }
     let with_agent: std::collections::BTreeSet<String> =
         convs.iter().map(|c| c.model.clone()).collect();
-    let (ordered, pair) = crate::analysis::summary::order_models(manifest, &with_agent);
+    let (ordered, pair) = crate::analysis::pair::order_models(manifest, &with_agent);
     match pair {
         Some(p) => Ok((p.small, p.large)),
         _ => Err(PlanError::Models(format!(

@@ -26,8 +26,10 @@ pub struct Provenance {
     /// The data checkout's commit, when it is not the one passk was built from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_commit: Option<String>,
-    /// The server version the run played on (Ollama's, or the other server's).
-    pub ollama_version: Option<String>,
+    /// The server version the run played on (Ollama's, or the other server's). Written under
+    /// the key summary.json has always had.
+    #[serde(rename = "ollama_version")]
+    pub server_version: Option<String>,
     /// The software of the run's first server, where the manifest says (`llama.cpp`, `vllm`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_kind: Option<String>,
@@ -80,7 +82,7 @@ pub fn provenance(manifest: &Manifest) -> Provenance {
         commit,
         dirty,
         uncommitted: checkout.map(|c| c.uncommitted.clone()).unwrap_or_default(),
-        ollama_version: manifest.server_version.clone(),
+        server_version: manifest.server_version.clone(),
         server_kind: manifest.servers.first().and_then(|s| s.kind.clone()),
         model_digests: manifest
             .models

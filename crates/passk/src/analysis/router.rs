@@ -57,8 +57,9 @@ pub struct RouterSummary {
     pub latency_p95_s: Option<f64>,
     /// The fastest call.
     pub fastest_call: Option<FastestCall>,
-    /// Ollama's split of the calls' latency.
-    pub ollama_timing: Option<ServerSplit>,
+    /// The server's split of the calls' latency (summary.json's key predates other servers).
+    #[serde(rename = "ollama_timing")]
+    pub server_split: Option<ServerSplit>,
     /// Sampling temperature, when every call recorded the same one.
     pub temperature: Option<f64>,
 }
@@ -137,7 +138,7 @@ impl RouterSums {
             latency_per_call_s: mean(lat),
             latency_p95_s: percentile(lat, 95.0),
             fastest_call: self.fastest,
-            ollama_timing: self.split.split(),
+            server_split: self.split.split(),
             temperature: (self.temperatures.len() == 1)
                 .then(|| self.temperatures.first().map(|b| f64::from_bits(*b)))
                 .flatten(),
@@ -171,8 +172,9 @@ pub struct Pipeline {
     pub blended_tokens_per_success: Option<f64>,
     /// (router + orchestrator latency) / passes, seconds.
     pub time_per_success_s: Option<f64>,
-    /// Ollama's split of the router calls' latency.
-    pub router_ollama_timing: Option<ServerSplit>,
+    /// The server's split of the router calls' latency.
+    #[serde(rename = "router_ollama_timing")]
+    pub router_server_split: Option<ServerSplit>,
 }
 
 /// Totals of the router calls in front of the agent: (blended tokens, latency seconds).
@@ -241,7 +243,7 @@ impl PipelineSums {
                 self.latency + orchestrator_latency_s,
                 passes,
             ),
-            router_ollama_timing: self.split.split(),
+            router_server_split: self.split.split(),
         })
     }
 }

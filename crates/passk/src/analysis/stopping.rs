@@ -3,7 +3,7 @@
 //! report all compute it here, so a resume and a report see the same sequence as the run that
 //! stopped.
 
-use crate::analysis::summary::order_models;
+use crate::analysis::pair::order_models;
 use crate::runner::judge::{self, JudgeError, Judgement, RoundJudge};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, TrialKey};
 use crate::runner::settings::{RunSettings, StopRule, SuiteChoice};
@@ -18,7 +18,7 @@ use std::path::Path;
 /// uses (the first two models by parameter size when the manifest knows every size, else the
 /// first two in manifest order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Pairing {
+pub struct StoppingCell {
     /// Suite name.
     pub suite: String,
     /// The small model of the pair.
@@ -62,17 +62,17 @@ pub struct Rounds {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Verdicts(BTreeMap<(u32, String), [Option<Option<bool>>; 2]>);
 
-impl Pairing {
+impl StoppingCell {
     /// The pairing of a run with these settings and this manifest (which knows the models'
     /// parameter sizes); `None` without two models or a conversation suite.
-    pub fn of(settings: &RunSettings, manifest: &Manifest) -> Option<Pairing> {
+    pub fn of(settings: &RunSettings, manifest: &Manifest) -> Option<StoppingCell> {
         let suite = settings
             .suites
             .iter()
             .find(|s| **s != SuiteChoice::Router)?;
         let models: BTreeSet<String> = settings.models.iter().cloned().collect();
         let pair = order_models(manifest, &models).1?;
-        Some(Pairing {
+        Some(StoppingCell {
             suite: suite.name().to_string(),
             small: pair.small,
             large: pair.large,
@@ -137,7 +137,7 @@ impl Pairing {
         self.rounds_of(&verdicts)
     }
 
-    /// [`Pairing::rounds`] of the verdicts noted.
+    /// [`StoppingCell::rounds`] of the verdicts noted.
     fn rounds_of(&self, verdicts: &Verdicts) -> Rounds {
         let verdicts = &verdicts.0;
         let tasks: BTreeSet<&str> = verdicts.keys().map(|k| k.1.as_str()).collect();
@@ -197,7 +197,7 @@ pub enum Standing {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stopping {
     /// The records compared.
-    pub pairing: Pairing,
+    pub pairing: StoppingCell,
     /// Error level of the sequence.
     pub alpha: f64,
     /// Equivalence margin, percentage points.
@@ -245,7 +245,7 @@ pub fn state(
 pub struct StoppingSums {
     stop: StopRule,
     settings: RunSettings,
-    pairing: Pairing,
+    pairing: StoppingCell,
     verdicts: Verdicts,
 }
 
@@ -253,7 +253,7 @@ impl StoppingSums {
     /// `None` for a run without the rule (or without two models and a conversation suite).
     pub fn new(settings: RunSettings, manifest: &Manifest) -> Option<StoppingSums> {
         let stop = settings.stop?;
-        let pairing = Pairing::of(&settings, manifest)?;
+        let pairing = StoppingCell::of(&settings, manifest)?;
         Some(StoppingSums {
             stop,
             settings,
@@ -341,7 +341,7 @@ impl Stopping {
                             .any(|(m, task)| *m == k.model && *task == k.task)
                 })
                 .collect();
-            judge::Waiting {
+            judge::WaitingRound {
                 round: w.round,
                 ungraded,
             }
@@ -377,8 +377,8 @@ mod tests {
         c
     }
 
-    fn pairing() -> Pairing {
-        Pairing {
+    fn pairing() -> StoppingCell {
+        StoppingCell {
             suite: "store".into(),
             small: "s".into(),
             large: "l".into(),

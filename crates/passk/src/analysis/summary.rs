@@ -6,19 +6,19 @@ use super::behaviour::Behaviour;
 use super::bootstrap::{
     IdTotals, Interval, MessageBootstrap, TaskBootstrap, task_bootstrap, with_point,
 };
-use super::cells::{Shape, SummaryBuilder};
 use super::cost::{OUTPUT_WEIGHTS, break_even, per_success};
 use super::factorial::Factorial;
 use super::gpu::GpuSummary;
 use super::interval;
 use super::latency::{LatencyFit, ServerSplit};
+pub use super::pair::Pairing;
 use super::placement::Placement;
 use super::quality::{ControlFlow, FourState, Noise};
 use super::router::{Pipeline, RouterSummary};
 use super::server_process::ServerProcessSummary;
 use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts};
 use super::tools_add::{ToolsAdd, toolless_key, tools_add};
-use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord, TrialKey};
+use crate::runner::record::{ConversationRecord, Manifest, Mode, TrialKey};
 use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,17 +94,6 @@ pub struct SummarySettings {
     pub example_values: Vec<String>,
     /// Tasks treated as needing no tools.
     pub toolless_tasks: BTreeSet<String>,
-}
-
-/// The model pair of every break-even.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Pairing {
-    /// The model whose price must drop ("how many times cheaper must it be").
-    pub small: String,
-    /// The model it is compared with.
-    pub large: String,
-    /// How the pair was chosen.
-    pub rule: String,
 }
 
 /// Results of one configuration (suite, mode, call cap).
@@ -321,8 +310,10 @@ pub struct Latency {
     pub time_per_success_all_attempts_s: Option<f64>,
     /// Least-squares fit of call latency on output and input tokens.
     pub fit: Option<LatencyFit>,
-    /// Ollama's own split into model time and overhead.
-    pub ollama_timing: Option<ServerSplit>,
+    /// The server's own split into model time and overhead (summary.json's key predates
+    /// other servers).
+    #[serde(rename = "ollama_timing")]
+    pub server_split: Option<ServerSplit>,
 }
 
 /// Context growth at one call position.
@@ -373,86 +364,6 @@ pub struct RouterComparison {
     pub break_even: Option<f64>,
     /// Paired message bootstrap 95% intervals.
     pub ci95: MessageBootstrap,
-}
-
-/// Parses an Ollama parameter size ("3.1B", "494.03M") into a parameter count.
-pub fn parameter_count(size: &str) -> Option<f64> {
-    let s = size.trim();
-    let (num, mult) = match s.chars().last()?.to_ascii_uppercase() {
-        'B' => (&s[..s.len() - 1], 1e9),
-        'M' => (&s[..s.len() - 1], 1e6),
-        'K' => (&s[..s.len() - 1], 1e3),
-        'T' => (&s[..s.len() - 1], 1e12),
-        _ => (s, 1.0),
-    };
-    num.trim().parse::<f64>().ok().map(|n| n * mult)
-}
-
-/// The models in report order and the pair: models with records, sorted by parameter size when
-/// the manifest knows every one's size, otherwise in manifest order (models missing from the
-/// manifest last, by name); "small" and "large" are the first two.
-pub fn order_models(
-    manifest: &Manifest,
-    present: &BTreeSet<String>,
-) -> (Vec<String>, Option<Pairing>) {
-    let mut models: Vec<String> = manifest
-        .models
-        .iter()
-        .map(|m| m.name.clone())
-        .filter(|m| present.contains(m))
-        .collect();
-    let mut seen: BTreeSet<String> = models.iter().cloned().collect();
-    for m in present {
-        if seen.insert(m.clone()) {
-            models.push(m.clone());
-        }
-    }
-    let sizes: Vec<Option<f64>> = models
-        .iter()
-        .map(|m| {
-            manifest
-                .models
-                .iter()
-                .find(|i| &i.name == m)
-                .and_then(|i| i.parameter_size.as_deref())
-                .and_then(parameter_count)
-        })
-        .collect();
-    let by_size = sizes.iter().all(Option::is_some);
-    let rule = if by_size {
-        let mut pairs: Vec<(f64, String)> = sizes.into_iter().flatten().zip(models).collect();
-        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-        // A sort keeps the manifest order of equal sizes: the pair is then ordered by the
-        // manifest, not by size, and the rule says so.
-        let tied = pairs.len() >= 2 && pairs[0].0 == pairs[1].0;
-        models = pairs.into_iter().map(|p| p.1).collect();
-        if tied {
-            "first two models by parameter size, equal sizes in manifest order"
-        } else {
-            "first two models by parameter size"
-        }
-    } else {
-        "first two models in manifest order"
-    };
-    let pairing = (models.len() >= 2).then(|| Pairing {
-        small: models[0].clone(),
-        large: models[1].clone(),
-        rule: rule.to_string(),
-    });
-    (models, pairing)
-}
-
-/// The reference model of the ladder: the one asked for when it has records, else the last in
-/// report order (the largest by parameter size when the manifest knows the sizes); `None` unless
-/// there are more than two models.
-pub fn reference_model(models: &[String], asked: Option<&str>) -> Option<String> {
-    if models.len() <= 2 {
-        return None;
-    }
-    asked
-        .filter(|a| models.iter().any(|m| m == a))
-        .map(str::to_string)
-        .or_else(|| models.last().cloned())
 }
 
 /// Every model with records in the group against the reference model.
@@ -621,34 +532,12 @@ pub(super) fn tools_add_by_group(
     out
 }
 
-/// Computes the whole summary of a run. Records are sorted first, so their order in the files
-/// does not matter; transport- and protocol-failed conversations are counted, never scored. This
-/// is [`SummaryBuilder`] fed every cell of records held in memory.
-pub fn summarize(
-    manifest: &Manifest,
-    conversations: &[ConversationRecord],
-    router: &[RouterRecord],
-    opts: &AnalysisOptions,
-) -> Summary {
-    let mut convs: Vec<&ConversationRecord> = conversations.iter().collect();
-    convs.sort_by(|a, b| conversation_order(a, b));
-    let mut routs: Vec<&RouterRecord> = router.iter().collect();
-    routs.sort_by(|a, b| a.model.cmp(&b.model));
-    let shape = Shape::of(manifest, convs.iter().copied(), routs.iter().copied());
-    let mut builder = SummaryBuilder::new(manifest, shape, opts);
-    for cell in convs.chunk_by(|a, b| (&a.suite, &a.model) == (&b.suite, &b.model)) {
-        builder.add_conversations(cell.iter().copied());
-    }
-    for model in routs.chunk_by(|a, b| a.model == b.model) {
-        builder.add_router(model.iter().copied());
-    }
-    builder.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::cells::summarize;
     use crate::analysis::fixtures::{conversation, timed_call};
+    use crate::analysis::pair::{order_models, reference_model};
     use crate::runner::record::{Node, Outcome};
     use crate::wire::outcome::{Attempt, CallOutcome};
 

@@ -170,7 +170,7 @@ impl Tally {
             },
             time_per_success_all_attempts_s: per_success(every_attempt_s, passes),
             fit: self.fit.fit(),
-            ollama_timing: self.split.split(),
+            server_split: self.split.split(),
         }
     }
 

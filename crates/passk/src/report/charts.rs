@@ -1,4 +1,4 @@
-//! The report's charts (`charts/*.svg`, listed in `docs/report.md`), built from a [`Report`]: each
+//! The report's charts (`charts/*.svg`, listed in `docs/reference/report.md`), built from a [`Report`]: each
 //! function picks its values out of the summary (or the report's [`Observations`]) into one of the
 //! [`svg`] data structs and renders it. The charts describe the primary group
 //! ([`primary_group`]), each with a caption line ([`caption`]); a chart with nothing to draw is left
@@ -10,8 +10,8 @@ use super::chart_files;
 use super::document::{Report, group_models, opt, primary_group, tokens};
 use super::number::{NOT_AVAILABLE, ci_ratio, counted, number, percent, ratio, seconds};
 use super::svg::{
-    self, Bar, BarChart, BarSeries, DistributionChart, Heatmap, HeatmapPanel, Labels, LineChart,
-    Marks, Reference, Sample, Series, StackedBars, StackedRow, XBand,
+    self, Bar, BarChart, BarSeries, Distribution, DistributionChart, Heatmap, HeatmapPanel, Labels,
+    LineChart, Marks, Reference, Series, StackedBars, StackedRow, XBand,
 };
 use crate::analysis::{GroupSummary, ModelSummary};
 use crate::trace::FailureMode;
@@ -71,7 +71,7 @@ impl Drawing {
     }
 }
 
-/// The report's charts that have something to show, in `docs/report.md` order: a chart without data
+/// The report's charts that have something to show, in `docs/reference/report.md` order: a chart without data
 /// (no GPU telemetry, no failures) is neither written nor linked.
 pub fn charts(r: &Report) -> Vec<Chart> {
     drawings(r)
@@ -430,7 +430,7 @@ pub fn latency(r: &Report) -> DistributionChart {
         .unwrap_or(&empty);
     let samples = models
         .iter()
-        .map(|(m, _)| Sample {
+        .map(|(m, _)| Distribution {
             name: m.to_string(),
             values: by_model.get(*m).cloned().unwrap_or_default(),
         })

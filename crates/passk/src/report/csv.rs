@@ -5,7 +5,7 @@
 //! only where RFC 4180 requires it; lines end in `\n`. A value that was not recorded is an empty field,
 //! never 0. Per-call columns (calls, tokens, latency, energy, retries) count the agent's own
 //! (orchestrator) calls; router calls made in front of the agent are in the `router_*` columns.
-//! The columns are defined in `docs/report.md`.
+//! The columns are defined in `docs/reference/report.md`.
 
 use super::document::Report;
 use super::{Exporter, ReportError};

@@ -21,7 +21,7 @@ pub mod json;
 pub mod number;
 pub mod overview;
 pub mod placement;
-pub mod plan;
+pub mod power;
 pub mod provenance;
 pub mod regrade;
 pub mod stopping;
@@ -50,7 +50,7 @@ pub const COMPARE_MD: &str = "compare.md";
 /// The comparison as JSON (`analysis::RunComparison`), written by `passk compare`.
 pub const COMPARE_JSON: &str = "compare.json";
 
-/// File names of the charts inside [`CHARTS_DIR`], one constant per chart (`docs/report.md`).
+/// File names of the charts inside [`CHARTS_DIR`], one constant per chart (`docs/reference/report.md`).
 pub mod chart_files {
     /// pass^k for k = 1..n, one line per model.
     pub const PASS_K: &str = "pass_k.svg";

@@ -84,7 +84,7 @@ pub fn table(p: &Provenance) -> MarkdownTable {
     t.row(["passk".to_string(), passk_cell(p)]);
     t.row([
         server_version_label(p.server_kind.as_deref()).to_string(),
-        p.ollama_version
+        p.server_version
             .clone()
             .unwrap_or_else(|| UNRECORDED.into()),
     ]);
@@ -134,7 +134,7 @@ mod tests {
             commit: Some("0123456789abcdef".into()),
             dirty: Some(true),
             uncommitted: vec!["tasks/store/new.toml".into()],
-            ollama_version: Some("0.12.6".into()),
+            server_version: Some("0.12.6".into()),
             model_digests: [("m".to_string(), Some(format!("sha256:{}", "b".repeat(64))))].into(),
             tool_docs: vec!["bare".into()],
             suites: store_suite(),

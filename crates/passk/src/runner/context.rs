@@ -1,5 +1,5 @@
 //! What a conversation's calls have filled of the model's context, to flag `context_overflow`
-//! (docs/metrics.md), under either way Ollama counts `prompt_eval_count`: every prompt token
+//! (docs/reference/metrics.md), under either way Ollama counts `prompt_eval_count`: every prompt token
 //! (current Ollama) or only the tokens past its prefix cache (Ollama 0.30.0).
 
 use crate::runner::record::CallRecord;

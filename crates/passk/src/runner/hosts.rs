@@ -6,7 +6,7 @@
 
 use crate::runner::preflight::{self, PreflightError};
 use crate::runner::record::{GpuInfo, ModelInfo, ServerInfo};
-use crate::runner::telemetry::dcgm::{self, DcgmSource, Exporter};
+use crate::runner::telemetry::dcgm::{self, DcgmExporter, DcgmSource};
 use crate::runner::telemetry::{self, Telemetry};
 use crate::wire::ChatApi;
 use crate::wire::chat_api::StubCatalog;
@@ -132,7 +132,7 @@ pub fn is_local(url: &str) -> bool {
 pub fn pair_gpu_metrics(
     entries: &[String],
     hosts: &[String],
-) -> Result<BTreeMap<String, Exporter>, String> {
+) -> Result<BTreeMap<String, DcgmExporter>, String> {
     let mut pairs = BTreeMap::new();
     for entry in entries {
         let (host, url) = entry
@@ -145,7 +145,7 @@ pub fn pair_gpu_metrics(
                 hosts.join(", ")
             ));
         }
-        let exporter = Exporter::parse(url)?;
+        let exporter = DcgmExporter::parse(url)?;
         if pairs.insert(host.clone(), exporter).is_some() {
             return Err(format!("{host} is given twice"));
         }
@@ -155,8 +155,8 @@ pub fn pair_gpu_metrics(
 
 /// What the preflight found of each exporter: its GPU, and the notes to print (metrics it lacks).
 pub struct Probed {
-    /// Exporter to its GPU.
-    pub gpus: BTreeMap<Exporter, GpuInfo>,
+    /// DcgmExporter to its GPU.
+    pub gpus: BTreeMap<DcgmExporter, GpuInfo>,
     /// One line per metric an exporter lacks.
     pub notes: Vec<String>,
 }
@@ -164,7 +164,7 @@ pub struct Probed {
 /// Scrapes each server's exporter once before any trace; one that does not answer, or lists no
 /// GPU it can pick, refuses the run by the server's name.
 pub async fn probe_exporters(
-    exporters: &BTreeMap<String, Exporter>,
+    exporters: &BTreeMap<String, DcgmExporter>,
 ) -> Result<Probed, PreflightError> {
     let mut probed = Probed {
         gpus: BTreeMap::new(),
@@ -199,7 +199,7 @@ pub async fn probe_exporters(
 pub fn telemetries(
     urls: &[String],
     enabled: bool,
-    exporters: &BTreeMap<String, Exporter>,
+    exporters: &BTreeMap<String, DcgmExporter>,
     probed: &Probed,
     scrape_interval: Duration,
 ) -> Vec<Arc<Telemetry>> {
@@ -217,7 +217,7 @@ pub fn telemetries(
         .iter()
         .any(|u| is_local(u) && !exporters.contains_key(u))
         .then(|| Arc::new(Telemetry::start(telemetry::DEFAULT_INTERVAL, &local_ports)));
-    let mut remote: BTreeMap<&Exporter, Arc<Telemetry>> = BTreeMap::new();
+    let mut remote: BTreeMap<&DcgmExporter, Arc<Telemetry>> = BTreeMap::new();
     for exporter in exporters.values() {
         if remote.contains_key(exporter) {
             continue;

@@ -32,12 +32,12 @@ pub struct Judgement {
     /// The last round's decision ("not decided" before any round), naming the models.
     pub says: String,
     /// The round that waits on trials that ended ungraded, if one does.
-    pub waiting: Option<Waiting>,
+    pub waiting: Option<WaitingRound>,
 }
 
 /// A round whose trials all have records, some of which ended ungraded.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Waiting {
+pub struct WaitingRound {
     /// Round number (the trial index, from 0).
     pub round: u32,
     /// The keys of the compared trials of that round that ended ungraded.

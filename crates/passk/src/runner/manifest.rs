@@ -2,9 +2,11 @@
 //! prompts, the servers and models preflight found, this machine and checkout), what each later
 //! session adds to it, and what each model's warm-up found.
 
-use crate::runner::experiment::{Experiment, RunError, Suites};
 use crate::runner::hosts::{self, Host, Preflighted};
 use crate::runner::record::{Manifest, ModelInfo, SCHEMA_VERSION, ServerInfo};
+use crate::runner::run_error::RunError;
+use crate::runner::spec::Experiment;
+use crate::runner::suite_set::Suites;
 use crate::suite::ToolVariant;
 
 /// The manifest a new run directory gets.
@@ -214,9 +216,9 @@ pub(crate) fn record_warm_up(manifest: &mut Manifest, url: &str, info: &ModelInf
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::experiment::Backend;
     use crate::runner::journal::ResumePolicy;
     use crate::runner::settings::RunSettings;
+    use crate::runner::spec::Backend;
     use std::path::{Path, PathBuf};
 
     #[test]

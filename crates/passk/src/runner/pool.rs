@@ -12,13 +12,15 @@
 use crate::runner::agent_loop::Player;
 use crate::runner::context::PromptCounts;
 use crate::runner::event::{EventSink, RunEvent};
-use crate::runner::experiment::{Experiment, RunError, RunSummary, SERVER_LOST_AFTER, Suites};
 use crate::runner::hosts::Host;
 use crate::runner::journal::Journal;
-use crate::runner::plan::TrialSpec;
 use crate::runner::preflight;
 use crate::runner::record::{Manifest, Outcome, Record};
 use crate::runner::record_file::key_and_outcome;
+use crate::runner::run_error::{RunError, SERVER_LOST_AFTER};
+use crate::runner::schedule::TrialSpec;
+use crate::runner::spec::{Experiment, RunSummary};
+use crate::runner::suite_set::Suites;
 use crate::wire::outcome::Attempt;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -259,7 +261,7 @@ fn check_server_lost(
     reachable: bool,
     sink: &dyn EventSink,
 ) -> Result<(), RunError> {
-    let error = crate::runner::experiment::last_wire_error(record);
+    let error = crate::runner::run_error::last_wire_error(record);
     if reachable {
         sink.emit(RunEvent::Warning(format!(
             "{lost_in_a_row} trials in a row ended on transport failures ({error}), but the \

@@ -1,4 +1,4 @@
-//! The JSONL record types: the owner of the format described in `docs/records.md`.
+//! The JSONL record types: the owner of the format described in `docs/reference/records.md`.
 //!
 //! A run directory holds `manifest.json`, `conversations.jsonl` (one [`ConversationRecord`] per
 //! finished conversation) and `router.jsonl` (one [`RouterRecord`] per standalone router call). Each
@@ -175,7 +175,7 @@ pub struct GpuWindow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_w: Option<f64>,
     /// The call's energy, joules: the energy counter's gain over the call, shared evenly with the
-    /// calls in flight on the same GPU at the same time (see docs/metrics.md).
+    /// calls in flight on the same GPU at the same time (see docs/reference/metrics.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_j: Option<f64>,
     /// Most calls in flight on the GPU at once during this call, itself included, when more than

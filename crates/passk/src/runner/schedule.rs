@@ -97,7 +97,7 @@ impl TrialSpec {
 
 /// What to plan over.
 #[derive(Debug, Clone)]
-pub struct PlanInput<'a> {
+pub struct ScheduleInput<'a> {
     /// Models in run order.
     pub models: &'a [String],
     /// Suites with their task ids (in suite order), already filtered.
@@ -123,7 +123,7 @@ pub struct PlanInput<'a> {
 
 /// The cells of the factorial design a mode plays: every (prompt, tool docs, router in front)
 /// triple for the agent; the first only for the toolless baseline, which is shown no tools.
-fn cells(input: &PlanInput<'_>, mode: Mode) -> Vec<(PromptVariant, ToolVariant, bool)> {
+fn cells(input: &ScheduleInput<'_>, mode: Mode) -> Vec<(PromptVariant, ToolVariant, bool)> {
     let n = |len: usize| {
         if mode == Mode::Toolless {
             len.min(1)
@@ -143,7 +143,7 @@ fn cells(input: &PlanInput<'_>, mode: Mode) -> Vec<(PromptVariant, ToolVariant, 
 }
 
 /// The full plan and, separately, the trials a resume skips.
-pub fn plan(input: &PlanInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>, usize) {
+pub fn schedule(input: &ScheduleInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>, usize) {
     let mut all = Vec::new();
     if input.rounds {
         for trial in 0..input.trials {
@@ -167,7 +167,7 @@ pub fn plan(input: &PlanInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>
 /// One model's conversation trials over `trials`: mode by mode, cell by cell, cap by cap, trial
 /// by trial over all tasks.
 fn conversations(
-    input: &PlanInput<'_>,
+    input: &ScheduleInput<'_>,
     model: &str,
     trials: std::ops::Range<u32>,
 ) -> Vec<TrialSpec> {
@@ -206,7 +206,7 @@ fn conversations(
 
 /// One model's standalone router calls over `trials`.
 fn router_calls(
-    input: &PlanInput<'_>,
+    input: &ScheduleInput<'_>,
     model: &str,
     trials: std::ops::Range<u32>,
 ) -> Vec<TrialSpec> {
@@ -230,7 +230,7 @@ mod tests {
     #[test]
     fn plans_every_trial_once_and_skips_done() {
         let models = vec!["a".to_string(), "b".to_string()];
-        let input = PlanInput {
+        let input = ScheduleInput {
             models: &models,
             suites: vec![("store".into(), vec!["L1".into(), "L2".into()])],
             router_messages: vec![0, 1, 2],
@@ -242,18 +242,18 @@ mod tests {
             prompt: &[PromptVariant::POLICY],
             rounds: false,
         };
-        let (all, skipped) = plan(&input, &BTreeSet::new());
+        let (all, skipped) = schedule(&input, &BTreeSet::new());
         assert_eq!((all.len(), skipped), (2 * (2 * 2 + 3 * 2), 0));
         assert_eq!(all[0].model(), "a");
         let done: BTreeSet<TrialKey> = all.iter().take(3).map(TrialSpec::key).collect();
-        let (rest, skipped) = plan(&input, &done);
+        let (rest, skipped) = schedule(&input, &done);
         assert_eq!((rest.len(), skipped), (all.len() - 3, 3));
         assert!(rest.iter().all(|t| !done.contains(&t.key())));
-        let rounds = PlanInput {
+        let rounds = ScheduleInput {
             rounds: true,
             ..input
         };
-        let (by_round, _) = plan(&rounds, &BTreeSet::new());
+        let (by_round, _) = schedule(&rounds, &BTreeSet::new());
         assert_eq!(by_round.len(), all.len());
         let trial = |t: &TrialSpec| t.key().trial;
         let order: Vec<(u32, &str)> = by_round.iter().map(|t| (trial(t), t.model())).collect();
@@ -265,7 +265,7 @@ mod tests {
     #[test]
     fn a_factorial_plays_every_cell_once_and_the_baseline_once() {
         let models = vec!["a".to_string()];
-        let input = PlanInput {
+        let input = ScheduleInput {
             models: &models,
             suites: vec![("store".into(), vec!["L1".into(), "L2".into()])],
             router_messages: Vec::new(),
@@ -277,7 +277,7 @@ mod tests {
             prompt: &[PromptVariant::POLICY],
             rounds: false,
         };
-        let (all, _) = plan(&input, &BTreeSet::new());
+        let (all, _) = schedule(&input, &BTreeSet::new());
         let keys: BTreeSet<TrialKey> = all.iter().map(TrialSpec::key).collect();
         // Agent: 4 cells x 2 caps x 2 trials x 2 tasks; toolless: 1 cell x 1 cap x 2 x 2.
         assert_eq!((all.len(), keys.len()), (32 + 4, 36));
@@ -293,7 +293,7 @@ mod tests {
     fn prompts_cross_the_other_factors_and_the_baseline_plays_the_first() {
         let models = vec!["a".to_string()];
         let strict = PromptVariant::named("strict").expect("name");
-        let input = PlanInput {
+        let input = ScheduleInput {
             models: &models,
             suites: vec![("store".into(), vec!["L1".into()])],
             router_messages: Vec::new(),
@@ -305,7 +305,7 @@ mod tests {
             prompt: &[PromptVariant::POLICY, strict],
             rounds: false,
         };
-        let (all, _) = plan(&input, &BTreeSet::new());
+        let (all, _) = schedule(&input, &BTreeSet::new());
         let keys: BTreeSet<TrialKey> = all.iter().map(TrialSpec::key).collect();
         // Agent: 2 prompts x 2 docs x 2 routers; toolless: one cell, at the policy.
         assert_eq!((all.len(), keys.len()), (9, 9));

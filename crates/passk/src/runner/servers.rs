@@ -3,12 +3,15 @@
 //! server in the pool before its first trial.
 
 use crate::runner::event::{EventSink, RunEvent};
-use crate::runner::experiment::{Experiment, RunError, Session, Suites};
 use crate::runner::hosts::{self, Host, Preflighted};
 use crate::runner::manifest::record_warm_up;
 use crate::runner::preflight;
 use crate::runner::record::ServerInfo;
+use crate::runner::run_error::RunError;
+use crate::runner::session::Session;
 use crate::runner::settings::SettingsError;
+use crate::runner::spec::Experiment;
+use crate::runner::suite_set::Suites;
 use crate::runner::telemetry;
 use crate::wire::ChatApi;
 use crate::wire::chat_api::connect;

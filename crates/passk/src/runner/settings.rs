@@ -1,5 +1,5 @@
 //! Validated run settings: command-line flags merged over an optional TOML experiment file, merged
-//! over the defaults (docs/cli.md lists each flag's). The resolved settings go into the manifest,
+//! over the defaults (docs/reference/cli.md lists each flag's). The resolved settings go into the manifest,
 //! and the default run id is derived from them, so the same command resumes the same run.
 
 use crate::runner::levels::Levels;

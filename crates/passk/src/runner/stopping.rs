@@ -3,10 +3,13 @@
 //! before the sequence takes it, and `rounds.jsonl` kept in step.
 
 use crate::runner::event::{EventSink, RunEvent};
-use crate::runner::experiment::{RunError, RunSummary, SequenceError, Session, play_plan};
 use crate::runner::journal::MAX_WIRE_TRIES;
 use crate::runner::judge::{Judgement, RoundJudge};
-use crate::runner::plan::TrialSpec;
+use crate::runner::play::play_plan;
+use crate::runner::run_error::{RunError, SequenceError};
+use crate::runner::schedule::TrialSpec;
+use crate::runner::session::Session;
+use crate::runner::spec::RunSummary;
 use std::sync::atomic::AtomicBool;
 
 /// Plays the plan round by round (every task once per model); after each complete round the

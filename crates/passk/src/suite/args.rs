@@ -1,4 +1,4 @@
-//! The argument rules every conversation suite's tool calls go through (docs/suites.md, "The
+//! The argument rules every conversation suite's tool calls go through (docs/reference/suites.md, "The
 //! argument rules"): arguments not an object, a required argument missing or empty, numbers turned
 //! into strings, any other non-string rejected, extra keys ignored. A tool then receives only
 //! checked string arguments.

@@ -30,7 +30,7 @@ pub const NO_CORRECT: &str = "n/a (0 correct)";
 /// Whether the run's server was Ollama: its timings and processes are then named Ollama's, and
 /// on any other (an OpenAI-compatible engine, the stub, an import) the server's.
 pub(super) fn on_ollama(s: &crate::analysis::Summary) -> bool {
-    s.backend == "ollama"
+    s.backend == crate::wire::chat::ApiKind::Ollama.as_str()
 }
 
 /// Why a model's figure is `n/a` when every one of its conversations or calls ended on the wire.

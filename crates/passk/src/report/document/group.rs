@@ -9,12 +9,13 @@ use super::gpu::gpu;
 use super::headline::headline;
 use super::ladder::model_ladder;
 use super::latency::latency;
+use super::order::group_models;
 use super::pass_k::pass_hat_k_tables;
 use super::pipeline::pipeline;
 use super::quality::quality;
 use super::server::server_process;
 use super::taxonomy::taxonomy;
-use crate::analysis::{GroupSummary, ModelSummary, Summary};
+use crate::analysis::{GroupSummary, Summary};
 use crate::runner::record::Mode;
 use std::fmt::Write as _;
 
@@ -57,58 +58,4 @@ pub(crate) fn group_notes(out: &mut String, g: &GroupSummary) {
     if let Some(cap) = g.call_cap {
         let _ = writeln!(out, "Call cap: {cap} model calls per turn.\n");
     }
-}
-
-/// The group the charts and the terminal table describe: the agent group with the largest call
-/// cap (the full budget), else the first group.
-pub fn primary_group(summary: &Summary) -> Option<(&String, &GroupSummary)> {
-    summary
-        .groups
-        .iter()
-        .filter(|(_, g)| g.mode == Mode::Agent)
-        .max_by(|a, b| a.1.call_cap.cmp(&b.1.call_cap).then_with(|| b.0.cmp(a.0)))
-        .or_else(|| summary.groups.iter().next())
-}
-
-/// The models of a group, in the summary's report order.
-pub fn group_models<'s>(
-    summary: &'s Summary,
-    g: &'s GroupSummary,
-) -> Vec<(&'s str, &'s ModelSummary)> {
-    summary
-        .models
-        .iter()
-        .filter_map(|m| g.models.get(m).map(|s| (m.as_str(), s)))
-        .collect()
-}
-
-/// Sort key of a configuration key: its text with every run of digits compared as a number, so
-/// `store/cap=4` comes before `store/cap=10`.
-pub fn group_order(key: &str) -> Vec<(String, u64)> {
-    let mut parts = Vec::new();
-    let mut text = String::new();
-    let mut digits = String::new();
-    for ch in key.chars() {
-        if ch.is_ascii_digit() {
-            digits.push(ch);
-        } else {
-            if !digits.is_empty() {
-                parts.push((
-                    std::mem::take(&mut text),
-                    digits.parse().unwrap_or(u64::MAX),
-                ));
-                digits.clear();
-            }
-            text.push(ch);
-        }
-    }
-    parts.push((text, digits.parse().unwrap_or(0)));
-    parts
-}
-
-/// The configurations in report order: by [`group_order`] of their keys.
-pub fn ordered_groups(s: &Summary) -> Vec<(&String, &GroupSummary)> {
-    let mut groups: Vec<(&String, &GroupSummary)> = s.groups.iter().collect();
-    groups.sort_by_cached_key(|(k, _)| group_order(k));
-    groups
 }

@@ -2,7 +2,7 @@
 
 use super::break_even::{break_even_point, infinite_resamples};
 use super::format::{ci_points, excluded, opt, per_success, points, tokens};
-use super::group::group_models;
+use super::order::group_models;
 use crate::analysis::{GroupSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, ci_ratio, percent_with_n};
 use crate::report::table::MarkdownTable;

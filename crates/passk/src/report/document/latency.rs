@@ -62,10 +62,7 @@ fn latency_fit(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) 
 /// Time per call split by the server's own durations: model time, request overhead, decode and
 /// prefill speed.
 fn server_timing(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
-    if models
-        .iter()
-        .any(|(_, m)| m.latency.ollama_timing.is_some())
-    {
+    if models.iter().any(|(_, m)| m.latency.server_split.is_some()) {
         let (who, whose) = if on_ollama(s) {
             ("Ollama", "Ollama's")
         } else {
@@ -73,7 +70,7 @@ fn server_timing(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]
         };
         let _ = writeln!(out, "### Time per call, from {whose} own durations\n");
         let mut t = ModelTable::new(s, "", models);
-        let split = |m: &ModelSummary| m.latency.ollama_timing.clone();
+        let split = |m: &ModelSummary| m.latency.server_split.clone();
         t.row("Model time (prompt eval + eval)", |m| {
             opt(split(m).map(|x| x.model_s_per_call), seconds)
         });

@@ -5,7 +5,7 @@
 //! one point per conversation or call, see [`Observations`]). [`markdown`] formats it; nothing is
 //! computed here beyond picking values out of the summary. The same report gives byte-identical text:
 //! no wall-clock time, no host name, maps in key order, numbers with fixed digits. Every number is
-//! defined in `docs/metrics.md`; the layout is described in `docs/report.md`.
+//! defined in `docs/reference/metrics.md`; the layout is described in `docs/reference/report.md`.
 //!
 //! Each section of the report has its own file, named for the section; this file holds the
 //! report value and the order of the sections.
@@ -34,6 +34,7 @@ mod ladder;
 mod latency;
 mod model_table;
 mod observations;
+mod order;
 mod pass_k;
 mod pipeline;
 mod quality;
@@ -51,9 +52,9 @@ mod warnings;
 pub use break_even::{infinite_resamples, resample_split};
 pub use format::{NO_CORRECT, ci_points, opt, per_success, points, rate, short_digest, tokens};
 pub(crate) use group::group_notes;
-pub use group::{group_models, group_order, ordered_groups, primary_group};
 pub(crate) use headline::headline;
 pub use observations::{GpuPoint, ObservationSums, Observations, TIMELINE_POINTS};
+pub use order::{group_models, group_order, ordered_groups, primary_group};
 pub use terminal::terminal_table;
 pub(crate) use title::{first_tool_call_forced, title};
 pub(crate) use warnings::warnings;

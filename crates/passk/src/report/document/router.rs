@@ -165,7 +165,7 @@ fn time_rows<'r>(on_ollama: bool) -> Vec<RouterRow<'r>> {
                 "Model time (server's durations)".to_string()
             },
             Box::new(|_, r| {
-                opt(r.ollama_timing.as_ref().map(|x| x.model_s_per_call), |v| {
+                opt(r.server_split.as_ref().map(|x| x.model_s_per_call), |v| {
                     format!("{} s", fixed(v, 3))
                 })
             }),
@@ -173,7 +173,7 @@ fn time_rows<'r>(on_ollama: bool) -> Vec<RouterRow<'r>> {
         (
             "Request overhead, mean / p50".into(),
             Box::new(|_, r| {
-                r.ollama_timing.as_ref().map_or(NOT_AVAILABLE.into(), |x| {
+                r.server_split.as_ref().map_or(NOT_AVAILABLE.into(), |x| {
                     format!(
                         "{} / {} s",
                         fixed(x.overhead_s_per_call, 3),

@@ -1,8 +1,8 @@
 //! The run-wide sweep sections: success as tools are added, and across the call budgets.
 
 use super::format::{ci_points, excluded, opt, per_success, points};
-use super::group::group_order;
 use super::model_table::model_header;
+use super::order::group_order;
 use crate::analysis::{GroupSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, number, percent_with_n};
 use crate::report::table::MarkdownTable;

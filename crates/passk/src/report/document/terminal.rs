@@ -2,9 +2,9 @@
 
 use super::break_even::break_even_point;
 use super::format::{excluded, opt, per_success, points, tokens};
-use super::group::{group_models, ordered_groups};
 use super::headline::own_pass_hat_k;
 use super::model_table::ModelTable;
+use super::order::{group_models, ordered_groups};
 use crate::analysis::{GroupSummary, ModelSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, ci_ratio, percent, percent_with_n, ratio, seconds};
 use std::fmt::Write as _;

@@ -3,7 +3,7 @@
 use crate::analysis::bootstrap::Interval;
 use crate::analysis::{AnalysisOptions, summarize};
 use crate::report::document::format::{ci_points, opt, points, short_digest};
-use crate::report::document::group::primary_group;
+use crate::report::document::order::primary_group;
 use crate::report::document::router::router_count_text;
 use crate::report::document::setup::settings_rows;
 use crate::report::document::terminal::terminal_table;

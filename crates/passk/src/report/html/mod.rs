@@ -8,7 +8,7 @@
 //! trial's line only when the trial is opened, so a large run's page opens as fast as its index
 //! parses; the grid is drawn a page of tasks at a time. Above a size, `report.html` leaves
 //! `details` empty and its lines go to script files beside it ([`transcripts`]), loaded when a
-//! trial is opened. See `docs/report.md`.
+//! trial is opened. See `docs/reference/report.md`.
 
 pub mod compare;
 pub mod detail;

@@ -8,7 +8,7 @@ use crate::report::number::number;
 
 /// The values of one distribution (e.g. latency per conversation of one model).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Sample {
+pub struct Distribution {
     /// Name written under its box.
     pub name: String,
     /// Observations, any order; non-finite ones are ignored.
@@ -24,7 +24,7 @@ pub struct DistributionChart {
     /// Title and axis labels.
     pub labels: Labels,
     /// One box per sample.
-    pub samples: Vec<Sample>,
+    pub samples: Vec<Distribution>,
     /// Fixed y range; `None`: from the data.
     pub y_range: Option<(f64, f64)>,
     /// Whether the automatic y range starts at zero (durations, counts).
@@ -223,11 +223,11 @@ mod tests {
         let chart = DistributionChart {
             labels: Labels::new("Latency per conversation", "model", "seconds"),
             samples: vec![
-                Sample {
+                Distribution {
                     name: "small".into(),
                     values: vec![1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 40.0, f64::NAN],
                 },
-                Sample {
+                Distribution {
                     name: "empty".into(),
                     values: vec![],
                 },

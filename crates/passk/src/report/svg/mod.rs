@@ -25,7 +25,7 @@ mod xml_check;
 
 pub use bar::{Bar, BarChart, BarSeries, bar_chart};
 pub use canvas::{HEIGHT, Labels, PALETTE, Reference, WIDTH};
-pub use distribution::{DistributionChart, Sample, distribution};
+pub use distribution::{Distribution, DistributionChart, distribution};
 pub use heatmap::{Heatmap, HeatmapPanel, heatmap};
 pub use line::{LineChart, Marks, Series, XBand, line_chart};
 pub use stacked::{StackedBars, StackedRow, stacked_bars};
@@ -66,7 +66,7 @@ mod tests {
         });
         let dist = distribution(&DistributionChart {
             labels: Labels::new("dist", "", ""),
-            samples: vec![Sample {
+            samples: vec![Distribution {
                 name: "m".into(),
                 values: vec![f64::NAN],
             }],

@@ -28,16 +28,16 @@ pub const READ: [&str; 4] = [UTIL, FB_USED, POWER, ENERGY];
 
 /// Where one server's GPU readings come from.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Exporter {
+pub struct DcgmExporter {
     /// What is fetched: the URL without its fragment.
     pub url: String,
     /// The GPUs picked (`gpu` index or UUID labels); empty: the only one listed.
     pub gpus: Vec<String>,
 }
 
-impl Exporter {
+impl DcgmExporter {
     /// Parses `http://host:9400/metrics[#gpu=0[,1]]`.
-    pub fn parse(text: &str) -> Result<Exporter, String> {
+    pub fn parse(text: &str) -> Result<DcgmExporter, String> {
         let (url, fragment) = match text.split_once('#') {
             Some((u, f)) => (u, Some(f)),
             None => (text, None),
@@ -64,7 +64,7 @@ impl Exporter {
                 gpus
             }
         };
-        Ok(Exporter {
+        Ok(DcgmExporter {
             url: url.to_string(),
             gpus,
         })
@@ -151,7 +151,10 @@ pub fn parse_scrape(text: &str) -> Vec<GpuLines> {
 }
 
 /// The GPUs of `scrape` that `exporter` picks, or why none can be read.
-pub fn pick<'a>(exporter: &Exporter, scrape: &'a [GpuLines]) -> Result<Vec<&'a GpuLines>, String> {
+pub fn pick<'a>(
+    exporter: &DcgmExporter,
+    scrape: &'a [GpuLines],
+) -> Result<Vec<&'a GpuLines>, String> {
     let listed = || {
         scrape
             .iter()
@@ -222,7 +225,7 @@ pub fn energy_mj(gpus: &[&GpuLines]) -> Option<u64> {
 }
 
 /// What the records say of the picked GPUs.
-pub fn info(exporter: &Exporter, gpus: &[&GpuLines]) -> GpuInfo {
+pub fn info(exporter: &DcgmExporter, gpus: &[&GpuLines]) -> GpuInfo {
     let joined = |f: fn(&GpuLines) -> Option<&str>| {
         let parts: Vec<&str> = gpus.iter().filter_map(|g| f(g)).collect();
         (!parts.is_empty()).then(|| parts.join(" + "))
@@ -263,7 +266,7 @@ pub async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, String
 
 /// Checks, before any trace, that `exporter` answers and lists the GPUs it picks: their identity
 /// and the metrics they lack.
-pub async fn probe(exporter: &Exporter) -> Result<(GpuInfo, Vec<&'static str>), String> {
+pub async fn probe(exporter: &DcgmExporter) -> Result<(GpuInfo, Vec<&'static str>), String> {
     let client = client(Duration::from_secs(5))?;
     let text = fetch(&client, &exporter.url).await?;
     let scrape = parse_scrape(&text);
@@ -282,7 +285,7 @@ fn client(timeout: Duration) -> Result<reqwest::Client, String> {
 /// Scrapes an exporter from the sampler thread, and keeps the latest energy counter so that a call
 /// starting or ending reads it without waiting on the network.
 pub struct DcgmSource {
-    exporter: Exporter,
+    exporter: DcgmExporter,
     client: reqwest::Client,
     /// The last scrape that read the energy counter: when, and its value.
     latest_energy: Mutex<Option<(Instant, u64)>>,
@@ -292,7 +295,7 @@ pub struct DcgmSource {
 
 impl DcgmSource {
     /// A source scraped about every `interval`.
-    pub fn new(exporter: Exporter, interval: Duration) -> Result<DcgmSource, String> {
+    pub fn new(exporter: DcgmExporter, interval: Duration) -> Result<DcgmSource, String> {
         Ok(DcgmSource {
             client: client(interval.max(Duration::from_secs(2)))?,
             exporter,
@@ -361,7 +364,7 @@ mod tests {
         assert_eq!(one.values.get(UTIL), Some(&87.0));
         assert_eq!(one.values.get(ENERGY), Some(&98_765_432_101.0));
         let picked = pick(
-            &Exporter::parse("http://h:9400/metrics#gpu=1").expect("url"),
+            &DcgmExporter::parse("http://h:9400/metrics#gpu=1").expect("url"),
             &gpus,
         )
         .expect("gpu 1");
@@ -372,7 +375,7 @@ mod tests {
         );
         assert_eq!(energy_mj(&picked), Some(98_765_432_101));
         let i = info(
-            &Exporter::parse("http://h:9400/metrics#gpu=1").expect("url"),
+            &DcgmExporter::parse("http://h:9400/metrics#gpu=1").expect("url"),
             &picked,
         );
         assert_eq!(i.memory_mib, Some(24_564));
@@ -382,11 +385,12 @@ mod tests {
     #[test]
     fn gpus_are_picked_by_index_or_uuid_and_several_add_up() {
         let gpus = parse_scrape(RECORDED);
-        let by_uuid =
-            Exporter::parse("http://h:9400/metrics#gpu=GPU-0d4c1b2a-5f6e-7a8b-9c0d-1e2f3a4b5c6d")
-                .expect("url");
+        let by_uuid = DcgmExporter::parse(
+            "http://h:9400/metrics#gpu=GPU-0d4c1b2a-5f6e-7a8b-9c0d-1e2f3a4b5c6d",
+        )
+        .expect("url");
         assert_eq!(pick(&by_uuid, &gpus).expect("uuid")[0].index, "0");
-        let both = Exporter::parse("http://h:9400/metrics#gpu=0,1").expect("url");
+        let both = DcgmExporter::parse("http://h:9400/metrics#gpu=0,1").expect("url");
         let picked = pick(&both, &gpus).expect("both");
         let r = reading(&picked);
         assert_eq!(r.util, Some((12.0 + 87.0) / 2.0));
@@ -405,11 +409,11 @@ mod tests {
     #[test]
     fn an_ambiguous_or_wrong_pick_says_what_is_listed() {
         let gpus = parse_scrape(RECORDED);
-        let plain = Exporter::parse("http://h:9400/metrics").expect("url");
+        let plain = DcgmExporter::parse("http://h:9400/metrics").expect("url");
         let err = pick(&plain, &gpus).expect_err("two GPUs");
         assert!(err.contains("lists 2 GPUs"), "{err}");
         assert!(err.contains("#gpu=N"), "{err}");
-        let wrong = Exporter::parse("http://h:9400/metrics#gpu=7").expect("url");
+        let wrong = DcgmExporter::parse("http://h:9400/metrics#gpu=7").expect("url");
         let err = pick(&wrong, &gpus).expect_err("no gpu 7");
         assert!(
             err.contains("no gpu 7") && err.contains("gpu 0 (NVIDIA"),
@@ -427,7 +431,7 @@ mod tests {
             .map(|l| format!("{l}\n"))
             .collect();
         let gpus = parse_scrape(&without_energy);
-        let exporter = Exporter::parse("http://h:9400/metrics#gpu=0").expect("url");
+        let exporter = DcgmExporter::parse("http://h:9400/metrics#gpu=0").expect("url");
         let picked = pick(&exporter, &gpus).expect("gpu 0");
         assert_eq!(energy_mj(&picked), None);
         assert_eq!(missing(&picked), vec![ENERGY]);
@@ -436,7 +440,7 @@ mod tests {
 
     #[test]
     fn exporter_urls_are_checked() {
-        let e = Exporter::parse("http://gpu1:9400/metrics#gpu=0,1").expect("url");
+        let e = DcgmExporter::parse("http://gpu1:9400/metrics#gpu=0,1").expect("url");
         assert_eq!(e.url, "http://gpu1:9400/metrics");
         assert_eq!(e.gpus, ["0", "1"]);
         assert_eq!(
@@ -450,7 +454,7 @@ mod tests {
             "http://gpu1:9400/metrics#gpu=0,",
             "not a url",
         ] {
-            assert!(Exporter::parse(bad).is_err(), "{bad}");
+            assert!(DcgmExporter::parse(bad).is_err(), "{bad}");
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The router suite (docs/suites.md, "Router"): the intent-router leaf node. A prompt, a closed
+//! The router suite (docs/reference/suites.md, "Router"): the intent-router leaf node. A prompt, a closed
 //! label set and labelled customer messages; one call per message, no tools. `load` reads its files,
 //! `grade` turns a reply into a prediction against the frozen gold labels.
 

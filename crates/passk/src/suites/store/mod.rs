@@ -1,4 +1,4 @@
-//! The store suite (docs/suites.md, "The store" to "Expectations"): an in-memory homeware store
+//! The store suite (docs/reference/suites.md, "The store" to "Expectations"): an in-memory homeware store
 //! reset to its seed state for every conversation, eight tools behind one dispatcher, a four-rule
 //! policy, 24 scripted conversations and their frozen expectations.
 //!

@@ -1,4 +1,4 @@
-//! The triage suite (docs/suites.md, "Triage"): support tickets as JSON, the orders the
+//! The triage suite (docs/reference/suites.md, "Triage"): support tickets as JSON, the orders the
 //! agent may look up, a closed action set offered as six tools, a policy prompt, and per-ticket
 //! expectations under `graders/triage/`. The gold trajectories, categories and near-misses are
 //! derived from the gold policy in code ([`policy`]), and the loader refuses expectations that

@@ -1,7 +1,7 @@
 //! Tool defect tests (seed 003's "next lesson"): each test breaks one tool on purpose and records
 //! which layer notices: the per-tool cases (`cases.rs`), the suite loader (tool documentation
 //! checked against the code), the gold replay, the near-miss replay, or nothing. The expected table
-//! is the finding; docs/suites.md explains it.
+//! is the finding; docs/reference/suites.md explains it.
 
 use super::cases::failing_cases;
 use super::{Args, TOOLS, ToolResult, ToolSpec};

@@ -1,5 +1,5 @@
 //! The dispatch table of the eight store tools: an unknown tool is rejected, and every call goes
-//! through the shared argument rules ([`crate::suite::args`]; docs/suites.md, "The argument
+//! through the shared argument rules ([`crate::suite::args`]; docs/reference/suites.md, "The argument
 //! rules"). Each tool lives in its own file and receives only checked string arguments.
 
 mod cancel_order;

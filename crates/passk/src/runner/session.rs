@@ -1,0 +1,14 @@
+//! What one session of a run works with once the checks have passed: the stage the trials play
+//! on, the run directory's journal, the manifest and the pool of servers.
+
+use crate::runner::journal::Journal;
+use crate::runner::pool::{Pool, Stage};
+use crate::runner::record::Manifest;
+
+/// What one session of a run works with, once the checks have passed.
+pub(crate) struct Session<'a> {
+    pub(crate) stage: Stage<'a>,
+    pub(crate) journal: Journal,
+    pub(crate) manifest: Manifest,
+    pub(crate) pool: Pool,
+}
