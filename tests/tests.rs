@@ -7,6 +7,7 @@ mod browser;
 mod calibrate;
 mod fidelity;
 mod fuzz;
+mod golden;
 mod gpu_metrics;
 mod hosts;
 mod imports;
