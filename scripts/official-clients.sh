@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Drives the official Ollama clients, PyPI `ollama` and npm `ollama`, against `passk serve-stub` on
 # 127.0.0.1: every request a real Ollama v0.33 accepts must be accepted, every request it refuses
-# must come back as the client's error with Ollama's status and text (docs/stub.md, "Fidelity").
+# must come back as the client's error with Ollama's status and text (docs/stub.md, "Fidelity to Ollama").
 #
 #   scripts/official-clients.sh            # the client versions docs/stub.md names
 #   PY_OLLAMA=0.6.3 JS_OLLAMA=0.6.4 scripts/official-clients.sh

@@ -8,7 +8,7 @@
 #
 # The report gives each model's documentation effect (documented - bare), router effect (on - off)
 # and their docs x router interaction, and how much more each factor helps one model than the
-# other (model x docs, model x router), all with paired task-bootstrap CIs (docs/metrics.md,
+# other (model x docs, model x router), all with paired task-bootstrap CIs (docs/reference/metrics.md,
 # "Factorial effects"). The script ends by printing the run's directory.
 #
 # Usage: scripts/schema-docs-experiment.sh [--stub [--stub-config FILE]] [--trials N] [--models A,B]
@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-# Cargo's own progress shows on stderr: a cold release build takes minutes (README, "Build times").
+# Cargo's own progress shows on stderr: a cold release build takes minutes (docs/benchmarks.md, "Build times").
 echo "building passk (release)..." >&2
 cargo build --release
 passk="${CARGO_TARGET_DIR:-target}/release/passk"

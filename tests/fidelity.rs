@@ -1,6 +1,6 @@
-//! The stub judges requests and answers as Ollama v0.33 does (docs/stub.md, "Fidelity"), and passk
-//! handles what a real Ollama sends: tagged and namespaced names, refusals, cut connections,
-//! thinking models, cold loads and both prompt-count behaviours. Over loopback HTTP only.
+//! The stub judges requests and answers as Ollama v0.33 does (docs/stub.md, "Fidelity to
+//! Ollama"), and passk handles what a real Ollama sends: tagged and namespaced names, refusals,
+//! cut connections, thinking models, cold loads and both prompt-count behaviours. Over loopback HTTP only.
 
 use crate::util::{self, Stub, load, output, passk};
 use passk::runner::preflight;

@@ -1,6 +1,6 @@
 //! Messy model output through `passk run` against the stub over loopback, plain and streamed: each
 //! `messy-<shape>` model writes the conversation's first call in one shape real models emit, and
-//! the records say what passk read, ran, rejected and kept (docs/metrics.md, "Text tool calls").
+//! the records say what passk read, ran, rejected and kept (docs/reference/metrics.md, "Text tool calls").
 
 use crate::util::{self, Stub, load, output, passk};
 use passk::analysis::behaviour::behaviour;

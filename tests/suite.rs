@@ -112,7 +112,7 @@ fn suite_check_fails_on_a_surprise() {
     );
 }
 
-/// docs/suites.md, "Adding a conversation", followed in a copy of the data: a new conversation
+/// docs/reference/suites.md, "Adding a conversation", followed in a copy of the data: a new conversation
 /// with its expectations, a re-freeze, and the suite checks pass with it counted.
 #[test]
 fn adding_a_conversation_as_the_docs_say_keeps_every_check_green() {
@@ -748,7 +748,7 @@ fn write_json(path: &Path, v: &Value) {
     std::fs::write(path, serde_json::to_string_pretty(v).expect("json")).expect("write")
 }
 
-/// After an edit of the data in `root` as docs/suites.md says: re-freeze, check the suites (no
+/// After an edit of the data in `root` as docs/reference/suites.md says: re-freeze, check the suites (no
 /// surprise) and verify the lock; returns what `suite check` printed.
 fn refreeze_and_check(root: &Path) -> String {
     let (code, out, err) = output(passk().args(["freeze", "--root"]).arg(root));

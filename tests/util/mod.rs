@@ -92,7 +92,7 @@ pub(crate) fn output(cmd: &mut Command) -> (i32, String, String) {
 }
 
 /// How many conversations the store suite has: tests derive counts from the data, so adding a
-/// conversation as docs/suites.md says never breaks them.
+/// conversation as docs/reference/suites.md says never breaks them.
 pub(crate) fn store_conversations() -> usize {
     use passk::suite::Domain as _;
     passk::suites::store::load_store(&root())
