@@ -9,7 +9,7 @@
 //!
 //! Run with `cargo bench --bench harness_overhead [-- TRIALS]` (default 5 trials).
 
-use passk::analysis::latency::percentile;
+use passk::analysis::figures::latency::percentile;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::settings::{RunSettings, SuiteChoice};
@@ -53,7 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rt.block_on(experiment::run(
         &exp,
         &Collect::default(),
-        &passk::analysis::stopping::SequenceJudge,
+        &passk::analysis::planning::stopping::SequenceJudge,
         &AtomicBool::new(false),
     ))?;
     let wall = started.elapsed().as_secs_f64();

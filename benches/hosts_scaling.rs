@@ -15,7 +15,7 @@
 //!
 //! Run with `cargo bench --bench hosts_scaling [-- TRIALS [LOAD_MS]]` (default 5 trials, 20 ms).
 
-use passk::analysis::latency::percentile;
+use passk::analysis::figures::latency::percentile;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::settings::{RunSettings, SuiteChoice};
@@ -119,7 +119,7 @@ fn run(
     rt.block_on(experiment::run(
         &exp,
         &Collect::default(),
-        &passk::analysis::stopping::SequenceJudge,
+        &passk::analysis::planning::stopping::SequenceJudge,
         &AtomicBool::new(false),
     ))?;
     let wall_s = started.elapsed().as_secs_f64();

@@ -1,18 +1,18 @@
 //! Coverage of the intervals the report prints for a success rate and for pass^k, by simulation:
-//! the clustered exact interval (`analysis::interval::success_rate`) and the exact interval over
-//! tasks (`analysis::interval::task_mean`), metrics.md "Intervals at the boundary", beside the
+//! the clustered exact interval (`analysis::intervals::interval::success_rate`) and the exact interval over
+//! tasks (`analysis::intervals::interval::task_mean`), metrics.md "Intervals at the boundary", beside the
 //! percentile task bootstrap they replace. Each simulated run has T tasks of k trials; every task has its own
 //! true rate: `equal` (every task at the true rate μ) or `mixed` (uniform on μ ± min(μ, 1 − μ), so
 //! tasks differ as real ones do and the mean is still μ). An interval covers when it holds μ.
 //! docs/reference/metrics-validation.md quotes the figures.
 //!
-//! Then the success gap (`analysis::interval::paired_gap`): two models on the same tasks, the
+//! Then the success gap (`analysis::intervals::interval::paired_gap`): two models on the same tasks, the
 //! reported gap (the MOVER interval from the two rates' intervals with their correlation over the
 //! tasks) beside Newcombe's interval (the same, the rates taken as independent) and the paired
 //! percentile bootstrap, as the reference computes it. In `mixed` runs a task's two rates move
 //! together (one difficulty per task: the models find the same tasks hard).
 //!
-//! Then a factorial main effect (`analysis::factorial`, its interval `analysis::interval::
+//! Then a factorial main effect (`analysis::figures::factorial`, its interval `analysis::intervals::interval::
 //! paired_contrast`): one model over a 2 x 2 design (docs x router) on the same tasks, the
 //! documentation effect ½[(S(doc, off) − S(bare, off)) + (S(doc, on) − S(bare, on))] with the
 //! reported interval (the cells' intervals with their correlation over the tasks) beside the
@@ -23,13 +23,13 @@
 //! number of simulated runs per cell, default 400, and `gap` or `effect` for that table alone;
 //! `RESAMPLES` sets the bootstrap's, default 400).
 
-use passk::analysis::bootstrap::{
+use passk::analysis::figures::passk::pass_hat_k_task;
+use passk::analysis::intervals::bootstrap::{
     IdTotals, Interval, ci95, difference_bootstrap, for_each_resample, pass_hat_k_intervals,
     success_interval,
 };
-use passk::analysis::interval;
-use passk::analysis::mt19937::PyRandom;
-use passk::analysis::passk::pass_hat_k_task;
+use passk::analysis::intervals::interval;
+use passk::analysis::intervals::mt19937::PyRandom;
 use std::collections::BTreeMap;
 
 const RATES: [f64; 5] = [0.01, 0.05, 0.5, 0.95, 0.99];

@@ -1,5 +1,5 @@
 //! False-positive rate of `passk compare`'s "measurable" rule, by simulation. Three runs of one
-//! configuration are drawn from the same simulated model (`analysis::replicates`: A, B, and A′ as
+//! configuration are drawn from the same simulated model (`analysis::planning::replicates`: A, B, and A′ as
 //! the noise run), so every metric called "measurable" is a false positive. The rule is run through
 //! `compare` and `compare_with_noise` themselves; the share of metric verdicts called measurable is
 //! printed with a 95% interval from resampling the comparisons (verdicts within one comparison are
@@ -10,10 +10,10 @@
 //! of simulated comparisons, default 200).
 
 use passk::analysis::AnalysisOptions;
-use passk::analysis::bootstrap::{ci95, for_each_resample};
-use passk::analysis::compare::{MetricPair, RunComparison};
-use passk::analysis::paired_metrics::excludes_zero;
-use passk::analysis::replicates::{TASKS, TRIALS, comparisons, verdicts};
+use passk::analysis::comparisons::compare::{MetricPair, RunComparison};
+use passk::analysis::comparisons::paired_metrics::excludes_zero;
+use passk::analysis::intervals::bootstrap::{ci95, for_each_resample};
+use passk::analysis::planning::replicates::{TASKS, TRIALS, comparisons, verdicts};
 
 /// The rule passk used first: |B − A| beyond the noise band alone.
 fn beyond_band(p: &MetricPair) -> Option<bool> {
@@ -80,7 +80,9 @@ fn main() {
         ..AnalysisOptions::default()
     };
     let runs = comparisons(sims, 11, &opts);
-    let per = |pick: fn(&passk::analysis::replicates::ReplicateComparison) -> &RunComparison,
+    let per = |pick: fn(
+        &passk::analysis::planning::replicates::ReplicateComparison,
+    ) -> &RunComparison,
                rule: fn(&MetricPair) -> Option<bool>| {
         runs.iter()
             .map(|r| verdicts(pick(r), rule))

@@ -4,7 +4,7 @@
 //! The power to predict, for each k, is the power observed when experiments are built from all
 //! of run 2's records: 24 tasks drawn with replacement, for each drawn task and model k of that
 //! task's recorded trials drawn with replacement, and the report's own interval of the gap
-//! (`analysis::interval::paired_gap`) taken on them.
+//! (`analysis::intervals::interval::paired_gap`) taken on them.
 //!
 //! Three pilots predict it:
 //! - run 2 itself (in sample: the planner's model is this very resampling, so this checks the
@@ -36,10 +36,10 @@ mod common;
 
 use common::env_or;
 
-use passk::analysis::bootstrap::IdTotals;
-use passk::analysis::interval;
-use passk::analysis::mt19937::PyRandom;
-use passk::analysis::power::{Pilot, PlanOptions, Question, plan};
+use passk::analysis::intervals::bootstrap::IdTotals;
+use passk::analysis::intervals::interval;
+use passk::analysis::intervals::mt19937::PyRandom;
+use passk::analysis::planning::power::{Pilot, PlanOptions, Question, plan};
 use passk::runner::record::ConversationRecord;
 use std::collections::BTreeMap;
 

@@ -114,7 +114,7 @@ fn generate(dir: &Path) -> Result<()> {
     rt.block_on(experiment::run(
         &exp,
         &Collect::default(),
-        &passk::analysis::stopping::SequenceJudge,
+        &passk::analysis::planning::stopping::SequenceJudge,
         &AtomicBool::new(false),
     ))?;
     rt.block_on(stub.shutdown());

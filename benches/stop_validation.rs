@@ -21,9 +21,9 @@ mod common;
 
 use common::env_or;
 
-use passk::analysis::bootstrap::{IdTotals, difference_bootstrap};
-use passk::analysis::mt19937::PyRandom;
-use passk::analysis::power::Pilot;
+use passk::analysis::intervals::bootstrap::{IdTotals, difference_bootstrap};
+use passk::analysis::intervals::mt19937::PyRandom;
+use passk::analysis::planning::power::Pilot;
 use passk::sequence::{Decision, Rule, replay};
 use std::collections::BTreeMap;
 

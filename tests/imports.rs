@@ -181,7 +181,7 @@ fn every_import_in_src_points_upstream() {
 fn a_planted_downstream_import_is_caught() {
     let order = order_of_docs();
     let runner = Path::new("runner/experiment.rs");
-    let planted = "use crate::wire::ChatApi;\nuse crate::analysis::stopping::state;\n";
+    let planted = "use crate::wire::ChatApi;\nuse crate::analysis::planning::stopping::state;\n";
     assert_eq!(downstream(runner, planted, &order), ["analysis"]);
     let inline = "fn f() { crate::report::json::write(); }\n";
     assert_eq!(downstream(runner, inline, &order), ["report"]);

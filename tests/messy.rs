@@ -3,7 +3,7 @@
 //! the records say what passk read, ran, rejected and kept (docs/reference/metrics.md, "Text tool calls").
 
 use crate::util::{self, Stub, load, output, passk};
-use passk::analysis::behaviour::behaviour;
+use passk::analysis::figures::behaviour::behaviour;
 use passk::runner::agent_loop::TOOL_CALLS_PER_REPLY;
 use passk::runner::record::{ConversationRecord, NotExecuted, Outcome, UNEXECUTED_KEPT};
 use passk::trace::CallFormat;

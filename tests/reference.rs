@@ -37,7 +37,7 @@ fn some(what: &str, v: Option<f64>) -> f64 {
     v.unwrap_or_else(|| panic!("{what}: not computed"))
 }
 
-fn interval(what: &str, got: Option<analysis::bootstrap::Interval>, want: &Value) {
+fn interval(what: &str, got: Option<analysis::intervals::bootstrap::Interval>, want: &Value) {
     let got = got.unwrap_or_else(|| panic!("{what}: no interval"));
     close(&format!("{what} low"), got.low, &want[0]);
     close(&format!("{what} high"), got.high, &want[1]);

@@ -815,7 +815,7 @@ fn the_records_as_read_for_the_statistics_give_the_summary_of_the_whole_records(
         serde_json::to_string(&a).unwrap(),
         serde_json::to_string(&b).unwrap()
     );
-    let count = |model: &str, of: fn(&passk::analysis::behaviour::Behaviour) -> usize| {
+    let count = |model: &str, of: fn(&passk::analysis::figures::behaviour::Behaviour) -> usize| {
         let groups = b.groups.values().filter_map(|g| g.models.get(model));
         groups.map(|s| of(&s.behaviour)).sum::<usize>()
     };

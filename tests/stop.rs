@@ -36,7 +36,7 @@ fn flawed_and_oracle(load: Duration) -> Stub {
 /// The states in `rounds.jsonl`, checked against the states recomputed from the records.
 fn recorded_states(dir: &Path) -> Vec<RoundState> {
     let run = load(dir);
-    let states = passk::analysis::stopping::of_run(&run.manifest, &run.conversations)
+    let states = passk::analysis::planning::stopping::of_run(&run.manifest, &run.conversations)
         .expect("rule")
         .rounds;
     assert_eq!(rounds::read(dir).expect("rounds.jsonl"), states);

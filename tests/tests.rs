@@ -5,6 +5,7 @@
 
 mod browser;
 mod calibrate;
+mod docs;
 mod fidelity;
 mod fuzz;
 mod golden;

@@ -3,7 +3,7 @@
 //! zero for the oracle), and `passk run --suite triage` end to end against the stub.
 
 use crate::util::{copy_data, output, passk, root, tempdir};
-use passk::analysis::quality::{ControlFlow, control_flow};
+use passk::analysis::figures::quality::{ControlFlow, control_flow};
 use passk::analysis::{Rate, load_run};
 use passk::runner::agent_loop::Player;
 use passk::runner::record::ConversationRecord;

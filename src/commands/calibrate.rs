@@ -13,13 +13,13 @@
 use crate::cli::CalibrateArgs;
 use crate::exit_code;
 use anyhow::Context;
+use passk::analysis::calibration::ladder::{Rung, ladder_checks};
 use passk::analysis::calibration::{
     Check, api_check, factorial_checks, fault_checks, flawed_checks, no_tools_check, oracle_checks,
     oracle_checks_for, thinking_checks,
 };
-use passk::analysis::calibration_ladder::{Rung, ladder_checks};
 use passk::analysis::load_run;
-use passk::analysis::stopping::SequenceJudge;
+use passk::analysis::planning::stopping::SequenceJudge;
 use passk::runner::event::EventSink;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::levels::Levels;

@@ -7,7 +7,7 @@
 
 use crate::cli::CompareArgs;
 use anyhow::Context;
-use passk::analysis::compare::compare_with_noise;
+use passk::analysis::comparisons::compare::compare_with_noise;
 use passk::analysis::{RecordsError, load_run};
 use passk::report::comparison;
 use passk::report::html::COMPARE_HTML;

@@ -3,7 +3,7 @@
 //! without caching when a cache discount is given) and, with `--leaf`, for a one-turn leaf node.
 
 use crate::cli::CostArgs;
-use passk::analysis::cost_model::{CostComparison, NodeModel, Workload, compare_nodes};
+use passk::analysis::figures::cost_model::{CostComparison, NodeModel, Workload, compare_nodes};
 
 /// Runs the command; returns the exit code.
 pub(super) fn run(args: &CostArgs) -> anyhow::Result<u8> {

@@ -5,7 +5,7 @@
 use crate::cli::RegradeArgs;
 use crate::exit_code;
 use anyhow::Context;
-use passk::analysis::regrade::regrade;
+use passk::analysis::comparisons::regrade::regrade;
 use passk::analysis::{Keep, load_run_keeping};
 use passk::grade::freeze;
 

@@ -259,7 +259,7 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let result = rt.block_on(experiment::run(
         &exp,
         &progress,
-        &passk::analysis::stopping::SequenceJudge,
+        &passk::analysis::planning::stopping::SequenceJudge,
         cancel,
     ));
     progress.finish();

@@ -221,7 +221,7 @@ pub fn replay(rule: Rule, rounds: &[Vec<f64>]) -> Vec<RoundState> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::mt19937::PyRandom;
+    use crate::analysis::intervals::mt19937::PyRandom;
 
     const RULE: Rule = Rule {
         alpha: 0.05,

@@ -10,11 +10,11 @@
 //! A stripped record is a few hundred bytes where the whole line was several KB, so reading it
 //! back costs little.
 
-use super::cells::{Shape, SummaryBuilder};
-use super::load::{
+use crate::analysis::cells::{Shape, SummaryBuilder};
+use crate::analysis::load::{
     conversations_file, keep_latest, note_digest, read_manifest, records_error, strip, strip_router,
 };
-use super::{AnalysisOptions, RecordsError, Summary};
+use crate::analysis::{AnalysisOptions, RecordsError, Summary};
 use crate::numbered::Numbered;
 use crate::runner::record::{
     CONVERSATIONS_FILE, CallRecord, ConversationRecord, Manifest, ROUTER_FILE, Record, RouterRecord,

@@ -8,20 +8,20 @@
 //! behind (per-task totals), so a reader need hold one task's records at a time
 //! (docs/decisions.md, "What the statistics keep of each record").
 //!
-//! [`summarize`](super::summarize) is this builder fed from records held in memory; a reader of a
+//! [`summarize`] is this builder fed from records held in memory; a reader of a
 //! large run feeds it from disk.
 
-use super::AnalysisOptions;
-use super::bootstrap::{IdTotals, message_bootstrap, with_point};
-use super::cost::{CACHE_DISCOUNT, break_even};
-use super::factorial::FactorialSums;
-use super::interval;
-use super::model_sums::ModelSums;
-use super::pair::{order_models, reference_model};
-use super::placement::{Placement, PlacementSums, PlayedTrial, is_notable_play};
-use super::router::{RouterSummary, RouterSums};
-use super::stopping::StoppingSums;
-use super::summary::{
+use crate::analysis::AnalysisOptions;
+use crate::analysis::figures::cost::{CACHE_DISCOUNT, break_even};
+use crate::analysis::figures::factorial::FactorialSums;
+use crate::analysis::figures::placement::{Placement, PlacementSums, PlayedTrial, is_notable_play};
+use crate::analysis::figures::router::{RouterSummary, RouterSums};
+use crate::analysis::intervals::bootstrap::{IdTotals, message_bootstrap, with_point};
+use crate::analysis::intervals::interval;
+use crate::analysis::model_sums::ModelSums;
+use crate::analysis::pair::{order_models, reference_model};
+use crate::analysis::planning::stopping::StoppingSums;
+use crate::analysis::summary::{
     GroupSummary, ModelWork, RouterComparison, Summary, SummarySettings, comparison,
     conversation_order, ladder, played_host, tools_add_by_group,
 };
@@ -323,7 +323,11 @@ impl<'a> SummaryBuilder<'a> {
                 let t = open.totals.entry(r.index).or_default();
                 t.trials += 1.0;
                 t.passes += f64::from(u8::from(r.correct));
-                t.tokens += super::cost::blended(r.call.input_tokens(), r.call.output_tokens(), w);
+                t.tokens += crate::analysis::figures::cost::blended(
+                    r.call.input_tokens(),
+                    r.call.output_tokens(),
+                    w,
+                );
             }
         }
     }
@@ -416,7 +420,7 @@ impl<'a> SummaryBuilder<'a> {
             .filter(Placement::is_notable);
         Summary {
             run_id: manifest.run_id.clone(),
-            provenance: crate::analysis::provenance::provenance(manifest),
+            provenance: crate::analysis::figures::provenance::provenance(manifest),
             backend: manifest.backend.clone(),
             imported_from: manifest.imported_from.clone(),
             grader_digest: manifest.grader_digest.clone(),

@@ -2,8 +2,8 @@
 //! record types. A last line cut short by an interrupted write is skipped and counted; a bad line
 //! anywhere else is an error naming the file and line.
 
-use super::RecordsError;
-use super::behaviour::is_counted_argument;
+use crate::analysis::RecordsError;
+use crate::analysis::figures::behaviour::is_counted_argument;
 use crate::runner::record::{
     CONVERSATIONS_FILE, CallRecord, ConversationRecord, MANIFEST_FILE, Manifest, ROUTER_FILE,
     Record, RecordedJson, RouterRecord, SCHEMA_VERSION, TrialKey,
@@ -239,7 +239,7 @@ pub fn load_run(dir: &Path) -> Result<Run, RecordsError> {
 }
 
 /// Reads the run in `dir`, keeping what `keep` says. (`passk report` reads a run through
-/// [`super::CellRun`], which also shows each whole record to the report page.)
+/// [`crate::analysis::CellRun`], which also shows each whole record to the report page.)
 pub fn load_run_keeping(dir: &Path, keep: Keep) -> Result<Run, RecordsError> {
     let manifest = read_manifest(dir)?;
     let mut run = Run {

@@ -9,48 +9,25 @@
 //! `BTreeMap`s and the bootstrap is seeded, so the same records give the same summary, byte for
 //! byte.
 
-pub mod assurance;
-pub mod behaviour;
-pub mod bootstrap;
 pub mod calibration;
-pub mod calibration_ladder;
 pub mod cell_run;
 pub mod cells;
-pub mod compare;
-pub mod cost;
-pub mod cost_model;
-pub mod factorial;
+pub mod comparisons;
+pub mod figures;
 #[doc(hidden)]
 pub mod fixtures;
-pub mod gpu;
-pub mod interval;
-pub mod latency;
+pub mod intervals;
 mod load;
 mod model_sums;
-pub mod mt19937;
 mod pair;
-pub mod paired_metrics;
-pub mod passk;
-pub mod placement;
-pub mod power;
-pub mod provenance;
-pub mod quality;
-pub mod regrade;
-#[doc(hidden)]
-pub mod replicates;
-pub mod router;
-pub mod server_process;
-pub mod settings_diff;
-pub mod stopping;
+pub mod planning;
 mod summary;
 mod tally;
-pub mod taxonomy;
-pub mod tools_add;
 
 pub use crate::records_error::RecordsError;
 pub use cell_run::{CallTimes, Cell, CellRun, HOLD_UP_TO};
 pub use cells::{Shape, SummaryBuilder, summarize};
-pub use compare::{RunComparison, compare};
+pub use comparisons::compare::{RunComparison, compare};
 pub use load::{Keep, Run, grader_digests, load_run, load_run_keeping};
 pub use pair::{order_models, parameter_count, reference_model};
 pub use summary::*;

@@ -5,17 +5,17 @@
 //! the last bit: sums add in the same order, and what needs every value (a percentile, the
 //! latency fit) keeps the values.
 
-use super::behaviour::BehaviourSums;
-use super::gpu::GpuSums;
-use super::interval;
-use super::passk::{pass_hat_k, tasks_passing_every_trial};
-use super::quality::{ControlFlowSums, FourStateSums, noise};
-use super::router::PipelineSums;
-use super::server_process::ServerProcessSums;
-use super::summary::{CategorySummary, ModelSummary, ModelWork, pass_hat_k_ci95, rate};
-use super::tally::{Tally, every_attempt_s};
-use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts};
-use super::{AnalysisOptions, entry};
+use crate::analysis::figures::behaviour::BehaviourSums;
+use crate::analysis::figures::gpu::GpuSums;
+use crate::analysis::figures::passk::{pass_hat_k, tasks_passing_every_trial};
+use crate::analysis::figures::quality::{ControlFlowSums, FourStateSums, noise};
+use crate::analysis::figures::router::PipelineSums;
+use crate::analysis::figures::server_process::ServerProcessSums;
+use crate::analysis::figures::taxonomy::{CallBuckets, FailureModes, OutcomeCounts};
+use crate::analysis::intervals::interval;
+use crate::analysis::summary::{CategorySummary, ModelSummary, ModelWork, pass_hat_k_ci95, rate};
+use crate::analysis::tally::{Tally, every_attempt_s};
+use crate::analysis::{AnalysisOptions, entry};
 use crate::runner::record::ConversationRecord;
 use std::collections::BTreeMap;
 

@@ -1,23 +1,23 @@
 //! The whole analysis of one run as one serializable value ([`Summary`], written as
 //! `summary.json`), and [`summarize`], which computes it from the records.
 
-use super::AnalysisOptions;
-use super::behaviour::Behaviour;
-use super::bootstrap::{
+use crate::analysis::AnalysisOptions;
+use crate::analysis::figures::behaviour::Behaviour;
+use crate::analysis::figures::cost::{OUTPUT_WEIGHTS, break_even, per_success};
+use crate::analysis::figures::factorial::Factorial;
+use crate::analysis::figures::gpu::GpuSummary;
+use crate::analysis::figures::latency::{LatencyFit, ServerSplit};
+use crate::analysis::figures::placement::Placement;
+use crate::analysis::figures::quality::{ControlFlow, FourState, Noise};
+use crate::analysis::figures::router::{Pipeline, RouterSummary};
+use crate::analysis::figures::server_process::ServerProcessSummary;
+use crate::analysis::figures::taxonomy::{CallBuckets, FailureModes, OutcomeCounts};
+use crate::analysis::figures::tools_add::{ToolsAdd, toolless_key, tools_add};
+use crate::analysis::intervals::bootstrap::{
     IdTotals, Interval, MessageBootstrap, TaskBootstrap, task_bootstrap, with_point,
 };
-use super::cost::{OUTPUT_WEIGHTS, break_even, per_success};
-use super::factorial::Factorial;
-use super::gpu::GpuSummary;
-use super::interval;
-use super::latency::{LatencyFit, ServerSplit};
-pub use super::pair::Pairing;
-use super::placement::Placement;
-use super::quality::{ControlFlow, FourState, Noise};
-use super::router::{Pipeline, RouterSummary};
-use super::server_process::ServerProcessSummary;
-use super::taxonomy::{CallBuckets, FailureModes, OutcomeCounts};
-use super::tools_add::{ToolsAdd, toolless_key, tools_add};
+use crate::analysis::intervals::interval;
+pub use crate::analysis::pair::Pairing;
 use crate::runner::record::{ConversationRecord, Manifest, Mode, TrialKey};
 use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
@@ -30,7 +30,7 @@ pub struct Summary {
     pub run_id: String,
     /// What produced the run: passk, its commit, Ollama, the digests of models, suites, graders.
     #[serde(default)]
-    pub provenance: crate::analysis::provenance::Provenance,
+    pub provenance: crate::analysis::figures::provenance::Provenance,
     /// Backend that produced the records (`ollama`, `stub`, `imported`).
     pub backend: String,
     /// For imported runs: where the records came from.
@@ -69,7 +69,7 @@ pub struct Summary {
     /// round's confidence sequence and where the run stands. Its bootstrap intervals are then
     /// not valid after optional stopping; the sequence's are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopping: Option<crate::analysis::stopping::Stopping>,
+    pub stopping: Option<crate::analysis::planning::stopping::Stopping>,
     /// Models partly offloaded to the CPU (flag them on every table).
     pub partly_on_cpu: Vec<String>,
     /// Those of them with nothing in VRAM (`size_vram` 0): wholly on the CPU.
@@ -411,7 +411,7 @@ pub(super) fn pass_hat_k_ci95(task_counts: &[(usize, usize)]) -> BTreeMap<usize,
         .filter_map(|k| {
             let values: Vec<f64> = task_counts
                 .iter()
-                .filter_map(|&(n, c)| super::passk::pass_hat_k_task(n, c, k))
+                .filter_map(|&(n, c)| crate::analysis::figures::passk::pass_hat_k_task(n, c, k))
                 .collect();
             Some((k, interval::task_mean(&values)?))
         })
@@ -625,7 +625,7 @@ mod tests {
             [1, 2]
         );
         // One task of two passing: no narrower than the tasks as the observations, 1 of 2.
-        let half = crate::analysis::interval::exact(1.0, 2.0);
+        let half = crate::analysis::intervals::interval::exact(1.0, 2.0);
         let i = m.pass_hat_k_ci95[&2];
         assert!(i.low <= half.low && i.high >= half.high, "{i:?}");
         let c = m.by_category["lookup"].ci95.expect("category interval");

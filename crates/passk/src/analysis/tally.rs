@@ -2,11 +2,13 @@
 //! pass: verdicts per task, tokens at every output weight, latencies and context growth. The
 //! summary turns them into the model's figures.
 
-use super::bootstrap::IdTotals;
-use super::cost::{CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, cached_calls, per_success};
-use super::latency::{FitPoints, RunningMean, SplitSums, mean, percentile};
-use super::router::router_in_front_totals;
-use super::summary::{ContextPoint, Latency, Tokens};
+use crate::analysis::figures::cost::{
+    CACHE_DISCOUNT, OUTPUT_WEIGHTS, blended_calls, cached_calls, per_success,
+};
+use crate::analysis::figures::latency::{FitPoints, RunningMean, SplitSums, mean, percentile};
+use crate::analysis::figures::router::router_in_front_totals;
+use crate::analysis::intervals::bootstrap::IdTotals;
+use crate::analysis::summary::{ContextPoint, Latency, Tokens};
 use crate::runner::record::ConversationRecord;
 use std::collections::BTreeMap;
 

@@ -293,7 +293,7 @@ pub fn frontier_chart(
         .iter()
         .filter_map(|(m, s)| Some((*m, s.success_rate?, cost(s)?)))
         .collect();
-    let front = crate::analysis::cost::frontier(&points);
+    let front = crate::analysis::figures::cost::frontier(&points);
     let line = front
         .iter()
         .filter_map(|m| points.iter().find(|p| p.0 == *m).map(|p| (p.1, p.2)))

@@ -8,8 +8,8 @@ use super::document::{
 };
 use super::number::{NOT_AVAILABLE, ci_ratio, number, percent, ratio, seconds};
 use super::table::MarkdownTable;
-use crate::analysis::bootstrap::Interval;
-use crate::analysis::compare::{MetricPair, ModelComparison};
+use crate::analysis::comparisons::compare::{MetricPair, ModelComparison};
+use crate::analysis::intervals::bootstrap::Interval;
 use crate::analysis::{RunComparison, Summary};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

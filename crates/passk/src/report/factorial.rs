@@ -7,7 +7,7 @@ use super::document::{ci_points, points};
 use super::number::{NOT_AVAILABLE, denominator, percent, percent_with_n};
 use super::table::MarkdownTable;
 use crate::analysis::Summary;
-use crate::analysis::factorial::{Effect, Factorial, ModelEffects};
+use crate::analysis::figures::factorial::{Effect, Factorial, ModelEffects};
 use std::fmt::Write as _;
 
 /// Appends one section per suite with a factorial design.

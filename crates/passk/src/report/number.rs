@@ -6,7 +6,7 @@
 //! as `n/a`, never as `NaN` or `inf`; the one exception is an infinite upper bound of a ratio's
 //! interval, written `∞`.
 
-use crate::analysis::taxonomy::OutcomeCounts;
+use crate::analysis::figures::taxonomy::OutcomeCounts;
 
 /// Text written for a value that is missing or not finite.
 pub const NOT_AVAILABLE: &str = "n/a";

@@ -6,7 +6,7 @@ use super::document::opt;
 use super::number::{NOT_AVAILABLE, number, percent_with_n, seconds};
 use super::table::{Align, MarkdownTable};
 use crate::analysis::Summary;
-use crate::analysis::placement::Placement;
+use crate::analysis::figures::placement::Placement;
 use std::fmt::Write as _;
 
 /// Appends the section to `out` when the summary has a notable placement.
@@ -109,8 +109,8 @@ fn concurrency_table(out: &mut String, p: &Placement) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::figures::placement::{PlayedTrial, placement};
     use crate::analysis::fixtures::timed_call;
-    use crate::analysis::placement::{PlayedTrial, placement};
 
     /// The text with every run of whitespace as one space (the tables are padded).
     fn flat(text: &str) -> String {

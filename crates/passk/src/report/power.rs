@@ -4,7 +4,7 @@
 
 use super::number::percent;
 use super::table::MarkdownTable;
-use crate::analysis::power::{DesignRow, Plan, Question};
+use crate::analysis::planning::power::{DesignRow, Plan, Question};
 use std::fmt::Write as _;
 
 /// The plan as a Markdown document.

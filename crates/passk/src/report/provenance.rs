@@ -4,7 +4,7 @@
 use super::document::short_digest;
 use super::table::MarkdownTable;
 use crate::analysis::Summary;
-use crate::analysis::provenance::Provenance;
+use crate::analysis::figures::provenance::Provenance;
 use crate::runner::record::server_version_label;
 use std::fmt::Write as _;
 

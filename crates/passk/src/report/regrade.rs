@@ -1,7 +1,7 @@
 //! `regrade.md`: every verdict a re-grade moved, with the current grader's reasons.
 
 use super::table::MarkdownTable;
-use crate::analysis::regrade::{MovedVerdict, Regrade};
+use crate::analysis::comparisons::regrade::{MovedVerdict, Regrade};
 
 /// Renders the re-grade report.
 pub fn markdown(r: &Regrade, run_id: &str) -> String {

@@ -2,7 +2,7 @@
 //! the confidence sequence round by round (a table and a chart), and the warning that the fixed-k
 //! bootstrap intervals elsewhere in the report are not valid after optional stopping.
 
-use crate::analysis::stopping::{Standing, Stopping};
+use crate::analysis::planning::stopping::{Standing, Stopping};
 use crate::analysis::{GroupSummary, Summary};
 use crate::report::document::Report;
 use crate::report::svg::{Labels, LineChart, Reference, Series};

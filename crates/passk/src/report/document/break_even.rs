@@ -2,7 +2,7 @@
 //! the large one, its interval, and how the bootstrap's resamples split.
 
 use super::format::{NO_CORRECT, ci_points, nothing_graded, opt, points};
-use crate::analysis::bootstrap::Interval;
+use crate::analysis::intervals::bootstrap::Interval;
 use crate::analysis::{GroupSummary, Summary};
 use crate::report::number::{
     NOT_AVAILABLE, ci_ratio, counted, denominator, number, percent, ratio,
@@ -135,7 +135,7 @@ fn reference_gap(bootstrap: Option<&Interval>) -> String {
 }
 
 /// How many of a paired bootstrap's resamples gave an infinite break-even: `12 of 10,000`.
-pub fn infinite_resamples(ci: &crate::analysis::bootstrap::TaskBootstrap) -> String {
+pub fn infinite_resamples(ci: &crate::analysis::intervals::bootstrap::TaskBootstrap) -> String {
     format!(
         "{} of {}",
         number(ci.resamples_with_infinite_break_even as f64, 0),

@@ -1,7 +1,7 @@
 //! The value formats the report, the comparison and the terminal table share: optional and
 //! per-success values, rates, percentage points, tokens and short digests.
 
-use crate::analysis::bootstrap::Interval;
+use crate::analysis::intervals::bootstrap::Interval;
 use crate::analysis::{ModelSummary, Rate};
 use crate::report::number::{
     NOT_AVAILABLE, denominator, fixed, number, percent_with_n, telling_decimals,

@@ -13,7 +13,7 @@ pub(super) fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)
     }
     let mut t = ModelTable::new(s, "", models);
     let g = |m: &ModelSummary| m.gpu.clone();
-    let of_calls = |n: usize, x: &crate::analysis::gpu::GpuSummary| {
+    let of_calls = |n: usize, x: &crate::analysis::figures::gpu::GpuSummary| {
         format!("{} of {}", number(n as f64, 0), counted(x.calls, "call"))
     };
     t.row("Calls with GPU samples", |m| {

@@ -19,7 +19,7 @@ pub(super) fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
         .iter()
         .filter_map(|(m, x)| Some((m.as_str(), x.success_rate?, x.tokens.blended_per_success?)))
         .collect();
-    let front = crate::analysis::cost::frontier(&costs);
+    let front = crate::analysis::figures::cost::frontier(&costs);
     let mark = crate::report::stopping::mark(s);
     let _ = writeln!(
         out,

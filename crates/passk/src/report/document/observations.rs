@@ -1,7 +1,7 @@
 //! Values read straight off the records, one per conversation or call, for the charts and checks
 //! that a summary does not hold: latency per conversation, the GPU timeline, the grader digests.
 
-use crate::analysis::latency::RunningMean;
+use crate::analysis::figures::latency::RunningMean;
 use crate::analysis::{CallTimes, Shape, Summary};
 use crate::runner::record::{CallRecord, ConversationRecord, Manifest, RouterRecord};
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,7 +2,7 @@
 
 use super::format::{excluded, opt};
 use super::model_table::ModelTable;
-use crate::analysis::bootstrap::Interval;
+use crate::analysis::intervals::bootstrap::Interval;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{ci_percent, percent};
 use std::fmt::Write as _;

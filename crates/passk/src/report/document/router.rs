@@ -5,7 +5,7 @@ use super::break_even::resample_split;
 use super::format::{NO_CORRECT, nothing_graded, on_ollama, opt, per_success, tokens};
 use super::model_table::model_header;
 use crate::analysis::Summary;
-use crate::analysis::bootstrap::Interval;
+use crate::analysis::intervals::bootstrap::Interval;
 use crate::report::number::{
     NOT_AVAILABLE, ci_percent, ci_ratio, counted, denominator, fixed, number, percent,
     percent_with_n, ratio, seconds,
@@ -15,7 +15,10 @@ use std::fmt::Write as _;
 
 /// How many router calls a model made: `messages x runs = calls` when every message ran equally
 /// often (the product is computed, never assumed), else the messages and calls apart.
-pub(super) fn router_count_text(model: &str, r: &crate::analysis::router::RouterSummary) -> String {
+pub(super) fn router_count_text(
+    model: &str,
+    r: &crate::analysis::figures::router::RouterSummary,
+) -> String {
     let recorded = r.outcomes.total;
     let note = denominator(&r.outcomes);
     if r.messages == 0 {
@@ -43,7 +46,7 @@ pub(super) fn router(out: &mut String, s: &Summary) {
         return;
     }
     out.push_str("## Router (leaf node)\n\n");
-    let models: Vec<(&str, &crate::analysis::router::RouterSummary)> = s
+    let models: Vec<(&str, &crate::analysis::figures::router::RouterSummary)> = s
         .models
         .iter()
         .filter_map(|m| s.router.get(m).map(|r| (m.as_str(), r)))
@@ -74,7 +77,7 @@ pub(super) fn router(out: &mut String, s: &Summary) {
 /// One row of the router table: its label and how a model's cell is written.
 pub(super) type RouterRow<'r> = (
     String,
-    Box<dyn Fn(&str, &crate::analysis::router::RouterSummary) -> String + 'r>,
+    Box<dyn Fn(&str, &crate::analysis::figures::router::RouterSummary) -> String + 'r>,
 );
 
 /// The router table's rows; `ci_of` gives a model's accuracy interval where one was computed.

@@ -59,7 +59,7 @@ pub(super) fn tools_add(out: &mut String, s: &Summary) {
                 .and_then(|g| g.models.get(model))
                 .map_or_else(String::new, excluded)
         };
-        let toolless_group = crate::analysis::tools_add::toolless_key(key);
+        let toolless_group = crate::analysis::figures::tools_add::toolless_key(key);
         for model in s.models.iter().filter(|m| models.contains_key(*m)) {
             let a = &models[model];
             t.row([

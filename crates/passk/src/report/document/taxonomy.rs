@@ -68,9 +68,9 @@ pub(super) fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSum
 pub(super) fn call_bucket_rows(
     t: &mut ModelTable,
     what: &str,
-    of: impl Fn(&ModelSummary) -> Option<&crate::analysis::taxonomy::CallBuckets>,
+    of: impl Fn(&ModelSummary) -> Option<&crate::analysis::figures::taxonomy::CallBuckets>,
 ) {
-    type Field = fn(&crate::analysis::taxonomy::CallBuckets) -> usize;
+    type Field = fn(&crate::analysis::figures::taxonomy::CallBuckets) -> usize;
     let rows: [(&str, Field); 7] = [
         ("", |b| b.calls),
         (": ok", |b| b.ok),

@@ -1,6 +1,6 @@
 //! Tests of `report.md` as a whole: reports built from records, read back line by line.
 
-use crate::analysis::bootstrap::Interval;
+use crate::analysis::intervals::bootstrap::Interval;
 use crate::analysis::{AnalysisOptions, summarize};
 use crate::report::document::format::{ci_points, opt, points, short_digest};
 use crate::report::document::order::primary_group;
@@ -415,7 +415,7 @@ fn a_regrade_note_reads_as_a_sentence_and_is_headed_by_what_it_says() {
 
 #[test]
 fn router_counts_multiply_out() {
-    let mut r = crate::analysis::router::RouterSummary {
+    let mut r = crate::analysis::figures::router::RouterSummary {
         messages: 100,
         ..Default::default()
     };

@@ -4,7 +4,7 @@
 //! graders that produced them are not ours), and conversations ended by a transport or protocol
 //! failure were never graded, so both are counted and skipped.
 
-use super::Run;
+use crate::analysis::Run;
 use crate::runner::record::{ConversationRecord, Mode, Node, RouterRecord, Status};
 use crate::suite::{Domain, Evidence, PromptVariant, ToolVariant};
 use crate::suites::router::RouterSuite;

@@ -4,7 +4,7 @@
 //! agent, or standalone) are counted and timed apart, as everywhere else. Tokens, success and pass^k do not depend on where or
 //! how many at once a trial ran; latency does, so it is never pooled across concurrency levels here.
 
-use super::latency::{SplitSums, mean, percentile};
+use crate::analysis::figures::latency::{SplitSums, mean, percentile};
 use crate::runner::record::CallRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -14,8 +14,8 @@
 //! is compared with the power at those rates, and the assurance is moved by the mean miss, in
 //! log-odds ([`Assurance::corrected`]).
 
-use super::mt19937::PyRandom;
-use super::power::{DesignRow, Pilot, PilotTrial, Side, tokens_like};
+use crate::analysis::intervals::mt19937::PyRandom;
+use crate::analysis::planning::power::{DesignRow, Pilot, PilotTrial, Side, tokens_like};
 use serde::{Deserialize, Serialize};
 
 /// Fewer pilot tasks than this, and the pilot is too small to choose a design.
@@ -274,7 +274,7 @@ pub const MAX_PRIOR_WEIGHT: f64 = 1000.0;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::power::PilotTask;
+    use crate::analysis::planning::power::PilotTask;
 
     fn side(verdicts: &[bool]) -> Side {
         let trials: Vec<PilotTrial> = verdicts

@@ -1,7 +1,7 @@
 //! CPU and memory of the model server's process on this machine (the one listening on the port
 //! passk talked to, and its children), over the calls that carry such readings.
 
-use super::latency::{RunningMean, max_with};
+use crate::analysis::figures::latency::{RunningMean, max_with};
 use crate::runner::record::CallRecord;
 use serde::{Deserialize, Serialize};
 

@@ -5,10 +5,10 @@
 //! runs played at different times). Runs drawn from one [`Configuration`] differ by chance only, so
 //! every metric called measurable between two of them is a false positive.
 
-use super::Run;
-use super::compare::{RunComparison, compare, compare_with_noise};
-use super::mt19937::PyRandom;
-use super::{AnalysisOptions, fixtures};
+use crate::analysis::Run;
+use crate::analysis::comparisons::compare::{RunComparison, compare, compare_with_noise};
+use crate::analysis::intervals::mt19937::PyRandom;
+use crate::analysis::{AnalysisOptions, fixtures};
 use crate::runner::record::Timings;
 use crate::runner::record::{CallRecord, ConversationRecord, Manifest, Node};
 use serde_json::json;
@@ -135,7 +135,7 @@ pub fn comparisons(sims: usize, seed: u64, opts: &AnalysisOptions) -> Vec<Replic
 /// (metrics called measurable, metrics judged) of `c` under `rule`.
 pub fn verdicts(
     c: &RunComparison,
-    rule: impl Fn(&super::compare::MetricPair) -> Option<bool>,
+    rule: impl Fn(&crate::analysis::comparisons::compare::MetricPair) -> Option<bool>,
 ) -> (usize, usize) {
     c.groups
         .values()

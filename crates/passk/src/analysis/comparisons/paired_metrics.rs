@@ -7,10 +7,12 @@
 //! run, when it also exceeds the run-to-run band; see `compare`). The false-positive rate of that
 //! rule is measured by `benches/measurable_rule.rs` and asserted by a test on `replicates`.
 
-use super::bootstrap::{Interval, ci95, for_each_resample, percentile_interval};
-use super::cost::{CACHE_DISCOUNT, blended_calls, cached_calls};
-use super::latency::percentile;
-use super::passk::pass_hat_k_task;
+use crate::analysis::figures::cost::{CACHE_DISCOUNT, blended_calls, cached_calls};
+use crate::analysis::figures::latency::percentile;
+use crate::analysis::figures::passk::pass_hat_k_task;
+use crate::analysis::intervals::bootstrap::{
+    Interval, ci95, for_each_resample, percentile_interval,
+};
 use crate::runner::record::ConversationRecord;
 use std::collections::BTreeMap;
 
@@ -37,7 +39,7 @@ impl TaskSums {
         self.passes += f64::from(u8::from(c.verdict.passed));
         self.model_calls += c.orchestrator_calls().count() as f64;
         self.rejected += c.tool_events.iter().filter(|e| !e.ok).count() as f64;
-        if let Some(hit) = super::behaviour::identified_first(&c.tool_events) {
+        if let Some(hit) = crate::analysis::figures::behaviour::identified_first(&c.tool_events) {
             self.identify_of += 1.0;
             self.identify_hits += f64::from(u8::from(hit));
         }
@@ -155,7 +157,7 @@ pub struct DifferenceDraws {
     /// Central 95% interval of the differences.
     pub ci95: Option<Interval>,
     /// Central interval at the level the measurable rule uses (see [`verdict_level`]), its tails
-    /// expanded for the number of tasks ([`super::interval::expanded_tail`]).
+    /// expanded for the number of tasks ([`crate::analysis::intervals::interval::expanded_tail`]).
     pub verdict_ci: Option<Interval>,
     /// Resamples in which one side never passed and the other did: a per-success difference of
     /// ±∞, kept in both intervals.
@@ -196,7 +198,10 @@ pub fn difference_intervals(
             }
         }
     });
-    let tail = super::interval::expanded_tail((1.0 - verdict_level(names.len())) / 2.0, ids.len());
+    let tail = crate::analysis::intervals::interval::expanded_tail(
+        (1.0 - verdict_level(names.len())) / 2.0,
+        ids.len(),
+    );
     names
         .iter()
         .cloned()

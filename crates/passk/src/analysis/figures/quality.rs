@@ -1,7 +1,7 @@
 //! Quality beyond pass/fail (new in passk): the four-state table (seed 003), control-flow rates
 //! (seed 000) and run-to-run noise per task.
 
-use super::Rate;
+use crate::analysis::Rate;
 use crate::runner::record::ConversationRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -155,7 +155,7 @@ pub fn noise(per_task: &BTreeMap<String, (usize, usize)>) -> Noise {
             .insert(task.clone(), minority as f64 / trials as f64);
     }
     let v: Vec<f64> = n.per_task.values().copied().collect();
-    n.mean = super::latency::mean(&v);
+    n.mean = crate::analysis::figures::latency::mean(&v);
     n
 }
 

@@ -2,7 +2,7 @@
 //! malformed calls, loop caps, the identify-first rate, schema-copy and example-copy calls, how
 //! tool calls were written (native, text, malformed), and the calls that were not executed.
 
-use super::Rate;
+use crate::analysis::Rate;
 use crate::runner::record::{ConversationRecord, Status};
 use crate::trace::{CallFormat, ToolEvent};
 use serde::{Deserialize, Serialize};

@@ -4,13 +4,17 @@
 //! each metric of A and B, B − A with its paired task-bootstrap interval, and whether the
 //! difference is measurable.
 
-use super::bootstrap::{IdTotals, Interval};
-use super::interval;
-use super::paired_metrics::{
+use crate::analysis::comparisons::paired_metrics::{
     DifferenceDraws, difference_intervals, excludes_zero, task_sums, verdict_level,
 };
-use super::settings_diff::{NOISE_MAY_DIFFER, SettingDifference, setting_differences};
-use super::{AnalysisOptions, GroupSummary, ModelSummary, RecordsError, Run, Summary, summarize};
+use crate::analysis::comparisons::settings_diff::{
+    NOISE_MAY_DIFFER, SettingDifference, setting_differences,
+};
+use crate::analysis::intervals::bootstrap::{IdTotals, Interval};
+use crate::analysis::intervals::interval;
+use crate::analysis::{
+    AnalysisOptions, GroupSummary, ModelSummary, RecordsError, Run, Summary, summarize,
+};
 use crate::runner::record::{ConversationRecord, Mode};
 use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
@@ -825,17 +829,18 @@ mod tests {
             resamples: 500,
             ..AnalysisOptions::default()
         };
-        let runs = crate::analysis::replicates::comparisons(12, 5, &opts);
-        let share =
-            |pick: fn(&crate::analysis::replicates::ReplicateComparison) -> &RunComparison,
-             rule: fn(&MetricPair) -> Option<bool>| {
-                let (y, n) = runs
-                    .iter()
-                    .map(|r| crate::analysis::replicates::verdicts(pick(r), rule))
-                    .fold((0, 0), |(y, n), (a, b)| (y + a, n + b));
-                assert_eq!(n, runs.len() * 13, "every metric judged");
-                1.0 - y as f64 / n as f64
-            };
+        let runs = crate::analysis::planning::replicates::comparisons(12, 5, &opts);
+        let share = |pick: fn(
+            &crate::analysis::planning::replicates::ReplicateComparison,
+        ) -> &RunComparison,
+                     rule: fn(&MetricPair) -> Option<bool>| {
+            let (y, n) = runs
+                .iter()
+                .map(|r| crate::analysis::planning::replicates::verdicts(pick(r), rule))
+                .fold((0, 0), |(y, n), (a, b)| (y + a, n + b));
+            assert_eq!(n, runs.len() * 13, "every metric judged");
+            1.0 - y as f64 / n as f64
+        };
         let plain = share(|r| &r.plain, |p| p.measurable);
         let noise = share(|r| &r.with_noise, |p| p.measurable);
         assert!(plain >= 0.97, "not measurable without a noise run: {plain}");

@@ -6,9 +6,9 @@
 //! that point and the gap's the boundary-safe ±(1 − 0.025^(1/T)) over T tasks, each break-even the ratio of tokens per success recomputed from the raw calls, and the
 //! frontier the models no other dominates on those recomputed figures.
 
-use super::calibration::Check;
-use super::cost::{blended_calls, frontier};
-use super::{AnalysisOptions, Comparison, Run, Summary, summarize};
+use crate::analysis::calibration::Check;
+use crate::analysis::figures::cost::{blended_calls, frontier};
+use crate::analysis::{AnalysisOptions, Comparison, Run, Summary, summarize};
 use crate::scripted::ExpectedTrial;
 use std::collections::BTreeMap;
 
@@ -122,7 +122,7 @@ fn rung_checks(
         ),
     ];
     if matches!(rung, Rung::Oracle) {
-        let point = |i: Option<super::bootstrap::Interval>| {
+        let point = |i: Option<crate::analysis::intervals::bootstrap::Interval>| {
             i.map_or("none".into(), |i| format!("[{:.6}, {:.6}]", i.low, i.high))
         };
         // Both at 100% over T tasks: each rate's interval reaches down to 0.025^(1/T), so the gap's

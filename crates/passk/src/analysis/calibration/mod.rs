@@ -8,8 +8,10 @@
 //! no conversation ended by a fault may be graded. Each check is a row with an expected and an
 //! observed value; calibration passes when every row matches.
 
-use super::passk::pass_hat_k;
-use super::{AnalysisOptions, Run, summarize};
+pub mod ladder;
+
+use crate::analysis::figures::passk::pass_hat_k;
+use crate::analysis::{AnalysisOptions, Run, summarize};
 use crate::runner::record::{CallRecord, ConversationRecord, Mode, Outcome};
 use crate::scripted::{ExpectedTrial, FaultKind};
 use crate::trace::FailureMode;
@@ -117,7 +119,11 @@ pub fn oracle_checks_for(run: &Run, models: &[&str]) -> Vec<Check> {
     oracle_checks_of(run, &summary, &models)
 }
 
-fn oracle_checks_of(run: &Run, summary: &super::Summary, models: &[String]) -> Vec<Check> {
+fn oracle_checks_of(
+    run: &Run,
+    summary: &crate::analysis::Summary,
+    models: &[String],
+) -> Vec<Check> {
     let mut out = Vec::new();
     for model in models {
         for (group, g) in &summary.groups {
@@ -178,8 +184,8 @@ fn toolless_checks(
     run: &Run,
     model: &str,
     group: &str,
-    g: &super::GroupSummary,
-    m: &super::ModelSummary,
+    g: &crate::analysis::GroupSummary,
+    m: &crate::analysis::ModelSummary,
 ) -> Vec<Check> {
     let graded = m.outcomes.graded;
     let action = |c: &crate::runner::record::ConversationRecord| {
@@ -498,7 +504,11 @@ pub fn factorial_checks(run: &Run, docs_effects: &BTreeMap<String, f64>) -> Vec<
 /// (to 12 decimals: every resample is 0, so the interval is the one built from the cells' own,
 /// which a balanced design makes symmetric; never a certain [0, 0]); any other value is compared
 /// to six decimals (its interval depends on the resamples).
-fn effect_check(name: String, expected: f64, e: Option<&super::factorial::Effect>) -> Check {
+fn effect_check(
+    name: String,
+    expected: f64,
+    e: Option<&crate::analysis::figures::factorial::Effect>,
+) -> Check {
     let zero = expected == 0.0;
     // Sums of rates that cancel may leave a rounding residue (1e-17) in a bootstrap bound.
     let tidy = |x: f64| if x.abs() < 1e-12 { 0.0 } else { x };

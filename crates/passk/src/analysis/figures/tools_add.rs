@@ -3,8 +3,8 @@
 //! achieve (the answer checks; a task that requires an action fails as `action_required`), so the
 //! difference is what doing the work through tools buys over answering from the prompt alone.
 
-use super::bootstrap::{IdTotals, Interval};
-use super::interval;
+use crate::analysis::intervals::bootstrap::{IdTotals, Interval};
+use crate::analysis::intervals::interval;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

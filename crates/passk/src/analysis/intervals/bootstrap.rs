@@ -3,7 +3,7 @@
 //! the *same* resample to both sides of a comparison. Draws come from [`PyRandom`], so the
 //! reference's published intervals are reproduced digit for digit.
 
-use super::mt19937::PyRandom;
+use crate::analysis::intervals::mt19937::PyRandom;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -24,7 +24,7 @@ pub struct Interval {
 mod bound {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub(super) fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    pub(in crate::analysis) fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
         match *x {
             f64::INFINITY => s.serialize_str("inf"),
             f64::NEG_INFINITY => s.serialize_str("-inf"),
@@ -39,7 +39,9 @@ mod bound {
         Text(String),
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    pub(in crate::analysis) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<f64, D::Error> {
         match Bound::deserialize(d)? {
             Bound::Number(x) => Ok(x),
             Bound::Text(t) if t == "inf" => Ok(f64::INFINITY),
@@ -160,17 +162,17 @@ mod kept_draws {
         static KEPT: RefCell<Vec<(Key, Rc<Vec<u32>>)>> = const { RefCell::new(Vec::new()) };
     }
 
-    pub(super) fn get(key: Key) -> Option<Rc<Vec<u32>>> {
+    pub(in crate::analysis) fn get(key: Key) -> Option<Rc<Vec<u32>>> {
         KEPT.with_borrow(|k| k.iter().find(|(x, _)| *x == key).map(|(_, d)| d.clone()))
     }
 
-    pub(super) fn put(key: Key, draws: Vec<u32>) {
+    pub(in crate::analysis) fn put(key: Key, draws: Vec<u32>) {
         KEPT.with_borrow_mut(|k| {
             k.insert(0, (key, Rc::new(draws)));
             let mut total = 0;
             k.retain(|(_, d)| {
                 total += d.len();
-                total <= super::KEPT_DRAWS
+                total <= crate::analysis::intervals::bootstrap::KEPT_DRAWS
             });
         });
     }
@@ -382,7 +384,7 @@ pub fn pass_hat_k_intervals(
         .map(|k| {
             tasks
                 .iter()
-                .map(|&(n, c)| super::passk::pass_hat_k_task(n, c, k))
+                .map(|&(n, c)| crate::analysis::figures::passk::pass_hat_k_task(n, c, k))
                 .collect()
         })
         .collect();
@@ -581,7 +583,7 @@ mod tests {
                 let sum: f64 = sample
                     .iter()
                     .filter_map(|&i| {
-                        crate::analysis::passk::pass_hat_k_task(tasks[i].0, tasks[i].1, k)
+                        crate::analysis::figures::passk::pass_hat_k_task(tasks[i].0, tasks[i].1, k)
                     })
                     .sum();
                 v.push(sum / sample.len() as f64);

@@ -6,9 +6,9 @@
 //! the tasks all its cells share, with the interval of the cells' own intervals combined with
 //! their correlation over those tasks ([`interval::paired_contrast`]).
 
-use super::bootstrap::Interval;
-use super::interval;
-use super::taxonomy::OutcomeCounts;
+use crate::analysis::figures::taxonomy::OutcomeCounts;
+use crate::analysis::intervals::bootstrap::Interval;
+use crate::analysis::intervals::interval;
 use crate::runner::record::{ConversationRecord, Mode};
 use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! GPU readings per model (new in passk): utilization and memory over the calls' wall intervals,
 //! energy in all and per successful task.
 
-use super::latency::{RunningMean, max_with};
+use crate::analysis::figures::latency::{RunningMean, max_with};
 use crate::runner::record::{CallRecord, GpuWindow};
 use serde::{Deserialize, Serialize};
 

@@ -10,7 +10,7 @@
 //! the resampling (`bootstrap`), which keeps the reference's own intervals, can change without
 //! touching it.
 
-use super::bootstrap::{IdTotals, Interval};
+use crate::analysis::intervals::bootstrap::{IdTotals, Interval};
 use std::collections::BTreeMap;
 
 /// Nominal coverage of every interval.
@@ -645,8 +645,8 @@ mod tests {
         // The paired bootstrap's worst cell (metrics.md): small at 50%, large at 95% on average,
         // each task's difficulty shared by both (rates uniform on 0–100% and 90–100%), 6 tasks of
         // 5 trials. The bootstrap covers the true gap of 45 points about 84% of the time.
-        use crate::analysis::bootstrap::difference_bootstrap;
-        use crate::analysis::mt19937::PyRandom;
+        use crate::analysis::intervals::bootstrap::difference_bootstrap;
+        use crate::analysis::intervals::mt19937::PyRandom;
         let mut rng = PyRandom::new(11);
         let totals = |counts: &[(usize, usize)]| -> BTreeMap<String, IdTotals> {
             let id = |i: usize, &(n, c): &(usize, usize)| {
@@ -684,8 +684,8 @@ mod tests {
         // The bootstrap's worst effect cell (metrics.md): a 2 x 2 design with every cell at 50%,
         // 6 tasks of 10 trials per cell, no effect. The bootstrap of the contrast covers 0 about
         // 85% of the time.
-        use crate::analysis::bootstrap::{ci95, for_each_resample};
-        use crate::analysis::mt19937::PyRandom;
+        use crate::analysis::intervals::bootstrap::{ci95, for_each_resample};
+        use crate::analysis::intervals::mt19937::PyRandom;
         let mut rng = PyRandom::new(5);
         let weights = [-0.5, -0.5, 0.5, 0.5];
         let sims = 300;

@@ -1,9 +1,9 @@
 //! The router (leaf node): standalone accuracy, unparseable replies, tokens and latency per call
 //! and per correct call; and the pipeline view of router calls made in front of the agent.
 
-use super::cost::blended;
-use super::latency::{RunningMean, ServerSplit, SplitSums, mean, percentile};
-use super::taxonomy::OutcomeCounts;
+use crate::analysis::figures::cost::blended;
+use crate::analysis::figures::latency::{RunningMean, ServerSplit, SplitSums, mean, percentile};
+use crate::analysis::figures::taxonomy::OutcomeCounts;
 use crate::runner::record::{ConversationRecord, RouterRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,7 +40,7 @@ pub struct RouterSummary {
     /// 95% interval of the accuracy, messages as clusters (metrics.md, "Intervals at the
     /// boundary").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accuracy_ci95: Option<super::bootstrap::Interval>,
+    pub accuracy_ci95: Option<crate::analysis::intervals::bootstrap::Interval>,
     /// Share of calls whose reply did not parse into a label.
     pub unparseable: Option<f64>,
     /// Mean input tokens per call.
@@ -134,7 +134,10 @@ impl RouterSums {
             input_tokens_per_call: self.inputs.mean(),
             output_tokens_per_call: self.outputs.mean(),
             blended_tokens_per_call: self.tokens.mean(),
-            blended_tokens_per_correct: super::cost::per_success(self.tokens.sum(), self.correct),
+            blended_tokens_per_correct: crate::analysis::figures::cost::per_success(
+                self.tokens.sum(),
+                self.correct,
+            ),
             latency_per_call_s: mean(lat),
             latency_p95_s: percentile(lat, 95.0),
             fastest_call: self.fastest,
@@ -212,7 +215,7 @@ impl PipelineSums {
             self.latency += latency.unwrap_or(0.0);
             latency.inspect(|&l| self.latencies.add(l));
             let label = x.predicted.as_deref().unwrap_or(UNPARSEABLE_LABEL);
-            *super::entry(&mut self.labels, label) += 1;
+            *crate::analysis::entry(&mut self.labels, label) += 1;
             self.split.add(x);
         }
     }
@@ -238,8 +241,8 @@ impl PipelineSums {
             router_share_of_tokens: (all > 0.0).then(|| tokens / all),
             router_latency_per_call_s: self.latencies.mean(),
             router_label_counts: self.labels,
-            blended_tokens_per_success: super::cost::per_success(all, passes),
-            time_per_success_s: super::cost::per_success(
+            blended_tokens_per_success: crate::analysis::figures::cost::per_success(all, passes),
+            time_per_success_s: crate::analysis::figures::cost::per_success(
                 self.latency + orchestrator_latency_s,
                 passes,
             ),

@@ -12,12 +12,12 @@
 //! experiments in which the interval settles the question; the same designs are also simulated
 //! with no difference at all, to show how often the interval wrongly declares one.
 
-use super::assurance::{self, Assurance};
-use super::bootstrap::for_each_fresh_resample;
-use super::cost::blended_calls;
-use super::interval;
-use super::load::Run;
-use super::mt19937::PyRandom;
+use crate::analysis::figures::cost::blended_calls;
+use crate::analysis::intervals::bootstrap::for_each_fresh_resample;
+use crate::analysis::intervals::interval;
+use crate::analysis::intervals::mt19937::PyRandom;
+use crate::analysis::load::Run;
+use crate::analysis::planning::assurance::{self, Assurance};
 use crate::runner::record::{ConversationRecord, Manifest, Mode};
 use serde::{Deserialize, Serialize};
 
