@@ -53,12 +53,16 @@ impl ServerProcesses {
         if self.listeners.is_empty() {
             return (None, None);
         }
+        // Processes, not their threads: sysinfo lists each thread of a process as a task with
+        // the process as its parent and the process's whole memory, so counting them would
+        // multiply the server's RSS by its thread count.
         self.sys.refresh_processes_specifics(
             sysinfo::ProcessesToUpdate::All,
             true,
             sysinfo::ProcessRefreshKind::nothing()
                 .with_cpu()
-                .with_memory(),
+                .with_memory()
+                .without_tasks(),
         );
         let pids = with_descendants(&self.sys, &self.listeners);
         let procs: Vec<_> = pids
@@ -80,14 +84,15 @@ impl ServerProcesses {
     }
 }
 
-/// `roots` and every process whose parent chain leads to one of them.
+/// `roots` and every process whose parent chain leads to one of them; threads are not processes.
 fn with_descendants(sys: &sysinfo::System, roots: &[u32]) -> BTreeSet<u32> {
     let mut found: BTreeSet<u32> = roots.iter().copied().collect();
     loop {
         let before = found.len();
         for (pid, p) in sys.processes() {
-            if p.parent()
-                .is_some_and(|parent| found.contains(&parent.as_u32()))
+            if p.thread_kind().is_none()
+                && p.parent()
+                    .is_some_and(|parent| found.contains(&parent.as_u32()))
             {
                 found.insert(pid.as_u32());
             }
@@ -165,6 +170,65 @@ mod tests {
         assert_eq!(listening_inodes(table, 11426), vec![4242]);
         assert_eq!(listening_inodes(table, 11427), vec![4444]);
         assert!(listening_inodes(table, 80).is_empty());
+    }
+
+    /// A server of 8 threads holding about 64 MiB, as `ollama serve` and its runners are
+    /// multi-threaded: its memory is read once, not once a thread (the count `/proc`'s `VmRSS`
+    /// gives). Skipped where `python3` is absent.
+    #[test]
+    fn a_multi_threaded_server_is_counted_once_not_once_a_thread() {
+        const SERVER: &str = "import socket, sys, threading, time\n\
+            s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n\
+            block = bytearray(64 << 20)\n\
+            for i in range(0, len(block), 4096): block[i] = 1\n\
+            for _ in range(8): threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n\
+            print(s.getsockname()[1], flush=True)\n\
+            sys.stdin.read()\n";
+        use std::io::{BufRead, BufReader};
+        let Ok(mut child) = std::process::Command::new("python3")
+            .args(["-c", SERVER])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+        else {
+            use std::io::Write;
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(b"SKIPPED: a_multi_threaded_server_is_counted_once: no python3\n");
+            return;
+        };
+        let mut line = String::new();
+        let out = child.stdout.take().expect("stdout");
+        BufReader::new(out).read_line(&mut line).expect("port");
+        let port: u16 = line.trim().parse().expect("a port");
+        let threads = std::fs::read_dir(format!("/proc/{}/task", child.id()))
+            .expect("tasks")
+            .count();
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", child.id())).expect("status");
+        let vm_rss_kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .expect("VmRSS");
+        let mut watch = ServerProcesses::new(&[port]).expect("sysinfo");
+        let (_, rss) = watch.read();
+        let _ = child.kill();
+        let _ = child.wait();
+        let rss = rss.expect("the server is found");
+        let proc_mib = vm_rss_kib / 1024.0;
+        assert!(threads >= 9, "{threads} threads");
+        assert!(proc_mib > 60.0, "VmRSS {proc_mib} MiB");
+        assert!(
+            (rss - proc_mib).abs() <= 0.1 * proc_mib,
+            "read {rss:.1} MiB, /proc says {proc_mib:.1} MiB over {threads} threads"
+        );
+        assert_eq!(
+            watch.pids().len(),
+            1,
+            "one process, no thread: {:?}",
+            watch.pids()
+        );
     }
 
     #[test]
