@@ -56,7 +56,10 @@ pub fn history_bytes(messages: &[Message], tools: Option<&[Value]>) -> u64 {
 pub struct ContextUse {
     /// Conversations with the same key open with the same system prompt and tools.
     key: String,
-    /// Full counts: the least the next prompt holds (the previous prompt and its visible reply).
+    /// Full counts: the least the next prompt holds (the previous prompt: the history only
+    /// grows). Not the previous prompt plus its reply's `eval_count`: Ollama does not return every
+    /// token it counts (a cut `<tool_call>` is dropped from the reply), so the history can grow by
+    /// less than that.
     floor: Option<u64>,
     /// Full counts: tokens per history byte, from the conversation's first call.
     per_byte: Option<f64>,
@@ -84,10 +87,10 @@ impl ContextUse {
     /// Sets the call's `context_overflow` from its counts; `sent` is the request's
     /// [`history_bytes`].
     ///
-    /// Full counts: the prompt reached `num_ctx`; or it holds less than the previous prompt and
-    /// the reply it now contains (Ollama dropped messages to fit); or the previous prompt plus the
-    /// bytes added since, at the conversation's own tokens per byte, reaches `num_ctx` (Ollama
-    /// dropped fewer tokens than were added, which the count alone cannot show). Only-new counts:
+    /// Full counts: the prompt reached `num_ctx`; or it holds less than the previous prompt
+    /// (Ollama dropped messages to fit); or the previous prompt plus the bytes added since, at the
+    /// conversation's own tokens per byte, reaches `num_ctx` (Ollama dropped fewer tokens than
+    /// were added, which the count alone cannot show). Only-new counts:
     /// the running total of prompt and output tokens reached `num_ctx`; a conversation's first
     /// count is raised to the largest first count seen under its key, since the server had cached
     /// the opening it shares with an earlier conversation. Once a call overflowed, every later
@@ -120,8 +123,7 @@ impl ContextUse {
                 let added = sent.saturating_sub(before_sent) as f64 * per_byte;
                 before as f64 + added >= num_ctx as f64
             });
-            let visible = output.saturating_sub(record.thinking_tokens.get().unwrap_or(0));
-            self.floor = Some(prompt + visible);
+            self.floor = Some(prompt);
             self.last = Some((prompt, sent));
             prompt >= num_ctx || dropped || grown
         };
@@ -134,6 +136,17 @@ impl ContextUse {
 mod tests {
     use super::*;
     use crate::runner::record::Node;
+
+    /// Prompts near 1,100 tokens with `num_ctx` 8,192, each reply cut at 96 tokens whose text
+    /// Ollama dropped (a cut `<tool_call>`): the history grows by a few tokens a call. A real
+    /// Ollama run read this way flagged 5 calls; none overflowed.
+    #[test]
+    fn replies_shorter_than_their_eval_count_are_no_overflow() {
+        let counts = PromptCounts::new(false);
+        let mut c = ContextUse::new("m".into());
+        let calls = [(1090, 96, 0), (1102, 96, 0), (1115, 96, 0), (1127, 96, 0)];
+        assert_eq!(flags(&mut c, &counts, 8192, &calls), [false; 4]);
+    }
 
     /// Observes calls of (prompt, eval, thinking) counts, each sent with 4 bytes per prompt token;
     /// the flags.
@@ -178,10 +191,13 @@ mod tests {
             flags(&mut c, &counts, 1000, &[(500, 20, 0), (560, 30, 0)]),
             [false, false]
         );
-        // 585 < 560 + 30: the prompt grew by less than the reply it holds, so messages were dropped;
-        // every later call overflows too, even one that grew.
+        // 565 < 560 + 30, as on a real Ollama whose reply lost a cut tool call (it counts every
+        // token it drops): the history grew by less than `eval_count`, and nothing was dropped.
+        assert_eq!(flags(&mut c, &counts, 1000, &[(565, 96, 0)]), [false]);
+        // 550 < 565: the prompt shrank, so messages were dropped; every later call overflows too,
+        // even one that grew.
         assert_eq!(
-            flags(&mut c, &counts, 1000, &[(585, 10, 0), (700, 10, 0)]),
+            flags(&mut c, &counts, 1000, &[(550, 10, 0), (700, 10, 0)]),
             [true, true]
         );
         let mut c = ContextUse::new("m".into());
