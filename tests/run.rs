@@ -743,6 +743,28 @@ fn streaming_calls_record_first_byte_and_first_token() {
     }
 }
 
+/// Over `/v1`, a server that is Ollama (here the stub, which says it is Ollama-like) is told
+/// Ollama's fix for a model without tools, not llama-server's.
+#[test]
+fn doctor_over_v1_gives_the_fix_of_the_server_it_found() {
+    let stub = Stub::start(vec![], |_| {});
+    let (code, stdout, _) = output(passk().args([
+        "doctor",
+        "--api",
+        "openai",
+        "--host",
+        &stub.host(),
+        "--models",
+        "no-tools",
+    ]));
+    assert_eq!(code, 7, "{stdout}");
+    assert!(
+        stdout.contains("drops the tools") && stdout.contains("ollama show"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("llama-server"), "{stdout}");
+}
+
 #[test]
 fn doctor_names_each_problem_with_a_fix() {
     let stub = Stub::start(vec![], |_| {});
