@@ -743,6 +743,74 @@ fn streaming_calls_record_first_byte_and_first_token() {
     }
 }
 
+/// A value `serve-stub` accepted and then panicked on (a worker on every request, or at start)
+/// is refused before it listens, naming the flag, the variable or the file and key.
+#[test]
+fn serve_stub_refuses_settings_it_cannot_represent() {
+    let tmp = util::tempdir();
+    let file = tmp.path().join("stub.toml");
+    let cases: [(&[&str], Option<&str>, Option<(&str, &str)>, &str); 5] = [
+        (&["--speed", "1e-300"], None, None, "--speed must be"),
+        (
+            &["--num-parallel", "2305843009213693952"],
+            None,
+            None,
+            "--num-parallel must be at most",
+        ),
+        (
+            &[],
+            Some("load_ms = 1e300\n"),
+            None,
+            "stub.toml: stub configuration: load_ms must be",
+        ),
+        (
+            &[],
+            Some("decode_tok_per_s = 1e-300\n"),
+            None,
+            "stub.toml: stub configuration: decode_tok_per_s must be",
+        ),
+        (
+            &[],
+            None,
+            Some(("OLLAMA_NUM_PARALLEL", "2305843009213693952")),
+            "OLLAMA_NUM_PARALLEL must be at most",
+        ),
+    ];
+    for (flags, toml, env, said) in cases {
+        let mut cmd = passk();
+        cmd.args(["serve-stub", "--port", "0"]).args(flags);
+        if let Some(text) = toml {
+            std::fs::write(&file, text).expect("write");
+            cmd.arg("--config").arg(&file);
+        }
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        // A stub that took the value would listen until killed: give it 20 s to refuse.
+        let mut child = cmd
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while child.try_wait().expect("wait").is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let out = child.wait_with_output().expect("output");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let code = out.status.code().unwrap_or(-1);
+        assert!(
+            code == 1 || code == 2,
+            "{flags:?} {toml:?}: exit {code}: {err}"
+        );
+        assert!(
+            err.contains(said) && !err.contains("panicked"),
+            "{said}: {err}"
+        );
+    }
+}
+
 /// Over `/v1`, a server that is Ollama (here the stub, which says it is Ollama-like) is told
 /// Ollama's fix for a model without tools, not llama-server's.
 #[test]

@@ -6,7 +6,7 @@ use crate::exit_code;
 use anyhow::Context;
 use passk::suite::Task;
 use passk::suites::router::RouterSuite;
-use passk_stub::{ModelSpec, ScriptBook, StubConfig, StubFile, StubServer};
+use passk_stub::{ModelSpec, ScriptBook, StubConfig, StubFile, StubServer, limits};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -61,12 +61,7 @@ pub(super) fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
             ..StubConfig::with_script(book)
         },
     };
-    if !(args.speed > 0.0 && args.speed.is_finite()) {
-        return Err(super::usage_error(&format!(
-            "--speed must be a finite positive number, got {}",
-            args.speed
-        )));
-    }
+    limits::speed("--speed", args.speed).map_err(|e| super::usage_error(&e))?;
     for entry in &args.upstream {
         match upstream(entry) {
             Ok((name, url)) => {
@@ -84,10 +79,13 @@ pub(super) fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
     config.addr = SocketAddr::new(ip, args.port);
     config.suites = suites.digests;
     // Flag, else Ollama's environment variable, else the file, else Ollama's default.
-    config.num_parallel = args
-        .num_parallel
-        .or_else(|| ollama_uint("OLLAMA_NUM_PARALLEL"))
-        .unwrap_or(config.num_parallel);
+    if let Some(n) = args.num_parallel {
+        config.num_parallel =
+            limits::slots("--num-parallel", n).map_err(|e| super::usage_error(&e))?;
+    } else if let Some(n) = ollama_uint("OLLAMA_NUM_PARALLEL") {
+        config.num_parallel =
+            limits::slots("OLLAMA_NUM_PARALLEL", n).map_err(|e| super::usage_error(&e))?;
+    }
     config.max_queue = args
         .max_queue
         .or_else(|| ollama_uint("OLLAMA_MAX_QUEUE"))

@@ -195,17 +195,20 @@ impl StubFile {
             (None, Some(true)) => Some(ModelSpec::new(Behaviour::Oracle)),
             (None, None) => None,
         };
-        let positive = |v: Option<f64>, d: f64, what: &str| match v {
-            Some(x) if !(x > 0.0 && x.is_finite()) => {
-                Err(StubError::Config(format!("{what} must be positive")))
-            }
-            Some(x) => Ok(x),
-            None => Ok(d),
+        let positive = |v: Option<f64>, d: f64, what: &str| {
+            v.map_or(Ok(d), |x| {
+                crate::limits::speed(what, x).map_err(StubError::Config)
+            })
         };
-        let millis = |v: Option<f64>, d: Duration, what: &str| match v {
-            Some(ms) if ms >= 0.0 && ms.is_finite() => Ok(Duration::from_secs_f64(ms / 1000.0)),
-            Some(_) => Err(StubError::Config(format!("{what} must not be negative"))),
-            None => Ok(d),
+        let millis = |v: Option<f64>, d: Duration, what: &str| {
+            v.map_or(Ok(d), |ms| {
+                crate::limits::millis(what, ms).map_err(StubError::Config)
+            })
+        };
+        let slots = |v: Option<usize>| {
+            v.map_or(Ok(base.num_parallel), |n| {
+                crate::limits::slots("num_parallel", n).map_err(StubError::Config)
+            })
         };
         Ok(StubConfig {
             seed,
@@ -225,7 +228,7 @@ impl StubFile {
             cold_load: millis(self.cold_load_ms, base.cold_load, "cold_load_ms")?,
             prompt_count: self.prompt_eval,
             hang: self.hang_ms.map_or(base.hang, Duration::from_millis),
-            num_parallel: self.num_parallel.unwrap_or(base.num_parallel),
+            num_parallel: slots(self.num_parallel)?,
             max_queue: self.max_queue.unwrap_or(base.max_queue),
             ..base
         })

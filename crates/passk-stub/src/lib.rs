@@ -16,6 +16,7 @@ mod go_base64;
 mod guard;
 mod http;
 mod judge;
+pub mod limits;
 pub mod messy;
 pub mod mistakes;
 mod openai;
