@@ -749,7 +749,14 @@ fn streaming_calls_record_first_byte_and_first_token() {
 fn serve_stub_refuses_settings_it_cannot_represent() {
     let tmp = util::tempdir();
     let file = tmp.path().join("stub.toml");
-    let cases: [(&[&str], Option<&str>, Option<(&str, &str)>, &str); 5] = [
+    // (flags, the file's text, an environment variable, what the refusal says)
+    type Case<'a> = (
+        &'a [&'a str],
+        Option<&'a str>,
+        Option<(&'a str, &'a str)>,
+        &'a str,
+    );
+    let cases: [Case; 5] = [
         (&["--speed", "1e-300"], None, None, "--speed must be"),
         (
             &["--num-parallel", "2305843009213693952"],
