@@ -56,11 +56,6 @@ pub fn history_bytes(messages: &[Message], tools: Option<&[Value]>) -> u64 {
 pub struct ContextUse {
     /// Conversations with the same key open with the same system prompt and tools.
     key: String,
-    /// Full counts: the least the next prompt holds (the previous prompt: the history only
-    /// grows). Not the previous prompt plus its reply's `eval_count`: Ollama does not return every
-    /// token it counts (a cut `<tool_call>` is dropped from the reply), so the history can grow by
-    /// less than that.
-    floor: Option<u64>,
     /// Full counts: tokens per history byte, from the conversation's first call.
     per_byte: Option<f64>,
     /// Full counts: the previous call's prompt count and history bytes.
@@ -76,7 +71,6 @@ impl ContextUse {
     pub fn new(key: String) -> ContextUse {
         ContextUse {
             key,
-            floor: None,
             per_byte: None,
             last: None,
             used: None,
@@ -87,10 +81,13 @@ impl ContextUse {
     /// Sets the call's `context_overflow` from its counts; `sent` is the request's
     /// [`history_bytes`].
     ///
-    /// Full counts: the prompt reached `num_ctx`; or it holds less than the previous prompt
-    /// (Ollama dropped messages to fit); or the previous prompt plus the bytes added since, at the
-    /// conversation's own tokens per byte, reaches `num_ctx` (Ollama dropped fewer tokens than
-    /// were added, which the count alone cannot show). Only-new counts:
+    /// Full counts: the prompt reached `num_ctx`; or it is smaller than the previous prompt, or
+    /// no larger though the request added to the history (Ollama dropped messages, or shifted
+    /// the context to about half of `num_ctx`); or the previous prompt plus the bytes added
+    /// since, at the conversation's own tokens per byte, reaches `num_ctx` (Ollama dropped fewer
+    /// tokens than were added, which the count alone cannot show). A prompt that grew by less
+    /// than the previous reply's `eval_count` is no overflow: Ollama counts tokens it does not
+    /// return (a cut `<tool_call>` is dropped from the reply). Only-new counts:
     /// the running total of prompt and output tokens reached `num_ctx`; a conversation's first
     /// count is raised to the largest first count seen under its key, since the server had cached
     /// the opening it shares with an earlier conversation. Once a call overflowed, every later
@@ -115,7 +112,9 @@ impl ContextUse {
             self.used = Some(used + output);
             used >= num_ctx
         } else {
-            let dropped = self.floor.is_some_and(|least| prompt < least);
+            let dropped = self.last.is_some_and(|(before, before_sent)| {
+                prompt < before || (prompt == before && sent > before_sent)
+            });
             let per_byte = *self
                 .per_byte
                 .get_or_insert(prompt as f64 / sent.max(1) as f64);
@@ -123,7 +122,6 @@ impl ContextUse {
                 let added = sent.saturating_sub(before_sent) as f64 * per_byte;
                 before as f64 + added >= num_ctx as f64
             });
-            self.floor = Some(prompt);
             self.last = Some((prompt, sent));
             prompt >= num_ctx || dropped || grown
         };
