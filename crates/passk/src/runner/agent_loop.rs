@@ -577,93 +577,11 @@ fn assistant_echo(message: &Message) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::scripted_api::Scripted;
     use crate::suites::store::{StoreSuite, load_store};
-    use crate::wire::WireError;
-    use crate::wire::chat::{ApiKind, CallResult, NativeCall};
-    use crate::wire::chat_api::{LoadedModel, ModelEntry, ServedModel, ServerIdentity};
-    use crate::wire::outcome::Attempt;
+    use crate::wire::chat::NativeCall;
     use crate::wire::tool_call::finds::CALLS_KEPT;
-    use futures_util::future::BoxFuture;
     use serde_json::json;
-    use std::collections::VecDeque;
-    use std::sync::Mutex;
-
-    /// A server that answers each call with the next scripted reply (a failed call for a
-    /// bucket), and "Done." once the script is spent; it keeps every request it was sent.
-    #[derive(Default)]
-    struct Scripted {
-        replies: Mutex<VecDeque<Result<Message, CallOutcome>>>,
-        sent: Mutex<Vec<CallRequest>>,
-    }
-
-    impl Scripted {
-        fn new(replies: Vec<Result<Message, CallOutcome>>) -> Scripted {
-            Scripted {
-                replies: Mutex::new(replies.into()),
-                sent: Mutex::new(Vec::new()),
-            }
-        }
-
-        fn sent(&self) -> Vec<CallRequest> {
-            self.sent.lock().expect("sent").clone()
-        }
-    }
-
-    impl ChatApi for Scripted {
-        fn kind(&self) -> ApiKind {
-            ApiKind::Ollama
-        }
-
-        fn chat_watched<'a>(
-            &'a self,
-            req: &'a CallRequest,
-            _watch: Option<AttemptWatch<'a>>,
-        ) -> BoxFuture<'a, CallResult> {
-            self.sent.lock().expect("sent").push(req.clone());
-            let next = self.replies.lock().expect("script").pop_front();
-            let next = next.unwrap_or_else(|| Ok(Message::assistant("Done.")));
-            let outcome = next.as_ref().err().copied().unwrap_or(CallOutcome::Ok);
-            let reply = next.ok().map(|message| Reply {
-                model: req.model.clone(),
-                message,
-                ..Reply::default()
-            });
-            let attempt = Attempt {
-                outcome,
-                status: Some(200),
-                error: (outcome != CallOutcome::Ok).then(|| "scripted failure".into()),
-                elapsed_ms: 1.0,
-            };
-            Box::pin(async move {
-                CallResult {
-                    api: ApiKind::Ollama,
-                    reply,
-                    outcome,
-                    attempts: vec![attempt],
-                    wall_s: 0.001,
-                    ttfb_s: None,
-                    first_token_s: None,
-                    started_unix_ms: 0,
-                }
-            })
-        }
-
-        fn server_info(&self) -> BoxFuture<'_, Result<ServerIdentity, WireError>> {
-            Box::pin(async { Ok(ServerIdentity::default()) })
-        }
-
-        fn list_models(&self) -> BoxFuture<'_, Result<Vec<ModelEntry>, WireError>> {
-            Box::pin(async { Ok(Vec::new()) })
-        }
-
-        fn model_info<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<ServedModel, WireError>> {
-            Box::pin(async { Ok(ServedModel::default()) })
-        }
-
-        fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>> {
-            Box::pin(async { Ok(None) })
-        }
-    }
 
     fn store() -> StoreSuite {
         load_store(std::path::Path::new(concat!(

@@ -23,6 +23,8 @@ pub mod repair;
 pub mod rounds;
 mod run_error;
 pub mod schedule;
+#[cfg(test)]
+pub(crate) mod scripted_api;
 mod servers;
 mod session;
 pub mod settings;

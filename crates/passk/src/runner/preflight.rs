@@ -325,62 +325,7 @@ pub fn placement_warning(name: &str, size: u64, vram: u64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::WireError;
-    use crate::wire::chat::{CallResult, Reply};
-    use crate::wire::chat_api::{LoadedModel, ModelEntry, ServedModel};
-    use crate::wire::retry::AttemptWatch;
-    use futures_util::future::BoxFuture;
-
-    /// A server whose every reply stops at the output limit, as a real model's warm-up does at
-    /// its 8 tokens.
-    struct CutShort;
-
-    impl ChatApi for CutShort {
-        fn kind(&self) -> ApiKind {
-            ApiKind::Ollama
-        }
-
-        fn chat_watched<'a>(
-            &'a self,
-            req: &'a CallRequest,
-            _watch: Option<AttemptWatch<'a>>,
-        ) -> BoxFuture<'a, CallResult> {
-            let reply = Reply {
-                model: req.model.clone(),
-                message: Message::assistant("Sure! Here is the single word you"),
-                done_reason: Some("length".into()),
-                ..Reply::default()
-            };
-            Box::pin(async move {
-                CallResult {
-                    api: ApiKind::Ollama,
-                    reply: Some(reply),
-                    outcome: CallOutcome::Ok,
-                    attempts: Vec::new(),
-                    wall_s: 0.001,
-                    ttfb_s: None,
-                    first_token_s: None,
-                    started_unix_ms: 0,
-                }
-            })
-        }
-
-        fn server_info(&self) -> BoxFuture<'_, Result<ServerIdentity, WireError>> {
-            Box::pin(async { Ok(ServerIdentity::default()) })
-        }
-
-        fn list_models(&self) -> BoxFuture<'_, Result<Vec<ModelEntry>, WireError>> {
-            Box::pin(async { Ok(Vec::new()) })
-        }
-
-        fn model_info<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<ServedModel, WireError>> {
-            Box::pin(async { Ok(ServedModel::default()) })
-        }
-
-        fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>> {
-            Box::pin(async { Ok(None) })
-        }
-    }
+    use crate::runner::scripted_api::Scripted;
 
     #[tokio::test]
     async fn a_warm_up_cut_at_its_limit_is_recorded_truncated() {
@@ -388,7 +333,10 @@ mod tests {
             name: "m".into(),
             ..ModelInfo::default()
         };
-        warm_up(&CutShort, &RunSettings::default(), &mut info)
+        // A real model's warm-up stops at its 8 tokens.
+        let cut_short =
+            Scripted::new(vec![Ok(Message::assistant("Sure! Here is the single"))]).done("length");
+        warm_up(&cut_short, &RunSettings::default(), &mut info)
             .await
             .expect("warm-up");
         let call = info.warmup.expect("recorded");
