@@ -4,7 +4,8 @@
 //! ([`graceful`]), a signal exits at once with 128 + its number, having written nothing. Once
 //! asked, the first signal sets the stop flag (the run finishes the conversation in flight, keeps
 //! every finished one and exits with 128 + the signal's number), and a second one exits at once.
-//! The handler does only what a signal handler may: atomics, `write(2)` and `_exit(2)`.
+//! Exiting at once kills the tool servers' process groups first. The handler does only what a
+//! signal handler may: atomics, `kill(2)`, `write(2)` and `_exit(2)`.
 //!
 //! A signal already ignored when passk starts keeps being ignored: `nohup` ignores SIGHUP, and a
 //! shell starts a background job (`passk run ... &`) with SIGINT ignored, and the user asked for
@@ -42,6 +43,8 @@ fn on_signal(sig: i32) {
         .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok();
     if !first || !GRACEFUL.load(Ordering::SeqCst) {
+        // Tool servers go first: a hung one would outlive passk (it never reads the EOF).
+        passk::mcp::process::kill_all();
         // SAFETY: _exit is async-signal-safe and ends the process without running anything else.
         unsafe { libc::_exit(128 + sig) };
     }

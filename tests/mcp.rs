@@ -173,6 +173,13 @@ async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
         "    b = book(book_id)\n    if b[\"book_id\"] not in DB[\"loans\"]:",
         "    import time\n    time.sleep(30)\n    b = book(book_id)\n    if b[\"book_id\"] not in DB[\"loans\"]:",
     );
+    // place_hold answers with a JSON-RPC error object (-32601, method not found), as a
+    // half-started server does: the server's failure, never a tool result shown to the model.
+    edit(
+        &server,
+        "def place_hold(member_id, book_id):\n",
+        "def place_hold(member_id, book_id):\n    raise LookupError(\"tools/call\")\n",
+    );
     edit(
         &data.join("tasks/library/mcp.json"),
         "\"timeout_s\": 10",
@@ -220,6 +227,10 @@ async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
     let run = load_run_keeping(&out, Keep::Everything).expect("records");
     let mut failing = calling(data, "checkout_book");
     failing.extend(calling(data, "return_book"));
+    let errors = calling(data, "place_hold");
+    assert!(!errors.is_empty(), "some conversation places a hold");
+    failing.extend(errors.iter().cloned());
+    let mut error_replies = 0;
     for c in &run.conversations {
         let want = if failing.contains(&c.task) {
             Outcome::ToolServerFail
@@ -244,11 +255,16 @@ async fn a_changed_server_is_refused_and_a_failing_one_is_its_own_bucket() {
                 .find_map(|e| e.error.clone())
                 .unwrap_or_default();
             assert!(
-                error.contains("exited") || error.contains("no answer"),
-                "{error}"
+                ["exited", "no answer", "JSON-RPC error"]
+                    .iter()
+                    .any(|w| error.contains(w)),
+                "{}: {error}",
+                c.task
             );
+            error_replies += usize::from(error.contains("JSON-RPC error"));
         }
     }
+    assert!(error_replies > 0, "an error reply ended a conversation");
     let (code, stdout, stderr) = report(&out).await;
     assert_eq!(code, 0, "{stdout}{stderr}");
     let summary: serde_json::Value = serde_json::from_str(
@@ -363,4 +379,156 @@ fn a_missing_server_command_skips_the_suite_loudly_and_refuses_it_by_name() {
     );
     assert_ne!(code, 0);
     assert!(err.contains("`python3` is not on this machine"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trials_given_up_on_a_broken_tool_server_are_played_again_with_retry_failed() {
+    if !python3() {
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.path();
+    copy_data(data);
+    // place_hold fails (a JSON-RPC error) while a file named BROKEN lies beside the server: a
+    // fault of the deployment, fixed without changing a frozen file.
+    edit(
+        &data.join("tasks/library/server.py"),
+        "def place_hold(member_id, book_id):\n",
+        "def place_hold(member_id, book_id):\n    if os.path.exists(os.path.join(os.path.dirname(__file__), \"BROKEN\")):\n        raise LookupError(\"tools/call\")\n",
+    );
+    let (code, stdout, stderr) = passk_in(data, vec!["freeze".into()]).await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let broken = data.join("tasks/library/BROKEN");
+    std::fs::write(&broken, "").expect("BROKEN");
+    let handle = stub(&root()).await;
+    let out = data.join("run");
+    let holds = calling(data, "place_hold");
+    let outcomes = |out: &Path| -> Vec<Outcome> {
+        let run = crate::util::load(out);
+        holds
+            .iter()
+            .map(|t| {
+                let latest = run.conversations.iter().rev().find(|c| &c.task == t);
+                latest.expect("a record").outcome
+            })
+            .collect()
+    };
+    for _ in 0..passk::runner::journal::MAX_WIRE_TRIES {
+        let (code, stdout, stderr) = passk_in(data, run_args(&handle.base_url(), &out, 1)).await;
+        assert_eq!(code, 0, "{stdout}{stderr}");
+    }
+    assert!(outcomes(&out).iter().all(|o| *o == Outcome::ToolServerFail));
+    let (code, stdout, stderr) = report(&out).await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let md = std::fs::read_to_string(out.join("report/report.md")).expect("report.md");
+    let left = match holds.len() {
+        1 => "1 conversation ended on a failure outside the model".to_string(),
+        n => format!("{n} conversations ended on a failure outside the model"),
+    };
+    assert!(md.contains(&left) && md.contains("--retry-failed"), "{md}");
+
+    std::fs::remove_file(&broken).expect("fixed");
+    let (code, stdout, stderr) = passk_in(data, run_args(&handle.base_url(), &out, 1)).await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        outcomes(&out).iter().all(|o| *o == Outcome::ToolServerFail),
+        "out of tries: a plain resume leaves them"
+    );
+    let mut retry = run_args(&handle.base_url(), &out, 1);
+    retry.push("--retry-failed".into());
+    let (code, stdout, stderr) = passk_in(data, retry).await;
+    handle.shutdown().await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        outcomes(&out).iter().all(|o| *o == Outcome::Pass),
+        "played again once the server works: {:?}",
+        outcomes(&out)
+    );
+}
+
+/// Whether process `pid` runs; a zombie (killed, not yet reaped by its new parent) does not.
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// The process ids the hanging server wrote, waiting for the first for up to a minute.
+fn hung_servers(pids: &Path) -> Vec<i32> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(60) {
+        let text = std::fs::read_to_string(pids).unwrap_or_default();
+        let found: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if !found.is_empty() {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the server never started");
+}
+
+fn assert_gone_within_5_s(pids: &[i32], after: &str) {
+    let start = std::time::Instant::now();
+    while pids.iter().any(|&p| running(p)) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "a tool server outlived passk after {after}: {pids:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_tool_server_that_ignores_sigterm_dies_with_passk() {
+    if !python3() {
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.path();
+    copy_data(data);
+    // While a file named HANG lies beside it, the server writes its pid, ignores SIGTERM and
+    // never reads its input.
+    edit(
+        &data.join("tasks/library/server.py"),
+        "def main():\n",
+        "def main():\n    here = os.path.dirname(os.path.abspath(__file__))\n    if os.path.exists(os.path.join(here, \"HANG\")):\n        import signal, time\n        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n        with open(os.path.join(here, \"pids\"), \"a\") as f:\n            f.write(f\"{os.getpid()}\\n\")\n        time.sleep(600)\n",
+    );
+    let (code, stdout, stderr) = passk_in(data, vec!["freeze".into()]).await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    std::fs::write(data.join("tasks/library/HANG"), "").expect("HANG");
+    let pids = data.join("tasks/library/pids");
+    let quiet = || std::process::Stdio::null();
+
+    // SIGKILL of passk: nothing of passk runs to stop the server; the kernel must.
+    let args = ["suite", "check", "--root"].map(String::from).to_vec();
+    let mut args = args;
+    args.push(data.display().to_string());
+    let mut passk = crate::util::spawn(&args, quiet(), quiet());
+    let servers = hung_servers(&pids);
+    passk.kill().expect("SIGKILL");
+    passk.wait().expect("reaped");
+    assert_gone_within_5_s(&servers, "SIGKILL");
+
+    // Ctrl-C twice during a run: the second exits at once.
+    std::fs::remove_file(&pids).expect("pids");
+    let handle = stub(&root()).await;
+    let mut args = run_args(&handle.base_url(), &data.join("run"), 1);
+    args.extend(["--root".to_string(), data.display().to_string()]);
+    let mut passk = crate::util::spawn(&args, quiet(), quiet());
+    let servers = hung_servers(&pids);
+    for _ in 0..2 {
+        // SAFETY: signalling a child process this test started and has not reaped.
+        unsafe { libc::kill(passk.id() as i32, libc::SIGINT) };
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let status = passk.wait().expect("exits");
+    handle.shutdown().await;
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert_gone_within_5_s(&servers, "a double Ctrl-C");
 }

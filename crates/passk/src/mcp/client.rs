@@ -1,14 +1,21 @@
 //! A minimal MCP client over stdio: JSON-RPC 2.0, one message per line, to a server process passk
-//! starts and stops by its PID. It speaks the four requests a suite needs (`initialize`,
-//! `tools/list`, `tools/call`, `resources/read`) and waits for each answer at most the suite's
-//! timeout. A server that exits, hangs or answers something that is not JSON-RPC is a
-//! [`ServerError::Failed`]; a JSON-RPC error the server sends about the call itself (an unknown
-//! tool, invalid arguments) is a [`ServerError::Refused`].
+//! starts in a group of its own and stops with it ([`OwnedChild`]). It speaks the four requests a
+//! suite needs (`initialize`, `tools/list`, `tools/call`, `resources/read`) and waits for each
+//! answer at most the suite's timeout. A server that exits, hangs, answers something that is not
+//! JSON-RPC, or answers with a JSON-RPC error object is a [`ServerError`]. A tool's own error (a
+//! result with `isError: true`) is an answer, for the model to read.
+//!
+//! Why a JSON-RPC error is the server's failure: passk asks only for tools the server listed,
+//! with arguments that are a JSON object, so an error object (method not found, invalid params,
+//! internal error) says the server is broken or half-started. MCP (2025-06-18, "Error Handling"
+//! under Tools) keeps errors "in tool results" (`isError`) for what the model should see and
+//! correct, and protocol errors for the rest.
 
+use crate::mcp::process::OwnedChild;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,17 +30,10 @@ const STARTUP_FLOOR: Duration = Duration::from_secs(30);
 /// How much of the server's standard error is kept for messages.
 const STDERR_KEPT: usize = 2000;
 
-/// JSON-RPC error codes that blame the request, not the server: method not found, invalid params.
-const REQUEST_FAULTS: [i64; 2] = [-32601, -32602];
-
-/// What went wrong with one request.
+/// What went wrong with one request: the server crashed, hung, broke the protocol or answered
+/// with a JSON-RPC error object. Nothing the model did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerError {
-    /// The server answered the request with a JSON-RPC error about the request itself.
-    Refused(String),
-    /// The server crashed, hung, or broke the protocol: nothing the caller did.
-    Failed(String),
-}
+pub struct ServerError(pub String);
 
 /// How to start a server: the program, its arguments and the folder it runs in.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ pub struct Launch<'a> {
 
 /// One running server process.
 pub struct Server {
-    child: Child,
+    child: OwnedChild,
     stdin: ChildStdin,
     lines: Receiver<String>,
     stderr: Arc<Mutex<String>>,
@@ -62,19 +62,19 @@ impl Server {
     /// Starts the server and completes the MCP handshake (`initialize`, then the `initialized`
     /// notification).
     pub fn start(launch: &Launch<'_>) -> Result<Server, String> {
-        let mut child = Command::new(launch.command)
+        let mut command = Command::new(launch.command);
+        command
             .args(launch.args)
             .current_dir(launch.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+            .stderr(Stdio::piped());
+        let mut child = OwnedChild::spawn(command)
             .map_err(|e| format!("could not start `{}`: {e}", launch.command))?;
+        let c = child.child();
         let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+            (c.stdin.take(), c.stdout.take(), c.stderr.take())
         else {
-            let _ = child.kill();
-            let _ = child.wait();
             return Err("the server's standard streams could not be opened".into());
         };
         let mut server = Server {
@@ -90,17 +90,15 @@ impl Server {
             "capabilities": {},
             "clientInfo": {"name": "passk", "version": env!("CARGO_PKG_VERSION")},
         });
-        server
-            .request("initialize", params)
-            .map_err(|e| describe(&e))?;
+        server.request("initialize", params).map_err(|e| e.0)?;
         server
             .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .map_err(|e| describe(&e))?;
+            .map_err(|e| e.0)?;
         server.timeout = launch.timeout;
         Ok(server)
     }
 
-    /// The process id (what [`Drop`] kills).
+    /// The process id, which leads the group that dropping the server kills.
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -119,7 +117,7 @@ impl Server {
                 .get("tools")
                 .and_then(Value::as_array)
                 .ok_or_else(|| {
-                    ServerError::Failed("tools/list answered without a `tools` array".into())
+                    ServerError("the server answered tools/list without a `tools` array".into())
                 })?;
             tools.extend(page.iter().cloned());
             cursor = result
@@ -143,8 +141,8 @@ impl Server {
     pub fn read_resource(&mut self, uri: &str) -> Result<String, ServerError> {
         let result = self.request("resources/read", json!({"uri": uri}))?;
         if result.get("contents").and_then(Value::as_array).is_none() {
-            return Err(ServerError::Failed(format!(
-                "resources/read {uri} answered without `contents`"
+            return Err(ServerError(format!(
+                "the server answered resources/read {uri} without `contents`"
             )));
         }
         Ok(content_text(&result, "contents"))
@@ -161,7 +159,7 @@ impl Server {
             let line = match self.lines.recv_timeout(left) {
                 Ok(line) => line,
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(ServerError::Failed(format!(
+                    return Err(ServerError(format!(
                         "the server gave no answer to {method} within {} s",
                         self.timeout.as_secs_f64()
                     )));
@@ -184,8 +182,8 @@ impl Server {
         line: &str,
     ) -> Result<Option<Result<Value, ServerError>>, ServerError> {
         let msg: Value = serde_json::from_str(line).map_err(|e| {
-            ServerError::Failed(format!(
-                "answered {method} with a line that is not JSON: {e}"
+            ServerError(format!(
+                "the server answered {method} with a line that is not JSON: {e}"
             ))
         })?;
         let Some(msg_id) = msg.get("id").filter(|v| !v.is_null()) else {
@@ -206,17 +204,14 @@ impl Server {
                 .get("message")
                 .and_then(Value::as_str)
                 .unwrap_or("(no message)");
-            let text = format!("{text} (JSON-RPC error {code})");
-            return Ok(Some(Err(if REQUEST_FAULTS.contains(&code) {
-                ServerError::Refused(text)
-            } else {
-                ServerError::Failed(format!("answered {method} with {text}"))
-            })));
+            return Ok(Some(Err(ServerError(format!(
+                "the server answered {method} with a JSON-RPC error: {text} (code {code})"
+            )))));
         }
         match msg.get("result") {
             Some(r) if r.is_object() => Ok(Some(Ok(r.clone()))),
-            _ => Err(ServerError::Failed(format!(
-                "answered {method} without a result object"
+            _ => Err(ServerError(format!(
+                "the server answered {method} without a result object"
             ))),
         }
     }
@@ -232,7 +227,7 @@ impl Server {
 
     /// The failure of a server whose output ended: its exit status and the tail of its stderr.
     fn exited(&mut self, during: &str) -> ServerError {
-        let status = match self.child.wait_timeout_ms(200) {
+        let status = match self.child.child().wait_timeout_ms(200) {
             Some(s) => format!("exited ({s})"),
             None => "closed its output".to_string(),
         };
@@ -242,15 +237,7 @@ impl Server {
         if !tail.is_empty() {
             text.push_str(&format!("; its stderr ends: {tail}"));
         }
-        ServerError::Failed(text)
-    }
-}
-
-impl Drop for Server {
-    /// Stops the server by its PID and reaps it.
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        ServerError(text)
     }
 }
 
@@ -259,7 +246,7 @@ trait WaitTimeout {
     fn wait_timeout_ms(&mut self, ms: u64) -> Option<std::process::ExitStatus>;
 }
 
-impl WaitTimeout for Child {
+impl WaitTimeout for std::process::Child {
     fn wait_timeout_ms(&mut self, ms: u64) -> Option<std::process::ExitStatus> {
         let deadline = Instant::now() + Duration::from_millis(ms);
         loop {
@@ -292,13 +279,6 @@ fn content_text(result: &Value, key: &str) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
-}
-
-/// The message of an error, whichever kind.
-pub fn describe(e: &ServerError) -> String {
-    match e {
-        ServerError::Refused(m) | ServerError::Failed(m) => m.clone(),
-    }
 }
 
 /// Lines of the server's output as they come, on a thread of their own.

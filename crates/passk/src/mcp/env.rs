@@ -1,10 +1,10 @@
 //! One conversation's environment: a server process of its own, started fresh so every trial
-//! begins from the same state, and stopped by its PID when the conversation is done. Calls go
+//! begins from the same state, and stopped with its process group when the conversation is done. Calls go
 //! through `tools/call`; the end state is the suite's resource read after the last turn. A server
 //! that fails is remembered: every later call and the end state report the same failure, and the
 //! conversation ends as a tool server failure.
 
-use crate::mcp::client::{Launch, Server, ServerError, describe};
+use crate::mcp::client::{Launch, Server, ServerError};
 use crate::suite::{Environment, ToolOutcome};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -74,10 +74,10 @@ impl McpEnv {
     ) -> Result<T, ServerError> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let result = match &mut *state {
-            Running::Failed(why) => return Err(ServerError::Failed(why.clone())),
+            Running::Failed(why) => return Err(ServerError(why.clone())),
             Running::Up(server) => blocking(|| f(server)),
         };
-        if let Err(ServerError::Failed(why)) = &result {
+        if let Err(ServerError(why)) = &result {
             *state = Running::Failed(why.clone());
         }
         result
@@ -95,8 +95,7 @@ impl Environment for McpEnv {
         match self.with_server(|s| s.call_tool(tool, args)) {
             Ok((false, text)) => ToolOutcome::Ok(text),
             Ok((true, text)) => ToolOutcome::Rejected(text),
-            Err(ServerError::Refused(why)) => ToolOutcome::Rejected(why),
-            Err(e) => ToolOutcome::ServerFailed(describe(&e)),
+            Err(ServerError(why)) => ToolOutcome::ServerFailed(why),
         }
     }
 
@@ -105,17 +104,9 @@ impl Environment for McpEnv {
         let read = self.with_server(|s| {
             let text = s.read_resource(&uri)?;
             serde_json::from_str(&text)
-                .map_err(|e| ServerError::Failed(format!("the end state ({uri}) is not JSON: {e}")))
+                .map_err(|e| ServerError(format!("the end state ({uri}) is not JSON: {e}")))
         });
-        match read {
-            Ok(v) => v,
-            Err(ServerError::Refused(why)) => {
-                let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                *state = Running::Failed(format!("reading the end state ({uri}): {why}"));
-                Value::Null
-            }
-            Err(_) => Value::Null,
-        }
+        read.unwrap_or(Value::Null)
     }
 
     fn server_failure(&self) -> Option<String> {

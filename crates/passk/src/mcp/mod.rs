@@ -3,7 +3,7 @@
 //! the model the tools it lists, runs each call through `tools/call`, reads the end state from a
 //! resource after the last turn, and grades it with the store's declarative checks.
 //!
-//! `client` is the JSON-RPC stdio client, `crate::suite::mcp_config` the declaration (upstream, since freezing reads it), `tools` what the model is
+//! `client` is the JSON-RPC stdio client, `process` the server processes that die with passk, `crate::suite::mcp_config` the declaration (upstream, since freezing reads it), `tools` what the model is
 //! shown, `env` one conversation's server, `suite` loading and the [`Domain`], and `expect` with
 //! `grade` the grader (grading source).
 //!
@@ -13,6 +13,7 @@ pub mod client;
 pub mod env;
 pub mod expect;
 pub mod grade;
+pub mod process;
 pub mod suite;
 pub mod tools;
 

@@ -109,7 +109,7 @@ fn probe(config: &McpConfig, dir: &Path) -> Result<(Vec<ServerTool>, Value), Str
         tools: Vec::new(),
     };
     let mut server = spec.start()?;
-    let describe = |e| crate::mcp::client::describe(&e);
+    let describe = |e: crate::mcp::client::ServerError| e.0;
     let listed = server.list_tools().map_err(describe)?;
     let tools = server_tools(&listed)?;
     if tools.is_empty() {
