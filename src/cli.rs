@@ -306,8 +306,8 @@ pub(crate) struct RunArgs {
     /// Write the report when the run finishes
     #[arg(long)]
     pub report: bool,
-    /// Play again every trial whose latest record ended on a transport failure, however often it
-    /// was tried (once the server is healthy again)
+    /// Play again every trial whose latest record ended on a failure outside the model
+    /// (transport, protocol or tool server), however often it was tried (once the server works)
     #[arg(long)]
     pub retry_failed: bool,
     /// Append to a run whose records have a known model digest although the server cannot tell the

@@ -89,8 +89,8 @@ pub struct Journal {
 /// How a resume treats what is on disk.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ResumePolicy {
-    /// Play again every trial whose latest record ended on a transport failure, however often it
-    /// was tried (`passk run --retry-failed`).
+    /// Play again every trial whose latest record ended on a failure outside the model (transport,
+    /// protocol, tool server), however often it was tried (`passk run --retry-failed`).
     pub retry_failed: bool,
     /// Append although a model digest the run recorded cannot be read now
     /// (`--allow-unknown-digest`).
@@ -106,7 +106,7 @@ impl ResumePolicy {
         if t.latest.is_graded() {
             return true;
         }
-        if self.retry_failed && t.latest == Outcome::TransportFail {
+        if self.retry_failed {
             return false;
         }
         t.wire_tries >= MAX_WIRE_TRIES
@@ -718,10 +718,24 @@ mod tests {
 
     #[test]
     fn retry_failed_replays_trials_out_of_wire_tries() {
+        for outcome in [
+            Outcome::TransportFail,
+            Outcome::ProtocolFail,
+            Outcome::ToolServerFail,
+        ] {
+            retry_failed_replays(outcome);
+        }
+    }
+
+    fn retry_failed_replays(outcome: Outcome) {
         let dir = tempfile::tempdir().expect("tmp");
         for _ in 0..MAX_WIRE_TRIES {
             let mut j = Journal::open(dir.path(), &manifest()).expect("open");
-            j.append(&failed(0)).expect("append");
+            let mut r = failed(0);
+            if let Record::Router(r) = &mut r {
+                r.outcome = outcome;
+            }
+            j.append(&r).expect("append");
         }
         let j = Journal::open(dir.path(), &manifest()).expect("reopen");
         assert_eq!((j.done().len(), j.to_retry()), (1, 0), "given up");

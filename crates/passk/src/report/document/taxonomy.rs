@@ -47,6 +47,7 @@ pub(super) fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSum
     }
     out.push_str(&t.render());
     out.push('\n');
+    ungraded_note(out, s, models);
     out.push_str("Failure modes of failed conversations:\n\n");
     let mut t = ModelTable::new(s, "failure mode", models);
     for f in FailureMode::ALL {
@@ -62,6 +63,36 @@ pub(super) fn taxonomy(out: &mut String, s: &Summary, models: &[(&str, &ModelSum
     });
     out.push_str(&t.render());
     out.push('\n');
+}
+
+/// How many conversations ended outside the model, and how to play them again.
+fn ungraded_note(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
+    let left: usize = models
+        .iter()
+        .map(|(_, m)| m.outcomes.total - m.outcomes.graded)
+        .sum();
+    if left == 0 {
+        return;
+    }
+    let _ = write!(
+        out,
+        "{} ended on a failure outside the model and {} not graded.",
+        if left == 1 {
+            "1 conversation".to_string()
+        } else {
+            format!("{} conversations", number(left as f64, 0))
+        },
+        if left == 1 { "is" } else { "are" },
+    );
+    if s.backend != "imported" && s.imported_from.is_none() {
+        let _ = write!(
+            out,
+            " Once the server works, the same `passk run` command plays such conversations \
+             again; `--retry-failed` also plays those already tried {} times.",
+            crate::runner::journal::MAX_WIRE_TRIES,
+        );
+    }
+    out.push_str("\n\n");
 }
 
 /// The rows of one set of call buckets, each label prefixed by `what`.
