@@ -831,3 +831,92 @@ fn the_records_as_read_for_the_statistics_give_the_summary_of_the_whole_records(
             .all(|c| c.grader_digest.is_empty())
     );
 }
+
+/// Every file under `dir` (relative path, bytes), sorted.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d)
+            .expect("ls")
+            .map(|e| e.expect("entry"))
+        {
+            if e.path().is_dir() {
+                todo.push(e.path());
+            } else {
+                let rel = e
+                    .path()
+                    .strip_prefix(dir)
+                    .expect("under")
+                    .display()
+                    .to_string();
+                out.push((rel, std::fs::read(e.path()).expect("read")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_report_killed_at_any_moment_leaves_a_whole_report_or_none_and_no_leftovers() {
+    let tmp = tempdir();
+    let run = tmp.path().join("run");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    let golden = crate::util::root().join("tests/golden/flawed/run");
+    for f in [MANIFEST_FILE, CONVERSATIONS_FILE, "router.jsonl"] {
+        std::fs::copy(golden.join(f), run.join(f)).expect("copy record");
+    }
+    let before: Vec<String> = tree(&run).into_iter().map(|(n, _)| n).collect();
+    // Two reports that differ (other resamples), so that a mix of the two would show.
+    let report = |resamples: &str| {
+        let mut c = passk();
+        c.args(["report", "--resamples", resamples]).arg(&run);
+        c
+    };
+    let mut whole = Vec::new();
+    let mut took = std::time::Duration::ZERO;
+    for resamples in ["200", "300"] {
+        let start = std::time::Instant::now();
+        let (code, _, err) = output(&mut report(resamples));
+        took = took.max(start.elapsed());
+        assert_eq!(code, 0, "{err}");
+        whole.push(tree(&run.join(REPORT_DIR)));
+    }
+    assert_ne!(whole[0], whole[1], "the two reports differ");
+    let kills = 24;
+    for i in 0..kills {
+        let mut child = report(["200", "300"][i % 2])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(took.mul_f64(1.2 * i as f64 / kills as f64));
+        let _ = child.kill();
+        child.wait().expect("reaped");
+        let dir = run.join(REPORT_DIR);
+        if dir.exists() {
+            let now = tree(&dir);
+            assert!(
+                whole.contains(&now),
+                "kill {i}: report/ is neither report whole: {:?}",
+                now.iter().map(|(n, _)| n).collect::<Vec<_>>()
+            );
+        }
+    }
+    let (code, _, err) = output(&mut report("200"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tree(&run.join(REPORT_DIR)), whole[0]);
+    let mut after: Vec<String> = tree(&run)
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| !n.starts_with(&format!("{REPORT_DIR}/")))
+        .collect();
+    after.sort();
+    let mut before = before;
+    before.sort();
+    assert_eq!(
+        after, before,
+        "a later report removes what killed ones left"
+    );
+}

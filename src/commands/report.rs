@@ -6,25 +6,26 @@
 use crate::cli::{ExportArgs, ReportArgs};
 use anyhow::Context;
 use passk::analysis::{AnalysisOptions, CellRun, HOLD_UP_TO, load_run};
-use passk::report::charts::{Chart, charts};
+use passk::report::charts::charts;
 use passk::report::csv::ConversationsCsv;
 use passk::report::document::{self, Report};
+use passk::report::folder::StagedFolder;
 use passk::report::html::report::write_report_page;
 use passk::report::html::transcripts;
 use passk::report::html::trials::TrialSet;
 use passk::report::json::JsonExporter;
 use passk::report::summarized::{CELL_RECORDS, SummarizedRun};
 use passk::report::{
-    CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_DIR, REPORT_MD,
-    ReportError, SUMMARY_JSON, chart_files,
+    CHARTS_DIR, CONVERSATIONS_CSV, Destination, ExportManager, Exporter, REPORT_MD, ReportError,
+    SUMMARY_JSON,
 };
 use passk::runner::record::{MANIFEST_FILE, Manifest};
 use passk::spill::LineSpill;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The spill file of report.html's trial lines while a report is made, inside the report folder
-/// (named by `report::temp_name`).
+/// The spill file of report.html's trial lines while a report is made, beside the records (named by
+/// `report::temp_name`), so that nothing of it is in the report folder put in place.
 const TRIAL_LINES: &str = "trial-lines";
 
 /// Runs the command; returns the exit code.
@@ -147,12 +148,13 @@ fn generate(
         // Refused as reading the run refuses it, before report/ (for the spill file) is made.
         load_run(run_dir).with_context(|| format!("reading run {}", run_dir.display()))?;
     }
-    let out_dir = run_dir.join(REPORT_DIR);
-    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    // Every file is written into a staging folder that replaces report/ whole at the end.
+    let folder = StagedFolder::open(run_dir)?;
+    let out_dir = folder.path().to_path_buf();
     // One pass over the records: each record's line for report.html is made as it is read and
     // set aside on disk, while the statistics keep the records without their text (or, for a
     // large run, set those aside too, to read back a task at a time).
-    let lines = out_dir.join(passk::report::temp_name(TRIAL_LINES));
+    let lines = run_dir.join(passk::report::temp_name(TRIAL_LINES));
     let spill = LineSpill::create(&lines).map_err(|source| ReportError::Io {
         path: lines.clone(),
         source,
@@ -163,14 +165,13 @@ fn generate(
         ..options(manifest, resamples)
     };
     let hold = page.hold_records_mib.saturating_mul(1 << 20);
-    let read = SummarizedRun::read(run_dir, &out_dir, hold, options, &mut |r| {
+    let read = SummarizedRun::read(run_dir, run_dir, hold, options, &mut |r| {
         trials.add_record(r)
     })
     .with_context(|| format!("reading run {}", run_dir.display()))?;
     let summary = &read.summary;
     check_reference_model(page.reference_model, summary)?;
     let report = read.report();
-    let md_path = out_dir.join(REPORT_MD);
 
     // Written once, for report.md, the page and --export-markdown alike.
     let markdown_text = document::markdown(&report);
@@ -180,7 +181,11 @@ fn generate(
     // Streamed to its file a row at a time (its size grows with the records).
     let csv = ConversationsCsv;
     let mut m: ExportManager<Report> = ExportManager::new();
-    m.add(REPORT_MD, Destination::File(md_path.clone()), markdown)?;
+    m.add(
+        REPORT_MD,
+        Destination::File(out_dir.join(REPORT_MD)),
+        markdown,
+    )?;
     m.add(
         SUMMARY_JSON,
         Destination::File(out_dir.join(SUMMARY_JSON)),
@@ -201,7 +206,6 @@ fn generate(
         trials.finish(summary)?,
         page.inline_transcripts_mib << 20,
     )?;
-    remove_stale_charts(&out_dir.join(CHARTS_DIR), &charts)?;
     for c in charts {
         let dest = Destination::File(out_dir.join(CHARTS_DIR).join(c.file));
         m.add(c.file, dest, move |_: &Report| {
@@ -217,20 +221,9 @@ fn generate(
     m.add_optional("--export-csv", export.export_csv.as_deref(), csv)?;
     m.write(&report, stdout)?;
     html.commit()?;
+    let md_path = folder.place().join(REPORT_MD);
+    folder.commit()?;
     Ok((md_path, document::terminal_table(summary)))
-}
-
-/// Removes the chart files an earlier report wrote that this one does not (a chart with nothing to
-/// show is not written), so that `charts/` holds only what `report.md` links.
-fn remove_stale_charts(dir: &Path, written: &[Chart]) -> anyhow::Result<()> {
-    for file in chart_files::ALL {
-        let path = dir.join(file);
-        if !written.iter().any(|c| c.file == file) && path.exists() {
-            std::fs::remove_file(&path)
-                .with_context(|| format!("removing the stale chart {}", path.display()))?;
-        }
-    }
-    Ok(())
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -16,6 +16,7 @@ pub mod csv;
 pub mod document;
 pub mod error;
 pub mod factorial;
+pub mod folder;
 pub mod html;
 pub mod json;
 pub mod number;

@@ -11,13 +11,12 @@ use crate::analysis::{AnalysisOptions, Cell, CellRun, RecordsError, Summary, Sum
 use crate::runner::record::{Manifest, Record};
 use std::path::Path;
 
-/// The spill file of a large run's stripped records while it is read: inside the report folder
-/// for a report, beside the records for `passk run`'s closing table (named by
-/// [`super::temp_name`]).
+/// The spill file of a large run's stripped records while it is read, beside the records (named by
+/// [`super::temp_name`]; a later report removes one a killed report left).
 pub const CELL_RECORDS: &str = "cell-records";
 
-/// The rows of conversations.csv while a report is made, written a part at a time, inside the
-/// report folder (named by [`super::temp_name`]; the CSV's own temporary file has another name).
+/// The rows of conversations.csv while a report is made, written a part at a time, beside the
+/// records (named by [`super::temp_name`]; the CSV's own temporary file has another name).
 const CSV_ROWS: &str = "conversation-rows";
 
 /// Why a run could not be read and summarized.
@@ -51,21 +50,21 @@ pub struct SummarizedRun {
 impl SummarizedRun {
     /// Reads the run in `run_dir`, showing `observe` every whole record in file order, and
     /// summarizes it with the options `options` makes of its manifest; the files set aside while
-    /// reading go to `out_dir`. A run whose record files are over `hold_up_to` bytes is read back
+    /// reading go to `spill_dir`. A run whose record files are over `hold_up_to` bytes is read back
     /// from disk a task at a time.
     pub fn read(
         run_dir: &Path,
-        out_dir: &Path,
+        spill_dir: &Path,
         hold_up_to: u64,
         options: impl FnOnce(&Manifest) -> AnalysisOptions,
         observe: &mut dyn FnMut(&Record),
     ) -> Result<SummarizedRun, SummarizeError> {
-        let spill = out_dir.join(super::temp_name(CELL_RECORDS));
+        let spill = spill_dir.join(super::temp_name(CELL_RECORDS));
         let run = CellRun::read(run_dir, hold_up_to, &spill, observe)?;
         let opts = options(&run.manifest);
         let mut summary = SummaryBuilder::new(&run.manifest, run.shape.clone(), &opts);
         let mut observations = ObservationSums::new(run.gpu_utilization, run.call_times);
-        let mut csv = CsvCells::create(&out_dir.join(super::temp_name(CSV_ROWS)))?;
+        let mut csv = CsvCells::create(&spill_dir.join(super::temp_name(CSV_ROWS)))?;
         let mut conversations = 0;
         let superseded = run.read_cells(|cell| -> Result<(), SummarizeError> {
             match cell {
