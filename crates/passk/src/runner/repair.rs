@@ -2,10 +2,13 @@
 //! itself was locked, see [`crate::runner::lock`]). Of each trial it keeps every record up to and
 //! including the first graded one, which is what a single writer would have written, and drops the
 //! later records of that trial; a torn last line is cut as a resume would cut it. The dropped lines
-//! are appended to `<file>.dropped` beside the file, so nothing is lost, and the kept lines replace
-//! the file atomically (temporary file, fsync, rename) only after they read back by every rule of
-//! [`record_file`]; a line that breaks another rule is refused, naming file and line, and nothing is
-//! changed.
+//! go to `<file>.dropped` beside the file, so nothing is lost, and the kept lines replace the file;
+//! both are written whole (temporary file, fsync, rename). Nothing is written before every line of
+//! both record files has been checked and the kept lines read back by every rule of
+//! [`record_file`]; a line that breaks another rule is refused, naming file and line, and nothing
+//! is changed. A rerun after a kill or a full disk at any point leaves each dropped line in the
+//! side file once: a line already there is not added again, and a torn end of the side file is
+//! cut.
 
 use crate::runner::journal::{JournalError, read_manifest};
 use crate::runner::lock::RunLock;
@@ -44,8 +47,17 @@ pub fn repair(dir: &Path) -> Result<Repair, JournalError> {
     let _lock = RunLock::acquire(dir)?;
     let manifest = read_manifest(dir)?;
     let mut repair = Repair::default();
+    let mut splits = Vec::new();
     for name in [CONVERSATIONS_FILE, ROUTER_FILE] {
-        repair_file(dir, name, &manifest, &mut repair)?;
+        if let Some(split) = check_file(dir, name, &manifest, &mut repair)? {
+            splits.push((name, split));
+        }
+    }
+    for (name, split) in splits {
+        if !split.dropped.is_empty() {
+            add_to_side_file(&dir.join(format!("{name}.dropped")), &split.dropped)?;
+        }
+        replace(&dir.join(name), &split.kept)?;
     }
     Ok(repair)
 }
@@ -58,16 +70,17 @@ struct Split {
     torn: bool,
 }
 
-fn repair_file(
+/// Splits and checks one record file; `None` when it needs no change.
+fn check_file(
     dir: &Path,
     name: &'static str,
     manifest: &Manifest,
     repair: &mut Repair,
-) -> Result<(), JournalError> {
+) -> Result<Option<Split>, JournalError> {
     let path = dir.join(name);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(JournalError::Io { path, source }),
     };
     let split = split(&path, name, &bytes, repair)?;
@@ -88,13 +101,7 @@ fn repair_file(
     )?;
     repair.kept += split.kept_numbers.len();
     repair.torn += usize::from(split.torn);
-    if split.dropped.is_empty() && !split.torn {
-        return Ok(());
-    }
-    if !split.dropped.is_empty() {
-        append(&dir.join(format!("{name}.dropped")), &split.dropped)?;
-    }
-    replace(&path, &split.kept)
+    Ok((!split.dropped.is_empty() || split.torn).then_some(split))
 }
 
 /// Keeps each trial's records up to its first graded one; drops the rest and a torn last line.
@@ -170,23 +177,47 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError + '_ {
     }
 }
 
-/// Appends `bytes` to `path` and fsyncs.
-fn append(path: &Path, bytes: &[u8]) -> Result<(), JournalError> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(io(path))?;
-    f.write_all(bytes).map_err(io(path))?;
-    f.sync_all().map_err(io(path))
+/// Rewrites the side file `path` whole with the dropped `lines` it does not hold yet. Its whole
+/// lines are kept and a torn end is cut; a line counts as held as often as it is there, so a
+/// rerun adds nothing twice.
+fn add_to_side_file(path: &Path, lines: &[u8]) -> Result<(), JournalError> {
+    let mut side = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(source) => return Err(io(path)(source)),
+    };
+    let whole = side.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    side.truncate(whole);
+    let mut held: HashMap<&[u8], usize> = HashMap::new();
+    for line in side.split_inclusive(|&b| b == b'\n') {
+        *held.entry(line).or_default() += 1;
+    }
+    let mut added = Vec::new();
+    for line in lines.split_inclusive(|&b| b == b'\n') {
+        match held.get_mut(line) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => added.extend_from_slice(line),
+        }
+    }
+    if added.is_empty() && whole == side.len() && path.exists() {
+        return Ok(());
+    }
+    side.extend_from_slice(&added);
+    replace(path, &side)
 }
 
-/// Replaces `path` with `bytes` through a temporary file and a rename.
+/// Replaces `path` with `bytes` through a temporary file and a rename; a failure (a full disk)
+/// removes the temporary file and leaves `path` as it was.
 fn replace(path: &Path, bytes: &[u8]) -> Result<(), JournalError> {
     let tmp = PathBuf::from(format!("{}.tmp", path.display()));
-    let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-    f.write_all(bytes).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    if let Err(source) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(&tmp)(source));
+    }
     std::fs::rename(&tmp, path).map_err(io(path))
 }
 
@@ -239,6 +270,50 @@ mod tests {
         crate::analysis::load_run(dir.path()).expect("reads again");
         let again = super::repair(dir.path()).expect("again");
         assert!(again.dropped.is_empty() && again.torn == 0);
+    }
+
+    #[test]
+    fn a_rerun_after_a_kill_at_any_step_leaves_each_dropped_line_once() {
+        let (a, b) = (line(0, Outcome::Pass), line(1, Outcome::ModelFail));
+        let text = format!("{a}{b}{a}{b}");
+        let dropped = format!("{a}{b}");
+        let side = |dir: &tempfile::TempDir| dir.path().join("conversations.jsonl.dropped");
+        // Killed before the side file, while writing it (a torn end), and after it but before the
+        // record file was replaced.
+        for left in [
+            None,
+            Some(dropped[..dropped.len() - 7].to_string()),
+            Some(dropped.clone()),
+        ] {
+            let dir = run_dir(&text);
+            if let Some(left) = &left {
+                std::fs::write(side(&dir), left).expect("side");
+            }
+            repair(dir.path()).expect("repair");
+            repair(dir.path()).expect("again");
+            assert_eq!(
+                std::fs::read_to_string(side(&dir)).expect("side"),
+                dropped,
+                "left behind: {left:?}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join(CONVERSATIONS_FILE)).expect("read"),
+                format!("{a}{b}")
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_line_in_either_file_leaves_both_untouched() {
+        let a = line(0, Outcome::Pass);
+        let text = format!("{a}{a}");
+        let dir = run_dir(&text);
+        std::fs::write(dir.path().join(ROUTER_FILE), "{not json}\nmore\n").expect("router");
+        let err = repair(dir.path()).expect_err("garbage");
+        assert!(err.to_string().contains("router.jsonl:1"), "{err}");
+        let path = dir.path().join(CONVERSATIONS_FILE);
+        assert_eq!(std::fs::read_to_string(path).expect("read"), text);
+        assert!(!dir.path().join("conversations.jsonl.dropped").exists());
     }
 
     #[test]
