@@ -158,6 +158,17 @@ fn a_variant_may_not_change_the_tool_table_and_each_refusal_names_file_and_field
         err.contains("--tool-docs v3: the store suite has no tasks/store/tools/v3.json"),
         "{err}"
     );
+    // Given by the experiment file, the error names the file and its key.
+    let file = tmp.path().join("exp.toml");
+    std::fs::write(&file, "tool-docs = [\"bare\", \"v3\"]\n").expect("exp.toml");
+    let args = run_args(&stub, &tmp.path().join("r2"), "oracle-a", "--suite store");
+    let (code, _, err) = output(passk().args(args).arg("--config").arg(&file));
+    assert_eq!(code, 2, "{err}");
+    let named = format!(
+        "{}: key `tool-docs` v3: the store suite has no",
+        file.display()
+    );
+    assert!(err.contains(&named), "{err}");
 }
 
 /// A second prompt: the store's policy with one rule stated more firmly, as

@@ -302,6 +302,10 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<u8> {
             })
         }
         Err(e) => {
+            let e = match e {
+                RunError::Settings(s) => RunError::Settings(s.named(&|key| given_as(args, key))),
+                e => e,
+            };
             // The trials finished before the error are on disk: their summary stays too (none
             // when the run stopped before its first record). A refusal before any trace played
             // nothing: a table there would be an older run's, read as this command's result.
@@ -313,6 +317,22 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<u8> {
             let (code, fix) = (exit_code_of(&e), fix_of(&e));
             Err(super::Failure::exit_with_fix(code, e, fix))
         }
+    }
+}
+
+/// How the user gave the setting `key`: its flag, or the experiment file's key when the flag was
+/// not given.
+fn given_as(args: &RunArgs, key: &str) -> String {
+    let flag_given = match key {
+        "tool-docs" => !args.tool_docs.is_empty(),
+        "prompt" => !args.prompt.is_empty(),
+        "tasks" => !args.tasks.is_empty(),
+        "suite" => !args.suite.is_empty(),
+        _ => true,
+    };
+    match &args.config {
+        Some(path) if !flag_given => format!("{}: key `{key}`", path.display()),
+        _ => format!("--{key}"),
     }
 }
 

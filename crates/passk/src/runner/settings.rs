@@ -376,6 +376,27 @@ pub enum SettingsError {
     /// A value is out of range.
     #[error("{0}")]
     Invalid(String),
+    /// A value the chosen suites refuse, named by its flag (`tool-docs`); the command that knows
+    /// whether a flag or the experiment file gave it names that instead ([`SettingsError::named`]).
+    #[error("--{key} {message}")]
+    Key {
+        /// The setting's flag name, without dashes.
+        key: &'static str,
+        /// What is wrong, read after the setting's name.
+        message: String,
+    },
+}
+
+impl SettingsError {
+    /// The error with its setting named by `name` (`--tool-docs`, or `exp.toml: key `tool-docs``).
+    pub fn named(self, name: &dyn Fn(&str) -> String) -> SettingsError {
+        match self {
+            SettingsError::Key { key, message } => {
+                SettingsError::Invalid(format!("{} {message}", name(key)))
+            }
+            other => other,
+        }
+    }
 }
 
 impl ExperimentFile {

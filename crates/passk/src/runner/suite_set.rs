@@ -66,10 +66,13 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
         .map(String::as_str)
         .collect();
     if !unknown.is_empty() {
-        return Err(RunError::Settings(SettingsError::Invalid(format!(
-            "--tasks names tasks that none of the chosen suites has: {}",
-            unknown.join(", ")
-        ))));
+        return Err(RunError::Settings(SettingsError::Key {
+            key: "tasks",
+            message: format!(
+                "names tasks that none of the chosen suites has: {}",
+                unknown.join(", ")
+            ),
+        }));
     }
     check_variants(&domains, settings)?;
     Ok(Suites {
@@ -94,22 +97,28 @@ fn check_variants(domains: &[Box<dyn Domain>], settings: &RunSettings) -> Result
                     }
                 })
                 .collect();
-            return Err(RunError::Settings(SettingsError::Invalid(format!(
-                "--prompt {v}: the {} suite has no tasks/{}/prompts/{v}.md (its prompt files: {})",
-                d.name(),
-                d.name(),
-                files.join(", ")
-            ))));
+            return Err(RunError::Settings(SettingsError::Key {
+                key: "prompt",
+                message: format!(
+                    "{v}: the {} suite has no tasks/{}/prompts/{v}.md (its prompt files: {})",
+                    d.name(),
+                    d.name(),
+                    files.join(", ")
+                ),
+            }));
         }
         let has = d.presentation().variants();
         if let Some(v) = settings.tool_docs.0.iter().find(|v| !has.contains(v)) {
             let names: Vec<&str> = has.iter().map(|v| v.as_str()).collect();
-            return Err(RunError::Settings(SettingsError::Invalid(format!(
-                "--tool-docs {v}: the {} suite has no tasks/{}/tools/{v}.json (its variants: {})",
-                d.name(),
-                d.name(),
-                names.join(", ")
-            ))));
+            return Err(RunError::Settings(SettingsError::Key {
+                key: "tool-docs",
+                message: format!(
+                    "{v}: the {} suite has no tasks/{}/tools/{v}.json (its variants: {})",
+                    d.name(),
+                    d.name(),
+                    names.join(", ")
+                ),
+            }));
         }
     }
     Ok(())
