@@ -191,7 +191,7 @@ impl<'a> SummaryBuilder<'a> {
         let partly_on_cpu = manifest
             .models
             .iter()
-            .filter(|m| m.partly_on_cpu)
+            .filter(|m| m.is_partly_on_cpu())
             .map(|m| m.name.clone())
             .collect();
         SummaryBuilder {

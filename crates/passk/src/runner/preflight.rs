@@ -267,14 +267,20 @@ pub async fn warm_up(
     }
     match client.loaded_models().await {
         Ok(Some(loaded)) => {
-            if let Some(m) = loaded.into_iter().find(|m| m.is(client, &info.name)) {
-                info.size = Some(m.size);
-                info.size_vram = Some(m.size_vram);
-                info.loaded_context_length = m.context_length;
-                if let Some(w) = placement_warning(&info.name, m.size, m.size_vram) {
-                    info.partly_on_cpu = true;
-                    warnings.push(w);
+            let digest = info.digest.clone();
+            match loaded
+                .into_iter()
+                .find(|m| m.is(client, &info.name, digest.as_deref()))
+            {
+                Some(m) => {
+                    info.size = Some(m.size);
+                    info.size_vram = Some(m.size_vram);
+                    info.loaded_context_length = m.context_length;
+                    let warning = placement_warning(&info.name, m.size, m.size_vram);
+                    info.partly_on_cpu = Some(warning.is_some());
+                    warnings.extend(warning);
                 }
+                None => warnings.push(placement_unknown(&info.name, &settings.keep_alive)),
             }
         }
         // No list of loaded models: the server fixed its model and context at its start, and
@@ -282,17 +288,43 @@ pub async fn warm_up(
         Ok(None) => info.loaded_context_length = info.context_length,
         Err(_) => {}
     }
-    warnings.extend(context_warning(info, settings.num_ctx));
+    warnings.extend(context_warning(info, settings.num_ctx, client.kind()));
     Ok(warnings)
 }
 
-/// The warning for a model that runs with a smaller context than `--num-ctx`.
-fn context_warning(info: &ModelInfo, num_ctx: u64) -> Option<String> {
+/// The warning for a model that runs with a smaller context than `--num-ctx`; over `/v1`, which
+/// cannot send `num_ctx`, with how to set it on Ollama.
+fn context_warning(info: &ModelInfo, num_ctx: u64, api: ApiKind) -> Option<String> {
     let ctx = info.loaded_context_length.filter(|&c| c < num_ctx)?;
-    Some(format!(
+    let mut w = format!(
         "{} runs with a context of {ctx} tokens, below the requested num_ctx {num_ctx}",
         info.name
-    ))
+    );
+    if api == ApiKind::OpenAi {
+        w.push_str(
+            "; over --api openai num_ctx is not sent: on Ollama set it with \
+             OLLAMA_CONTEXT_LENGTH or a Modelfile's `PARAMETER num_ctx`",
+        );
+    }
+    Some(w)
+}
+
+/// Start of the warning for a model whose placement could not be read.
+pub const PLACEMENT_UNKNOWN_WARNING: &str = "PLACEMENT UNKNOWN";
+
+/// The warning for a model the server's list of loaded models lacks right after its warm-up.
+fn placement_unknown(name: &str, keep_alive: &str) -> String {
+    let why = if matches!(keep_alive.trim(), "0" | "0s" | "0m") {
+        "--keep-alive 0 unloads it after each call"
+    } else {
+        "another model evicted it (memory pressure, OLLAMA_MAX_LOADED_MODELS), or it was loaded \
+         under another name"
+    };
+    format!(
+        "{PLACEMENT_UNKNOWN_WARNING}: {name} was not among the loaded models (`/api/ps`) right \
+         after its warm-up ({why}); whether it ran on the GPU or the CPU is unknown, and so are \
+         its memory and context."
+    )
 }
 
 /// Start of the warning for a model wholly on the CPU.
@@ -326,6 +358,7 @@ pub fn placement_warning(name: &str, size: u64, vram: u64) -> Option<String> {
 mod tests {
     use super::*;
     use crate::runner::scripted_api::Scripted;
+    use crate::wire::chat_api::LoadedModel;
 
     #[tokio::test]
     async fn a_warm_up_cut_at_its_limit_is_recorded_truncated() {
@@ -342,6 +375,46 @@ mod tests {
         let call = info.warmup.expect("recorded");
         assert_eq!(call.timings.done_reason.as_deref(), Some("length"));
         assert!(call.truncated, "done_reason length is a truncated call");
+    }
+
+    #[tokio::test]
+    async fn a_model_is_found_in_api_ps_by_its_weights_or_its_placement_is_unknown() {
+        let info = || ModelInfo {
+            name: "alias:latest".into(),
+            digest: Some("sha256:ABCD".into()),
+            ..ModelInfo::default()
+        };
+        // Ollama lists a runner under the first name that loaded its blob.
+        let first_name = LoadedModel {
+            name: "first:latest".into(),
+            digest: Some("abcd".into()),
+            size: 10,
+            size_vram: 4,
+            ..LoadedModel::default()
+        };
+        let mut found = info();
+        let server = Scripted::new(vec![]).loaded(vec![first_name]);
+        let warnings = warm_up(&server, &RunSettings::default(), &mut found)
+            .await
+            .expect("warm-up");
+        assert_eq!(
+            (found.partly_on_cpu, found.size_vram),
+            (Some(true), Some(4))
+        );
+        assert!(
+            warnings[0].starts_with(PARTLY_ON_CPU_WARNING),
+            "{warnings:?}"
+        );
+        let mut missing = info();
+        let server = Scripted::new(vec![]).loaded(vec![]);
+        let warnings = warm_up(&server, &RunSettings::default(), &mut missing)
+            .await
+            .expect("warm-up");
+        assert_eq!(missing.partly_on_cpu, None, "unknown, never false");
+        assert!(
+            warnings[0].starts_with(PLACEMENT_UNKNOWN_WARNING),
+            "{warnings:?}"
+        );
     }
 
     #[test]

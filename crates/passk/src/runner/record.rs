@@ -744,8 +744,9 @@ pub struct ModelInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_vram: Option<u64>,
     /// `size_vram < size`: part of the model runs on the CPU (all of it when `size_vram` is 0).
-    #[serde(default)]
-    pub partly_on_cpu: bool,
+    /// Absent when the server's list of loaded models did not show the model: unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partly_on_cpu: Option<bool>,
     /// Capabilities reported by `/api/show`.
     #[serde(default)]
     pub capabilities: Vec<String>,
@@ -757,7 +758,12 @@ pub struct ModelInfo {
 impl ModelInfo {
     /// `/api/ps` said none of the model is in VRAM (`size_vram` 0): it runs wholly on the CPU.
     pub fn on_cpu_only(&self) -> bool {
-        self.partly_on_cpu && self.size_vram == Some(0)
+        self.is_partly_on_cpu() && self.size_vram == Some(0)
+    }
+
+    /// `/api/ps` said part of the model is outside VRAM.
+    pub fn is_partly_on_cpu(&self) -> bool {
+        self.partly_on_cpu == Some(true)
     }
 }
 

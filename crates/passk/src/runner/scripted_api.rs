@@ -17,6 +17,7 @@ pub(crate) struct Scripted {
     replies: Mutex<VecDeque<Result<Message, CallOutcome>>>,
     sent: Mutex<Vec<CallRequest>>,
     done_reason: Option<String>,
+    loaded: Option<Vec<LoadedModel>>,
 }
 
 impl Scripted {
@@ -25,6 +26,12 @@ impl Scripted {
             replies: Mutex::new(replies.into()),
             ..Scripted::default()
         }
+    }
+
+    /// The server lists these models as loaded (`/api/ps`); without, it lists none at all.
+    pub(crate) fn loaded(mut self, models: Vec<LoadedModel>) -> Scripted {
+        self.loaded = Some(models);
+        self
     }
 
     /// Every reply ends with this `done_reason` (`length`: cut at the output limit).
@@ -91,6 +98,7 @@ impl ChatApi for Scripted {
     }
 
     fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>> {
-        Box::pin(async { Ok(None) })
+        let loaded = self.loaded.clone();
+        Box::pin(async move { Ok(loaded) })
     }
 }

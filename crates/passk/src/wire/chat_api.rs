@@ -79,6 +79,9 @@ pub struct LoadedModel {
     pub name: String,
     /// Another name the server gives it in the same entry, if any.
     pub alias: Option<String>,
+    /// The digest of its weights, where the server says (Ollama keys runners by it: two names on
+    /// one blob share one runner, listed under the first name only).
+    pub digest: Option<String>,
     /// Memory in use, bytes.
     pub size: u64,
     /// Part of `size` in GPU memory (less than `size`: partly on CPU).
@@ -95,10 +98,23 @@ impl ModelEntry {
 }
 
 impl LoadedModel {
-    /// Whether this entry is `model`, as `api` reads names.
-    pub fn is(&self, api: &dyn ChatApi, model: &str) -> bool {
+    /// Whether this entry is `model`, as `api` reads names, or holds the same weights
+    /// (`digest`, where both are known).
+    pub fn is(&self, api: &dyn ChatApi, model: &str, digest: Option<&str>) -> bool {
         names_match(api, &self.name, self.alias.as_deref(), model)
+            || digest.is_some_and(|d| {
+                self.digest
+                    .as_deref()
+                    .is_some_and(|own| same_digest(own, d))
+            })
     }
+}
+
+/// Digests compared without their `sha256:` prefix (`/api/ps` gives the bare hex, `/api/tags`
+/// too, records may keep the prefix).
+fn same_digest(a: &str, b: &str) -> bool {
+    let bare = |d: &str| d.strip_prefix("sha256:").unwrap_or(d).to_ascii_lowercase();
+    !a.is_empty() && bare(a) == bare(b)
 }
 
 fn names_match(api: &dyn ChatApi, name: &str, alias: Option<&str>, model: &str) -> bool {

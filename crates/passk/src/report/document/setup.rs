@@ -58,12 +58,12 @@ pub(super) fn models_table(m: &Manifest) -> MarkdownTable {
                 .map_or_else(|| NOT_AVAILABLE.into(), short_digest),
             if info.on_cpu_only() {
                 "On CPU (no VRAM)".into()
-            } else if info.partly_on_cpu {
+            } else if info.is_partly_on_cpu() {
                 "partly on CPU".into()
             } else if info.size_vram.is_some() {
                 "GPU".into()
             } else {
-                NOT_AVAILABLE.into()
+                "unknown".into()
             },
         ]);
     }

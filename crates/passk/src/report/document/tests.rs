@@ -381,7 +381,7 @@ fn a_model_with_nothing_in_vram_reads_on_cpu_and_each_warning_once() {
     let gib = 1_073_741_824;
     let w = crate::runner::preflight::placement_warning("m:1b", 2 * gib, 0).unwrap();
     for m in manifest.models.iter_mut().filter(|m| m.name == "m:1b") {
-        (m.size, m.size_vram, m.partly_on_cpu) = (Some(2 * gib), Some(0), true);
+        (m.size, m.size_vram, m.partly_on_cpu) = (Some(2 * gib), Some(0), Some(true));
     }
     // A resumed run of old code stored the warm-up's warnings again.
     manifest.warnings = vec![

@@ -135,6 +135,7 @@ pub fn loaded(m: RunningModel) -> LoadedModel {
     LoadedModel {
         alias: Some(m.model).filter(|a| !a.is_empty() && *a != m.name),
         name: m.name,
+        digest: Some(m.digest).filter(|d| !d.is_empty()),
         size: m.size,
         size_vram: m.size_vram,
         context_length: m.context_length,

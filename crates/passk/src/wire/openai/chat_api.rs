@@ -50,8 +50,32 @@ impl ChatApi for Client {
         crate::wire::ollama::name::same_model(a, b)
     }
 
-    /// These APIs list no loaded models: the server holds its model for as long as it runs.
+    /// Ollama (and passk's stub) behind `/v1` still list what they hold at `/api/ps`, with the
+    /// context each model runs at, which `/v1` cannot set; other servers list no loaded models:
+    /// they hold their model for as long as they run.
     fn loaded_models(&self) -> BoxFuture<'_, Result<Option<Vec<LoadedModel>>, WireError>> {
-        Box::pin(async { Ok(None) })
+        Box::pin(async move {
+            let server = self.identify().await?;
+            if !matches!(
+                server.kind.as_deref(),
+                Some(super::server::kind::OLLAMA | super::server::kind::STUB)
+            ) {
+                return Ok(None);
+            }
+            let ps = self
+                .probe::<crate::wire::ollama::api::PsResponse>("/api/ps")
+                .await
+                .ok_or_else(|| WireError::Protocol {
+                    url: self.url("/api/ps"),
+                    status: None,
+                    message: "Ollama behind /v1 did not list its loaded models".into(),
+                })?;
+            Ok(Some(
+                ps.models
+                    .into_iter()
+                    .map(crate::wire::ollama::convert::loaded)
+                    .collect(),
+            ))
+        })
     }
 }
