@@ -11,7 +11,7 @@ use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
 use passk::wire::client::{Client, ClientConfig};
 use passk_stub::{
     Behaviour, ModelSpec, PromptCount, STUB_CONTEXT_LENGTH, ScriptBook, StubConfig, StubHandle,
-    StubServer,
+    StubServer, ToolTag,
 };
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -1273,5 +1273,84 @@ async fn the_warm_up_sends_the_runs_think() {
         reasons,
         [Some("length".to_string()), Some("stop".to_string())],
         "thinks by default, not with think off"
+    );
+}
+
+#[test]
+fn a_model_missing_from_api_ps_has_unknown_placement_and_v1_reads_ollamas_context() {
+    let stub = Stub::start(vec![], |_| {});
+    // With keep-alive 0 the model leaves /api/ps right after its warm-up, as on Ollama.
+    let (code, text, run) = run_first_task(&stub, "oracle", "--keep-alive 0 --report");
+    assert_eq!(code, 0, "{text}");
+    let model = &run.expect("run").manifest.models[0];
+    assert_eq!(model.partly_on_cpu, None, "unknown, never false");
+    assert!(
+        text.contains("PLACEMENT UNKNOWN: oracle") && text.contains("--keep-alive 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| unknown"),
+        "the setup table says unknown: {text}"
+    );
+    // Loaded, it is known.
+    let (code, text, run) = run_first_task(&stub, "oracle", "");
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(
+        run.expect("run").manifest.models[0].partly_on_cpu,
+        Some(false)
+    );
+    // Over /v1 num_ctx cannot be sent: Ollama runs the model at its default, which passk reads
+    // from /api/ps and names.
+    let asked = 2 * STUB_CONTEXT_LENGTH;
+    let (code, text, run) =
+        run_first_task(&stub, "oracle", &format!("--api openai --num-ctx {asked}"));
+    assert_eq!(code, 0, "{text}");
+    let model = &run.expect("run").manifest.models[0];
+    assert_eq!(model.loaded_context_length, Some(STUB_CONTEXT_LENGTH));
+    assert_eq!(model.partly_on_cpu, Some(false));
+    assert!(
+        text.contains(&format!(
+            "runs with a context of {STUB_CONTEXT_LENGTH} tokens, below the requested num_ctx {asked}"
+        )) && text.contains("OLLAMA_CONTEXT_LENGTH"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_call_cut_after_its_tool_call_tag_ends_the_turn_as_on_ollama() {
+    // The oracle's template writes calls after Qwen 2.5's `<tool_call>`; a server that reads no
+    // calls from text passes the cut call through, which passk then reads and answers.
+    let stub = Stub::start(
+        vec![
+            ("oracle", ModelSpec::new(Behaviour::Oracle)),
+            (
+                "passes-text",
+                ModelSpec::new(Behaviour::Oracle).with_tool_tag(ToolTag::Text),
+            ),
+        ],
+        |_| {},
+    );
+    let turns = store().tasks()[0].customer.len();
+    let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-predict 3");
+    assert_eq!(code, 0, "{stderr}");
+    let calls = calls_of(run.as_ref());
+    let seen: Vec<(bool, u32, u32)> = calls
+        .iter()
+        .map(|c| (c.truncated, c.tool_calls, c.turn))
+        .collect();
+    assert!(
+        calls.iter().all(|c| c.truncated && c.tool_calls == 0),
+        "{seen:?}"
+    );
+    assert_eq!(
+        calls.len(),
+        turns,
+        "each turn ends on its first reply: Ollama dropped the cut call"
+    );
+    let (code, stderr, run) = run_first_task(&stub, "passes-text", "--num-predict 3");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        calls_of(run.as_ref()).len() > turns,
+        "the cut call as text is read and answered"
     );
 }

@@ -86,7 +86,8 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         return error(409, script::UNKNOWN_CONVERSATION);
     };
     let thinks = spec.has("thinking") && (judged.think != Some(false) || harmony(&req.model));
-    let generated = generate(reply, thinks, req, fault == Some(FaultKind::Length));
+    let length = fault == Some(FaultKind::Length);
+    let generated = generate(reply, thinks, req, length, spec.tool_tag);
     let (answer, prefill, decode) = answer(state, req, n, generated, load_time);
     // The model time holds one of the model's slots; waiting for it shows in total_duration only.
     let slot = state.slots.acquire(&key).await.holding(in_use);

@@ -102,6 +102,9 @@ pub struct ModelEntry {
     pub fault_script: Vec<FaultKind>,
     /// Capabilities (default `["completion", "tools"]`; add `thinking` for a thinking model).
     pub capabilities: Option<Vec<String>>,
+    /// The template's tool-call tag: `tool_call` (Qwen 2.5's `<tool_call>`), `brace` or `text`
+    /// (default: `text` for `text_calls` and `messy`, else `tool_call`).
+    pub tool_tag: Option<super::ToolTag>,
 }
 
 /// The `docs_reactive` rates of an entry, each between 0 and 1 (defaults: the `docs-reactive`
@@ -178,6 +181,9 @@ impl StubFile {
                     .capabilities
                     .clone()
                     .unwrap_or_else(|| default_capabilities(&behaviour)),
+                tool_tag: e
+                    .tool_tag
+                    .unwrap_or_else(|| super::default_tool_tag(&behaviour)),
                 behaviour,
                 upstream: None,
             })

@@ -26,6 +26,7 @@ mod prompt;
 mod runner_options;
 pub mod script;
 mod slots;
+pub mod tool_parser;
 mod upstream;
 
 pub use catalog::STUB_CONTEXT_LENGTH;
@@ -37,6 +38,7 @@ pub use script::{
     Behaviour, ScriptBook, TextStyle, UNKNOWN_CONVERSATION, WARM_UP_PROMPT, WARM_UP_REPLY,
 };
 pub use slots::{DEFAULT_MAX_QUEUE, DEFAULT_NUM_PARALLEL, MAX_QUEUE_ERROR};
+pub use tool_parser::ToolTag;
 
 use http::{Request, Response};
 use passk::wire::name::ModelName;
@@ -101,6 +103,9 @@ pub struct ModelSpec {
     /// An OpenAI-compatible server (`http://host:port`) whose model writes the replies instead of
     /// the behaviour (see `upstream.rs`).
     pub upstream: Option<String>,
+    /// Its template's tool-call tag, which decides how Ollama's parser reads its output
+    /// ([`ToolTag`]; default: [`default_tool_tag`]).
+    pub tool_tag: ToolTag,
 }
 
 impl ModelSpec {
@@ -108,6 +113,7 @@ impl ModelSpec {
     pub fn new(behaviour: Behaviour) -> ModelSpec {
         ModelSpec {
             capabilities: default_capabilities(&behaviour),
+            tool_tag: default_tool_tag(&behaviour),
             behaviour,
             faults: FaultRates::default(),
             fault_script: Vec::new(),
@@ -127,6 +133,12 @@ impl ModelSpec {
     /// The same model with these capabilities.
     pub fn with_capabilities(mut self, capabilities: &[&str]) -> ModelSpec {
         self.capabilities = capabilities.iter().map(|c| c.to_string()).collect();
+        self
+    }
+
+    /// The same model with this template tag.
+    pub fn with_tool_tag(mut self, tag: ToolTag) -> ModelSpec {
+        self.tool_tag = tag;
         self
     }
 
@@ -163,6 +175,16 @@ pub fn default_capabilities(behaviour: &Behaviour) -> Vec<String> {
         caps.push("thinking".to_string());
     }
     caps
+}
+
+/// The tool-call tag a behaviour's model gets: Qwen 2.5's `<tool_call>`, the default models', except
+/// for the models whose text is what passk's reading of calls in text is tested on (text calls and
+/// messy shapes), which are served as a server that reads no calls from text serves them.
+pub fn default_tool_tag(behaviour: &Behaviour) -> ToolTag {
+    match behaviour {
+        Behaviour::TextCalls(_) | Behaviour::Messy(_) => ToolTag::Text,
+        _ => ToolTag::ToolCall,
+    }
 }
 
 impl From<Behaviour> for ModelSpec {

@@ -1,8 +1,10 @@
-//! The stub model's output: its thinking, `format` applied, and the cut at `num_predict` (or at an
-//! injected length stop) with the output tokens counted as the stub counts them.
+//! The stub model's output: its thinking, `format` applied, the cut at `num_predict` (or at an
+//! injected length stop) with the output tokens counted as the stub counts them, and the calls read
+//! from it as Ollama's parser reads them for the model's template tag ([`ToolTag`]).
 
 use super::chat::tokens;
 use super::script::Reply;
+use super::tool_parser::ToolTag;
 use passk::wire::api::ChatRequest;
 use serde_json::{Value, json};
 
@@ -22,6 +24,7 @@ pub(crate) fn generate(
     thinks: bool,
     req: &ChatRequest,
     length_fault: bool,
+    tag: ToolTag,
 ) -> Generated {
     // A scripted reply that carries its own reasoning (a messy shape) sends it as it is, when the
     // model thinks at all: Ollama sends `thinking` only then.
@@ -52,16 +55,51 @@ pub(crate) fn generate(
     } else {
         limit
     };
+    // Ollama reads calls from the output only when the request offers tools.
+    let tools: Vec<&str> = req
+        .tools
+        .iter()
+        .flatten()
+        .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str))
+        .collect();
+    let tag = if tools.is_empty() { ToolTag::Text } else { tag };
     match limit {
         // An injected length stop always stops, even a one-token reply.
-        Some(limit) if limit < full || length_fault => cut(thinking, content, &reply.calls, limit),
-        _ => Generated {
-            content,
-            thinking,
-            calls: reply.calls,
-            eval_count: full,
-            done_reason: "stop",
-        },
+        Some(limit) if limit < full || length_fault => {
+            let raw = match tag {
+                // Calls as text, since a call cut short is no call.
+                ToolTag::Text => {
+                    let mut text = content;
+                    for (name, args) in &reply.calls {
+                        text.push_str(&json!({ "name": name, "arguments": args }).to_string());
+                    }
+                    text
+                }
+                _ => tag.render(&content, &reply.calls),
+            };
+            let (thinking, text) = cut(&thinking, &raw, limit);
+            let (content, calls) = tag.parse(&text, &tools);
+            Generated {
+                content,
+                thinking,
+                calls,
+                eval_count: limit,
+                done_reason: "length",
+            }
+        }
+        _ => {
+            let (content, calls) = match tag {
+                ToolTag::Text => (content, reply.calls),
+                _ => tag.parse(&tag.render(&content, &reply.calls), &tools),
+            };
+            Generated {
+                content,
+                thinking,
+                calls,
+                eval_count: full,
+                done_reason: "stop",
+            }
+        }
     }
 }
 
@@ -141,23 +179,12 @@ fn conforming(schema: &Value, text: &str) -> Value {
     }
 }
 
-/// The output cut after `limit` tokens: thinking first, then the text and calls (as text, since a
-/// call cut short is no call), with `done_reason: "length"`.
-fn cut(thinking: String, content: String, calls: &[(String, Value)], limit: u64) -> Generated {
+/// The thinking and the raw output `text` kept within `limit` tokens, thinking first.
+fn cut(thinking: &str, text: &str, limit: u64) -> (String, String) {
     let budget = usize::try_from(limit.saturating_mul(4)).unwrap_or(usize::MAX);
-    let mut text = content;
-    for (name, args) in calls {
-        text.push_str(&json!({ "name": name, "arguments": args }).to_string());
-    }
-    let thinking_kept: String = truncate_chars(&thinking, budget);
+    let thinking_kept: String = truncate_chars(thinking, budget);
     let left = budget.saturating_sub(thinking_kept.len());
-    Generated {
-        content: truncate_chars(&text, left),
-        thinking: thinking_kept,
-        calls: Vec::new(),
-        eval_count: limit,
-        done_reason: "length",
-    }
+    (thinking_kept, truncate_chars(text, left))
 }
 
 /// The longest prefix of `s` of at most `bytes` bytes that ends on a character boundary.
