@@ -193,7 +193,10 @@ pub fn read_text(content: &str, known_tools: &[String]) -> TextCalls {
     let scanned = scan_text(&split.outside, known_tools);
     let verdicts = prose::judge(&split.outside, &scanned.spans);
     let mut out = TextCalls::default();
-    for ((_, call), verdict) in scanned.into_calls().zip(verdicts) {
+    for ((_, mut call), verdict) in scanned.into_calls().zip(verdicts) {
+        if let Some(call) = &mut call {
+            hide_unknown_name(call, known_tools);
+        }
         match (call, verdict) {
             (Some(call), Some(why)) => out.withheld.push((call, why)),
             (Some(call), None) => out.calls.push(call),
@@ -273,7 +276,7 @@ fn scan_text(text: &str, known_tools: &[String]) -> Scanned {
     // `<tool_call>` tag holding no call. One malformed call per reply is enough to tell the model.
     let covered = merge(covered);
     let malformed = name_key_positions(text, known_tools)
-        .find(|&p| !inside(&covered, p))
+        .find(|&p| !inside(&covered, p) && !cut_definition(text, p))
         .or_else(|| empty_tag_position(text, &found.spans));
     if let Some(pos) = malformed {
         let fragment = &text[pos..];
@@ -575,6 +578,51 @@ fn malformed_named(name: &str, fragment: &str, why: &str) -> ExtractedCall {
     }
 }
 
+/// The hint of a malformed call never writes a name that is no tool back in a call's shape: the
+/// model would call it (measured on a real Ollama: a cut call to an invented tool, hinted with its
+/// name, was called twice more). It says the name is not a tool instead.
+fn hide_unknown_name(call: &mut ExtractedCall, known_tools: &[String]) {
+    let Some(name) = call.name.strip_prefix(MALFORMED_PREFIX) else {
+        return;
+    };
+    if name == "?" || known_tools.iter().any(|t| t == name) {
+        return;
+    }
+    let shown = format!("{{\"name\": \"{name}\"");
+    if let Some(error) = &mut call.error
+        && error.contains(&shown)
+    {
+        *error = error.replacen(&shown, "{\"name\": \"<tool>\"", 1).replacen(
+            "). Write one",
+            &format!("; {name:?} is not one of the tools). Write one"),
+            1,
+        );
+    }
+}
+
+/// Whether the `"name"` key at `pos`, in text that did not parse, starts a tool's *definition*
+/// (a model pasting the tool list, cut short): the object says `"type": "function"` just before,
+/// or the key after the name describes the tool instead of giving its arguments.
+fn cut_definition(text: &str, pos: usize) -> bool {
+    let squeeze = |s: &str| -> String { s.chars().filter(|c| !c.is_whitespace()).collect() };
+    let start = text.floor_char_boundary(pos.saturating_sub(120));
+    let end = text.floor_char_boundary((pos + 400).min(text.len()));
+    let (before, after) = (squeeze(&text[start..pos]), squeeze(&text[pos..end]));
+    if before.contains("\"type\":\"function\"") {
+        return true;
+    }
+    let next_key = after
+        .find("\"name\":\"")
+        .filter(|&at| at <= 1)
+        .and_then(|at| after[at + 8..].split_once('"'))
+        .map(|(_, r)| r);
+    next_key.is_some_and(|r| {
+        r.starts_with(",\"description\"")
+            || r.starts_with(",\"parameters\":{\"type\"")
+            || r.starts_with(",\"parameters\":{\"properties\"")
+    })
+}
+
 /// The value of the first `"name": "..."` in a fragment (looked for near its start).
 fn guess_name(fragment: &str) -> Option<String> {
     let fragment = &fragment[..fragment.floor_char_boundary(DICT_WINDOW)];
@@ -829,6 +877,34 @@ mod tests {
             assert!(text(&hint).is_empty(), "{hint}");
             assert!(text(&format!("error: {hint}\n{hint}")).is_empty(), "{hint}");
         }
+    }
+
+    /// Replies measured on a real Ollama: SmolLM2 writing the start of a tool definition, cut at
+    /// its output limit, and a cut call to a tool that does not exist.
+    #[test]
+    fn a_cut_definition_is_no_call_and_an_unknown_name_is_never_suggested() {
+        let cut_definition = "{\"type\": \"function\", \"function\": {\"name\": \"search_customers_by_id\", \"description\": \"Look up a customer\", \"parameters\": {\"type\": \"object\", \"prop";
+        assert!(
+            text(cut_definition).is_empty(),
+            "{:?}",
+            text(cut_definition)
+        );
+        let listed = "{\"name\": \"get_order\", \"description\": \"Look up an order\", \"parameters\": {\"type\": \"obj";
+        assert!(text(listed).is_empty(), "{:?}", text(listed));
+        let calls = text("<tool_user-call>{\"name\": \"email\", \"arguments\": {\"to\": ");
+        assert_eq!(calls.len(), 1, "a cut call is still a malformed call");
+        let hint = calls[0].error.clone().expect("hint");
+        assert!(
+            !hint.contains("\"name\": \"email\"")
+                && hint.contains("\"email\" is not one of the tools"),
+            "{hint}"
+        );
+        let calls = text("{\"name\": \"get_order\", \"arguments\": {\"order_id\": ");
+        let hint = calls[0].error.clone().expect("hint");
+        assert!(
+            hint.contains("\"name\": \"get_order\""),
+            "a tool's own name is shown: {hint}"
+        );
     }
 
     #[test]
