@@ -381,6 +381,9 @@ pub(crate) struct ServeStubArgs {
     /// Requests that may wait for a model still loading; more get Ollama's 503 [default: $OLLAMA_MAX_QUEUE, else 512]
     #[arg(long, value_name = "N")]
     pub max_queue: Option<usize>,
+    /// Models loaded at once; loading another evicts one, as under memory pressure [default: $OLLAMA_MAX_LOADED_MODELS, else 0: no limit]
+    #[arg(long, value_name = "N")]
+    pub max_loaded_models: Option<usize>,
     /// Model NAME's replies come from the OpenAI-compatible server at URL (llama-server, vLLM); repeatable
     #[arg(long, value_name = "NAME=URL")]
     pub upstream: Vec<String>,

@@ -1354,3 +1354,72 @@ fn a_call_cut_after_its_tool_call_tag_ends_the_turn_as_on_ollama() {
         "the cut call as text is read and answered"
     );
 }
+
+/// `OLLAMA_MAX_LOADED_MODELS=1` as on the real server: each model's load evicts the other, so
+/// every switch loads cold again, an evicted model leaves `/api/ps`, and a request whose model
+/// must evict a busy one waits in the scheduler until that one's reply has ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_loaded_model_at_a_time_evicts_as_ollamas_scheduler_does() {
+    let mut config = oracle_config();
+    config.cold_load = Duration::from_millis(60);
+    config.max_loaded_models = 1;
+    config.decode_tok_per_s = 100.0;
+    config
+        .models
+        .insert("other".into(), ModelSpec::new(Behaviour::Oracle));
+    let h = stub(config).await;
+    let c = client(&h);
+    let names = |ps: passk::wire::api::PsResponse| -> Vec<String> {
+        ps.models.into_iter().map(|m| m.name).collect()
+    };
+    let first = c.chat(&opening("oracle")).await;
+    assert!(load_ns(&first) >= 60_000_000);
+    assert_eq!(names(c.ps().await.expect("ps")), ["oracle:latest"]);
+    c.chat(&opening("other")).await;
+    assert_eq!(
+        names(c.ps().await.expect("ps")),
+        ["other:latest"],
+        "the load evicted the other model"
+    );
+    let again = c.chat(&opening("oracle")).await;
+    assert!(load_ns(&again) >= 60_000_000, "evicted, so cold again");
+    // `other` busy on a slow reply: `oracle`'s request waits for it to end before loading.
+    let busy = {
+        let c = client(&h);
+        tokio::spawn(async move {
+            let t = Instant::now();
+            c.chat(&opening("other")).await;
+            t.elapsed()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    let waiting = c.chat(&opening("oracle")).await;
+    let busy_for = busy.await.expect("join");
+    assert!(
+        Duration::from_nanos(load_ns(&waiting)) + Duration::from_millis(80) >= busy_for,
+        "waited {} ms behind a reply of {} ms",
+        load_ns(&waiting) / 1_000_000,
+        busy_for.as_millis()
+    );
+}
+
+#[test]
+fn a_run_whose_models_evict_each_other_says_so() {
+    let models = || {
+        vec![
+            ("small", ModelSpec::new(Behaviour::Oracle)),
+            ("large", ModelSpec::new(Behaviour::Oracle)),
+        ]
+    };
+    let tight = Stub::start(models(), |c| c.max_loaded_models = 1);
+    let (code, text, _) = run_first_task(&tight, "small,large", "");
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("MODELS EVICT EACH OTHER: loading large unloaded small"),
+        "{text}"
+    );
+    let roomy = Stub::start(models(), |_| {});
+    let (code, text, _) = run_first_task(&roomy, "small,large", "");
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("MODELS EVICT EACH OTHER"), "{text}");
+}

@@ -90,6 +90,10 @@ pub(super) fn run(args: &ServeStubArgs) -> anyhow::Result<u8> {
         .max_queue
         .or_else(|| ollama_uint("OLLAMA_MAX_QUEUE"))
         .unwrap_or(config.max_queue);
+    config.max_loaded_models = args
+        .max_loaded_models
+        .or_else(|| ollama_uint("OLLAMA_MAX_LOADED_MODELS"))
+        .unwrap_or(config.max_loaded_models);
 
     let (num_parallel, max_queue) = (config.num_parallel, config.max_queue);
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -428,6 +428,54 @@ pub(crate) fn load(state: &State, judged: &Judged, cold_load: Duration) -> (bool
     (true, InUse::of(state, name.key()))
 }
 
+/// Makes room for the model of `judged` when `max_loaded_models` other models are loaded, as
+/// Ollama's `processPending` does: an idle runner is unloaded at once, else the one with the
+/// shortest keep_alive is told to expire (`sessionDuration = 0`) and the request waits until it
+/// has unloaded. A request for that runner meanwhile uses it and, with a keep_alive of its own,
+/// sets its keep_alive again, so the wait can last that long (measured on Ollama 0.33: a whole
+/// 15 minutes behind a model that kept getting requests).
+pub(crate) async fn make_room(state: &State, judged: &Judged) {
+    let limit = state.config.max_loaded_models;
+    if limit == 0 {
+        return;
+    }
+    let key = ModelName::parse(&judged.req.model).key();
+    loop {
+        {
+            let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+            let now = Instant::now();
+            loaded.retain(|_, l| l.live(now));
+            let others = loaded.keys().filter(|k| **k != key).count();
+            if others < limit {
+                return;
+            }
+            // `findRunnerToUnload`: by keep_alive then name, an idle one first.
+            let mut order: Vec<(&String, &Loaded)> =
+                loaded.iter().filter(|(k, _)| **k != key).collect();
+            let duration = |k: KeepAlive| match k {
+                KeepAlive::For(d) => d,
+                KeepAlive::Forever => Duration::MAX,
+            };
+            order.sort_by_key(|(k, l)| (duration(l.keep), (*k).clone()));
+            let victim = order
+                .iter()
+                .find(|(_, l)| l.in_flight == 0)
+                .or(order.first())
+                .map(|(k, _)| (*k).clone());
+            if let Some(victim) = victim
+                && let Some(l) = loaded.get_mut(&victim)
+            {
+                l.keep = KeepAlive::For(Duration::ZERO);
+                if l.in_flight == 0 {
+                    loaded.remove(&victim);
+                    continue;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// Unloads the model now (`keep_alive: 0` without messages).
 pub(crate) fn unload(state: &State, model: &str) {
     state

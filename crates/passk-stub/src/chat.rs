@@ -2,7 +2,7 @@
 //! and after its keep_alive ran out), the scripted reply with its thinking, `format` and
 //! `num_predict` applied, the counts and timings, then the answer (streamed or whole) or the fault.
 
-use super::catalog::{load, unload, use_loaded};
+use super::catalog::{load, make_room, unload, use_loaded};
 use super::faults::{self, FaultKind};
 use super::http::{Part, Response};
 use super::judge::{self, Judged};
@@ -52,11 +52,17 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         // waits.
         let scheduled = state
             .slots
-            .schedule(entry, cfg.cold_load, cfg.load, || {
-                let (cold, used) = load(state, &judged, cfg.cold_load);
-                in_use = Some(used);
-                cold
-            })
+            .schedule(
+                entry,
+                cfg.cold_load,
+                cfg.load,
+                make_room(state, &judged),
+                || {
+                    let (cold, used) = load(state, &judged, cfg.cold_load);
+                    in_use = Some(used);
+                    cold
+                },
+            )
             .await;
         let Ok(load_time) = scheduled else {
             return error(503, MAX_QUEUE_ERROR);

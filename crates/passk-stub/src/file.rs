@@ -36,6 +36,8 @@ pub struct StubFile {
     pub num_parallel: Option<usize>,
     /// Requests that may wait for a model still loading (`OLLAMA_MAX_QUEUE`; default 512).
     pub max_queue: Option<usize>,
+    /// Models loaded at once (`OLLAMA_MAX_LOADED_MODELS`; default 0: no limit).
+    pub max_loaded_models: Option<usize>,
     /// Behaviour of models not listed (absent, and no `serve_unknown = true`: Ollama's 404).
     pub default: Option<ModelEntry>,
     /// Whether names not listed are served (absent: only when `default` is given; `true` without
@@ -236,6 +238,7 @@ impl StubFile {
             hang: self.hang_ms.map_or(base.hang, Duration::from_millis),
             num_parallel: slots(self.num_parallel)?,
             max_queue: self.max_queue.unwrap_or(base.max_queue),
+            max_loaded_models: self.max_loaded_models.unwrap_or(base.max_loaded_models),
             ..base
         })
     }

@@ -229,6 +229,9 @@ pub struct StubConfig {
     pub num_parallel: usize,
     /// Requests that may wait for a model still loading (`OLLAMA_MAX_QUEUE`); more get a 503.
     pub max_queue: usize,
+    /// Models loaded at once (`OLLAMA_MAX_LOADED_MODELS`); loading one more evicts one. 0: no
+    /// limit (Ollama's 0 means 3 per GPU, within VRAM; the stub's models fit any number).
+    pub max_loaded_models: usize,
 }
 
 impl Default for StubConfig {
@@ -251,6 +254,7 @@ impl Default for StubConfig {
             build: String::new(),
             num_parallel: DEFAULT_NUM_PARALLEL,
             max_queue: DEFAULT_MAX_QUEUE,
+            max_loaded_models: 0,
         }
     }
 }

@@ -122,9 +122,10 @@ impl Slots {
         entry: Instant,
         cold_load: Duration,
         warm_load: Duration,
+        room: impl Future<Output = ()>,
         load: impl FnOnce() -> bool,
     ) -> Result<Duration, QueueFull> {
-        let (turn, waited) = match self.scheduler.try_lock() {
+        let (turn, mut waited) = match self.scheduler.try_lock() {
             Ok(turn) => (turn, Duration::ZERO),
             Err(_) => {
                 let place = self.join_queue()?;
@@ -133,6 +134,11 @@ impl Slots {
                 (turn, entry.elapsed())
             }
         };
+        // Room for the model (an eviction under OLLAMA_MAX_LOADED_MODELS) is made while this
+        // request holds the scheduler, as `processPending` waits for the unload.
+        let making_room = Instant::now();
+        room.await;
+        waited += making_room.elapsed();
         let cold = load();
         let own = if cold { cold_load } else { warm_load };
         if cold {
@@ -216,20 +222,25 @@ mod tests {
         let t0 = Instant::now();
         let first = tokio::spawn({
             let s = Arc::clone(&s);
-            async move { s.schedule(t0, COLD, WARM, || true).await }
+            async move { s.schedule(t0, COLD, WARM, async {}, || true).await }
         });
         while s.scheduler.try_lock().is_ok() {
             tokio::task::yield_now().await;
         }
         let queued = tokio::spawn({
             let s = Arc::clone(&s);
-            async move { s.schedule(Instant::now(), COLD, WARM, || false).await }
+            async move {
+                s.schedule(Instant::now(), COLD, WARM, async {}, || false)
+                    .await
+            }
         });
         while s.pending() == 0 {
             tokio::task::yield_now().await;
         }
         // Another model's request finds the one queue full (sched.go: one pendingReqCh).
-        let other = s.schedule(Instant::now(), COLD, WARM, || true).await;
+        let other = s
+            .schedule(Instant::now(), COLD, WARM, async {}, || true)
+            .await;
         assert_eq!(other, Err(QueueFull));
         assert_eq!(first.await.unwrap(), Ok(COLD));
         let waited = queued.await.unwrap().unwrap();
@@ -243,13 +254,14 @@ mod tests {
         let t0 = Instant::now();
         let first = tokio::spawn({
             let s = Arc::clone(&s);
-            async move { s.schedule(t0, COLD, WARM, || true).await }
+            async move { s.schedule(t0, COLD, WARM, async {}, || true).await }
         });
         while s.scheduler.try_lock().is_ok() {
             tokio::task::yield_now().await;
         }
         assert_eq!(
-            s.schedule(Instant::now(), COLD, WARM, || false).await,
+            s.schedule(Instant::now(), COLD, WARM, async {}, || false)
+                .await,
             Err(QueueFull)
         );
         assert!(first.await.unwrap().is_ok());

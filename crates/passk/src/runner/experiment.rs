@@ -85,6 +85,7 @@ async fn open_session<'a>(
         .map(|h| h.info.version.clone())
         .unwrap_or_default();
     Ok(Session {
+        warmed: Vec::new(),
         pool: Pool::new(checked.hosts.len()),
         stage: Stage {
             exp,

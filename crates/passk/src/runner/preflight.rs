@@ -309,6 +309,43 @@ fn context_warning(info: &ModelInfo, num_ctx: u64, api: ApiKind) -> Option<Strin
     Some(w)
 }
 
+/// Start of the warning for models the server cannot keep loaded together.
+pub const EVICTED_WARNING: &str = "MODELS EVICT EACH OTHER";
+
+/// The warning when the warm-up of `model` unloaded a model warmed before it in this session
+/// (`warmed`: each with whether `/api/ps` listed it after its own warm-up): the server keeps fewer
+/// models loaded than the run uses (`OLLAMA_MAX_LOADED_MODELS`, or VRAM).
+pub async fn evicted(
+    client: &dyn ChatApi,
+    model: &str,
+    warmed: &[(String, bool)],
+    settings: &RunSettings,
+) -> Option<String> {
+    let keep_alive = settings.keep_alive.trim();
+    if matches!(keep_alive, "0" | "0s" | "0m") {
+        return None;
+    }
+    let loaded = client.loaded_models().await.ok()??;
+    let gone: Vec<&str> = warmed
+        .iter()
+        .filter(|(name, listed)| {
+            *listed && name != model && !loaded.iter().any(|m| m.is(client, name, None))
+        })
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if gone.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{EVICTED_WARNING}: loading {model} unloaded {} although --keep-alive is {keep_alive}: \
+         the server keeps fewer models loaded than this run uses (OLLAMA_MAX_LOADED_MODELS, or \
+         VRAM). passk plays one model at a time, so each model loads once per session; a call \
+         that waits behind another model's runner counts that wait in load_duration and may \
+         reach --timeout.",
+        gone.join(", ")
+    ))
+}
+
 /// Start of the warning for a model whose placement could not be read.
 pub const PLACEMENT_UNKNOWN_WARNING: &str = "PLACEMENT UNKNOWN";
 

@@ -166,6 +166,19 @@ pub(crate) async fn start_model(
                 }
                 sink.emit(RunEvent::Warning(w));
             }
+            if i == 0 {
+                let listed = info.partly_on_cpu.is_some();
+                let client = stage.hosts[h].client.as_ref();
+                let warmed = &session.warmed;
+                if let Some(w) =
+                    preflight::evicted(client, model, warmed, &stage.exp.settings).await
+                    && !session.manifest.warnings.contains(&w)
+                {
+                    session.manifest.warnings.push(w.clone());
+                    sink.emit(RunEvent::Warning(w));
+                }
+                session.warmed.push((model.to_string(), listed));
+            }
             record_warm_up(&mut session.manifest, url, &info, i == 0);
         }
     }

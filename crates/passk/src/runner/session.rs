@@ -11,4 +11,6 @@ pub(crate) struct Session<'a> {
     pub(crate) journal: Journal,
     pub(crate) manifest: Manifest,
     pub(crate) pool: Pool,
+    /// Models warmed up in this session, in order, each with whether `/api/ps` listed it then.
+    pub(crate) warmed: Vec<(String, bool)>,
 }
