@@ -64,6 +64,22 @@ async fn message(c: &Client, req: &ChatRequest) -> ChatMessage {
         .expect("message")
 }
 
+/// A raw POST to a full URL: status and body as JSON.
+async fn post_url(http: &reqwest::Client, url: &str, body: &str) -> (u16, Value) {
+    let r = http
+        .post(url)
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("answer");
+    let status = r.status().as_u16();
+    let text = r.text().await.expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
 /// A raw POST: status and body as JSON.
 async fn post(h: &StubHandle, path: &str, body: &str) -> (u16, Value) {
     let r = reqwest::Client::new()
@@ -959,7 +975,12 @@ async fn gpt_oss_thinks_although_told_not_to() {
 /// Requests Ollama's decoder and `ChatHandler` judge otherwise than the stub did.
 #[tokio::test]
 async fn images_blank_models_and_negative_top_k_are_judged_as_ollama_judges_them() {
-    let h = stub(oracle_config()).await;
+    let mut config = oracle_config();
+    config.models.insert(
+        "seeing".into(),
+        ModelSpec::new(Behaviour::Oracle).with_capabilities(&["completion", "tools", "vision"]),
+    );
+    let h = stub(config).await;
     // `api.Message.Images` is `[]ImageData` (`api/types.go`): a string is the decoder's 400.
     let images = r#"{"model":"oracle","stream":false,"messages":[{"role":"user","content":"hi","images":"abc"}]}"#;
     let (status, body) = post(&h, "/api/chat", images).await;
@@ -971,8 +992,20 @@ async fn images_blank_models_and_negative_top_k_are_judged_as_ollama_judges_them
     // Each image is base64 that `encoding/json` decodes into `ImageData` (a `[]byte`): text it
     // cannot decode is its 400, naming the byte; line breaks are skipped, padding is required.
     for (image, want) in [
-        ("not base64!", Some("illegal base64 data at input byte 3")),
-        ("aGk", Some("illegal base64 data at input byte 0")),
+        (
+            "not base64!",
+            Some(
+                "json: cannot unmarshal string into Alias.images.0 of type api.ImageData: \
+                 illegal base64 data at input byte 3",
+            ),
+        ),
+        (
+            "aGk",
+            Some(
+                "json: cannot unmarshal string into Alias.images.0 of type api.ImageData: \
+                 illegal base64 data at input byte 0",
+            ),
+        ),
         ("aGk=", None),
         ("aGk\n=", None),
     ] {
@@ -981,7 +1014,16 @@ async fn images_blank_models_and_negative_top_k_are_judged_as_ollama_judges_them
         let (status, reply) = post(&h, "/api/chat", &body.to_string()).await;
         match want {
             Some(text) => assert_eq!((status, reply["error"].as_str()), (400, Some(text))),
-            None => assert_eq!(status, 200, "{image:?}: {reply}"),
+            None => {
+                // Decoded, they reach the runner, which refuses them without vision.
+                let refused = Some(
+                    "Multimodal data provided, but model does not support multimodal requests.",
+                );
+                assert_eq!((status, reply["error"].as_str()), (400, refused));
+                body["model"] = json!("seeing");
+                let (status, reply) = post(&h, "/api/chat", &body.to_string()).await;
+                assert_eq!(status, 200, "{image:?}: {reply}");
+            }
         }
     }
     // `parseAndValidateModelRef` (`server/model_resolver.go`): a blank name is `model is
@@ -1091,7 +1133,39 @@ async fn version_root_cors_hosts_ps_and_show_answer_as_ollama_does() {
     assert_eq!(http.post(url("/")).send().await.unwrap().status(), 405);
     let r = http.get(url("/api/generate")).send().await.unwrap();
     assert_eq!(r.status(), 405);
+    assert_eq!(
+        r.headers().get("allow").and_then(|v| v.to_str().ok()),
+        Some("POST"),
+        "a 405 names the methods the path serves"
+    );
     assert_eq!(r.text().await.unwrap(), "405 method not allowed");
+    // Go's decoder texts: a body cut short, and messages that are not a list.
+    let (status, cut) = post_url(
+        &http,
+        &url("/api/chat"),
+        r#"{"model":"oracle","messages":["#,
+    )
+    .await;
+    assert_eq!(
+        (status, cut["error"].as_str()),
+        (400, Some("unexpected EOF"))
+    );
+    let (status, hi) = post_url(
+        &http,
+        &url("/api/chat"),
+        r#"{"model":"oracle","messages":"hi"}"#,
+    )
+    .await;
+    assert_eq!(
+        (status, hi["error"].as_str()),
+        (
+            400,
+            Some(
+                "json: cannot unmarshal string into Go struct field ChatRequest.messages of type \
+                 []api.Message"
+            )
+        )
+    );
     // gin's `RedirectTrailingSlash`: the same method's route without the slash, 301 for GET and
     // 307 for POST (whose client sends the body again); a slash no route of the method has is 404.
     let unfollowed = reqwest::Client::builder()
@@ -1193,7 +1267,11 @@ async fn version_root_cors_hosts_ps_and_show_answer_as_ollama_does() {
     };
     let (_, brief) = post(&h, "/api/show", r#"{"model":"oracle"}"#).await;
     let (_, verbose) = post(&h, "/api/show", r#"{"model":"oracle","verbose":true}"#).await;
-    assert_eq!((tokens(&brief), tokens(&verbose)), (Some(0), Some(8)));
+    assert_eq!((tokens(&brief), tokens(&verbose)), (None, Some(8)));
+    assert!(
+        brief["model_info"]["tokenizer.ggml.tokens"].is_null(),
+        "null unless verbose"
+    );
     for shown in [&brief, &verbose] {
         let first = &shown["tensors"][0];
         assert_eq!(

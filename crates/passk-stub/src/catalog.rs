@@ -272,11 +272,12 @@ pub(crate) fn show(state: &State, body: &[u8]) -> Response {
         "stub.context_length".to_string(),
         json!(STUB_CONTEXT_LENGTH),
     );
-    // `getModelData`: an array of more than five values is shown empty unless `verbose`.
+    // `getModelData`: an array of more than five values is shown as null unless `verbose`
+    // (measured on Ollama 0.33).
     let tokens = if req.verbose {
         json!(STUB_VOCABULARY)
     } else {
-        json!([])
+        serde_json::Value::Null
     };
     model_info.insert("tokenizer.ggml.tokens".to_string(), tokens);
     // `GetModelInfo`: every parameter as `%-*s %#v` with a 30-wide key, and the Modelfile behind
@@ -434,12 +435,14 @@ pub(crate) fn load(state: &State, judged: &Judged, cold_load: Duration) -> (bool
 /// has unloaded. A request for that runner meanwhile uses it and, with a keep_alive of its own,
 /// sets its keep_alive again, so the wait can last that long (measured on Ollama 0.33: a whole
 /// 15 minutes behind a model that kept getting requests).
-pub(crate) async fn make_room(state: &State, judged: &Judged) {
+/// Returns how long the request waited for the room (zero when it did not wait).
+pub(crate) async fn make_room(state: &State, judged: &Judged) -> Duration {
     let limit = state.config.max_loaded_models;
     if limit == 0 {
-        return;
+        return Duration::ZERO;
     }
     let key = ModelName::parse(&judged.req.model).key();
+    let mut waited_since = None;
     loop {
         {
             let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
@@ -447,7 +450,7 @@ pub(crate) async fn make_room(state: &State, judged: &Judged) {
             loaded.retain(|_, l| l.live(now));
             let others = loaded.keys().filter(|k| **k != key).count();
             if others < limit {
-                return;
+                return waited_since.map_or(Duration::ZERO, |t: Instant| t.elapsed());
             }
             // `findRunnerToUnload`: by keep_alive then name, an idle one first.
             let mut order: Vec<(&String, &Loaded)> =
@@ -472,6 +475,7 @@ pub(crate) async fn make_room(state: &State, judged: &Judged) {
                 }
             }
         }
+        waited_since.get_or_insert_with(Instant::now);
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }

@@ -73,6 +73,10 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
         // Ollama's preload: no generation, done_reason "load".
         return done_without_reply(&req.model, "load");
     }
+    if judged.images && !spec.has("vision") {
+        // The runner (llama-server) refuses them once the model is loaded.
+        return error(400, judge::NO_MULTIMODAL);
+    }
     if let Some(why) = bad_format(req.format.as_ref()) {
         // Ollama finds it once the model is loaded, when the runner is asked to generate, before
         // any chunk is written: `streamResponse` then answers a stream as it answers the rest,

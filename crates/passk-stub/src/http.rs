@@ -69,6 +69,8 @@ pub(crate) enum Response {
         status: u16,
         headers: Vec<(&'static str, String)>,
     },
+    /// gin's 405 for a path that other methods serve, with the `Allow` header naming them.
+    NotAllowed { allow: String },
     /// Reset the connection (RST) without answering.
     Reset,
     /// Answer nothing for this long, then close.
@@ -137,6 +139,17 @@ pub(crate) async fn serve_connection(
                     _ = shutdown.changed() => {}
                 }
                 return;
+            }
+            Response::NotAllowed { allow } => {
+                const BODY: &[u8] = b"405 method not allowed";
+                let mut out = head(405, "text/plain", Some(BODY.len()), keep_alive);
+                // The Allow header goes with the head's other headers, before its blank line.
+                out.truncate(out.len() - 2);
+                out.extend_from_slice(format!("Allow: {allow}\r\n\r\n").as_bytes());
+                if !head_only {
+                    out.extend_from_slice(BODY);
+                }
+                write_all(&mut wr, &out).await
             }
             Response::Full {
                 status,

@@ -22,7 +22,13 @@ pub(crate) struct Judged {
     /// An option of the wrong type: Ollama finds it only once the model was found and can serve
     /// the request (`modelOptions`, in `scheduleRunner`), so it is answered after those checks.
     pub options_refusal: Option<Refusal>,
+    /// A message carries images: the model's runner refuses them unless it has vision.
+    pub images: bool,
 }
+
+/// llama-server's refusal of images for a model without vision, as Ollama passes it on (400).
+pub(crate) const NO_MULTIMODAL: &str =
+    "Multimodal data provided, but model does not support multimodal requests.";
 
 /// Options Ollama holds as integers; a JSON number with a fraction part is read as its integer.
 const INTEGER_OPTIONS: [&str; 11] = [
@@ -78,7 +84,14 @@ pub(crate) fn request_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Resul
     if body.trim_ascii().is_empty() {
         return Err(MISSING_BODY.to_string().into());
     }
-    serde_json::from_slice(body).map_err(|e| Refusal::from(e.to_string()))
+    // Go's decoder words a body cut short as `io.ErrUnexpectedEOF`.
+    serde_json::from_slice(body).map_err(|e| {
+        Refusal::from(if e.is_eof() {
+            "unexpected EOF".to_string()
+        } else {
+            e.to_string()
+        })
+    })
 }
 
 /// The request, or Ollama's refusal.
@@ -132,10 +145,30 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
         Some(Err(decoder)) => return Err(decoder),
         _ => None,
     };
-    if let Some(Value::Array(messages)) = obj.get_mut("messages") {
-        for m in messages.iter_mut() {
-            message(m)?;
+    let images = obj
+        .get("messages")
+        .and_then(Value::as_array)
+        .is_some_and(|ms| {
+            ms.iter().any(|m| {
+                m.get("images")
+                    .and_then(Value::as_array)
+                    .is_some_and(|i| i.iter().any(|x| !x.is_null()))
+            })
+        });
+    match obj.get_mut("messages") {
+        Some(Value::Array(messages)) => {
+            for m in messages.iter_mut() {
+                message(m)?;
+            }
         }
+        Some(other) => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go struct field ChatRequest.messages of type []api.Message",
+                json_kind(other)
+            )
+            .into());
+        }
+        None => {}
     }
     let req: ChatRequest = serde_json::from_value(Value::Object(obj)).map_err(|e| e.to_string())?;
     Ok(Judged {
@@ -144,6 +177,7 @@ pub(crate) fn chat_request(body: &[u8]) -> Result<Judged, Refusal> {
         think,
         shift,
         options_refusal,
+        images,
     })
 }
 
@@ -270,12 +304,17 @@ fn images(v: Option<&Value>) -> Result<(), Refusal> {
     let kind = match v {
         None | Some(Value::Null) => return Ok(()),
         Some(Value::Array(items)) => {
-            for item in items {
+            for (i, item) in items.iter().enumerate() {
                 match item {
                     Value::Null => {}
                     Value::String(text) => {
                         if let Some(at) = super::go_base64::error_at(text.as_bytes()) {
-                            return Err(format!("illegal base64 data at input byte {at}").into());
+                            // `Message` decodes through an alias type, which names the field.
+                            return Err(format!(
+                                "json: cannot unmarshal string into Alias.images.{i} of type \
+                                 api.ImageData: illegal base64 data at input byte {at}"
+                            )
+                            .into());
                         }
                     }
                     other => return Err(format!(

@@ -551,15 +551,15 @@ fn unrouted(method: &str, path: &str) -> Response {
             headers: vec![("Location", other)],
         };
     }
-    let (status, body): (u16, &[u8]) = match ollama_routes(path) {
-        [] => (404, b"404 page not found"),
-        served if served.contains(&method) => (404, b"404 page not found"),
-        _ => (405, b"405 method not allowed"),
-    };
-    Response::Full {
-        status,
-        content_type: "text/plain",
-        body: body.to_vec(),
+    match ollama_routes(path) {
+        served if !served.is_empty() && !served.contains(&method) => Response::NotAllowed {
+            allow: served.join(", "),
+        },
+        _ => Response::Full {
+            status: 404,
+            content_type: "text/plain",
+            body: b"404 page not found".to_vec(),
+        },
     }
 }
 

@@ -122,7 +122,7 @@ impl Slots {
         entry: Instant,
         cold_load: Duration,
         warm_load: Duration,
-        room: impl Future<Output = ()>,
+        room: impl Future<Output = Duration>,
         load: impl FnOnce() -> bool,
     ) -> Result<Duration, QueueFull> {
         let (turn, mut waited) = match self.scheduler.try_lock() {
@@ -136,9 +136,7 @@ impl Slots {
         };
         // Room for the model (an eviction under OLLAMA_MAX_LOADED_MODELS) is made while this
         // request holds the scheduler, as `processPending` waits for the unload.
-        let making_room = Instant::now();
-        room.await;
-        waited += making_room.elapsed();
+        waited += room.await;
         let cold = load();
         let own = if cold { cold_load } else { warm_load };
         if cold {
@@ -222,7 +220,10 @@ mod tests {
         let t0 = Instant::now();
         let first = tokio::spawn({
             let s = Arc::clone(&s);
-            async move { s.schedule(t0, COLD, WARM, async {}, || true).await }
+            async move {
+                s.schedule(t0, COLD, WARM, async { Duration::ZERO }, || true)
+                    .await
+            }
         });
         while s.scheduler.try_lock().is_ok() {
             tokio::task::yield_now().await;
@@ -230,8 +231,10 @@ mod tests {
         let queued = tokio::spawn({
             let s = Arc::clone(&s);
             async move {
-                s.schedule(Instant::now(), COLD, WARM, async {}, || false)
-                    .await
+                s.schedule(Instant::now(), COLD, WARM, async { Duration::ZERO }, || {
+                    false
+                })
+                .await
             }
         });
         while s.pending() == 0 {
@@ -239,7 +242,9 @@ mod tests {
         }
         // Another model's request finds the one queue full (sched.go: one pendingReqCh).
         let other = s
-            .schedule(Instant::now(), COLD, WARM, async {}, || true)
+            .schedule(Instant::now(), COLD, WARM, async { Duration::ZERO }, || {
+                true
+            })
             .await;
         assert_eq!(other, Err(QueueFull));
         assert_eq!(first.await.unwrap(), Ok(COLD));
@@ -254,14 +259,19 @@ mod tests {
         let t0 = Instant::now();
         let first = tokio::spawn({
             let s = Arc::clone(&s);
-            async move { s.schedule(t0, COLD, WARM, async {}, || true).await }
+            async move {
+                s.schedule(t0, COLD, WARM, async { Duration::ZERO }, || true)
+                    .await
+            }
         });
         while s.scheduler.try_lock().is_ok() {
             tokio::task::yield_now().await;
         }
         assert_eq!(
-            s.schedule(Instant::now(), COLD, WARM, async {}, || false)
-                .await,
+            s.schedule(Instant::now(), COLD, WARM, async { Duration::ZERO }, || {
+                false
+            })
+            .await,
             Err(QueueFull)
         );
         assert!(first.await.unwrap().is_ok());
