@@ -1501,3 +1501,68 @@ fn a_run_whose_models_evict_each_other_says_so() {
     assert_eq!(code, 0, "{text}");
     assert!(!text.contains("MODELS EVICT EACH OTHER"), "{text}");
 }
+
+/// Other clients keep a second model busy on a server that holds one model at a time: passk's
+/// call waits in Ollama's scheduler for that runner until `--timeout`, and the record and the
+/// message say so instead of an unexplained timeout.
+#[test]
+fn a_call_that_waited_behind_another_models_runner_says_so() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stub = Stub::start(
+        vec![
+            ("busy", ModelSpec::new(Behaviour::Oracle)),
+            ("oracle", ModelSpec::new(Behaviour::Oracle)),
+        ],
+        |c| {
+            c.max_loaded_models = 1;
+            c.decode_tok_per_s = 50.0;
+        },
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let other = {
+        let (host, stop) = (stub.host(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            // Two requests at a time, so that one is always in flight and each renews the
+            // runner's keep_alive.
+            let client = || {
+                let (host, stop) = (host.clone(), Arc::clone(&stop));
+                async move {
+                    let c = Client::new(ClientConfig {
+                        retries: 0,
+                        ..ClientConfig::new(host)
+                    })
+                    .expect("client");
+                    let mut req = opening("busy");
+                    req.keep_alive = Some("30s".into());
+                    while !stop.load(Ordering::SeqCst) {
+                        c.chat(&req).await;
+                    }
+                }
+            };
+            rt.block_on(async { tokio::join!(client(), client()) });
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let (code, text, run) = run_first_task(&stub, "oracle", "--timeout 1 --retries 0");
+    stop.store(true, Ordering::SeqCst);
+    other.join().expect("the other client");
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("oracle was not loaded when its call failed, and the server held busy"),
+        "{text}"
+    );
+    let run = run.expect("run");
+    let explained = run
+        .conversations
+        .iter()
+        .flat_map(|c| &c.calls)
+        .flat_map(|c| c.attempts.iter())
+        .filter_map(|a| a.error.as_deref())
+        .any(|e| e.contains("waited behind another model's runner"));
+    assert!(explained, "the record says why the call failed");
+}

@@ -162,6 +162,13 @@ async fn play_on<'t>(
             reachable = preflight::server_version(server.client.as_ref(), &server.url)
                 .await
                 .is_ok();
+            if reachable
+                && let Some(why) =
+                    preflight::behind_another_model(server.client.as_ref(), spec.model()).await
+            {
+                r.explain_last_failure(&why);
+                sink.emit(RunEvent::Warning(why));
+            }
         }
         if !reachable {
             r.mark_server_unreachable();

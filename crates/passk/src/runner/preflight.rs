@@ -346,6 +346,23 @@ pub async fn evicted(
     ))
 }
 
+/// Why a call of `model` that failed on the wire, on a server that still answers, may have
+/// waited behind another model's runner: the server holds other models and not this one (on
+/// Ollama a request waits for the runner it must evict, as long as requests keep it busy).
+pub async fn behind_another_model(client: &dyn ChatApi, model: &str) -> Option<String> {
+    let loaded = client.loaded_models().await.ok()??;
+    if loaded.is_empty() || loaded.iter().any(|m| m.is(client, model, None)) {
+        return None;
+    }
+    let others: Vec<&str> = loaded.iter().map(|m| m.name.as_str()).collect();
+    Some(format!(
+        "{model} was not loaded when its call failed, and the server held {}: the call waited \
+         behind another model's runner (OLLAMA_MAX_LOADED_MODELS, or VRAM); stop the other \
+         model's client or raise --timeout",
+        others.join(", ")
+    ))
+}
+
 /// Start of the warning for a model whose placement could not be read.
 pub const PLACEMENT_UNKNOWN_WARNING: &str = "PLACEMENT UNKNOWN";
 

@@ -88,6 +88,21 @@ impl Record {
         }
     }
 
+    /// Adds `why` to the error of the last failed attempt of the record's last call: what the
+    /// server said about the failure afterwards.
+    pub fn explain_last_failure(&mut self, why: &str) {
+        let call = match self {
+            Record::Conversation(c) => c.calls.last_mut(),
+            Record::Router(r) => Some(&mut r.call),
+        };
+        if let Some(attempt) = call.and_then(|c| c.attempts.last_mut()) {
+            attempt.error = Some(match attempt.error.take() {
+                Some(e) => format!("{e}; {why}"),
+                None => why.to_string(),
+            });
+        }
+    }
+
     /// Marks a record as ended while the server could not be reached.
     pub fn mark_server_unreachable(&mut self) {
         match self {
