@@ -1566,3 +1566,39 @@ fn a_call_that_waited_behind_another_models_runner_says_so() {
         .any(|e| e.contains("waited behind another model's runner"));
     assert!(explained, "the record says why the call failed");
 }
+
+/// `ollama cp` (or a Modelfile `FROM` the same GGUF): two names on one blob share one digest and
+/// one runner, which `/api/ps` lists under the name that loaded it; passk finds its model there by
+/// the digest, so the second name's placement is known.
+#[test]
+fn two_names_on_one_blob_share_a_runner_listed_under_the_first() {
+    let stub = Stub::start(
+        vec![
+            ("first", ModelSpec::new(Behaviour::Oracle)),
+            (
+                "second",
+                ModelSpec::new(Behaviour::Oracle).with_weights_of("first"),
+            ),
+        ],
+        |_| {},
+    );
+    let (code, text, run) = run_first_task(&stub, "first,second", "");
+    assert_eq!(code, 0, "{text}");
+    let run = run.expect("run");
+    let [first, second] = &run.manifest.models[..] else {
+        panic!("two models");
+    };
+    assert_eq!(first.digest, second.digest, "one blob");
+    assert_eq!(second.partly_on_cpu, Some(false), "found by digest: {text}");
+    assert!(!text.contains("PLACEMENT UNKNOWN"), "{text}");
+    let ps = tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(
+            Client::new(ClientConfig::new(stub.host()))
+                .expect("client")
+                .ps(),
+        )
+        .expect("ps");
+    let names: Vec<&str> = ps.models.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["first:latest"], "one runner, under the first name");
+}

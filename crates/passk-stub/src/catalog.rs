@@ -122,10 +122,11 @@ impl Drop for InUse {
     }
 }
 
-/// `sha256` of the normalised name (after the stub's `build`, when it has one): the same model
-/// always has the same digest on stubs of the same build.
+/// `sha256` of the normalised name of the model's weights (after the stub's `build`, when it has
+/// one): the same model always has the same digest on stubs of the same build, and two names on
+/// one set of weights share it.
 pub(crate) fn digest(state: &State, name: &str) -> String {
-    let key = ModelName::parse(name).key();
+    let key = state.config.runner_key(name);
     let build = &state.config.build;
     let text = if build.is_empty() {
         key
@@ -393,7 +394,7 @@ pub(crate) fn use_loaded(state: &State, judged: &Judged) -> Option<InUse> {
     let (req, keep) = (&judged.req, judged.keep_alive);
     let now = Instant::now();
     let asked = RunnerOptions::of(req, judged.shift);
-    let key = ModelName::parse(&req.model).key();
+    let key = state.config.runner_key(&req.model);
     let mut loaded = state.loaded.lock().unwrap_or_else(PoisonError::into_inner);
     let l = loaded.get_mut(&key).filter(|l| l.ready(now, &asked))?;
     l.used(keep);
@@ -421,12 +422,14 @@ pub(crate) fn load(state: &State, judged: &Judged, cold_load: Duration) -> (bool
     model.used(keep);
     // What `/api/ps` shows before the first call ends (Ollama: now plus the keep_alive).
     model.expires = model.idle_until(now);
+    // Keyed by the weights: a second name on them finds this runner, listed under this name.
+    let key = state.config.runner_key(&req.model);
     state
         .loaded
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(name.key(), model);
-    (true, InUse::of(state, name.key()))
+        .insert(key.clone(), model);
+    (true, InUse::of(state, key))
 }
 
 /// Makes room for the model of `judged` when `max_loaded_models` other models are loaded, as
@@ -441,7 +444,7 @@ pub(crate) async fn make_room(state: &State, judged: &Judged) -> Duration {
     if limit == 0 {
         return Duration::ZERO;
     }
-    let key = ModelName::parse(&judged.req.model).key();
+    let key = state.config.runner_key(&judged.req.model);
     let mut waited_since = None;
     loop {
         {
@@ -486,5 +489,5 @@ pub(crate) fn unload(state: &State, model: &str) {
         .loaded
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .remove(&ModelName::parse(model).key());
+        .remove(&state.config.runner_key(model));
 }

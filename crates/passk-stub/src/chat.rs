@@ -38,7 +38,7 @@ pub(crate) async fn chat(state: &State, body: &[u8], entry: Instant) -> Response
     if let Some(early) = early_fault(fault, &req.model, state.config.hang) {
         return early;
     }
-    let key = ModelName::parse(&req.model).key();
+    let key = state.config.runner_key(&req.model);
     let cfg = &state.config;
     // The call's use of its model lasts until its reply ends (dropped with this function, or
     // with the stream that outlives it).
@@ -123,7 +123,7 @@ async fn upstream_reply(
     let req = &judged.req;
     let slot = state
         .slots
-        .acquire(&ModelName::parse(&req.model).key())
+        .acquire(&state.config.runner_key(&req.model))
         .await;
     let got = match upstream::complete(base, req, state.config.prompt_count).await {
         Ok(got) => got,

@@ -107,6 +107,8 @@ pub struct ModelEntry {
     /// The template's tool-call tag: `tool_call` (Qwen 2.5's `<tool_call>`), `brace` or `text`
     /// (default: `text` for `text_calls` and `messy`, else `tool_call`).
     pub tool_tag: Option<super::ToolTag>,
+    /// Another model name whose weights this one shares (one digest, one runner).
+    pub weights_of: Option<String>,
 }
 
 /// The `docs_reactive` rates of an entry, each between 0 and 1 (defaults: the `docs-reactive`
@@ -186,6 +188,7 @@ impl StubFile {
                 tool_tag: e
                     .tool_tag
                     .unwrap_or_else(|| super::default_tool_tag(&behaviour)),
+                weights_of: e.weights_of.clone(),
                 behaviour,
                 upstream: None,
             })

@@ -106,6 +106,10 @@ pub struct ModelSpec {
     /// Its template's tool-call tag, which decides how Ollama's parser reads its output
     /// ([`ToolTag`]; default: [`default_tool_tag`]).
     pub tool_tag: ToolTag,
+    /// Another model name whose weights (blob) this name shares, as `ollama cp` or a Modelfile
+    /// `FROM` of the same GGUF make: one digest, and one runner, which Ollama keys by blob and
+    /// `/api/ps` lists under the name that loaded it.
+    pub weights_of: Option<String>,
 }
 
 impl ModelSpec {
@@ -118,6 +122,7 @@ impl ModelSpec {
             faults: FaultRates::default(),
             fault_script: Vec::new(),
             upstream: None,
+            weights_of: None,
         }
     }
 
@@ -133,6 +138,12 @@ impl ModelSpec {
     /// The same model with these capabilities.
     pub fn with_capabilities(mut self, capabilities: &[&str]) -> ModelSpec {
         self.capabilities = capabilities.iter().map(|c| c.to_string()).collect();
+        self
+    }
+
+    /// The same model as another name on the weights of `model`.
+    pub fn with_weights_of(mut self, model: &str) -> ModelSpec {
+        self.weights_of = Some(model.to_string());
         self
     }
 
@@ -274,6 +285,13 @@ impl StubConfig {
         self
     }
 
+    /// The key of the runner (and the weights) that serves `model`: its own name's, or that of the
+    /// name whose weights it shares.
+    pub(crate) fn runner_key(&self, model: &str) -> String {
+        let weights = self.spec_for(model).and_then(|s| s.weights_of);
+        ModelName::parse(weights.as_deref().unwrap_or(model)).key()
+    }
+
     /// The behaviour serving `model`, if the stub serves it: a listed name (compared as Ollama
     /// compares names, so `m` is `m:latest`), else a convention name, else the default.
     pub fn spec_for(&self, model: &str) -> Option<ModelSpec> {
@@ -394,7 +412,7 @@ impl StubHandle {
 
     /// The most chat requests for `model` that held one of its slots at once.
     pub fn peak_slots(&self, model: &str) -> usize {
-        self.state.slots.peak(&ModelName::parse(model).key())
+        self.state.slots.peak(&self.state.config.runner_key(model))
     }
 
     /// Chat requests waiting in the scheduler's pending queue (one queue for every model).
