@@ -50,7 +50,8 @@ fn on_signal(sig: i32) {
     }
     STOP.store(true, Ordering::SeqCst);
     let msg: &[u8] =
-        b"interrupted: finishing the conversation in flight (signal again to quit now)\n";
+        b"interrupted: finishing the conversation in flight (signal again to quit now); the same \
+          command resumes\n";
     // SAFETY: write(2) on stderr with a static buffer; a closed stderr only makes it fail.
     let _ = unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
 }

@@ -737,12 +737,19 @@ fn a_run_against_passks_own_stub_says_so_in_its_report() {
         text.contains("Backend: `stub`") && text.contains("**STUB RUN.**"),
         "{text}"
     );
+    // The terminal says it too, and where the page to open is.
+    assert!(
+        text.contains("STUB RUN: the server was passk's own stub"),
+        "{text}"
+    );
+    assert!(text.contains("report/report.html\n"), "{text}");
     // A server that does not publish suites is taken for what the command says: Ollama.
     let plain = Stub::start(vec![], |_| {});
     let (code, text, run) = run_first_task(&plain, "oracle", "--report");
     assert_eq!(code, 0, "{text}");
     assert_eq!(run.expect("run").manifest.backend, "ollama");
     assert!(!text.contains("STUB RUN"), "{text}");
+    assert!(text.contains("report/report.html\n"), "{text}");
 }
 
 #[test]

@@ -60,7 +60,7 @@ pub(super) fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     {
         return Err(e).context("writing to standard output");
     }
-    passk::errln!("report: {}", path.display());
+    passk::errln!("report: {}", html_beside(&path).display());
     Ok(crate::exit_code::SUCCESS)
 }
 
@@ -78,6 +78,11 @@ pub(super) fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<(PathBuf
         hold_records_mib: HOLD_UP_TO >> 20,
     };
     generate(run_dir, resamples, &page, &none, &mut std::io::sink())
+}
+
+/// The page a person opens, beside report.md.
+pub(super) fn html_beside(md: &Path) -> PathBuf {
+    md.with_file_name(passk::report::html::REPORT_HTML)
 }
 
 /// What `passk report` asks beyond the resamples and exports.

@@ -287,7 +287,10 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<u8> {
                 passk::errln!("run: stopped: {waiting}");
             }
             let table = if args.report && !summary.interrupted {
-                super::report::write(&summary.dir, REPORT_RESAMPLES).map(|(_, table)| table)
+                super::report::write(&summary.dir, REPORT_RESAMPLES).map(|(md, table)| {
+                    passk::errln!("report: {}", super::report::html_beside(&md).display());
+                    table
+                })
             } else {
                 super::report::table(&summary.dir, REPORT_RESAMPLES)
             };

@@ -12,6 +12,12 @@ use std::fmt::Write as _;
 /// The short table `passk report` prints on stdout: the headline figures of every configuration.
 pub fn terminal_table(s: &Summary) -> String {
     let mut out = String::new();
+    if s.backend == crate::runner::experiment::STUB_BACKEND {
+        out.push_str(
+            "STUB RUN: the server was passk's own stub; these figures test the harness, not a \
+             model.\n\n",
+        );
+    }
     for (key, g) in ordered_groups(s) {
         let models = group_models(s, g);
         if models.is_empty() {
