@@ -381,23 +381,29 @@ fn a_missing_server_command_skips_the_suite_loudly_and_refuses_it_by_name() {
     assert!(err.contains("`python3` is not on this machine"), "{err}");
 }
 
+/// A copy of the project's data with one edit of the library's server, frozen.
+async fn frozen_with_edit(from: &str, to: &str) -> tempfile::TempDir {
+    let dir = tempdir();
+    copy_data(dir.path());
+    edit(&dir.path().join("tasks/library/server.py"), from, to);
+    let (code, stdout, stderr) = passk_in(dir.path(), vec!["freeze".into()]).await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    dir
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trials_given_up_on_a_broken_tool_server_are_played_again_with_retry_failed() {
     if !python3() {
         return;
     }
-    let dir = tempdir();
-    let data = dir.path();
-    copy_data(data);
     // place_hold fails (a JSON-RPC error) while a file named BROKEN lies beside the server: a
     // fault of the deployment, fixed without changing a frozen file.
-    edit(
-        &data.join("tasks/library/server.py"),
+    let dir = frozen_with_edit(
         "def place_hold(member_id, book_id):\n",
         "def place_hold(member_id, book_id):\n    if os.path.exists(os.path.join(os.path.dirname(__file__), \"BROKEN\")):\n        raise LookupError(\"tools/call\")\n",
-    );
-    let (code, stdout, stderr) = passk_in(data, vec!["freeze".into()]).await;
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    )
+    .await;
+    let data = dir.path();
     let broken = data.join("tasks/library/BROKEN");
     std::fs::write(&broken, "").expect("BROKEN");
     let handle = stub(&root()).await;
@@ -489,18 +495,14 @@ async fn a_hung_tool_server_that_ignores_sigterm_dies_with_passk() {
     if !python3() {
         return;
     }
-    let dir = tempdir();
-    let data = dir.path();
-    copy_data(data);
     // While a file named HANG lies beside it, the server writes its pid, ignores SIGTERM and
     // never reads its input.
-    edit(
-        &data.join("tasks/library/server.py"),
+    let dir = frozen_with_edit(
         "def main():\n",
         "def main():\n    here = os.path.dirname(os.path.abspath(__file__))\n    if os.path.exists(os.path.join(here, \"HANG\")):\n        import signal, time\n        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n        with open(os.path.join(here, \"pids\"), \"a\") as f:\n            f.write(f\"{os.getpid()}\\n\")\n        time.sleep(600)\n",
-    );
-    let (code, stdout, stderr) = passk_in(data, vec!["freeze".into()]).await;
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    )
+    .await;
+    let data = dir.path();
     std::fs::write(data.join("tasks/library/HANG"), "").expect("HANG");
     let pids = data.join("tasks/library/pids");
     let quiet = || std::process::Stdio::null();
