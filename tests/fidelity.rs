@@ -82,18 +82,8 @@ async fn post_url(http: &reqwest::Client, url: &str, body: &str) -> (u16, Value)
 
 /// A raw POST: status and body as JSON.
 async fn post(h: &StubHandle, path: &str, body: &str) -> (u16, Value) {
-    let r = reqwest::Client::new()
-        .post(format!("{}{path}", h.base_url()))
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("answer");
-    let status = r.status().as_u16();
-    let text = r.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
+    let url = format!("{}{path}", h.base_url());
+    post_url(&reqwest::Client::new(), &url, body).await
 }
 
 #[tokio::test]
@@ -1416,7 +1406,7 @@ fn a_call_cut_after_its_tool_call_tag_ends_the_turn_as_on_ollama() {
         |_| {},
     );
     let turns = store().tasks()[0].customer.len();
-    let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-predict 3");
+    let (code, stderr, run) = run_first_task(&stub, "oracle", "--num-predict 6");
     assert_eq!(code, 0, "{stderr}");
     let calls = calls_of(run.as_ref());
     let seen: Vec<(bool, u32, u32)> = calls
@@ -1432,7 +1422,7 @@ fn a_call_cut_after_its_tool_call_tag_ends_the_turn_as_on_ollama() {
         turns,
         "each turn ends on its first reply: Ollama dropped the cut call"
     );
-    let (code, stderr, run) = run_first_task(&stub, "passes-text", "--num-predict 3");
+    let (code, stderr, run) = run_first_task(&stub, "passes-text", "--num-predict 6");
     assert_eq!(code, 0, "{stderr}");
     assert!(
         calls_of(run.as_ref()).len() > turns,
