@@ -11,6 +11,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     signals::install();
+    // `--suite` and `--help` list the MCP suites of the experiment directory, so it is looked
+    // through before the flags are parsed.
+    passk::suites::discover(&cli::root_before_parsing(std::env::args_os()));
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -12,10 +12,14 @@ use std::io::Write as _;
 
 /// Runs the command; returns the exit code.
 pub(super) fn run(args: &SuiteCheckArgs) -> anyhow::Result<u8> {
+    super::require_experiment(&args.data.root)?;
     let suites = super::load_all_suites(&args.data.root).context("loading the suites")?;
     let mut out = String::new();
     for line in suites.counts_lines() {
         writeln!(out, "{line}")?;
+    }
+    for n in &suites.not_suites {
+        writeln!(out, "not a suite: {n}")?;
     }
     let mut surprises = false;
     for (i, suite) in suites.domains.iter().enumerate() {

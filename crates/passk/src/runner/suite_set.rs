@@ -2,6 +2,7 @@
 //! suite loaded, the task filter and the presentation variants checked against them, and a warning
 //! for a suite whose fixed prompt alone overflows the context.
 
+use crate::grade::freeze::SuiteLock;
 use crate::runner::run_error::RunError;
 use crate::runner::settings::{RunSettings, SettingsError, SuiteChoice};
 use crate::suite::{Domain, ToolVariant};
@@ -15,11 +16,16 @@ pub struct Suites {
     pub domains: Vec<Box<dyn Domain>>,
     /// The router suite (standalone and/or in front).
     pub router: Option<RouterSuite>,
-    /// Digest of the frozen graders.
-    pub grader_digest: String,
+    /// The lock's part of each suite played (the router's too when it is in front), verified.
+    pub graders: BTreeMap<String, SuiteLock>,
 }
 
 impl Suites {
+    /// The grader digest of suite `name`, stamped on its records.
+    pub fn grader_digest(&self, name: &str) -> &str {
+        self.graders.get(name).map_or("", |p| p.digest.as_str())
+    }
+
     /// Suite name to the digest of its tasks, as passk's stub publishes them.
     pub fn task_digests(&self) -> BTreeMap<String, String> {
         let domains: Vec<&dyn Domain> = self.domains.iter().map(|d| d.as_ref()).collect();
@@ -42,12 +48,17 @@ pub fn task_digests(
     out
 }
 
-/// Verifies the lock and loads what `settings` asks for.
+/// Verifies the lock of the suites `settings` plays and loads them.
 pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunError> {
-    let grader_digest = crate::grade::freeze::verify(root).map_err(RunError::GraderLock)?;
+    let mut played: Vec<&str> = settings.suites.iter().map(|s| s.name()).collect();
+    if settings.any_router_in_front() && !played.contains(&SuiteChoice::Router.name()) {
+        played.push(SuiteChoice::Router.name());
+    }
+    let graders =
+        crate::grade::freeze::verify_suites(root, &played).map_err(RunError::GraderLock)?;
     let mut domains: Vec<Box<dyn Domain>> = Vec::new();
-    for load in settings.suites.iter().filter_map(|s| s.loader()) {
-        domains.push(load(root)?);
+    for loaded in settings.suites.iter().filter_map(|s| s.load(root)) {
+        domains.push(loaded?);
     }
     let router = if settings.suites.contains(&SuiteChoice::Router) || settings.any_router_in_front()
     {
@@ -78,7 +89,7 @@ pub fn load_suites(root: &Path, settings: &RunSettings) -> Result<Suites, RunErr
     Ok(Suites {
         domains,
         router,
-        grader_digest,
+        graders,
     })
 }
 

@@ -22,7 +22,7 @@ pub use load::{STORE_CATEGORIES, STORE_TOOLS, StoreSuite, counts_by_category, lo
 pub use state::StoreState;
 
 /// Loads the store suite as a [`Domain`](crate::suite::Domain): its entry in
-/// [`SUITES`](crate::suites::SUITES).
+/// [`BUILT_IN`](crate::suites::BUILT_IN).
 pub fn load(
     root: &std::path::Path,
 ) -> Result<Box<dyn crate::suite::Domain>, crate::suite::SuiteError> {

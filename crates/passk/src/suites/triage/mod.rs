@@ -21,7 +21,7 @@ pub use load::{
 };
 
 /// Loads the triage suite as a [`Domain`](crate::suite::Domain): its entry in
-/// [`SUITES`](crate::suites::SUITES).
+/// [`BUILT_IN`](crate::suites::BUILT_IN).
 pub fn load(
     root: &std::path::Path,
 ) -> Result<Box<dyn crate::suite::Domain>, crate::suite::SuiteError> {
