@@ -49,8 +49,22 @@ fn run_writes_records_that_parse_back_and_pass() {
             .iter()
             .all(|m| m.digest.is_some() && m.warmup.is_some())
     );
-    let digest = &run.manifest.grader_digest;
-    assert!(run.conversations.iter().all(|c| &c.grader_digest == digest));
+    // Each record carries its own suite's grader digest, as the manifest records it.
+    let graders = &run.manifest.graders;
+    assert_eq!(
+        run.manifest.grader_digest,
+        passk::grade::freeze::combined_digest(graders)
+    );
+    assert!(
+        run.conversations
+            .iter()
+            .all(|c| c.grader_digest == graders[&c.suite].digest)
+    );
+    assert!(
+        run.router
+            .iter()
+            .all(|r| r.grader_digest == graders["router"].digest)
+    );
     // Seeds are paired: the same (task, trial, turn, step) gets the same seed for both models.
     let seeds = |m: &str| -> Vec<Option<i64>> {
         let mut v: Vec<_> = run.conversations.iter().filter(|c| c.model == m).collect();

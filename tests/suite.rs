@@ -3,7 +3,7 @@
 
 use crate::util::layout::{LAYOUTS, redump_tree};
 use crate::util::{copy_data, output, passk, root, tempdir};
-use passk::grade::freeze::{grader_digest, read_lock};
+use passk::grade::freeze::{current, read_lock};
 use passk::suite::replay::{play, replay};
 use passk::suite::{Domain, Evidence, ToolOutcome, ToolVariant};
 use passk::suites::router::load_router;
@@ -320,8 +320,14 @@ fn the_committed_lock_matches_and_carries_the_grader_digest() {
         "graders/graders.lock is stale: run `passk freeze`\n{out}{err}"
     );
     let lock = read_lock(&root()).expect("lock");
-    assert_eq!(grader_digest(&root()).expect("digest"), lock.digest());
-    assert!(out.contains(&lock.digest()));
+    assert_eq!(current(&root()).expect("now").suites, lock.suites);
+    for (name, part) in &lock.suites {
+        assert!(
+            out.contains(&format!("{name}: grader digest {}", part.digest)),
+            "{out}"
+        );
+    }
+    assert_eq!(lock.suites.len(), 4, "one digest per suite: {out}");
 }
 
 #[test]
@@ -340,7 +346,11 @@ fn editing_any_grader_file_fails_verify_and_names_it() {
         std::fs::write(&path, text).expect("write");
         let (code, _, err) = output(passk().args(["verify", "--root"]).arg(dir.path()));
         assert_eq!(code, 3, "{file}: {err}");
-        assert!(err.contains(&format!("graders/{file} changed")), "{err}");
+        let suite = file.split('/').next().unwrap_or_default();
+        assert!(
+            err.contains(&format!("suite {suite}: graders/{file} changed")),
+            "{err}"
+        );
     }
 }
 
@@ -397,9 +407,15 @@ fn freeze_then_verify_in_a_copy() {
     assert!(err.contains("missing"), "{err}");
     let (code, out, _) = output(passk().args(["freeze", "--root"]).arg(dir.path()));
     assert_eq!(code, 0);
+    let lock = read_lock(dir.path()).expect("lock");
     let graders = walk(&dir.path().join("graders"));
+    let frozen: usize = lock
+        .suites
+        .values()
+        .map(|p| p.files.keys().filter(|f| f.starts_with("graders/")).count())
+        .sum();
     assert!(
-        out.contains(&format!("{} grader files", graders - 1)),
+        frozen == graders - 1,
         "every file under graders/ but the lock: {out}"
     );
     let (code, _, _) = output(passk().args(["verify", "--root"]).arg(dir.path()));

@@ -1,22 +1,22 @@
-//! Embeds the SHA-256 of the grading source (the files whose behaviour decides a verdict) as
-//! `PASSK_GRADING_SOURCE_DIGEST`, so `graders/graders.lock` can pin the code as well as the data;
-//! and, when built from a git checkout, the commit as `PASSK_GIT_COMMIT` for run manifests.
+//! Embeds the SHA-256 of each suite's grading source (the files whose behaviour decides its
+//! verdicts) as `PASSK_GRADING_SOURCES` (`store=<sha>;…;mcp=<sha>`), so `graders/graders.lock`
+//! can pin each suite's code as well as its data; and, when built from a git checkout, the commit
+//! as `PASSK_GIT_COMMIT` for run manifests.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// The shared grading source, relative to the crate root: the grading machinery and the value types
-/// the graders compare.
-/// `src/mcp/grade.rs` and `expect.rs` grade every suite whose tools are an MCP server.
-const SHARED_GRADING_SOURCE: [&str; 5] = [
-    "src/grade",
-    "src/suite/date.rs",
-    "src/suite/money.rs",
-    "src/mcp/expect.rs",
-    "src/mcp/grade.rs",
-];
+/// The grading source every suite shares, relative to the crate root: the grading machinery and
+/// the value types the graders compare.
+const CORE_GRADING_SOURCE: [&str; 3] = ["src/grade", "src/suite/date.rs", "src/suite/money.rs"];
 
-/// The folder holding one folder per suite.
+/// What grades every suite whose tools are an MCP server, beside the core.
+const MCP_GRADING_SOURCE: [&str; 2] = ["src/mcp/expect.rs", "src/mcp/grade.rs"];
+
+/// The name the MCP suites' grading source goes by in `PASSK_GRADING_SOURCES`.
+const MCP: &str = "mcp";
+
+/// The folder holding one folder per compiled-in suite.
 const SUITES: &str = "src/suites";
 
 /// The files of a suite's folder that make up its grading source, where present: its grader and
@@ -24,26 +24,35 @@ const SUITES: &str = "src/suites";
 /// and hashed by these names, with no list to edit.
 const SUITE_GRADING_FILES: [&str; 4] = ["grade.rs", "data.rs", "expect.rs", "policy.rs"];
 
-/// Every path of the grading source, relative to the crate root: the shared part, then each suite
-/// folder's grading files, folders in name order.
-fn grading_source(root: &Path) -> Vec<String> {
+/// Each suite's grading source, relative to the crate root: the core, then the suite's own files
+/// (its folder's grading files; the MCP grader for `mcp`), suites in name order, `mcp` last.
+fn grading_sources(root: &Path) -> Vec<(String, Vec<String>)> {
     let mut suites: Vec<PathBuf> = std::fs::read_dir(root.join(SUITES))
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
     suites.retain(|p| p.is_dir());
     suites.sort();
-    let mut out: Vec<String> = SHARED_GRADING_SOURCE
-        .iter()
-        .map(|p| p.to_string())
-        .collect();
+    let with_core = |own: Vec<String>| {
+        let mut all: Vec<String> = CORE_GRADING_SOURCE.iter().map(|p| p.to_string()).collect();
+        all.extend(own);
+        all
+    };
+    let mut out = Vec::new();
     for dir in suites {
-        let name = dir.file_name().unwrap_or_default().to_string_lossy();
-        for file in SUITE_GRADING_FILES {
-            if dir.join(file).is_file() {
-                out.push(format!("{SUITES}/{name}/{file}"));
-            }
-        }
+        let name = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let own = SUITE_GRADING_FILES
+            .iter()
+            .filter(|f| dir.join(f).is_file())
+            .map(|f| format!("{SUITES}/{name}/{f}"))
+            .collect();
+        out.push((name, with_core(own)));
     }
+    let own = MCP_GRADING_SOURCE.iter().map(|p| p.to_string()).collect();
+    out.push((MCP.to_string(), with_core(own)));
     out
 }
 
@@ -61,21 +70,17 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn main() {
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
-    let source = grading_source(&root);
-    // The suites folder itself: a suite added or removed changes the list.
-    println!("cargo:rerun-if-changed={SUITES}");
+/// SHA-256 of the Rust files under `paths`, each with its path, in path order.
+fn digest_of(root: &Path, paths: &[String]) -> String {
     let mut files = Vec::new();
-    for p in &source {
-        println!("cargo:rerun-if-changed={p}");
+    for p in paths {
         collect(&root.join(p), &mut files);
     }
     files.sort();
     let mut hasher = Sha256::new();
     for f in &files {
         let rel = f
-            .strip_prefix(&root)
+            .strip_prefix(root)
             .unwrap_or(f)
             .to_string_lossy()
             .replace('\\', "/");
@@ -87,15 +92,36 @@ fn main() {
         hasher.update(&text);
         hasher.update([0u8]);
     }
-    let digest: String = hasher
+    hasher
         .finalize()
         .iter()
         .map(|b| format!("{b:02x}"))
-        .collect();
-    println!("cargo:rustc-env=PASSK_GRADING_SOURCE_DIGEST={digest}");
+        .collect()
+}
+
+fn main() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
+    // The suites folder itself: a suite added or removed changes the list.
+    println!("cargo:rerun-if-changed={SUITES}");
+    let sources = grading_sources(&root);
+    let mut digests = Vec::new();
+    let mut listed: Vec<String> = Vec::new();
+    for (name, paths) in &sources {
+        for p in paths {
+            println!("cargo:rerun-if-changed={p}");
+            if !listed.contains(p) {
+                listed.push(p.clone());
+            }
+        }
+        digests.push(format!("{name}={}", digest_of(&root, paths)));
+    }
+    println!(
+        "cargo:rustc-env=PASSK_GRADING_SOURCES={}",
+        digests.join(";")
+    );
     println!(
         "cargo:rustc-env=PASSK_GRADING_SOURCE_FILES={}",
-        source.join(", ")
+        listed.join(", ")
     );
     println!("cargo:rerun-if-changed=build.rs");
     git_commit(&root);

@@ -36,13 +36,13 @@ pub enum RecordsError {
     },
     /// The two runs were graded by different graders and the caller did not allow it.
     #[error(
-        "the runs were graded by different graders ({a} vs {b}); pass --allow-different-graders to compare anyway"
+        "the runs were graded by different graders: {}; pass --allow-different-graders to compare anyway",
+        .differences.join("; ")
     )]
     DifferentGraders {
-        /// Grader digest of the first run.
-        a: String,
-        /// Grader digest of the second run.
-        b: String,
+        /// Each difference: a suite both runs played and a file of it that differs (or, for runs
+        /// written before per-suite graders, the two digests).
+        differences: Vec<String>,
     },
     /// The noise run is not a second run of run A's configuration.
     #[error(

@@ -1,26 +1,48 @@
-//! Freezing the graders: `graders/graders.lock` lists the SHA-256 of every file under `graders/`,
-//! of every file an MCP suite's server runs from (`tasks/<suite>/mcp.json` and the files it
-//! declares) and of the grading source (embedded at build time by `build.rs`). `write_lock` writes it,
-//! `verify` compares it with what is on disk and names every file that moved. The grader digest
-//! stamped on records is the SHA-256 of the lock's body, so equal digests mean equal graders.
+//! Freezing the graders, one digest per suite: `graders/graders.lock` lists, for each suite, the
+//! SHA-256 of its files under `graders/<suite>/`, of every file its MCP server runs from
+//! (`tasks/<suite>/mcp.json` and the files it declares) and of its grading source (embedded at
+//! build time by `build.rs`). A suite's digest is the SHA-256 of its own lines, so adding,
+//! changing or removing one suite never moves another's. `write_lock` writes the lock; `verify`
+//! and `verify_suites` compare it with the disk and name every suite and file that moved.
 
 use crate::suite::load::{hex, sha256_hex};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// SHA-256 of the grading source, computed by `build.rs`.
-pub const GRADING_SOURCE_DIGEST: &str = env!("PASSK_GRADING_SOURCE_DIGEST");
+/// Each suite's grading-source digest (`store=<sha>;…;mcp=<sha>`), computed by `build.rs`.
+const GRADING_SOURCES: &str = env!("PASSK_GRADING_SOURCES");
 
-/// The files and folders the grading-source digest covers.
+/// The files and folders the grading-source digests cover.
 pub const GRADING_SOURCE_FILES: &str = env!("PASSK_GRADING_SOURCE_FILES");
 
-/// The graders' folder, relative to the project root.
+/// The graders' folder, relative to the experiment directory.
 pub const GRADERS_DIR: &str = "graders";
 
 /// The lock file's name inside `graders/`.
 pub const LOCK_NAME: &str = "graders.lock";
+
+/// Which passk writes a lock: `passk <version> <commit>`.
+pub fn this_passk() -> String {
+    format!(
+        "passk {} {}",
+        env!("CARGO_PKG_VERSION"),
+        option_env!("PASSK_GIT_COMMIT").unwrap_or("unknown-commit")
+    )
+}
+
+/// The grading-source digest of suite `name`: its own for a compiled-in suite, the MCP grader's
+/// for any other.
+pub fn source_digest(name: &str) -> &'static str {
+    let of = |wanted: &str| {
+        GRADING_SOURCES
+            .split(';')
+            .find_map(|kv| kv.strip_prefix(wanted)?.strip_prefix('='))
+    };
+    of(name).or_else(|| of("mcp")).unwrap_or_default()
+}
 
 /// What went wrong while freezing or verifying.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +59,9 @@ pub enum FreezeError {
     #[error("{0}")]
     Declaration(String),
     /// There is no lock to verify against.
-    #[error("{path} is missing; run `passk freeze` to write it")]
+    #[error(
+        "{path} is missing; run `passk freeze` in the experiment directory (or give --root DIR)"
+    )]
     Missing {
         /// Where the lock was expected.
         path: PathBuf,
@@ -52,15 +76,24 @@ pub enum FreezeError {
         /// What is wrong.
         message: String,
     },
-    /// The graders or the grading source changed since the lock was written.
+    /// The lock was written by a passk that kept one digest for every suite.
+    #[error(
+        "{path} was written by an older passk, with one digest for every suite; check the graders \
+         are the ones you mean, then run `passk freeze` to lock each suite on its own"
+    )]
+    OldFormat {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// Suites changed since the lock was written.
     #[error("graders/graders.lock does not match: {}; run `passk freeze` if the change is intended", list(.changes))]
     Mismatch {
-        /// Every difference, in path order.
-        changes: Vec<Change>,
+        /// Every difference, by suite, in suite and path order.
+        changes: Vec<SuiteChange>,
     },
 }
 
-fn list(changes: &[Change]) -> String {
+fn list(changes: &[SuiteChange]) -> String {
     changes
         .iter()
         .map(ToString::to_string)
@@ -68,7 +101,8 @@ fn list(changes: &[Change]) -> String {
         .join("; ")
 }
 
-/// One difference between the lock and the disk; each file by its path from the project root.
+/// One difference between the lock and the disk; each file by its path from the experiment
+/// directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// A frozen file's bytes changed.
@@ -79,156 +113,203 @@ pub enum Change {
     Removed(String),
     /// The grading source (code) changed.
     GradingSource,
+    /// The suite is not in the lock at all.
+    NotFrozen,
+    /// The suite is in the lock but no longer on disk.
+    Gone,
 }
 
-impl fmt::Display for Change {
+/// A [`Change`] of one suite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteChange {
+    /// The suite.
+    pub suite: String,
+    /// What changed.
+    pub change: Change,
+}
+
+impl fmt::Display for SuiteChange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Change::Modified(p) => write!(f, "{p} changed"),
-            Change::Added(p) => write!(f, "{p} is new"),
-            Change::Removed(p) => write!(f, "{p} was removed"),
+        let s = &self.suite;
+        match &self.change {
+            Change::Modified(p) => write!(f, "suite {s}: {p} changed"),
+            Change::Added(p) => write!(f, "suite {s}: {p} is new"),
+            Change::Removed(p) => write!(f, "suite {s}: {p} was removed"),
             Change::GradingSource => {
-                write!(f, "the grading source ({GRADING_SOURCE_FILES}) changed")
+                write!(f, "suite {s}: its grading source (passk's code) changed")
             }
+            Change::NotFrozen => write!(f, "suite {s} is not frozen yet"),
+            Change::Gone => write!(f, "suite {s} is locked but no longer here"),
         }
     }
 }
 
-/// The content of a lock: the grading-source digest, each grader file's digest and each MCP
-/// server file's digest.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Lock {
-    /// SHA-256 of the grading source.
+/// One suite's part of the lock: its grading-source digest and each frozen file's digest, by path
+/// from the experiment directory (with `/`). A run's manifest keeps the parts of the suites it
+/// played, so `compare` can name the files that differ.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SuiteLock {
+    /// SHA-256 of the lines below: the suite's grader digest, stamped on its records.
+    pub digest: String,
+    /// SHA-256 of the suite's grading source.
     pub source: String,
-    /// SHA-256 of each grader file, by path relative to `graders/` (with `/`).
+    /// SHA-256 of each frozen file.
     pub files: BTreeMap<String, String>,
-    /// SHA-256 of each file an MCP suite's server runs from, by path from the project root
-    /// (`runs` lines).
-    pub runs: BTreeMap<String, String>,
 }
 
-impl Lock {
+impl SuiteLock {
+    /// The part of a suite with this source and these files, its digest computed.
+    pub fn new(source: String, files: BTreeMap<String, String>) -> SuiteLock {
+        let mut lock = SuiteLock {
+            digest: String::new(),
+            source,
+            files,
+        };
+        lock.digest = sha256_hex(lock.body().as_bytes());
+        lock
+    }
+
     fn body(&self) -> String {
         let mut s = format!("source {}\n", self.source);
         for (p, h) in &self.files {
             s.push_str(&format!("file {h} {p}\n"));
         }
-        for (p, h) in &self.runs {
-            s.push_str(&format!("runs {h} {p}\n"));
+        s
+    }
+
+    /// The differences from `self` (locked) to `now`, suite `name`'s.
+    pub fn changes_to(&self, name: &str, now: &SuiteLock) -> Vec<SuiteChange> {
+        let mut out = Vec::new();
+        if self.source != now.source {
+            out.push(Change::GradingSource);
+        }
+        for (p, h) in &now.files {
+            match self.files.get(p) {
+                None => out.push(Change::Added(p.clone())),
+                Some(old) if old != h => out.push(Change::Modified(p.clone())),
+                _ => {}
+            }
+        }
+        for p in self.files.keys().filter(|p| !now.files.contains_key(*p)) {
+            out.push(Change::Removed(p.clone()));
+        }
+        out.into_iter()
+            .map(|change| SuiteChange {
+                suite: name.to_string(),
+                change,
+            })
+            .collect()
+    }
+}
+
+/// A whole lock: which passk wrote it, and each suite's part.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Lock {
+    /// `passk <version> <commit>` of the passk that wrote it.
+    pub frozen_by: String,
+    /// Each suite's part, by name.
+    pub suites: BTreeMap<String, SuiteLock>,
+}
+
+impl Lock {
+    /// The lock file's text.
+    pub fn render(&self) -> String {
+        let mut s = String::from(
+            "# One digest per suite: the SHA-256 of its lines below, which hash its files under\n\
+             # graders/<suite>/, the files its MCP server runs from, and its grading source.\n\
+             # Written by `passk freeze`; checked by `passk verify` and before every run.\n",
+        );
+        s.push_str(&format!("frozen-by {}\n", self.frozen_by));
+        for (name, part) in &self.suites {
+            s.push_str(&format!("\nsuite {name} {}\n", part.digest));
+            s.push_str(&format!("source {name} {}\n", part.source));
+            for (p, h) in &part.files {
+                s.push_str(&format!("file {name} {h} {p}\n"));
+            }
         }
         s
     }
 
-    /// The combined grader digest (SHA-256 of the lock's body).
-    pub fn digest(&self) -> String {
-        sha256_hex(self.body().as_bytes())
-    }
-
-    /// The lock file's text.
-    pub fn render(&self) -> String {
-        format!(
-            "# SHA-256 of every file under graders/, of every file an MCP suite's server runs from\n\
-             # and of the grading source.\n\
-             # Written by `passk freeze`; checked by `passk verify` and before every run.\n\
-             digest {}\n{}",
-            self.digest(),
-            self.body()
-        )
-    }
-
-    /// Parses a lock file's text (the `digest` line must agree with the body).
+    /// Parses a lock file's text (each `suite` line must agree with its suite's lines).
     pub fn parse(path: &Path, text: &str) -> Result<Lock, FreezeError> {
         let bad = |line: usize, message: &str| FreezeError::Malformed {
             path: path.to_path_buf(),
             line,
             message: message.into(),
         };
-        let mut digest = None;
-        let mut digest_line = 1;
-        let mut source = None;
-        let mut files = BTreeMap::new();
-        let mut runs = BTreeMap::new();
-        let last_line = text.lines().count().max(1);
+        let mut lock = Lock::default();
+        let mut stated: BTreeMap<String, (usize, String)> = BTreeMap::new();
+        let mut sources: BTreeMap<String, String> = BTreeMap::new();
+        let mut files: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let line = line.trim_end();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let (kind, rest) = line
-                .split_once(' ')
-                .ok_or_else(|| bad(n, "expected `<kind> <value>`"))?;
-            match kind {
-                "digest" => {
-                    digest = Some(rest.to_string());
-                    digest_line = n;
+            let words: Vec<&str> = line.splitn(4, ' ').collect();
+            match words.as_slice() {
+                ["digest", ..] => return Err(FreezeError::OldFormat { path: path.into() }),
+                ["frozen-by", ..] => lock.frozen_by = line["frozen-by ".len()..].to_string(),
+                ["suite", name, digest] => {
+                    stated.insert(name.to_string(), (n, digest.to_string()));
                 }
-                "source" => source = Some(rest.to_string()),
-                "file" | "runs" => {
-                    let (h, p) = rest
-                        .split_once(' ')
-                        .ok_or_else(|| bad(n, "expected `<kind> <sha256> <path>`"))?;
-                    let map = if kind == "file" {
-                        &mut files
-                    } else {
-                        &mut runs
-                    };
-                    map.insert(p.to_string(), h.to_string());
+                ["source", name, sha] => {
+                    sources.insert(name.to_string(), sha.to_string());
+                }
+                ["file", name, sha, p] => {
+                    let part = files.entry(name.to_string()).or_default();
+                    part.insert(p.to_string(), sha.to_string());
                 }
                 _ => {
                     return Err(bad(
                         n,
-                        "unknown line kind (expected digest, source, file or runs)",
+                        "expected `frozen-by …`, `suite <name> <sha256>`, `source <name> <sha256>` \
+                         or `file <name> <sha256> <path>`",
                     ));
                 }
             }
         }
-        let lock = Lock {
-            source: source.ok_or_else(|| bad(last_line, "no `source` line in the whole file"))?,
-            files,
-            runs,
-        };
-        if digest.as_deref() != Some(lock.digest().as_str()) {
-            return Err(bad(
-                digest_line,
-                "the `digest` line does not match the lines below it (edited by hand?)",
-            ));
+        for (name, (n, digest)) in stated {
+            let source = sources
+                .remove(&name)
+                .ok_or_else(|| bad(n, "this suite has no `source` line"))?;
+            let part = SuiteLock::new(source, files.remove(&name).unwrap_or_default());
+            if part.digest != digest {
+                return Err(bad(
+                    n,
+                    "the suite's digest does not match its lines (edited by hand?)",
+                ));
+            }
+            lock.suites.insert(name, part);
+        }
+        if let Some(name) = sources.keys().chain(files.keys()).next() {
+            let n = 1 + text
+                .lines()
+                .position(|l| l.split(' ').nth(1) == Some(name.as_str()))
+                .unwrap_or_default();
+            return Err(bad(n, "a line of a suite that has no `suite` line"));
         }
         Ok(lock)
     }
 
-    /// The differences from `self` (the lock) to `now` (the disk).
-    pub fn changes_to(&self, now: &Lock) -> Vec<Change> {
+    /// The differences from `self` (the lock) to `now` (the disk), suite by suite.
+    pub fn changes_to(&self, now: &Lock) -> Vec<SuiteChange> {
+        let names: BTreeSet<&String> = self.suites.keys().chain(now.suites.keys()).collect();
         let mut out = Vec::new();
-        if self.source != now.source {
-            out.push(Change::GradingSource);
+        for name in names {
+            let change = |change| SuiteChange {
+                suite: name.clone(),
+                change,
+            };
+            match (self.suites.get(name), now.suites.get(name)) {
+                (Some(locked), Some(here)) => out.extend(locked.changes_to(name, here)),
+                (None, Some(_)) => out.push(change(Change::NotFrozen)),
+                (Some(_), None) => out.push(change(Change::Gone)),
+                (None, None) => {}
+            }
         }
-        let graders = format!("{GRADERS_DIR}/");
-        map_changes(&self.files, &now.files, &graders, &mut out);
-        map_changes(&self.runs, &now.runs, "", &mut out);
         out
-    }
-}
-
-/// The changes from `locked` to `now`, each path shown after `prefix`: new and changed files in
-/// path order, then removed ones.
-fn map_changes(
-    locked: &BTreeMap<String, String>,
-    now: &BTreeMap<String, String>,
-    prefix: &str,
-    out: &mut Vec<Change>,
-) {
-    for (p, h) in now {
-        match locked.get(p) {
-            None => out.push(Change::Added(format!("{prefix}{p}"))),
-            Some(old) if old != h => out.push(Change::Modified(format!("{prefix}{p}"))),
-            _ => {}
-        }
-    }
-    for p in locked.keys() {
-        if !now.contains_key(p) {
-            out.push(Change::Removed(format!("{prefix}{p}")));
-        }
     }
 }
 
@@ -237,63 +318,94 @@ pub fn lock_path(root: &Path) -> PathBuf {
     root.join(GRADERS_DIR).join(LOCK_NAME)
 }
 
-fn scan(dir: &Path, rel: &str, out: &mut BTreeMap<String, String>) -> Result<(), FreezeError> {
-    let io = |source| FreezeError::Io {
-        path: dir.to_path_buf(),
+fn io(path: &Path) -> impl Fn(std::io::Error) -> FreezeError + '_ {
+    move |source| FreezeError::Io {
+        path: path.to_path_buf(),
         source,
-    };
+    }
+}
+
+/// Every file under `dir`, by its path from the experiment directory (`rel` is `dir`'s).
+fn scan(dir: &Path, rel: &str, out: &mut BTreeMap<String, String>) -> Result<(), FreezeError> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(io)?
+        .map_err(io(dir))?
         .collect::<Result<_, _>>()
-        .map_err(io)?;
+        .map_err(io(dir))?;
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let name = e.file_name().to_string_lossy().into_owned();
         let path = e.path();
-        let child = if rel.is_empty() {
-            name.clone()
-        } else {
-            format!("{rel}/{name}")
-        };
-        let ft = e.file_type().map_err(|source| FreezeError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        if ft.is_dir() {
+        let child = format!("{rel}/{name}");
+        if e.file_type().map_err(io(&path))?.is_dir() {
             scan(&path, &child, out)?;
-        } else if child != LOCK_NAME {
-            let bytes = std::fs::read(&path).map_err(|source| FreezeError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            out.insert(child, hex(&Sha256::digest(&bytes)));
+        } else if child != format!("{GRADERS_DIR}/{LOCK_NAME}") {
+            out.insert(child, file_digest(&path)?);
         }
     }
     Ok(())
 }
 
-/// The lock the current graders, MCP server files and grading source would have.
-pub fn current(root: &Path) -> Result<Lock, FreezeError> {
-    let mut files = BTreeMap::new();
-    scan(&root.join(GRADERS_DIR), "", &mut files)?;
-    let mut runs = BTreeMap::new();
-    for rel in crate::suite::mcp_config::frozen_files(root)
-        .map_err(|e| FreezeError::Declaration(e.to_string()))?
-    {
-        let path = root.join(&rel);
-        let bytes = std::fs::read(&path).map_err(|source| FreezeError::Io { path, source })?;
-        runs.insert(rel, hex(&Sha256::digest(&bytes)));
-    }
-    Ok(Lock {
-        source: GRADING_SOURCE_DIGEST.to_string(),
-        files,
-        runs,
-    })
+fn file_digest(path: &Path) -> Result<String, FreezeError> {
+    let bytes = std::fs::read(path).map_err(io(path))?;
+    Ok(hex(&Sha256::digest(&bytes)))
 }
 
-/// The combined grader digest of what is on disk now (stamped on every record).
-pub fn grader_digest(root: &Path) -> Result<String, FreezeError> {
-    Ok(current(root)?.digest())
+/// Every suite the experiment directory holds graders or a server for: each folder under
+/// `graders/`, and each folder under `tasks/` with an `mcp.json`.
+fn suite_names(root: &Path) -> Result<BTreeSet<String>, FreezeError> {
+    let mut names = BTreeSet::new();
+    let graders = root.join(GRADERS_DIR);
+    for e in std::fs::read_dir(&graders).map_err(io(&graders))? {
+        let e = e.map_err(io(&graders))?;
+        if e.file_type().map_err(io(&e.path()))?.is_dir() {
+            names.insert(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    let tasks = root.join("tasks");
+    if let Ok(entries) = std::fs::read_dir(&tasks) {
+        for e in entries.flatten() {
+            if e.path().join(crate::suite::mcp_config::FILE).is_file() {
+                names.insert(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// Suite `name`'s part as it is on disk now.
+fn current_suite(root: &Path, name: &str) -> Result<SuiteLock, FreezeError> {
+    let mut files = BTreeMap::new();
+    let graders = root.join(GRADERS_DIR);
+    // A file directly under graders/ belongs to no one suite, so every suite hashes it.
+    for e in std::fs::read_dir(&graders).map_err(io(&graders))? {
+        let e = e.map_err(io(&graders))?;
+        let rel = format!("{GRADERS_DIR}/{}", e.file_name().to_string_lossy());
+        if e.file_type().map_err(io(&e.path()))?.is_file() && e.file_name() != LOCK_NAME {
+            files.insert(rel, file_digest(&e.path())?);
+        }
+    }
+    let own = graders.join(name);
+    if own.is_dir() {
+        scan(&own, &format!("{GRADERS_DIR}/{name}"), &mut files)?;
+    }
+    for rel in crate::suite::mcp_config::frozen_files_of(root, name)
+        .map_err(|e| FreezeError::Declaration(e.to_string()))?
+    {
+        files.insert(rel.clone(), file_digest(&root.join(rel))?);
+    }
+    Ok(SuiteLock::new(source_digest(name).to_string(), files))
+}
+
+/// The lock the experiment directory would have now, every suite in it.
+pub fn current(root: &Path) -> Result<Lock, FreezeError> {
+    let mut suites = BTreeMap::new();
+    for name in suite_names(root)? {
+        suites.insert(name.clone(), current_suite(root, &name)?);
+    }
+    Ok(Lock {
+        frozen_by: this_passk(),
+        suites,
+    })
 }
 
 /// Reads `graders/graders.lock`.
@@ -321,148 +433,62 @@ pub fn read_lock(root: &Path) -> Result<Lock, FreezeError> {
     }
 }
 
-/// Writes `graders/graders.lock` for the current graders; returns what was written.
+/// Writes `graders/graders.lock` for every suite as it is now; returns what was written.
 pub fn write_lock(root: &Path) -> Result<Lock, FreezeError> {
     let lock = current(root)?;
     let path = lock_path(root);
-    std::fs::write(&path, lock.render()).map_err(|source| FreezeError::Io { path, source })?;
+    std::fs::write(&path, lock.render()).map_err(io(&path))?;
     Ok(lock)
 }
 
-/// Checks the lock against the disk; returns the grader digest when they match.
-pub fn verify(root: &Path) -> Result<String, FreezeError> {
+/// Checks the whole lock against the disk; returns the lock when every suite matches.
+pub fn verify(root: &Path) -> Result<Lock, FreezeError> {
     let locked = read_lock(root)?;
     let now = current(root)?;
     let changes = locked.changes_to(&now);
     if changes.is_empty() {
-        Ok(now.digest())
+        Ok(now)
     } else {
         Err(FreezeError::Mismatch { changes })
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().expect("tmp");
-        std::fs::create_dir_all(dir.path().join("graders/store")).expect("mkdir");
-        std::fs::write(dir.path().join("graders/store/a.json"), "{}").expect("write");
-        std::fs::write(dir.path().join("graders/b.json"), "[]").expect("write");
-        dir
-    }
-
-    #[test]
-    fn freeze_then_verify_then_detect_each_kind_of_change() {
-        let dir = tree();
-        let root = dir.path();
-        assert!(matches!(verify(root), Err(FreezeError::Missing { .. })));
-        let lock = write_lock(root).expect("freeze");
-        assert_eq!(verify(root).expect("verify"), lock.digest());
-        assert_eq!(grader_digest(root).expect("digest"), lock.digest());
-
-        std::fs::write(root.join("graders/store/a.json"), "{ }").expect("edit");
-        std::fs::write(root.join("graders/c.json"), "1").expect("add");
-        std::fs::remove_file(root.join("graders/b.json")).expect("rm");
-        let Err(FreezeError::Mismatch { changes }) = verify(root) else {
-            panic!("expected a mismatch")
-        };
-        assert_eq!(
-            changes,
-            vec![
-                Change::Added("graders/c.json".into()),
-                Change::Modified("graders/store/a.json".into()),
-                Change::Removed("graders/b.json".into())
-            ]
-        );
-        let msg = FreezeError::Mismatch { changes }.to_string();
-        assert!(msg.contains("graders/store/a.json changed"), "{msg}");
-    }
-
-    #[test]
-    fn the_files_an_mcp_server_runs_from_are_frozen() {
-        let dir = tree();
-        let root = dir.path();
-        let suite = root.join("tasks/desk");
-        std::fs::create_dir_all(&suite).expect("mkdir");
-        std::fs::write(suite.join("server.py"), "print()").expect("write");
-        std::fs::write(
-            suite.join("mcp.json"),
-            r#"{"command": "python3", "args": ["server.py"], "files": ["server.py"], "end_state": "desk://state"}"#,
-        )
-        .expect("write");
-        let lock = write_lock(root).expect("freeze");
-        let frozen: Vec<&str> = lock.runs.keys().map(String::as_str).collect();
-        assert_eq!(frozen, ["tasks/desk/mcp.json", "tasks/desk/server.py"]);
-        assert!(lock.render().contains("runs "), "{}", lock.render());
-        assert_eq!(verify(root).expect("verify"), lock.digest());
-        std::fs::write(suite.join("server.py"), "print(1)").expect("edit");
-        let Err(FreezeError::Mismatch { changes }) = verify(root) else {
-            panic!("expected a mismatch")
-        };
-        assert_eq!(
-            changes,
-            vec![Change::Modified("tasks/desk/server.py".into())]
-        );
-        std::fs::remove_file(suite.join("server.py")).expect("rm");
-        assert!(matches!(verify(root), Err(FreezeError::Declaration(_))));
-    }
-
-    #[test]
-    fn a_different_source_digest_is_reported() {
-        let dir = tree();
-        let mut lock = write_lock(dir.path()).expect("freeze");
-        lock.source = "0".repeat(64);
-        std::fs::write(lock_path(dir.path()), lock.render()).expect("write");
-        let Err(FreezeError::Mismatch { changes }) = verify(dir.path()) else {
-            panic!("expected a mismatch")
-        };
-        assert_eq!(changes, vec![Change::GradingSource]);
-    }
-
-    #[test]
-    fn a_hand_edited_lock_is_malformed() {
-        let dir = tree();
-        let lock = write_lock(dir.path()).expect("freeze");
-        let text = lock.render().replace("file ", "file 00");
-        std::fs::write(lock_path(dir.path()), text).expect("write");
-        assert!(matches!(
-            verify(dir.path()),
-            Err(FreezeError::Malformed { .. })
-        ));
-    }
-
-    #[test]
-    fn malformed_locks_name_a_real_line() {
-        let dir = tree();
-        write_lock(dir.path()).expect("freeze");
-        let path = lock_path(dir.path());
-        let text = std::fs::read_to_string(&path).expect("read");
-        let edited = text.replacen("source ", "source 0", 1);
-        std::fs::write(&path, &edited).expect("write");
-        let err = read_lock(dir.path()).expect_err("digest");
-        let digest_line = 1 + edited
-            .lines()
-            .position(|l| l.starts_with("digest"))
-            .expect("digest");
-        assert!(
-            err.to_string()
-                .contains(&format!("graders.lock:{digest_line}:")),
-            "{err}"
-        );
-        let no_source: String = text
-            .lines()
-            .filter(|l| !l.starts_with("source"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        std::fs::write(&path, &no_source).expect("write");
-        let err = read_lock(dir.path()).expect_err("no source");
-        assert!(!err.to_string().contains(":0:"), "{err}");
-        std::fs::write(&path, b"# lock\n\xff\xfe\n").expect("write");
-        match read_lock(dir.path()) {
-            Err(FreezeError::Malformed { line, .. }) => assert_eq!(line, 2),
-            other => panic!("expected a malformed lock, got {other:?}"),
+/// Checks only the suites `names` against the lock (what a run plays: another suite's state does
+/// not matter to it); returns their parts when they match.
+pub fn verify_suites(
+    root: &Path,
+    names: &[&str],
+) -> Result<BTreeMap<String, SuiteLock>, FreezeError> {
+    let locked = read_lock(root)?;
+    let mut out = BTreeMap::new();
+    let mut changes = Vec::new();
+    for &name in names {
+        let here = current_suite(root, name)?;
+        match locked.suites.get(name) {
+            Some(part) => changes.extend(part.changes_to(name, &here)),
+            None => changes.push(SuiteChange {
+                suite: name.to_string(),
+                change: Change::NotFrozen,
+            }),
         }
+        out.insert(name.to_string(), here);
+    }
+    if changes.is_empty() {
+        Ok(out)
+    } else {
+        Err(FreezeError::Mismatch { changes })
     }
 }
+
+/// One digest for a set of suites' parts (a run's manifest's `grader_digest`): the SHA-256 of
+/// `<suite> <digest>` lines.
+pub fn combined_digest(parts: &BTreeMap<String, SuiteLock>) -> String {
+    let lines: String = parts
+        .iter()
+        .map(|(name, p)| format!("{name} {}\n", p.digest))
+        .collect();
+    sha256_hex(lines.as_bytes())
+}
+
+#[cfg(test)]
+mod tests;

@@ -39,7 +39,8 @@ pub(crate) fn new_manifest(
         passk_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: option_env!("PASSK_GIT_COMMIT").map(String::from),
         created: crate::timefmt::now_rfc3339(),
-        grader_digest: suites.grader_digest.clone(),
+        grader_digest: crate::grade::freeze::combined_digest(&suites.graders),
+        graders: suites.graders.clone(),
         settings: serde_json::to_value(s).unwrap_or_default(),
         experiment_file: exp.experiment_file.clone(),
         suite_digests: suites

@@ -19,6 +19,7 @@ use crate::runner::record::{Manifest, Outcome, Record};
 use crate::runner::record_file::key_and_outcome;
 use crate::runner::run_error::{RunError, SERVER_LOST_AFTER};
 use crate::runner::schedule::TrialSpec;
+use crate::runner::settings::SuiteChoice;
 use crate::runner::spec::{Experiment, RunSummary};
 use crate::runner::suite_set::Suites;
 use crate::wire::outcome::Attempt;
@@ -316,7 +317,10 @@ async fn play_trial(
         model: spec.model(),
         settings: s,
         telemetry: &server.telemetry,
-        grader_digest: &suites.grader_digest,
+        grader_digest: suites.grader_digest(match spec {
+            TrialSpec::Conversation { suite, .. } => suite,
+            TrialSpec::Router { .. } => SuiteChoice::Router.name(),
+        }),
         router_in_front: match spec {
             TrialSpec::Conversation {
                 router_in_front: true,

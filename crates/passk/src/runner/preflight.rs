@@ -26,12 +26,17 @@ pub enum PreflightError {
         error: String,
     },
     /// The model is not pulled (Ollama), or not served (an OpenAI-compatible server).
-    #[error("model '{model}' is not available on {host}: {error}. {}", api.provider().fetch(model))]
+    #[error("model '{model}' is not available on {host}: {error}. {}", match nearest {
+        Some(near) => format!("Did you mean {near}? The server has it"),
+        None => api.provider().fetch(model),
+    })]
     ModelMissing {
         /// The API the run speaks.
         api: ApiKind,
         /// Model tag.
         model: String,
+        /// The name the server lists nearest to it, when one is near (a typo).
+        nearest: Option<String>,
         /// Base URL.
         host: String,
         /// Server message.
@@ -161,26 +166,31 @@ pub async fn check_model(
     model: &str,
     need_tools: bool,
 ) -> Result<ModelInfo, PreflightError> {
-    let shown = client
-        .model_info(model)
-        .await
-        .map_err(|e| match e.status() {
-            // Only a 404 means the model is not there; anything else is the server's trouble.
-            Some(404) => PreflightError::ModelMissing {
+    let shown = match client.model_info(model).await {
+        Ok(shown) => shown,
+        // Only a 404 means the model is not there; anything else is the server's trouble.
+        Err(e) if e.status() == Some(404) => {
+            let listed = client.list_models().await.unwrap_or_default();
+            let names = listed.iter().map(|m| m.name.as_str());
+            return Err(PreflightError::ModelMissing {
                 api: client.kind(),
                 model: model.to_string(),
+                nearest: crate::wire::name::nearest(model, names).map(String::from),
                 host: host.to_string(),
                 error: e.to_string(),
-            },
-            _ => PreflightError::Unreachable {
+            });
+        }
+        Err(e) => {
+            return Err(PreflightError::Unreachable {
                 api: client.kind(),
                 host: host.to_string(),
                 error: format!(
                     "{} for '{model}' failed: {e}",
                     client.kind().provider().model_route
                 ),
-            },
-        })?;
+            });
+        }
+    };
     if need_tools && shown.tools == Some(false) {
         return Err(PreflightError::NoTools {
             model: model.to_string(),
@@ -485,6 +495,7 @@ mod tests {
             PreflightError::ModelMissing {
                 api,
                 model: "m".into(),
+                nearest: None,
                 host: "h".into(),
                 error: "404".into(),
             }
@@ -499,6 +510,18 @@ mod tests {
             "{openai}"
         );
         assert!(missing(ApiKind::Ollama).contains("passk pull m"));
+        let typo = PreflightError::ModelMissing {
+            api: ApiKind::Ollama,
+            model: "qwen2.5-codr:3b".into(),
+            nearest: Some("qwen2.5-coder:3b".into()),
+            host: "h".into(),
+            error: "404".into(),
+        }
+        .to_string();
+        assert!(
+            typo.contains("Did you mean qwen2.5-coder:3b?") && !typo.contains("pull"),
+            "a typo is not told to pull itself: {typo}"
+        );
         let openai = missing(ApiKind::OpenAi);
         assert!(
             openai.contains("/v1/models") && !openai.contains("pull"),

@@ -870,8 +870,15 @@ pub struct Manifest {
     /// Creation time, RFC 3339 (UTC).
     #[serde(default)]
     pub created: String,
-    /// Grader digest every record is stamped with.
+    /// One digest over the graders of every suite played ([`combined_digest`] of `graders`); in
+    /// runs written before per-suite graders, the digest every record is stamped with.
+    ///
+    /// [`combined_digest`]: crate::grade::freeze::combined_digest
     pub grader_digest: String,
+    /// The lock's part of each suite played: its digest (stamped on the suite's records), its
+    /// grading source and each frozen file (absent in runs written before per-suite graders).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub graders: BTreeMap<String, crate::grade::freeze::SuiteLock>,
     /// Resolved settings (flags merged over the experiment file).
     #[serde(default)]
     pub settings: Value,

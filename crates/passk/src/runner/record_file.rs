@@ -247,11 +247,11 @@ pub fn key_and_outcome(record: &Record) -> (TrialKey, Outcome) {
     }
 }
 
-/// A record's schema version and grader digest.
-fn stamp(record: &Record) -> (u32, &str) {
+/// A record's schema version, grader digest and suite.
+fn stamp(record: &Record) -> (u32, &str, &str) {
     match record {
-        Record::Conversation(c) => (c.schema_version, &c.grader_digest),
-        Record::Router(r) => (r.schema_version, &r.grader_digest),
+        Record::Conversation(c) => (c.schema_version, &c.grader_digest, &c.suite),
+        Record::Router(r) => (r.schema_version, &r.grader_digest, "router"),
     }
 }
 
@@ -279,7 +279,9 @@ pub fn show_key(k: &TrialKey) -> String {
 /// What the manifest declares; a part it does not declare (an imported run's settings, say) is not
 /// checked.
 struct Allowed {
-    grader_digest: Option<String>,
+    /// Each suite's grader digest; in runs written before per-suite graders, one for every suite
+    /// (under the empty name).
+    grader_digests: Option<BTreeMap<String, String>>,
     trials: Option<u64>,
     tasks: Option<BTreeMap<String, BTreeSet<String>>>,
     models: Option<Vec<String>>,
@@ -296,7 +298,17 @@ impl Allowed {
     fn of(m: &Manifest) -> Allowed {
         let settings = &m.settings;
         Allowed {
-            grader_digest: (!m.grader_digest.is_empty()).then(|| m.grader_digest.clone()),
+            grader_digests: if m.graders.is_empty() {
+                (!m.grader_digest.is_empty())
+                    .then(|| BTreeMap::from([(String::new(), m.grader_digest.clone())]))
+            } else {
+                Some(
+                    m.graders
+                        .iter()
+                        .map(|(s, p)| (s.clone(), p.digest.clone()))
+                        .collect(),
+                )
+            },
             trials: settings["trials"].as_u64(),
             tasks: (!m.suite_tasks.is_empty()).then(|| {
                 m.suite_tasks
@@ -330,19 +342,20 @@ impl Allowed {
 
     /// The record's format version and graders against the manifest's.
     fn check_stamp(&self, record: &Record) -> Result<(), String> {
-        let (version, digest) = stamp(record);
+        let (version, digest, suite) = stamp(record);
         if version != SCHEMA_VERSION {
             return Err(format!(
                 "schema_version {version}: this passk reads record format version \
                  {SCHEMA_VERSION} only (written by another passk version?)"
             ));
         }
-        if let Some(ours) = &self.grader_digest
+        if let Some(digests) = &self.grader_digests
+            && let Some(ours) = digests.get(suite).or_else(|| digests.get(""))
             && digest != ours
         {
             return Err(format!(
-                "grader digest {digest} is not the manifest's {ours}: this verdict was produced by \
-                 other graders than the run's"
+                "grader digest {digest} is not the manifest's {ours} for suite {suite}: this \
+                 verdict was produced by other graders than the run's"
             ));
         }
         Ok(())

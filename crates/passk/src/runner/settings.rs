@@ -334,13 +334,14 @@ pub struct ExperimentFile {
 
 /// The `passk run` flags that are not experiment-file keys: they say where this invocation reads
 /// and writes and how it shows progress, not what the experiment is.
-pub const FLAGS_NOT_KEYS: [&str; 8] = [
+pub const FLAGS_NOT_KEYS: [&str; 9] = [
     "config",
     "out",
     "run-id",
     "no-progress",
     "report",
     "retry-failed",
+    "extend",
     "allow-unknown-digest",
     "root",
 ];
@@ -589,6 +590,14 @@ impl RunSettings {
         if let Some(s) = first_repeat(&self.suites) {
             return bad("suite", format!("{s:?} is given twice").to_lowercase());
         }
+        if let Some(Err(m)) = self
+            .suites
+            .iter()
+            .map(|s| SuiteChoice::parse(s.name()))
+            .find(Result::is_err)
+        {
+            return bad("suite", m);
+        }
         Ok(())
     }
 
@@ -769,7 +778,25 @@ impl RunSettings {
         } else {
             docs
         };
-        format!("{}-{}-k{}-{}", suites.join("+"), mode, self.trials, short)
+        let subset = if self.tasks.is_empty() {
+            String::new()
+        } else {
+            // A task subset is a run of its own: its table would otherwise show another subset's
+            // tasks too.
+            let mut tasks = self.tasks.clone();
+            tasks.sort();
+            tasks.dedup();
+            let digest = Sha256::digest(tasks.join("\n").as_bytes());
+            let short: String = digest.iter().take(3).map(|b| format!("{b:02x}")).collect();
+            format!("-tasks{}-{short}", tasks.len())
+        };
+        format!(
+            "{}-{}-k{}-{}{subset}",
+            suites.join("+"),
+            mode,
+            self.trials,
+            short
+        )
     }
 }
 
@@ -899,6 +926,19 @@ mod tests {
         b.temperature = 0.0;
         assert_ne!(a.default_run_id(), b.default_run_id());
         assert!(a.default_run_id().starts_with("store+router-bare-k5-"));
+    }
+
+    #[test]
+    fn each_task_subset_gets_a_run_id_of_its_own_whatever_the_order() {
+        let subset = |tasks: &[&str]| RunSettings {
+            tasks: tasks.iter().map(|t| t.to_string()).collect(),
+            ..RunSettings::default()
+        };
+        let all = RunSettings::default().default_run_id();
+        let ab = subset(&["S001", "S002"]).default_run_id();
+        assert!(ab.starts_with(&format!("{all}-tasks2-")), "{ab}");
+        assert_eq!(ab, subset(&["S002", "S001"]).default_run_id());
+        assert_ne!(ab, subset(&["S001", "S003"]).default_run_id());
     }
 
     #[test]

@@ -88,24 +88,14 @@ pub fn load(root: &Path, name: &str) -> Result<McpConfig, SuiteError> {
     Ok(config)
 }
 
-/// Every file that freezing covers for the MCP suites under `root`, relative to `root` with `/`:
-/// each `tasks/<suite>/mcp.json` and the files it lists, by suite folder name.
-pub fn frozen_files(root: &Path) -> Result<Vec<String>, SuiteError> {
-    let tasks = root.join("tasks");
-    let mut names: Vec<String> = match std::fs::read_dir(&tasks) {
-        Ok(rd) => rd
-            .filter_map(|e| e.ok())
-            .filter(|e| e.path().join(FILE).is_file())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(_) => return Ok(Vec::new()),
-    };
-    names.sort();
-    let mut out = Vec::new();
-    for name in names {
-        let config = load(root, &name)?;
-        out.push(format!("tasks/{name}/{FILE}"));
-        out.extend(config.files.iter().map(|f| format!("tasks/{name}/{f}")));
+/// Every file that freezing covers for suite `name` under `root`, relative to `root` with `/`:
+/// `tasks/<name>/mcp.json` and the files it lists; nothing for a suite without one.
+pub fn frozen_files_of(root: &Path, name: &str) -> Result<Vec<String>, SuiteError> {
+    if !suite_dir(root, name).join(FILE).is_file() {
+        return Ok(Vec::new());
     }
+    let config = load(root, name)?;
+    let mut out = vec![format!("tasks/{name}/{FILE}")];
+    out.extend(config.files.iter().map(|f| format!("tasks/{name}/{f}")));
     Ok(out)
 }

@@ -15,7 +15,7 @@ use crate::analysis::intervals::interval;
 use crate::analysis::{
     AnalysisOptions, GroupSummary, ModelSummary, RecordsError, Run, Summary, summarize,
 };
-use crate::runner::record::{ConversationRecord, Mode};
+use crate::runner::record::{ConversationRecord, Manifest, Mode};
 use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -407,14 +407,34 @@ pub fn compare(
     compare_with_noise(a, b, None, opts, allow_different_graders)
 }
 
+/// How the graders of two runs differ, over the suites both played: each file (or grading source)
+/// of a shared suite that moved. Runs written before per-suite graders compare their one digest.
+pub fn grader_differences(a: &Manifest, b: &Manifest) -> Vec<String> {
+    if a.graders.is_empty() || b.graders.is_empty() {
+        return if a.grader_digest == b.grader_digest {
+            Vec::new()
+        } else {
+            vec![format!(
+                "grader digest {} vs {} (a run written before per-suite graders: one digest \
+                 for every suite)",
+                a.grader_digest, b.grader_digest
+            )]
+        };
+    }
+    a.graders
+        .iter()
+        .filter_map(|(suite, pa)| Some((suite, pa, b.graders.get(suite)?)))
+        .flat_map(|(suite, pa, pb)| pa.changes_to(suite, pb))
+        .map(|c| c.to_string())
+        .collect()
+}
+
 /// Refuses a noise run that is not a second run of A's configuration: other graders, or any
 /// setting but the base seed changed.
 fn check_noise_run(a: &Run, n: &Run) -> Result<(), RecordsError> {
-    if n.manifest.grader_digest != a.manifest.grader_digest {
-        return Err(RecordsError::DifferentGraders {
-            a: a.manifest.grader_digest.clone(),
-            b: n.manifest.grader_digest.clone(),
-        });
+    let differences = grader_differences(&a.manifest, &n.manifest);
+    if !differences.is_empty() {
+        return Err(RecordsError::DifferentGraders { differences });
     }
     let differ: Vec<String> = setting_differences(&a.manifest, &n.manifest)
         .into_iter()
@@ -443,12 +463,10 @@ pub fn compare_with_noise(
     if let Some(n) = noise {
         check_noise_run(a, n)?;
     }
-    let different = a.manifest.grader_digest != b.manifest.grader_digest;
+    let differences = grader_differences(&a.manifest, &b.manifest);
+    let different = !differences.is_empty();
     if different && !allow_different_graders {
-        return Err(RecordsError::DifferentGraders {
-            a: a.manifest.grader_digest.clone(),
-            b: b.manifest.grader_digest.clone(),
-        });
+        return Err(RecordsError::DifferentGraders { differences });
     }
     let sa = summary_of(a, &a.conversations, opts);
     let sb = summary_of(b, &b.conversations, opts);
@@ -565,7 +583,6 @@ impl ModelComparison {
 mod tests {
     use super::*;
     use crate::analysis::fixtures::{call, conversation};
-    use crate::runner::record::Manifest;
 
     fn run(digest: &str, passes: &[bool]) -> Run {
         let conversations = passes

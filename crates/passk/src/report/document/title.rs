@@ -58,11 +58,15 @@ pub(crate) fn title(out: &mut String, r: &Report) {
              whether it calls tools on its own. Every later call of the turn was free.\n"
         );
     }
+    // Each suite's records carry its own digest; one the manifest does not declare is a verdict
+    // of other graders.
+    let declared =
+        |d: &String| *d == s.grader_digest || r.manifest.graders.values().any(|p| p.digest == *d);
     let others: Vec<&String> = r
         .observations
         .record_grader_digests
         .iter()
-        .filter(|d| **d != s.grader_digest)
+        .filter(|d| !declared(d))
         .collect();
     if !others.is_empty() {
         let list: Vec<String> = others.iter().map(|d| format!("`{d}`")).collect();
