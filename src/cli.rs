@@ -26,6 +26,8 @@ fn at_least_one(text: &str) -> Result<usize, String> {
 /// Subcommands are verbs.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Write a ready experiment directory: the built-in suites, their frozen graders, a settings file.
+    Init(InitArgs),
     /// Run the full experiment against the built-in stub and check the harness scores what it must.
     Calibrate(CalibrateArgs),
     /// Run models x conversations x k trials against Ollama and write records under results/.
@@ -58,12 +60,41 @@ pub(crate) enum Command {
     Cost(CostArgs),
 }
 
-/// Where the project's data lives (tasks/ and graders/).
+/// The environment variable naming the experiment directory, as `--root`.
+pub(crate) const ROOT_ENV: &str = "PASSK_ROOT";
+
+/// Where the experiment lives (tasks/, graders/, results/).
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DataArgs {
-    /// Project root holding tasks/ and graders/
-    #[arg(long, value_name = "DIR", default_value = ".", global = true)]
+    /// Experiment directory holding tasks/, graders/ and results/ (`passk init` writes one)
+    #[arg(long, value_name = "DIR", default_value = ".", env = ROOT_ENV, global = true)]
     pub root: PathBuf,
+}
+
+/// The experiment directory the command line names (`--root DIR`, `--root=DIR`, else
+/// `$PASSK_ROOT`, else `.`), read before clap parses it.
+pub(crate) fn root_before_parsing(args: impl Iterator<Item = std::ffi::OsString>) -> PathBuf {
+    let mut args = args.skip(1);
+    while let Some(a) = args.next() {
+        if a == "--" {
+            break;
+        }
+        if a == "--root" {
+            return args.next().map(PathBuf::from).unwrap_or_else(|| ".".into());
+        }
+        if let Some(dir) = a.to_str().and_then(|s| s.strip_prefix("--root=")) {
+            return dir.into();
+        }
+    }
+    std::env::var_os(ROOT_ENV).map_or_else(|| ".".into(), PathBuf::from)
+}
+
+/// `passk init`
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// Directory to write the experiment into (created when absent)
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
 }
 
 /// `passk suite ...`
@@ -310,6 +341,10 @@ pub(crate) struct RunArgs {
     /// (transport, protocol or tool server), however often it was tried (once the server works)
     #[arg(long)]
     pub retry_failed: bool,
+    /// Raise the trials per task of an existing run (its --run-id or --out) to --trials: only the
+    /// trials it lacks are played
+    #[arg(long)]
+    pub extend: bool,
     /// Append to a run whose records have a known model digest although the server cannot tell the
     /// digest now (the manifest says so)
     #[arg(long)]
@@ -325,9 +360,9 @@ pub(crate) struct CalibrateArgs {
     /// Trials per task (k)
     #[arg(long, short = 'k', value_name = "N", default_value_t = 5)]
     pub trials: u32,
-    /// Directory under which the calibration runs are written
-    #[arg(long, value_name = "DIR", default_value = "results")]
-    pub out: PathBuf,
+    /// Directory under which the calibration runs are written [default: <root>/results]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Hide progress bars
     #[arg(long)]
     pub no_progress: bool,

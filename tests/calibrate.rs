@@ -3,26 +3,33 @@
 
 use crate::util::{self, output, passk};
 
+/// Run as from an installed binary in an empty directory: calibrate plays passk's built-in
+/// experiment, written beside its results, and says where.
 #[test]
 fn calibrate_passes_and_writes_seven_reported_runs() {
     let tmp = util::tempdir();
-    let (code, stdout, stderr) = output(passk().args([
-        "calibrate",
-        "-k",
-        "2",
-        "--no-progress",
-        "--out",
-        &tmp.path().display().to_string(),
-    ]));
+    let (code, stdout, stderr) =
+        output(
+            passk()
+                .current_dir(tmp.path())
+                .args(["calibrate", "-k", "2", "--no-progress"]),
+        );
     assert_eq!(code, 0, "{stderr}");
-    let dirs: Vec<&str> = stdout.lines().collect();
+    assert!(
+        stderr.contains(
+            "calibrate: no experiment in . (no tasks/): playing passk's built-in one, written to \
+             ./results/calibrate/experiment/"
+        ),
+        "{stderr}"
+    );
+    let experiment = tmp.path().join("results/calibrate/experiment");
+    assert!(experiment.join("graders/graders.lock").is_file());
+    let dirs: Vec<std::path::PathBuf> = stdout.lines().map(|d| tmp.path().join(d)).collect();
     // Oracle, flawed, faulty and thinking models, the oracles' factorial pass, the model
     // ladder and the OpenAI-compatible wire; the model without tools is refused on both wires.
     assert_eq!(dirs.len(), 7, "{stdout}");
     // Why this machine has no GPU telemetry is said once for the whole process, not once a run.
-    let manifests = dirs
-        .iter()
-        .map(|d| util::load(std::path::Path::new(d)).manifest);
+    let manifests = dirs.iter().map(|d| util::load(d).manifest);
     let without_gpu = manifests.filter(|m| m.gpu.unavailable.is_some()).count();
     let said = stderr.matches("no GPU telemetry: ").count();
     assert_eq!(
@@ -30,11 +37,11 @@ fn calibrate_passes_and_writes_seven_reported_runs() {
         usize::from(without_gpu > 0),
         "{without_gpu} runs without: {stderr}"
     );
-    for d in dirs {
-        let dir = std::path::Path::new(d);
+    for dir in dirs {
         assert!(
             dir.join("conversations.jsonl").is_file() && dir.join("report/report.md").is_file(),
-            "{d}"
+            "{}",
+            dir.display()
         );
     }
     assert!(stderr.contains("0 failed"), "{stderr}");

@@ -6,6 +6,7 @@
 mod browser;
 mod calibrate;
 mod docs;
+mod experiment;
 mod fidelity;
 mod fuzz;
 mod golden;

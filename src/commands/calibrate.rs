@@ -129,6 +129,10 @@ impl<'a> Pass<'a> {
 /// What every pass shares: the stub, the runtime it serves on, the progress display.
 struct Bench<'a> {
     args: &'a CalibrateArgs,
+    /// The experiment directory the passes play.
+    root: PathBuf,
+    /// Where `calibrate/<pass>/` go.
+    out: PathBuf,
     rt: tokio::runtime::Runtime,
     stub: StubHandle,
     progress: Progress,
@@ -138,7 +142,7 @@ struct Bench<'a> {
 impl Bench<'_> {
     /// Plays one pass into a fresh run directory and returns that directory.
     fn play(&self, pass: Pass<'_>) -> anyhow::Result<PathBuf> {
-        let dir = self.args.out.join("calibrate").join(pass.name);
+        let dir = self.out.join("calibrate").join(pass.name);
         if dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
         }
@@ -157,7 +161,7 @@ impl Bench<'_> {
         settings.validate(&|k| format!("--{k}"))?;
         let exp = Experiment {
             settings,
-            root: self.args.data.root.clone(),
+            root: self.root.clone(),
             hosts: vec![self.stub.base_url()],
             run_dir: dir.clone(),
             backend: passk::runner::experiment::Backend::Stub,
@@ -203,6 +207,25 @@ impl Played {
     }
 }
 
+/// The experiment directory calibrate plays: `root` when it holds one (a `tasks/` folder), else
+/// passk's built-in experiment, written afresh to `<out>/calibrate/experiment/`.
+fn experiment_dir(root: &std::path::Path, out: &std::path::Path) -> anyhow::Result<PathBuf> {
+    if root.join("tasks").is_dir() {
+        return Ok(root.to_path_buf());
+    }
+    let dir = out.join("calibrate").join("experiment");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
+    }
+    super::init::write(&dir)?;
+    passk::errln!(
+        "calibrate: no experiment in {} (no tasks/): playing passk's built-in one, written to {}/",
+        root.display(),
+        dir.display()
+    );
+    Ok(dir)
+}
+
 /// Runs the command; returns the exit code.
 pub(super) fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     if args.trials == 0 || args.trials > 99 {
@@ -212,7 +235,12 @@ pub(super) fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
         )));
     }
     let started = Instant::now();
-    let suites = super::load_all_suites(&args.data.root)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.data.root.join("results"));
+    let root = experiment_dir(&args.data.root, &out)?;
+    let suites = super::load_all_suites(&root)?;
     let tasks = suites.tasks();
     let mut book = ScriptBook::from_suites(&tasks, Some(&suites.router));
     book.set_example_values(&suites.example_values());
@@ -222,6 +250,8 @@ pub(super) fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     let stub = rt.block_on(StubServer::start(stub_config(book, plan)))?;
     let bench = Bench {
         args,
+        root,
+        out,
         rt,
         stub,
         progress: Progress::new(bars_wanted(args.no_progress), "calibrate", false),

@@ -171,8 +171,7 @@ async fn checks(client: &Client, host: &str, models: &[String]) -> Vec<Check> {
     out
 }
 
-/// The pulled name nearest to a `model` the server lacks (a typo), when one is near: at most a
-/// third of its characters (and at least one) away by edit distance, tag included.
+/// The pulled name nearest to a `model` the server lacks (a typo), when one is near.
 async fn closest_pulled(
     client: &Client,
     tags: &mut Option<TagsResponse>,
@@ -181,33 +180,8 @@ async fn closest_pulled(
     if tags.is_none() {
         *tags = client.tags().await.ok();
     }
-    let wanted = passk::wire::name::ModelName::parse(model).shortest();
-    let limit = (wanted.chars().count() / 3).max(1);
-    tags.as_ref()?
-        .models
-        .iter()
-        .map(|m| (edit_distance(&wanted, &m.name), &m.name))
-        .filter(|(d, _)| *d <= limit)
-        .min()
-        .map(|(_, name)| name.clone())
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
+    let names = tags.as_ref()?.models.iter().map(|m| m.name.as_str());
+    passk::wire::name::nearest(model, names).map(String::from)
 }
 
 /// `model`'s `/api/tags` entry. The list is read after the model's `/api/show`, and read again

@@ -8,6 +8,7 @@ mod doctor;
 mod doctor_openai;
 mod freeze;
 mod import;
+mod init;
 mod plan;
 mod pull;
 mod regrade;
@@ -102,6 +103,20 @@ fn chain_once(err: &anyhow::Error) -> String {
     out
 }
 
+/// Refuses a directory that holds no experiment (no `tasks/` folder), saying how to get one.
+fn require_experiment(root: &std::path::Path) -> anyhow::Result<()> {
+    if root.join("tasks").is_dir() {
+        return Ok(());
+    }
+    Err(usage_error(&format!(
+        "no experiment in {}: it has no tasks/ folder; write one with `passk init {}`, or name \
+         yours with --root DIR (or {}=DIR)",
+        root.display(),
+        root.display(),
+        crate::cli::ROOT_ENV
+    )))
+}
+
 /// Loads every registered suite under `root`, saying loudly, one line each, which suites this
 /// machine cannot play (their server command is missing) and were left out.
 fn load_all_suites(root: &std::path::Path) -> anyhow::Result<passk::suites::AllSuites> {
@@ -115,6 +130,7 @@ fn load_all_suites(root: &std::path::Path) -> anyhow::Result<passk::suites::AllS
 /// Runs the parsed command; returns the exit code.
 pub(crate) fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match &cli.command {
+        Command::Init(a) => init::run(a),
         Command::Calibrate(a) => calibrate::run(a),
         Command::Run(a) => run::run(a),
         Command::Doctor(a) => doctor::run(a),

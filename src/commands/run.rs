@@ -18,7 +18,7 @@ use passk::wire::host::parse_host;
 pub(super) fn resolve(args: &RunArgs) -> Result<(RunSettings, Option<String>), SettingsError> {
     let mut s = RunSettings::default();
     let mut file_text = None;
-    if let Some(path) = &args.config {
+    if let Some(path) = &experiment_file(args) {
         let name = path.display().to_string();
         let text = std::fs::read(path)
             .map_err(|e| SettingsError::File {
@@ -50,6 +50,15 @@ pub(super) fn resolve(args: &RunArgs) -> Result<(RunSettings, Option<String>), S
     }
     s.validate(&flag)?;
     Ok((s, file_text))
+}
+
+/// The experiment file: `--config`, else the experiment directory's `experiment.toml` when there
+/// is one.
+pub(super) fn experiment_file(args: &RunArgs) -> Option<std::path::PathBuf> {
+    args.config.clone().or_else(|| {
+        let here = args.data.root.join(super::init::EXPERIMENT_FILE_NAME);
+        here.is_file().then_some(here)
+    })
 }
 
 /// Lays the flags given over `s`.
@@ -220,10 +229,16 @@ const REPORT_RESAMPLES: usize = 10_000;
 /// Runs the command; returns the exit code.
 pub(super) fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let cancel = crate::signals::graceful();
+    super::require_experiment(&args.data.root)?;
     let (settings, experiment_file) = match resolve(args) {
         Ok(x) => x,
         Err(e) => return Err(super::usage_error(&e.to_string())),
     };
+    if args.config.is_none()
+        && let Some(file) = self::experiment_file(args)
+    {
+        passk::errln!("run: settings from {} (flags win over it)", file.display());
+    }
     let (settings, hosts) = match with_hosts(settings, args) {
         Ok(x) => x,
         Err(e) => return Err(super::usage_error(&e)),
@@ -251,6 +266,7 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<u8> {
         telemetry: true,
         resume: ResumePolicy {
             retry_failed: args.retry_failed,
+            extend_trials: args.extend,
             allow_unknown_digest: args.allow_unknown_digest,
         },
     };
@@ -355,9 +371,19 @@ fn refused_before_playing(err: &RunError) -> bool {
 /// The one-line fix of a refusal whose message does not already give one.
 fn fix_of(err: &RunError) -> Option<&'static str> {
     use passk::runner::journal::JournalError;
-    matches!(err, RunError::Journal(JournalError::Mixed { .. })).then_some(
-        "fix: give this setup a directory of its own: `--run-id NEW` (results/NEW) or `--out DIR`",
-    )
+    match err {
+        RunError::Journal(JournalError::Mixed { what, now, .. })
+            if what == "the run's settings"
+                && now.starts_with("trials=")
+                && !now.contains(", ") =>
+        {
+            Some("fix: to raise k and play only the trials it lacks, add --extend")
+        }
+        RunError::Journal(JournalError::Mixed { .. }) => Some(
+            "fix: give this setup a directory of its own: `--run-id NEW` (results/NEW) or `--out DIR`",
+        ),
+        _ => None,
+    }
 }
 
 /// ` (played N of the M trials planned)` when the session played fewer trials than it planned

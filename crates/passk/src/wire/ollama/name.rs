@@ -149,6 +149,37 @@ pub fn shortest(name: &str) -> String {
     ModelName::parse(name).shortest()
 }
 
+/// The listed name nearest to `model` (a typo of it), when one is near: at most a third of its
+/// characters (and at least one) away by edit distance, tag included.
+pub fn nearest<'a>(model: &str, listed: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let wanted = ModelName::parse(model).shortest();
+    let limit = (wanted.chars().count() / 3).max(1);
+    listed
+        .into_iter()
+        .map(|name| (edit_distance(&wanted, name), name))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
