@@ -418,8 +418,16 @@ impl<'a> SummaryBuilder<'a> {
             .placement
             .map(|p| p.placement(&models))
             .filter(Placement::is_notable);
-        Summary {
+        let mut summary = Summary {
             run_id: manifest.run_id.clone(),
+            suites: manifest.settings["suites"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
             provenance: crate::analysis::figures::provenance::provenance(manifest),
             backend: manifest.backend.clone(),
             imported_from: manifest.imported_from.clone(),
@@ -455,7 +463,10 @@ impl<'a> SummaryBuilder<'a> {
                 .cloned()
                 .collect(),
             warnings: manifest.warnings.clone(),
-        }
+            incomplete: Vec::new(),
+        };
+        summary.incomplete = crate::analysis::figures::shortfall::shortfalls(&summary, manifest);
+        summary
     }
 }
 

@@ -11,6 +11,7 @@ use crate::analysis::figures::placement::Placement;
 use crate::analysis::figures::quality::{ControlFlow, FourState, Noise};
 use crate::analysis::figures::router::{Pipeline, RouterSummary};
 use crate::analysis::figures::server_process::ServerProcessSummary;
+use crate::analysis::figures::shortfall::Shortfall;
 use crate::analysis::figures::taxonomy::{CallBuckets, FailureModes, OutcomeCounts};
 use crate::analysis::figures::tools_add::{ToolsAdd, toolless_key, tools_add};
 use crate::analysis::intervals::bootstrap::{
@@ -28,6 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Summary {
     /// Run id from the manifest.
     pub run_id: String,
+    /// The suites the run played, in the order asked for: the first is the headline's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suites: Vec<String>,
     /// What produced the run: passk, its commit, Ollama, the digests of models, suites, graders.
     #[serde(default)]
     pub provenance: crate::analysis::figures::provenance::Provenance,
@@ -77,6 +81,10 @@ pub struct Summary {
     pub on_cpu: Vec<String>,
     /// Warnings carried over from the manifest.
     pub warnings: Vec<String>,
+    /// Each configuration's model with fewer trials recorded than the run planned (an interrupted
+    /// run); empty when every planned trial has a record, or the plan is not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<Shortfall>,
 }
 
 /// The settings behind a summary.

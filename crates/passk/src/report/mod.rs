@@ -29,6 +29,7 @@ pub mod stopping;
 pub mod summarized;
 pub mod svg;
 pub mod table;
+pub mod verdict;
 
 pub use error::ReportError;
 

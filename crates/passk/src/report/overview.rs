@@ -11,6 +11,9 @@ pub fn overview(r: &Report) -> String {
     let s = r.summary;
     let mut out = String::new();
     super::document::title(&mut out, r);
+    if let Some(v) = super::verdict::verdict(s) {
+        let _ = writeln!(out, "## Verdict\n\n{v}\n");
+    }
     warnings(&mut out, r);
     match primary_group(s) {
         Some((key, g)) => {

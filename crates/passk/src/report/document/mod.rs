@@ -26,7 +26,7 @@ mod behaviour;
 mod break_even;
 mod category;
 mod context;
-mod format;
+pub(crate) mod format;
 mod gpu;
 mod group;
 mod headline;
@@ -141,6 +141,9 @@ pub fn markdown(r: &Report) -> String {
     let s = r.summary;
     let mut out = String::new();
     title(&mut out, r);
+    if let Some(v) = crate::report::verdict::verdict(s) {
+        let _ = writeln!(out, "## Verdict\n\n{v}\n");
+    }
     out.push_str(&crate::report::stopping::section(r));
     crate::report::provenance::section(&mut out, s);
     setup(&mut out, r);

@@ -4,13 +4,19 @@
 use crate::analysis::{GroupSummary, ModelSummary, Summary};
 use crate::runner::record::Mode;
 
-/// The group the charts and the terminal table describe: the agent group with the largest call
-/// cap (the full budget), else the first group.
+/// The group the verdict, the charts and the terminal table describe: of the first suite the run
+/// asked for, the agent group with the largest call cap (the full budget), else the first group.
 pub fn primary_group(summary: &Summary) -> Option<(&String, &GroupSummary)> {
+    // The first suite asked for that has a configuration here leads.
+    let first = summary
+        .suites
+        .iter()
+        .find(|s| summary.groups.values().any(|g| &g.suite == *s));
+    let leads = |g: &GroupSummary| first.is_none_or(|s| &g.suite == s);
     summary
         .groups
         .iter()
-        .filter(|(_, g)| g.mode == Mode::Agent)
+        .filter(|(_, g)| g.mode == Mode::Agent && leads(g))
         .max_by(|a, b| a.1.call_cap.cmp(&b.1.call_cap).then_with(|| b.0.cmp(a.0)))
         .or_else(|| summary.groups.iter().next())
 }

@@ -18,6 +18,9 @@ pub fn terminal_table(s: &Summary) -> String {
              model.\n\n",
         );
     }
+    if let Some(b) = crate::analysis::figures::shortfall::banner(s) {
+        let _ = writeln!(out, "{}\n", b.replace(['`', '*'], ""));
+    }
     for (key, g) in ordered_groups(s) {
         let models = group_models(s, g);
         if models.is_empty() {
@@ -45,6 +48,9 @@ pub fn terminal_table(s: &Summary) -> String {
              runs at that concurrency (report.md, \"Servers and concurrency\")",
             p.max_parallel
         );
+    }
+    if let Some(v) = crate::report::verdict::verdict_plain(s) {
+        let _ = writeln!(out, "\nVerdict. {v}");
     }
     out
 }

@@ -58,6 +58,9 @@ pub(crate) fn title(out: &mut String, r: &Report) {
              whether it calls tools on its own. Every later call of the turn was free.\n"
         );
     }
+    if let Some(b) = crate::analysis::figures::shortfall::banner(s) {
+        let _ = writeln!(out, "> {b}\n");
+    }
     // Each suite's records carry its own digest; one the manifest does not declare is a verdict
     // of other graders.
     let declared =

@@ -1,0 +1,253 @@
+//! The verdict a report opens on: for the headline configuration's pair, each model's success with
+//! its interval, its tokens per successful task, and the break-even price ratio with its interval,
+//! read out as a price condition. Where an interval includes "no difference", the sentence says
+//! so. report.md, report.html's first screen and the terminal's last lines all say it.
+
+use crate::analysis::{Comparison, GroupSummary, Summary};
+use crate::report::document::format::{ci_points, points, tokens};
+use crate::report::document::primary_group;
+use crate::report::number::{NOT_AVAILABLE, ci_percent, ci_ratio, percent, ratio};
+
+/// The verdict as markdown sentences (model names in backticks); `None` without a model in the
+/// headline configuration.
+pub fn verdict(s: &Summary) -> Option<String> {
+    let v = unmarked(s)?;
+    // After optional stopping a fixed-k interval is marked, as in every table.
+    let mark = crate::report::stopping::mark(s);
+    if mark.is_empty() {
+        return Some(v);
+    }
+    Some(format!(
+        "{} ({mark}: fixed-k intervals, not valid after optional stopping; the stopping rule's \
+         sequence is below.)",
+        v.replace("95% CI", &format!("95% CI{mark}"))
+    ))
+}
+
+/// The verdict before any mark of its intervals.
+fn unmarked(s: &Summary) -> Option<String> {
+    let (key, g) = primary_group(s)?;
+    let Some(c) = g.comparison.as_ref() else {
+        return alone(key, g);
+    };
+    let rule = s
+        .pairing
+        .as_ref()
+        .map(|p| format!(" The pair: {}.", p.rule))
+        .unwrap_or_default();
+    Some(format!(
+        "On `{key}`: {} {} {}{rule}",
+        success(g, c),
+        per_success(g, c),
+        break_even(c)
+    ))
+}
+
+/// Without a pair: each model's success and tokens per successful task, and why no break-even.
+fn alone(key: &str, g: &GroupSummary) -> Option<String> {
+    let each: Vec<String> = g
+        .models
+        .iter()
+        .map(|(name, m)| {
+            if m.outcomes.graded == 0 {
+                return format!(
+                    "`{name}` has no figure: every conversation ended on a failure outside the model"
+                );
+            }
+            let ci = m
+                .success_ci95
+                .as_ref()
+                .map(|i| format!(" (95% CI {})", ci_percent(i.low, i.high)))
+                .unwrap_or_default();
+            let per = m
+                .tokens
+                .blended_per_success
+                .map_or(format!("{NOT_AVAILABLE} (no success)"), tokens);
+            format!(
+                "`{name}` succeeded in {}{ci} of its conversations, at {per} tokens per successful task",
+                m.success_rate.map_or(NOT_AVAILABLE.into(), percent)
+            )
+        })
+        .collect();
+    (!each.is_empty()).then(|| {
+        format!(
+            "On `{key}`: {}. No break-even: it needs two models of one configuration.",
+            each.join("; ")
+        )
+    })
+}
+
+/// The verdict for a terminal: the same sentences without markdown.
+pub fn verdict_plain(s: &Summary) -> Option<String> {
+    verdict(s).map(|v| v.replace('`', ""))
+}
+
+/// `` `a` solved 70.0% of its conversations (95% CI 61%–78%) and `b` 90.0% (83%–95%); `b`
+/// succeeds +20.0 pp more often (95% CI +8 to +31 pp).``
+fn success(g: &GroupSummary, c: &Comparison) -> String {
+    let of = |m: &str, ci: Option<&crate::analysis::intervals::bootstrap::Interval>| {
+        let Some(model) = g.models.get(m) else {
+            return NOT_AVAILABLE.to_string();
+        };
+        if model.outcomes.graded == 0 {
+            return format!("no figure (every conversation ended on a failure outside the model)");
+        }
+        // The headline table's interval (tasks as clusters), so that one rate has one interval.
+        let interval = model
+            .success_ci95
+            .as_ref()
+            .or(ci)
+            .map(|i| format!(" (95% CI {})", ci_percent(i.low, i.high)))
+            .unwrap_or_default();
+        format!(
+            "{}{interval}",
+            model.success_rate.map_or(NOT_AVAILABLE.into(), percent)
+        )
+    };
+    let gap = match (c.success_rate_difference, &c.success_rate_difference_ci95) {
+        (Some(d), Some(i)) if i.low <= 0.0 && i.high >= 0.0 => format!(
+            "; the data cannot tell their success apart (gap {}, 95% CI {})",
+            points(d),
+            ci_points(i)
+        ),
+        (Some(d), Some(i)) => format!(
+            "; `{}` succeeds {} {} often (95% CI {})",
+            c.large,
+            points(d.abs()).trim_start_matches('+'),
+            if d > 0.0 { "more" } else { "less" },
+            ci_points(i)
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "`{}` succeeded in {} of its conversations and `{}` in {}{gap}.",
+        c.small,
+        of(&c.small, c.ci95.success_rate_small.as_ref()),
+        c.large,
+        of(&c.large, c.ci95.success_rate_large.as_ref()),
+    )
+}
+
+/// `Per successful task, `a` used 1,234 tokens and `b` 2,345.`
+fn per_success(g: &GroupSummary, c: &Comparison) -> String {
+    let of = |m: &str| {
+        g.models
+            .get(m)
+            .and_then(|x| x.tokens.blended_per_success)
+            .map_or(format!("{NOT_AVAILABLE} (no success)"), tokens)
+    };
+    format!(
+        "Per successful task, `{}` used {} tokens and `{}` {}.",
+        c.small,
+        of(&c.small),
+        c.large,
+        of(&c.large)
+    )
+}
+
+/// The break-even read out as the price at which the small model stops being cheaper.
+fn break_even(c: &Comparison) -> String {
+    let Some(r) = c.break_even.filter(|r| r.is_finite() && *r > 0.0) else {
+        return format!(
+            "Break-even {NOT_AVAILABLE}: one of the two has no successful task to price."
+        );
+    };
+    let ci = c.ci95.break_even.as_ref();
+    let interval = ci.map_or(String::new(), |i| {
+        format!(" (95% CI {})", ci_ratio(i.low, i.high))
+    });
+    let reading = if r >= 1.0 {
+        format!(
+            "`{}` is cheaper per solved task only if its price per token is below 1/{} of `{}`'s",
+            c.small,
+            ratio(r).trim_end_matches('x'),
+            c.large
+        )
+    } else {
+        format!(
+            "`{}` is cheaper per solved task unless its price per token is above {} `{}`'s",
+            c.small,
+            ratio(1.0 / r),
+            c.large
+        )
+    };
+    let undecided = ci.is_some_and(|i| i.low <= 1.0 && i.high >= 1.0);
+    let caveat = if undecided {
+        "; the interval includes 1x, so at equal prices per token the data cannot tell which is \
+         cheaper"
+    } else {
+        ""
+    };
+    format!("Break-even {}{interval}: {reading}{caveat}.", ratio(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixtures::{call, conversation};
+    use crate::analysis::{AnalysisOptions, summarize};
+    use crate::runner::record::{ConversationRecord, Manifest};
+
+    /// `model`'s trial 0 of tasks T0..T9, passing the first `passes`, each call of `tokens`.
+    fn played(model: &str, passes: usize, tokens: u64) -> Vec<ConversationRecord> {
+        (0..10)
+            .map(|i| {
+                conversation(
+                    model,
+                    &format!("T{i}"),
+                    0,
+                    i < passes,
+                    vec![call(tokens, 0)],
+                )
+            })
+            .collect()
+    }
+
+    fn verdict_of(records: &[ConversationRecord]) -> String {
+        let manifest = Manifest {
+            run_id: "r".into(),
+            settings: serde_json::json!({"suites": ["store"]}),
+            ..Manifest::default()
+        };
+        let s = summarize(&manifest, records, &[], &AnalysisOptions::default());
+        verdict(&s).expect("a verdict")
+    }
+
+    #[test]
+    fn the_verdict_reads_the_break_even_out_as_a_price_and_says_when_it_cannot_tell() {
+        let mut records = played("alpha", 5, 300);
+        records.extend(played("beta", 10, 100));
+        let v = verdict_of(&records);
+        assert!(
+            v.starts_with("On `store`: `alpha` succeeded in 50.0% (95% CI"),
+            "{v}"
+        );
+        assert!(v.contains("`beta` succeeds 50.0 pp more often"), "{v}");
+        assert!(
+            v.contains("Break-even 6.00x (95% CI")
+                && v.contains("`alpha` is cheaper per solved task only if its price per token is below 1/6.00 of `beta`'s."),
+            "{v}"
+        );
+        let mut same = played("alpha", 10, 100);
+        same.extend(played("beta", 10, 100));
+        let v = verdict_of(&same);
+        assert!(
+            v.contains("the data cannot tell their success apart"),
+            "{v}"
+        );
+        assert!(
+            v.contains(
+                "the interval includes 1x, so at equal prices per token the data cannot tell"
+            ),
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn one_model_gets_its_figures_and_why_there_is_no_break_even() {
+        let v = verdict_of(&played("alpha", 5, 300));
+        assert!(v.contains("`alpha` succeeded in 50.0%"), "{v}");
+        assert!(v.contains("600 tokens per successful task"), "{v}");
+        assert!(v.contains("No break-even: it needs two models"), "{v}");
+    }
+}
