@@ -13,5 +13,6 @@ pub mod provenance;
 pub mod quality;
 pub mod router;
 pub mod server_process;
+pub mod shortfall;
 pub mod taxonomy;
 pub mod tools_add;
