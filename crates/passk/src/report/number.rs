@@ -138,9 +138,9 @@ pub fn seconds(value: f64) -> String {
 }
 
 /// The denominator note set next to every rate, counts thousands-separated:
-/// `n = 11,800 of 12,000; 200 transport` ([`OutcomeCounts::denominator_note_with`]).
+/// `n = 11,800 of 12,000; 200 transport` ([`OutcomeCounts::denominator_note`]).
 pub fn denominator(o: &OutcomeCounts) -> String {
-    o.denominator_note_with(|n| thousands_u(n as u64))
+    o.denominator_note()
 }
 
 fn thousands_u(value: u64) -> String {

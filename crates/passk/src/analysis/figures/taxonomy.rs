@@ -56,15 +56,21 @@ impl OutcomeCounts {
         c
     }
 
-    /// The denominator note printed beside every rate: `n = 118 of 120; 2 transport`
-    /// (just `n = 120` when nothing was excluded).
+    /// The denominator note printed beside every rate, counts thousands-separated as the report
+    /// prints them: `n = 11,800 of 12,000; 200 transport` (just `n = 120` when nothing was
+    /// excluded). summary.json and report.md carry the same text.
     pub fn denominator_note(&self) -> String {
-        self.denominator_note_with(|n| n.to_string())
-    }
-
-    /// [`OutcomeCounts::denominator_note`] with each count written by `count` (the report's
-    /// thousands separators: `n = 12,000`).
-    pub fn denominator_note_with(&self, count: impl Fn(usize) -> String) -> String {
+        let count = |n: usize| {
+            let digits = n.to_string();
+            let mut out = String::new();
+            for (i, c) in digits.chars().enumerate() {
+                if i > 0 && (digits.len() - i) % 3 == 0 {
+                    out.push(',');
+                }
+                out.push(c);
+            }
+            out
+        };
         let mut s = if self.graded == self.total {
             format!("n = {}", count(self.graded))
         } else {
@@ -176,6 +182,9 @@ mod tests {
         ]);
         assert_eq!((c.total, c.graded, c.pass, c.model_fail), (5, 3, 2, 1));
         assert_eq!(c.denominator_note(), "n = 3 of 5; 2 transport");
+        // summary.json's note reads as report.md's: thousands separated.
+        let many = OutcomeCounts::of((0..1_234_567).map(|_| Outcome::Pass));
+        assert_eq!(many.denominator_note(), "n = 1,234,567");
         assert_eq!(
             OutcomeCounts::of([Outcome::Pass]).denominator_note(),
             "n = 1"
