@@ -90,7 +90,8 @@ fn success(g: &GroupSummary, c: &Comparison) -> String {
             return NOT_AVAILABLE.to_string();
         };
         if model.outcomes.graded == 0 {
-            return format!("no figure (every conversation ended on a failure outside the model)");
+            return "no figure (every conversation ended on a failure outside the model)"
+                .to_string();
         }
         // The headline table's interval (tasks as clusters), so that one rate has one interval.
         let interval = model
