@@ -5,23 +5,14 @@
 //! store made before and after compare, and a changed store grader is refused naming suite and
 //! file.
 
-use crate::util::{output, passk, root, tempdir};
+use crate::util::{copy_tree, output, passk, root, tempdir};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
 /// Whether `python3` runs; says why the test is skipped when it does not.
 fn python3() -> bool {
-    let ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        crate::util::skip(
-            "python3 is not on PATH, and the garden suite's server is a Python script",
-        );
-    }
-    ok
+    crate::util::python3("the garden suite's server is a Python script")
 }
 
 /// `passk serve-stub` on a free port in `exp`, as a user starts it; killed when dropped.
@@ -84,19 +75,6 @@ fn store_run(exp: &Path, stub: &ServeStub, id: &str, extra: &[&str]) -> (i32, St
     }
     args.extend(extra);
     passk_in(exp, &args)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// The digest the lock gives `suite`.

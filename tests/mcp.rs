@@ -11,18 +11,9 @@ use passk::suite::Domain;
 use passk_stub::{ScriptBook, StubConfig, StubHandle, StubServer};
 use std::path::Path;
 
-/// Whether `python3` runs; prints why the test is skipped when it does not.
+/// Whether `python3` runs; says why the test is skipped when it does not.
 fn python3() -> bool {
-    let ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        crate::util::skip(
-            "python3 is not on PATH, and the library suite's server is a Python script",
-        );
-    }
-    ok
+    crate::util::python3("the library suite's server is a Python script")
 }
 
 fn library(root: &Path) -> passk::mcp::McpSuite {

@@ -118,6 +118,18 @@ pub(crate) fn router_messages() -> usize {
         .len()
 }
 
+/// Whether `python3` runs; prints why the test is skipped when it does not (`why`: what needs it).
+pub(crate) fn python3(why: &str) -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        skip(&format!("python3 is not on PATH, and {why}"));
+    }
+    ok
+}
+
 /// A fresh temporary directory.
 pub(crate) fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
@@ -130,7 +142,8 @@ pub(crate) fn copy_data(dir: &Path) {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+/// Copies the folder `from` into `to`, whole.
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read dir") {
         let entry = entry.expect("entry");
