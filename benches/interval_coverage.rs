@@ -19,8 +19,13 @@
 //! MOVER interval of independent cells and the percentile task bootstrap of the contrast. In
 //! `mixed` runs the four cells of a task share one difficulty draw.
 //!
+//! Then a figure per successful task (`analysis::intervals::ratio::per_success`): tokens (or
+//! seconds, joules) per success of runs whose tasks differ in cost (log-normal) and whose failed
+//! trials cost more, Fieller's interval beside the percentile task bootstrap of the ratio.
+//!
 //! Run with `cargo bench --profile dev --bench interval_coverage` (optionally followed by the
-//! number of simulated runs per cell, default 400, and `gap` or `effect` for that table alone;
+//! number of simulated runs per cell, default 400, and `gap`, `effect` or `per-success` for that
+//! table alone;
 //! `RESAMPLES` sets the bootstrap's, default 400).
 
 use passk::analysis::figures::passk::pass_hat_k_task;
@@ -28,8 +33,8 @@ use passk::analysis::intervals::bootstrap::{
     IdTotals, Interval, ci95, difference_bootstrap, for_each_resample, pass_hat_k_intervals,
     success_interval,
 };
-use passk::analysis::intervals::interval;
 use passk::analysis::intervals::mt19937::PyRandom;
+use passk::analysis::intervals::{interval, ratio};
 use std::collections::BTreeMap;
 
 const RATES: [f64; 5] = [0.01, 0.05, 0.5, 0.95, 0.99];
@@ -104,7 +109,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(400);
     let only = |name: &str| std::env::args().any(|a| a == name);
-    let all = !only("gap") && !only("effect");
+    let all = !only("gap") && !only("effect") && !only("per-success");
     if all {
         rates_table(sims, resamples);
     }
@@ -114,6 +119,104 @@ fn main() {
     if all || only("effect") {
         effect_table(sims, resamples);
     }
+    if all || only("per-success") {
+        per_success_table(sims, resamples);
+    }
+}
+
+/// True mean rates of the per-success cells.
+const PER_SUCCESS_RATES: [f64; 4] = [0.05, 0.2, 0.5, 0.95];
+/// Spread of a task's mean cost (log scale) and of a trial's cost around it.
+const TASK_SIGMA: f64 = 0.5;
+const TRIAL_SIGMA: f64 = 0.3;
+/// A failed trial costs this many times a passed one (failures run longer).
+const FAIL_COST: f64 = 1.3;
+
+/// A standard normal draw (Box–Muller).
+fn normal(rng: &mut PyRandom) -> f64 {
+    let u = 1.0 - rng.random();
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * rng.random()).cos()
+}
+
+/// One simulated run for a per-success figure: (cost, passes) per task. A task's mean cost is
+/// log-normal (σ = [`TASK_SIGMA`]), each trial's cost log-normal around it (σ = [`TRIAL_SIGMA`]),
+/// [`FAIL_COST`] times more when it fails; the task's rate as in [`run`].
+fn costed_run(rng: &mut PyRandom, mu: f64, mixed: bool, tasks: usize, k: usize) -> Vec<(f64, f64)> {
+    (0..tasks)
+        .map(|_| {
+            let p = spread(mu, if mixed { rng.random() } else { 0.5 });
+            let base = (TASK_SIGMA * normal(rng)).exp();
+            (0..k).fold((0.0, 0.0), |(y, x), _| {
+                let pass = rng.random() < p;
+                let cost = base * (TRIAL_SIGMA * normal(rng)).exp();
+                let cost = if pass { cost } else { FAIL_COST * cost };
+                (y + cost, x + f64::from(u8::from(pass)))
+            })
+        })
+        .collect()
+}
+
+/// The population's cost per success: E[cost of a trial] / E[passes of a trial].
+fn true_per_success(mu: f64) -> f64 {
+    let mean_cost = (TASK_SIGMA.powi(2) / 2.0).exp() * (TRIAL_SIGMA.powi(2) / 2.0).exp();
+    mean_cost * (mu + FAIL_COST * (1.0 - mu)) / mu
+}
+
+/// The percentile task bootstrap of Σ cost / Σ passes (a resample without a pass: ∞).
+fn ratio_bootstrap(tasks: &[(f64, f64)], resamples: usize, seed: u64) -> Option<Interval> {
+    let mut values = Vec::with_capacity(resamples);
+    for_each_resample(tasks.len(), resamples, seed, |sample| {
+        let (y, x) = sample
+            .iter()
+            .fold((0.0, 0.0), |(y, x), &i| (y + tasks[i].0, x + tasks[i].1));
+        values.push(if x > 0.0 { y / x } else { f64::INFINITY });
+    });
+    ci95(&mut values)
+}
+
+/// Coverage of the per-success interval (Fieller, tasks as clusters) beside the percentile task
+/// bootstrap, over runs that have a pass (a run without one reports no figure).
+fn per_success_table(sims: usize, resamples: usize) {
+    println!(
+        "per-success coverage at nominal 95%, {sims} runs per cell (those with a pass), \
+         {resamples} resamples; per k = {TRIALS:?}: Fieller (bootstrap) [share of runs open above]"
+    );
+    let mut tally = Tally::default();
+    for mixed in [false, true] {
+        let regime = if mixed { "mixed" } else { "equal" };
+        for mu in PER_SUCCESS_RATES {
+            let truth = true_per_success(mu);
+            for tasks in TASKS {
+                let mut row = Vec::new();
+                for k in TRIALS {
+                    let seed = (tasks * 1000 + k) as u64 + (mu * 1e4) as u64 + u64::from(mixed);
+                    let mut rng = PyRandom::new(seed);
+                    let (mut hits, mut runs, mut open) = ([0usize; 2], 0usize, 0usize);
+                    for s in 0..sims {
+                        let counts = costed_run(&mut rng, mu, mixed, tasks, k);
+                        let Some(f) = ratio::per_success(&counts) else {
+                            continue;
+                        };
+                        runs += 1;
+                        open += usize::from(f.high.is_infinite());
+                        let b = ratio_bootstrap(&counts, resamples, s as u64);
+                        hits[0] += usize::from(covers(Some(f), truth));
+                        hits[1] += usize::from(covers(b, truth));
+                    }
+                    let cov = hits.map(|h| h as f64 / runs.max(1) as f64);
+                    tally.add(&cov, || format!("{regime} mu={mu} T={tasks} k={k}"));
+                    row.push(format!(
+                        "{:5.1} ({:5.1}) [{:4.1}]",
+                        100.0 * cov[0],
+                        100.0 * cov[1],
+                        100.0 * open as f64 / runs.max(1) as f64
+                    ));
+                }
+                println!("  {regime} mu={mu:<4} T={tasks:<2}  {}", row.join("   "));
+            }
+        }
+    }
+    tally.print(&["per success, Fieller", "per success, bootstrap alone"]);
 }
 
 /// Coverage of the success rate's and pass^k's intervals, cell by cell, and the lowest and mean.

@@ -191,6 +191,10 @@ pub struct IdTotals {
     pub cached: f64,
     /// Blended tokens of the pipeline (router calls in front + orchestrator).
     pub pipeline: f64,
+    /// Latency of the agent calls, seconds.
+    pub seconds: f64,
+    /// GPU energy of the agent calls that have a reading, joules.
+    pub joules: f64,
 }
 
 /// The orchestrator's paired task bootstrap between the small and the large model.
@@ -322,6 +326,8 @@ impl IdTotals {
         self.tokens += other.tokens;
         self.cached += other.cached;
         self.pipeline += other.pipeline;
+        self.seconds += other.seconds;
+        self.joules += other.joules;
     }
 }
 
@@ -353,9 +359,13 @@ pub fn task_bootstrap(
             bp.extend(resampled_ratio(a.pipeline, a.passes, b.pipeline, b.passes));
         }
     });
+    if tasks == 0 {
+        // Nothing to resample: no draw, no resample counted, no interval.
+        tally = BreakEvenTally::default();
+    }
     TaskBootstrap {
         tasks,
-        resamples,
+        resamples: if tasks == 0 { 0 } else { resamples },
         seed,
         success_rate_small: ci95(&mut rs),
         success_rate_large: ci95(&mut rl),
@@ -655,6 +665,7 @@ mod tests {
             tokens,
             cached: tokens / 2.0,
             pipeline: tokens,
+            ..IdTotals::default()
         }
     }
 
