@@ -589,6 +589,7 @@ fn the_toolless_baseline_is_graded_on_its_answers() {
             hit_call_cap: false,
             model_calls: played.replies.len() as u32,
             toolless: true,
+            cut: &[],
         };
         suite.grade(task, &evidence)
     };
@@ -641,6 +642,7 @@ fn grading_precedence_and_control_flags() {
         hit_call_cap: false,
         model_calls: 1,
         toolless: false,
+        cut: &[],
     };
     let v = suite.grade(task, &toolless);
     assert_eq!(v.failure_mode, Some(FailureMode::NoUsableToolCall));

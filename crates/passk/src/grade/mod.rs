@@ -7,7 +7,7 @@
 pub mod facts;
 pub mod freeze;
 
-use crate::suite::Trajectory;
+use crate::suite::{Evidence, Trajectory};
 use crate::trace::{FailureMode, ToolEvent, Verdict};
 use serde_json::Value;
 
@@ -56,11 +56,14 @@ pub fn intended_tool(tool: &str) -> &str {
     tool.strip_prefix("__malformed__:").unwrap_or(tool)
 }
 
-/// Whether any call named a tool outside `known` (seed 000's unknown verb).
-pub fn unknown_verb(events: &[ToolEvent], known: &[&str]) -> bool {
-    events
-        .iter()
-        .any(|e| !known.contains(&intended_tool(&e.tool)))
+/// Whether any call named a tool outside `known` (seed 000's unknown verb). A malformed call of
+/// a reply the server cut at the output limit is left out: its name may be cut mid-word
+/// (`list_or`), which the taxonomy counts as a truncated reply.
+pub fn unknown_verb(ev: &Evidence<'_>, known: &[&str]) -> bool {
+    ev.tool_events.iter().any(|e| {
+        let cut = e.tool.starts_with("__malformed__:") && ev.cut.contains(&(e.turn, e.step));
+        !cut && !known.contains(&intended_tool(&e.tool))
+    })
 }
 
 /// Whether the conversation used more model calls than the gold trajectory needs, or hit the cap.
@@ -243,12 +246,27 @@ mod tests {
 
     #[test]
     fn flags() {
-        let events = vec![ev("__malformed__:get_order", json!(null), false)];
-        assert!(!unknown_verb(&events, &["get_order"]));
-        assert!(unknown_verb(
-            &[ev("cancel", json!({}), false)],
-            &["get_order"]
+        let of = |events: &[ToolEvent], cut: &[(u32, u32)]| {
+            let evidence = Evidence {
+                end_state: &Value::Null,
+                replies: &[],
+                tool_events: events,
+                hit_call_cap: false,
+                model_calls: 1,
+                toolless: false,
+                cut,
+            };
+            unknown_verb(&evidence, &["get_order", "list_orders"])
+        };
+        assert!(!of(
+            &[ev("__malformed__:get_order", json!(null), false)],
+            &[]
         ));
+        assert!(of(&[ev("cancel", json!({}), false)], &[]));
+        // A name cut mid-word by the output limit is no made-up name; uncut, it is one.
+        let cut_name = [ev("__malformed__:list_or", json!(null), false)];
+        assert!(of(&cut_name, &[]));
+        assert!(!of(&cut_name, &[(0, 0)]));
         assert!(!loop_overrun(3, &gold(), false));
         assert!(loop_overrun(4, &gold(), false));
         assert!(loop_overrun(1, &gold(), true));

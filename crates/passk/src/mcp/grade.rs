@@ -51,7 +51,7 @@ pub fn grade(
     let by_tool = |tool: &str| key.get(tool).copied().unwrap_or(&[]);
     v.trajectory_correct = Some(trajectory_correct(&task.gold, ev.tool_events, &by_tool));
     v.control = ControlFlags {
-        unknown_verb: Some(unknown_verb(ev.tool_events, tools)),
+        unknown_verb: Some(unknown_verb(ev, tools)),
         under_tool: None,
         loop_overrun: Some(loop_overrun(ev.model_calls, &task.gold, ev.hit_call_cap)),
         over_model: None,

@@ -12,7 +12,7 @@
 use crate::runner::context::{ContextUse, PromptCounts, history_bytes};
 use crate::runner::record::{
     CallRecord, ConversationRecord, Mode, Node, NotExecuted, Outcome, RecordedJson, RouterRecord,
-    SCHEMA_VERSION, Status, Timings, UNEXECUTED_KEPT, UnexecutedCall, transcript_entry,
+    SCHEMA_VERSION, Status, Timings, UNEXECUTED_KEPT, UnexecutedCall, cut_calls, transcript_entry,
 };
 use crate::runner::settings::RunSettings;
 use crate::runner::telemetry::Telemetry;
@@ -313,6 +313,7 @@ impl Player<'_> {
                     .iter()
                     .filter(|c| c.node == Node::Orchestrator)
                     .count() as u32;
+                let cut = cut_calls(&t.calls);
                 let evidence = Evidence {
                     end_state: &end_state,
                     replies: &t.replies,
@@ -320,6 +321,7 @@ impl Player<'_> {
                     hit_call_cap: status == Status::LoopCap,
                     model_calls,
                     toolless: t.toolless,
+                    cut: &cut,
                 };
                 let verdict = t.domain.grade(task, &evidence);
                 let outcome = if verdict.passed {

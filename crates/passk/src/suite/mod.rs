@@ -207,6 +207,9 @@ pub struct Evidence<'a> {
     /// The conversation was the toolless baseline (no tools offered): graded on its answers, and
     /// an action the task requires fails as `action_required`.
     pub toolless: bool,
+    /// (turn, step) of the model calls the server cut at the output limit (`num_predict`): a
+    /// malformed call there is a cut reply, not a made-up name.
+    pub cut: &'a [(u32, u32)],
 }
 
 /// SHA-256 digests (hex) of a suite's parts that may change without touching the graders.

@@ -31,6 +31,7 @@ impl Played {
             hit_call_cap: false,
             model_calls: self.model_calls,
             toolless: false,
+            cut: &[],
         }
     }
 }

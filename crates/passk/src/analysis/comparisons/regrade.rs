@@ -137,6 +137,7 @@ impl Regrade {
             return;
         };
         let end_state = c.end_state.to_value();
+        let cut = crate::runner::record::cut_calls(&c.calls);
         let evidence = Evidence {
             end_state: &end_state,
             replies: &c.replies,
@@ -148,6 +149,7 @@ impl Regrade {
                 .filter(|k| k.node == Node::Orchestrator)
                 .count() as u32,
             toolless: c.mode == crate::runner::record::Mode::Toolless,
+            cut: &cut,
         };
         let verdict = domain.grade(task, &evidence);
         self.regraded += 1;

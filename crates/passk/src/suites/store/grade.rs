@@ -61,7 +61,7 @@ pub fn grade(
     let mut v = f.for_mode(ev.toolless).into_verdict();
     v.trajectory_correct = Some(trajectory_correct(&task.gold, ev.tool_events, &key_args));
     v.control = ControlFlags {
-        unknown_verb: Some(unknown_verb(ev.tool_events, &STORE_TOOL_NAMES)),
+        unknown_verb: Some(unknown_verb(ev, &STORE_TOOL_NAMES)),
         under_tool: Some(under_tool(baseline, ev)),
         loop_overrun: Some(loop_overrun(ev.model_calls, &task.gold, ev.hit_call_cap)),
         over_model: None,

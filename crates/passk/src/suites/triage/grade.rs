@@ -168,7 +168,7 @@ pub fn control_flags(ticket: &Ticket, task: &Task, ev: &Evidence<'_>) -> Control
         (Some(_), None) => false,
     };
     ControlFlags {
-        unknown_verb: Some(unknown_verb(events, &CLOSED)),
+        unknown_verb: Some(unknown_verb(ev, &CLOSED)),
         under_tool: (!resolvable).then_some(under_tool),
         loop_overrun: Some(
             loop_overrun(ev.model_calls, &task.gold, ev.hit_call_cap) || halt.is_none(),
