@@ -451,6 +451,10 @@ pub(crate) struct ReportArgs {
     /// (default: the largest by parameter size)
     #[arg(long, value_name = "MODEL")]
     pub reference_model: Option<String>,
+    /// The pair of every break-even, small first (default: the two smallest by parameter size
+    /// where the sizes are known, else the first two models in the run's order)
+    #[arg(long, value_name = "SMALL,LARGE", value_delimiter = ',', num_args = 1)]
+    pub pair: Vec<String>,
     /// report.html carries its trials' transcripts itself up to this many MiB of them; above, they
     /// go to script files in report-transcripts/ beside it, loaded when a trial is opened (0: always)
     #[arg(long, value_name = "MIB", default_value_t = 16)]

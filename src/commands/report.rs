@@ -31,8 +31,18 @@ const TRIAL_LINES: &str = "trial-lines";
 /// Runs the command; returns the exit code.
 pub(super) fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let mut stdout = std::io::stdout().lock();
+    let pair = match args.pair.as_slice() {
+        [] => None,
+        [small, large] if small != large => Some((small.clone(), large.clone())),
+        _ => {
+            return Err(super::usage_error(
+                "--pair takes two different models, small first: --pair SMALL,LARGE",
+            ));
+        }
+    };
     let page = PageArgs {
         reference_model: args.reference_model.as_deref(),
+        pair,
         inline_transcripts_mib: args.inline_transcripts_mib,
         hold_records_mib: args.hold_records_mib,
     };
@@ -74,6 +84,7 @@ pub(super) fn write(run_dir: &Path, resamples: usize) -> anyhow::Result<(PathBuf
     };
     let page = PageArgs {
         reference_model: None,
+        pair: None,
         inline_transcripts_mib: transcripts::INLINE_MAX_BYTES >> 20,
         hold_records_mib: HOLD_UP_TO >> 20,
     };
@@ -89,6 +100,8 @@ pub(super) fn html_beside(md: &Path) -> PathBuf {
 struct PageArgs<'a> {
     /// `--reference-model`.
     reference_model: Option<&'a str>,
+    /// `--pair`, (small, large).
+    pair: Option<(String, String)>,
     /// `--inline-transcripts-mib`.
     inline_transcripts_mib: u64,
     /// `--hold-records-mib`.
@@ -120,8 +133,9 @@ pub(super) fn options(manifest: &Manifest, resamples: usize) -> AnalysisOptions 
 /// `--reference-model` names a model without records in the run: refused (a usage error) rather
 /// than silently replaced by the default.
 #[derive(Debug, thiserror::Error)]
-#[error("--reference-model {asked}: the run has no records of that model; its models: {models}")]
+#[error("{flag} {asked}: the run has no records of that model; its models: {models}")]
 struct UnknownReferenceModel {
+    flag: &'static str,
     asked: String,
     models: String,
 }
@@ -133,6 +147,7 @@ fn check_reference_model(
 ) -> Result<(), UnknownReferenceModel> {
     match asked {
         Some(a) if !summary.models.iter().any(|m| m == a) => Err(UnknownReferenceModel {
+            flag: "--reference-model",
             asked: a.to_string(),
             models: summary.models.join(", "),
         }),
@@ -167,6 +182,7 @@ fn generate(
     let mut trials = TrialSet::new(spill);
     let options = |manifest: &Manifest| AnalysisOptions {
         reference_model: page.reference_model.map(str::to_string),
+        pair: page.pair.clone(),
         ..options(manifest, resamples)
     };
     let hold = page.hold_records_mib.saturating_mul(1 << 20);
@@ -176,6 +192,14 @@ fn generate(
     .with_context(|| format!("reading run {}", run_dir.display()))?;
     let summary = &read.summary;
     check_reference_model(page.reference_model, summary)?;
+    if let Some((small, large)) = &page.pair {
+        for asked in [small, large] {
+            check_reference_model(Some(asked), summary).map_err(|e| UnknownReferenceModel {
+                flag: "--pair",
+                ..e
+            })?;
+        }
+    }
     let report = read.report();
 
     // Written once, for report.md, the page and --export-markdown alike.

@@ -382,7 +382,7 @@ impl<'a> SummaryBuilder<'a> {
         let manifest = self.manifest;
         let opts = self.opts;
         let present = &self.present;
-        let (models, pairing) = order_models(manifest, present);
+        let (models, pairing) = order_models(manifest, present, opts.pair.as_ref());
         let reference = reference_model(&models, opts.reference_model.as_deref());
         let mut groups = BTreeMap::new();
         let mut per_task = BTreeMap::new();

@@ -63,6 +63,14 @@ pub struct AnalysisOptions {
     /// the largest by parameter size (the last in report order).
     #[serde(default)]
     pub reference_model: Option<String>,
+    /// Per suite, the tool-docs variants that show example values (`Manifest::examples_shown`);
+    /// `None`: every variant but `bare`.
+    #[serde(default)]
+    pub examples_shown: Option<BTreeMap<String, Vec<String>>>,
+    /// The pair of every break-even, (small, large), as named (`--pair`); `None`: by the rule
+    /// (`pair::order_models`).
+    #[serde(default)]
+    pub pair: Option<(String, String)>,
 }
 
 impl AnalysisOptions {
@@ -70,6 +78,7 @@ impl AnalysisOptions {
     pub fn for_manifest(manifest: &crate::runner::record::Manifest) -> Self {
         AnalysisOptions {
             example_values: manifest.example_values.clone(),
+            examples_shown: manifest.examples_shown.clone(),
             toolless_tasks: manifest.tasks_without_tools.iter().cloned().collect(),
             ..AnalysisOptions::default()
         }
@@ -85,6 +94,8 @@ impl Default for AnalysisOptions {
             example_values: Vec::new(),
             toolless_tasks: BTreeSet::new(),
             reference_model: None,
+            examples_shown: None,
+            pair: None,
         }
     }
 }
@@ -98,6 +109,10 @@ pub struct Rate {
     pub of: usize,
     /// `hits / of` (0 when `of` is 0).
     pub rate: f64,
+    /// 95% interval over the tasks as clusters, for a rate counted per task (metrics.md,
+    /// "Intervals at the boundary").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<intervals::bootstrap::Interval>,
 }
 
 impl Rate {
@@ -111,6 +126,27 @@ impl Rate {
             } else {
                 hits as f64 / of as f64
             },
+            ci95: None,
         }
     }
+
+    /// The rate over per-task (of, hits), with its interval over the tasks as clusters; `None`
+    /// where no task counts any.
+    pub fn over_tasks(per_task: &BTreeMap<String, (usize, usize)>) -> Option<Self> {
+        let counts: Vec<(usize, usize)> = per_task.values().copied().collect();
+        let (of, hits) = counts
+            .iter()
+            .fold((0, 0), |(n, c), &(tn, tc)| (n + tn, c + tc));
+        (of > 0).then(|| Rate {
+            ci95: intervals::interval::success_rate(&counts),
+            ..Rate::new(hits, of)
+        })
+    }
+}
+
+/// Per-task (of, hits) of a rate: one more conversation of `task` counted, a hit where `hit`.
+pub fn count_per_task(per_task: &mut BTreeMap<String, (usize, usize)>, task: &str, hit: bool) {
+    let t = entry(per_task, task);
+    t.0 += 1;
+    t.1 += usize::from(hit);
 }

@@ -12,10 +12,13 @@ use crate::analysis::figures::quality::{ControlFlowSums, FourStateSums, noise};
 use crate::analysis::figures::router::PipelineSums;
 use crate::analysis::figures::server_process::ServerProcessSums;
 use crate::analysis::figures::taxonomy::{CallBuckets, FailureModes, OutcomeCounts};
-use crate::analysis::intervals::interval;
-use crate::analysis::summary::{CategorySummary, ModelSummary, ModelWork, pass_hat_k_ci95, rate};
+use crate::analysis::intervals::bootstrap::IdTotals;
+use crate::analysis::intervals::{interval, ratio};
+use crate::analysis::summary::{
+    CategorySummary, ModelSummary, ModelWork, PerSuccessCi, pass_hat_k_ci95, rate,
+};
 use crate::analysis::tally::{Tally, every_attempt_s};
-use crate::analysis::{AnalysisOptions, entry};
+use crate::analysis::{AnalysisOptions, Rate, entry};
 use crate::runner::record::ConversationRecord;
 use std::collections::BTreeMap;
 
@@ -82,7 +85,8 @@ impl<'a> ModelSums<'a> {
         self.passes += usize::from(c.verdict.passed);
         let opts = self.opts;
         self.tally.add(c, opts.output_weight);
-        self.behaviour.add(c, &opts.example_values);
+        self.behaviour
+            .add(c, &opts.example_values, opts.examples_shown.as_ref());
         self.failure_modes.add(c);
         self.four_state.add(c, &opts.toolless_tasks);
         self.control_flow.add(c);
@@ -98,7 +102,7 @@ impl<'a> ModelSums<'a> {
         let tally = self.tally;
         let (graded, passes) = (self.outcomes.graded, self.passes);
         let task_counts = tally.task_counts();
-        let summary = ModelSummary {
+        let mut summary = ModelSummary {
             denominator_note: self.outcomes.denominator_note(),
             outcomes: self.outcomes,
             tasks: tally.tasks.len(),
@@ -109,6 +113,12 @@ impl<'a> ModelSums<'a> {
             pass_hat_k: pass_hat_k(&task_counts),
             pass_hat_k_ci95: pass_hat_k_ci95(&task_counts),
             success_ci95: interval::success_rate(&task_counts),
+            per_success_ci95: PerSuccessCi::default(),
+            success_native_only: if tally.formats_known {
+                Rate::over_tasks(&tally.native_only)
+            } else {
+                None
+            },
             pass_hat_k_native_only: if tally.formats_known {
                 pass_hat_k(&tally.native_only.values().copied().collect::<Vec<_>>())
             } else {
@@ -133,6 +143,7 @@ impl<'a> ModelSums<'a> {
                 .finish(tally.blended, tally.total_latency(), passes),
             partly_on_cpu,
         };
+        summary.per_success_ci95 = per_success_ci95(&summary, &tally.per_task);
         let has_pipeline = summary.pipeline.is_some();
         ModelWork {
             summary,
@@ -140,6 +151,22 @@ impl<'a> ModelSums<'a> {
             by_weight: tally.by_weight,
             has_pipeline,
         }
+    }
+}
+
+/// Each figure per successful task's interval, where the figure itself is defined.
+fn per_success_ci95(s: &ModelSummary, per_task: &BTreeMap<String, IdTotals>) -> PerSuccessCi {
+    let of = |figure: Option<f64>, cost: fn(&IdTotals) -> f64| {
+        figure?;
+        let tasks: Vec<(f64, f64)> = per_task.values().map(|t| (cost(t), t.passes)).collect();
+        ratio::per_success(&tasks)
+    };
+    PerSuccessCi {
+        tokens: of(s.tokens.blended_per_success, |t| t.tokens),
+        time_s: of(s.latency.time_per_success_s, |t| t.seconds),
+        energy_j: of(s.gpu.as_ref().and_then(|g| g.energy_per_success_j), |t| {
+            t.joules
+        }),
     }
 }
 

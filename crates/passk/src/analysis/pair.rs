@@ -29,13 +29,31 @@ pub fn parameter_count(size: &str) -> Option<f64> {
     num.trim().parse::<f64>().ok().map(|n| n * mult)
 }
 
+/// How the pair is chosen when it is named (`passk report --pair`).
+pub(crate) const NAMED: &str = "named with --pair";
+
 /// The models in report order and the pair: models with records, sorted by parameter size when
 /// the manifest knows every one's size, otherwise in manifest order (models missing from the
-/// manifest last, by name); "small" and "large" are the first two.
+/// manifest last, by name); "small" and "large" are the first two, unless `named` names two
+/// models with records (small, large).
 pub fn order_models(
     manifest: &Manifest,
     present: &BTreeSet<String>,
+    named: Option<&(String, String)>,
 ) -> (Vec<String>, Option<Pairing>) {
+    let (models, pairing) = ordered(manifest, present);
+    let named = named
+        .filter(|(a, b)| a != b && present.contains(a) && present.contains(b))
+        .map(|(small, large)| Pairing {
+            small: small.clone(),
+            large: large.clone(),
+            rule: NAMED.to_string(),
+        });
+    (models, named.or(pairing))
+}
+
+/// [`order_models`] by the rule alone.
+fn ordered(manifest: &Manifest, present: &BTreeSet<String>) -> (Vec<String>, Option<Pairing>) {
     let mut models: Vec<String> = manifest
         .models
         .iter()

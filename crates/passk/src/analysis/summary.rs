@@ -1,7 +1,6 @@
 //! The whole analysis of one run as one serializable value ([`Summary`], written as
 //! `summary.json`), and [`summarize`], which computes it from the records.
 
-use crate::analysis::AnalysisOptions;
 use crate::analysis::figures::behaviour::Behaviour;
 use crate::analysis::figures::cost::{OUTPUT_WEIGHTS, break_even, per_success};
 use crate::analysis::figures::factorial::Factorial;
@@ -19,6 +18,7 @@ use crate::analysis::intervals::bootstrap::{
 };
 use crate::analysis::intervals::interval;
 pub use crate::analysis::pair::Pairing;
+use crate::analysis::{AnalysisOptions, Rate};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, TrialKey};
 use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
@@ -209,6 +209,15 @@ pub struct ModelSummary {
     /// boundary"): never `100%–100%` at 24/24.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub success_ci95: Option<Interval>,
+    /// The success rate counting a pass only when every tool call it made came as a native call
+    /// (calls read from text withheld), with its interval over the tasks as clusters: how much
+    /// of the success rests on reading calls from text. Absent where some records do not say how
+    /// their calls were written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_native_only: Option<Rate>,
+    /// 95% intervals of the figures per successful task, tasks as clusters.
+    #[serde(default)]
+    pub per_success_ci95: PerSuccessCi,
     /// pass^k without text-call recovery: a pass counts only when every tool call it made came as
     /// Ollama's native `tool_calls` (what a harness reading only those would have seen pass; a
     /// lower bound, since the others count as failures without being replayed). Empty when some
@@ -294,6 +303,20 @@ pub struct Tokens {
     pub blended_per_success: Option<f64>,
     /// Cached blended tokens per successful task.
     pub cached_blended_per_success: Option<f64>,
+}
+
+/// 95% intervals of one model's figures per successful task (metrics.md, "Per-success
+/// intervals"): Fieller's interval of Σ cost / Σ passes over the tasks as clusters. Absent where
+/// the figure is, or with fewer than two tasks; an upper end of `inf` where the passes are not
+/// clearly above 0.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerSuccessCi {
+    /// Blended tokens per successful task (`tokens.blended_per_success`).
+    pub tokens: Option<Interval>,
+    /// Time per successful task, seconds (`latency.time_per_success_s`).
+    pub time_s: Option<Interval>,
+    /// Energy per successful task, joules (`gpu.energy_per_success_j`).
+    pub energy_j: Option<Interval>,
 }
 
 /// Latency figures of one model (orchestrator calls; latency = wall - load_duration).
@@ -596,16 +619,24 @@ mod tests {
             models: vec![info("b", "1B"), info("a", "1B"), info("c", "0.5B")],
             ..Manifest::default()
         };
-        let (models, pair) = order_models(&manifest, &present);
+        let (models, pair) = order_models(&manifest, &present, None);
         assert_eq!(models, ["c", "b", "a"]);
         assert_eq!(pair.unwrap().rule, "first two models by parameter size");
         manifest.models[2] = info("c", "1B");
-        let (models, pair) = order_models(&manifest, &present);
+        let (models, pair) = order_models(&manifest, &present, None);
         assert_eq!(models, ["b", "a", "c"]);
         assert_eq!(
             pair.unwrap().rule,
             "first two models by parameter size, equal sizes in manifest order"
         );
+        // A pair named with --pair wins over the rule, when both have records.
+        let named = ("c".to_string(), "a".to_string());
+        let pair = order_models(&manifest, &present, Some(&named)).1.unwrap();
+        assert_eq!((pair.small.as_str(), pair.large.as_str()), ("c", "a"));
+        assert_eq!(pair.rule, crate::analysis::pair::NAMED);
+        let absent = ("c".to_string(), "z".to_string());
+        let pair = order_models(&manifest, &present, Some(&absent)).1.unwrap();
+        assert_eq!(pair.small, "b");
     }
 
     #[test]

@@ -125,6 +125,12 @@ impl Tally {
         if !lats.is_empty() {
             self.conversation_latency.push(lats.iter().sum::<f64>());
         }
+        let e = self.per_task.entry(c.task.clone()).or_default();
+        e.seconds += lats.iter().sum::<f64>();
+        e.joules += c
+            .orchestrator_calls()
+            .filter_map(|x| x.gpu.as_deref()?.energy_j)
+            .sum::<f64>();
         lats.into_iter().for_each(|l| self.call_latency.add(l));
         for x in c.orchestrator_calls() {
             self.fit.add(x);

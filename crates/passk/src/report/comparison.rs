@@ -160,11 +160,27 @@ fn model_section(out: &mut String, c: &RunComparison, key: &str, model: &str, m:
     );
 }
 
+/// What a difference's interval reads where every resample gave 0: the two runs agree task for
+/// task, so there is no spread to resample, which `0 to 0` would present as certainty.
+pub(crate) const IDENTICAL: &str = "none: the same on every task";
+
+/// Whether the two runs' figure is the same and every resample of its difference is 0.
+fn identical(p: &MetricPair) -> bool {
+    p.a.is_some()
+        && p.a == p.b
+        && p.difference_ci95
+            .is_some_and(|i| i.low == 0.0 && i.high == 0.0)
+}
+
 /// One metric's row: A, B, the difference and its interval (with the count of its infinite
 /// resamples out of `resamples`, when any), the noise band, the verdict.
 fn metric_cells(p: &MetricPair, with_noise: bool, resamples: usize) -> Vec<String> {
     let k = kind(&p.metric);
-    let mut interval = difference_interval(k, p.difference_ci95.as_ref());
+    let mut interval = if identical(p) {
+        IDENTICAL.to_string()
+    } else {
+        difference_interval(k, p.difference_ci95.as_ref())
+    };
     if p.infinite_resamples > 0 {
         let _ = write!(
             interval,
@@ -451,5 +467,18 @@ mod tests {
         assert_eq!(unsigned_amount(Kind::Seconds, 0.25), "0.25 s");
         assert_eq!(unsigned_amount(Kind::Share, -0.07), "7.0 pp");
         assert_eq!(unsigned_amount(Kind::Tokens, 12.0), "12");
+    }
+
+    #[test]
+    fn a_difference_zero_in_every_resample_reads_as_the_same_on_every_task() {
+        let mut p: MetricPair = serde_json::from_value(serde_json::json!({
+            "metric": "pass_hat_k", "a": 0.5, "b": 0.5,
+            "difference_ci95": {"low": 0.0, "high": 0.0}
+        }))
+        .expect("a metric pair");
+        assert_eq!(metric_cells(&p, false, 100)[4], IDENTICAL);
+        // A zero-width interval away from 0, or different values, is printed as it is.
+        p.b = Some(0.6);
+        assert_ne!(metric_cells(&p, false, 100)[4], IDENTICAL);
     }
 }

@@ -1,12 +1,13 @@
 //! The verdict a report opens on: for the headline configuration's pair, each model's success with
-//! its interval, its tokens per successful task, and the break-even price ratio with its interval,
+//! its interval, its tokens (and energy, where measured) per successful task with theirs, and the break-even price ratio with its interval,
 //! read out as a price condition. Where an interval includes "no difference", the sentence says
 //! so. report.md, report.html's first screen and the terminal's last lines all say it.
 
-use crate::analysis::{Comparison, GroupSummary, Summary};
-use crate::report::document::format::{ci_points, points, tokens};
+use crate::analysis::intervals::bootstrap::Interval;
+use crate::analysis::{Comparison, GroupSummary, ModelSummary, Summary};
+use crate::report::document::format::{ci_amount, ci_points, points, tokens};
 use crate::report::document::primary_group;
-use crate::report::number::{NOT_AVAILABLE, ci_percent, ci_ratio, percent, ratio};
+use crate::report::number::{NOT_AVAILABLE, ci_percent, ci_ratio, number, percent, ratio};
 
 /// The verdict as markdown sentences (model names in backticks); `None` without a model in the
 /// headline configuration.
@@ -36,11 +37,43 @@ fn unmarked(s: &Summary) -> Option<String> {
         .map(|p| format!(" The pair: {}.", p.rule))
         .unwrap_or_default();
     Some(format!(
-        "On `{key}`: {} {} {}{rule}",
+        "On `{key}`: {}{} {} {}{rule}",
         success(g, c),
+        native_only(g, c),
         per_success(g, c),
         break_even(c)
     ))
+}
+
+/// Where either model's calls were read from text: each one's success with those calls
+/// withheld (native calls only), so a reader sees whether the verdict rests on the reading.
+fn native_only(g: &GroupSummary, c: &Comparison) -> String {
+    let models = [&c.small, &c.large].map(|m| g.models.get(m.as_str()));
+    if !models
+        .iter()
+        .flatten()
+        .any(|m| m.behaviour.call_formats.text_calls > 0)
+    {
+        return String::new();
+    }
+    let of = |m: Option<&ModelSummary>| {
+        m.and_then(|m| m.success_native_only)
+            .map_or(NOT_AVAILABLE.into(), |r| {
+                let ci = r
+                    .ci95
+                    .map(|i| format!(" (95% CI {})", ci_percent(i.low, i.high)))
+                    .unwrap_or_default();
+                format!("{}{ci}", percent(r.rate))
+            })
+    };
+    format!(
+        " With the calls read from text withheld (native calls only), `{}` succeeded in {} and \
+         `{}` in {}.",
+        c.small,
+        of(models[0]),
+        c.large,
+        of(models[1])
+    )
 }
 
 /// Without a pair: each model's success and tokens per successful task, and why no break-even.
@@ -59,12 +92,9 @@ fn alone(key: &str, g: &GroupSummary) -> Option<String> {
                 .as_ref()
                 .map(|i| format!(" (95% CI {})", ci_percent(i.low, i.high)))
                 .unwrap_or_default();
-            let per = m
-                .tokens
-                .blended_per_success
-                .map_or(format!("{NOT_AVAILABLE} (no success)"), tokens);
+            let per = tokens_per_success(Some(m));
             format!(
-                "`{name}` succeeded in {}{ci} of its conversations, at {per} tokens per successful task",
+                "`{name}` succeeded in {}{ci} of its conversations and used {per} per successful task",
                 m.success_rate.map_or(NOT_AVAILABLE.into(), percent)
             )
         })
@@ -129,21 +159,60 @@ fn success(g: &GroupSummary, c: &Comparison) -> String {
     )
 }
 
-/// `Per successful task, `a` used 1,234 tokens and `b` 2,345.`
+/// `Per successful task, `a` used 1,234 tokens (95% CI 1,100–1,400) and `b` 2,345 tokens (95%
+/// CI 2,000–2,800).`, and the energy the same way where both have it.
 fn per_success(g: &GroupSummary, c: &Comparison) -> String {
-    let of = |m: &str| {
-        g.models
-            .get(m)
-            .and_then(|x| x.tokens.blended_per_success)
-            .map_or(format!("{NOT_AVAILABLE} (no success)"), tokens)
-    };
-    format!(
-        "Per successful task, `{}` used {} tokens and `{}` {}.",
+    let (small, large) = (g.models.get(&c.small), g.models.get(&c.large));
+    let tokens_of = |m: Option<&ModelSummary>| tokens_per_success(m);
+    let mut out = format!(
+        "Per successful task, `{}` used {} and `{}` {}.",
         c.small,
-        of(&c.small),
+        tokens_of(small),
         c.large,
-        of(&c.large)
+        tokens_of(large)
+    );
+    if let (Some(a), Some(b)) = (small.and_then(energy), large.and_then(energy)) {
+        out.push_str(&format!(
+            " Energy per successful task: `{}` {a}, `{}` {b}.",
+            c.small, c.large
+        ));
+    }
+    out
+}
+
+/// A model's tokens per successful task with its interval: `1,234 tokens (95% CI 1,100–1,400)`.
+fn tokens_per_success(m: Option<&ModelSummary>) -> String {
+    let Some(m) = m else {
+        return NOT_AVAILABLE.into();
+    };
+    let Some(x) = m.tokens.blended_per_success else {
+        return format!("{NOT_AVAILABLE} (no success)");
+    };
+    with_ci(
+        format!("{} tokens", tokens(x)),
+        m.per_success_ci95.tokens.as_ref(),
+        0,
+        "",
     )
+}
+
+/// A model's energy per successful task with its interval, where it has one.
+fn energy(m: &ModelSummary) -> Option<String> {
+    let x = m.gpu.as_ref()?.energy_per_success_j?;
+    Some(with_ci(
+        format!("{} J", number(x, 1)),
+        m.per_success_ci95.energy_j.as_ref(),
+        1,
+        " J",
+    ))
+}
+
+/// `value (95% CI low–high)`, the value alone without an interval.
+fn with_ci(value: String, i: Option<&Interval>, decimals: usize, unit: &str) -> String {
+    match i {
+        Some(_) => format!("{value} (95% CI {})", ci_amount(i, decimals, unit)),
+        None => value,
+    }
 }
 
 /// The break-even read out as the price at which the small model stops being cheaper.
@@ -224,6 +293,12 @@ mod tests {
             "{v}"
         );
         assert!(v.contains("`beta` succeeds 50.0 pp more often"), "{v}");
+        // Each per-success figure carries its interval.
+        assert!(
+            v.contains("`alpha` used 600 tokens (95% CI ")
+                && v.contains("`beta` 100 tokens (95% CI "),
+            "{v}"
+        );
         assert!(
             v.contains("Break-even 6.00x (95% CI")
                 && v.contains("`alpha` is cheaper per solved task only if its price per token is below 1/6.00 of `beta`'s."),
@@ -248,7 +323,10 @@ mod tests {
     fn one_model_gets_its_figures_and_why_there_is_no_break_even() {
         let v = verdict_of(&played("alpha", 5, 300));
         assert!(v.contains("`alpha` succeeded in 50.0%"), "{v}");
-        assert!(v.contains("600 tokens per successful task"), "{v}");
+        assert!(
+            v.contains("used 600 tokens (95% CI ") && v.contains(") per successful task"),
+            "{v}"
+        );
         assert!(v.contains("No break-even: it needs two models"), "{v}");
     }
 }

@@ -93,6 +93,18 @@ pub(crate) fn new_manifest(
             .flat_map(|d| d.example_values())
             .map(|(_, v)| v)
             .collect(),
+        examples_shown: Some(
+            suites
+                .domains
+                .iter()
+                .map(|d| {
+                    (
+                        d.name().to_string(),
+                        d.presentation().variants_with_examples(),
+                    )
+                })
+                .collect(),
+        ),
         tasks_without_tools: suites
             .domains
             .iter()

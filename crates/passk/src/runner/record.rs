@@ -331,6 +331,16 @@ pub fn transcript_entry(m: &Message) -> Value {
     Value::Object(o)
 }
 
+/// (turn, step) of the agent calls the server cut at the output limit (done_reason `length`),
+/// as the graders' `Evidence::cut` takes them.
+pub fn cut_calls(calls: &[CallRecord]) -> Vec<(u32, u32)> {
+    calls
+        .iter()
+        .filter(|c| c.node == Node::Orchestrator && c.truncated)
+        .map(|c| (c.turn, c.step))
+        .collect()
+}
+
 /// One model call as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
@@ -936,6 +946,10 @@ pub struct Manifest {
     /// Documented example values of the tool schemas shown (for counting example-copy calls).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub example_values: Vec<String>,
+    /// Per suite, the tool-docs variants that show example values (absent in older manifests:
+    /// every variant but `bare` is then taken to show them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examples_shown: Option<BTreeMap<String, Vec<String>>>,
     /// Every task id of each suite the run plays (the router's: message indices), whatever the
     /// task filter; a record of another task is refused (absent in older manifests: not checked).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

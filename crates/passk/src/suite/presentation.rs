@@ -177,6 +177,21 @@ impl Presentation {
             .map_or(&[], |v| v.ollama.as_slice())
     }
 
+    /// The variants whose tool docs show an example value.
+    pub fn variants_with_examples(&self) -> Vec<String> {
+        self.variants
+            .iter()
+            .filter(|(_, v)| {
+                v.docs
+                    .tools
+                    .iter()
+                    .flat_map(|t| &t.parameters)
+                    .any(|p| p.example.is_some())
+            })
+            .map(|(k, _)| k.as_str().to_string())
+            .collect()
+    }
+
     /// The example values every variant documents, as (parameter name, example): the documented
     /// variant's first, then each other variant's that are new, by variant name.
     pub fn example_values(&self) -> Vec<(String, String)> {

@@ -2,7 +2,7 @@
 //! malformed calls, loop caps, the identify-first rate, schema-copy and example-copy calls, how
 //! tool calls were written (native, text, malformed), and the calls that were not executed.
 
-use crate::analysis::Rate;
+use crate::analysis::{Rate, count_per_task};
 use crate::runner::record::{ConversationRecord, Status};
 use crate::trace::{CallFormat, ToolEvent};
 use serde::{Deserialize, Serialize};
@@ -142,29 +142,51 @@ fn args_of(e: &ToolEvent) -> impl Iterator<Item = (&String, &Value)> {
     e.args.as_object().into_iter().flat_map(|m| m.iter())
 }
 
+/// Whether the conversation's tool docs showed example values: its suite's variant shows some
+/// (`examples_shown`), or, where the manifest does not say, its variant is known and not `bare`.
+fn shown_examples(
+    c: &ConversationRecord,
+    examples_shown: Option<&BTreeMap<String, Vec<String>>>,
+) -> bool {
+    let Some(variant) = c.tool_docs else {
+        return false;
+    };
+    match examples_shown {
+        Some(by_suite) => by_suite
+            .get(&c.suite)
+            .is_some_and(|v| v.iter().any(|x| x == variant.as_str())),
+        None => variant != crate::suite::ToolVariant::BARE,
+    }
+}
+
 /// Behaviour as running totals over graded conversations.
 #[derive(Debug, Default)]
 pub struct BehaviourSums {
     b: Behaviour,
     model_calls: usize,
     tool_calls: usize,
-    ident_hits: usize,
-    ident_of: usize,
+    /// Per task: (conversations the identify-first rule applies to, those identifying first).
+    identify_first: BTreeMap<String, (usize, usize)>,
 }
 
 impl BehaviourSums {
-    /// Adds one graded conversation; `example_values` are the documented example values.
-    pub fn add(&mut self, c: &ConversationRecord, example_values: &[String]) {
+    /// Adds one graded conversation; `example_values` are the documented example values,
+    /// `examples_shown` the variants that show them per suite (`None`: all but `bare`).
+    pub fn add(
+        &mut self,
+        c: &ConversationRecord,
+        example_values: &[String],
+        examples_shown: Option<&BTreeMap<String, Vec<String>>>,
+    ) {
         let b = &mut self.b;
         b.conversations += 1;
         self.model_calls += c.orchestrator_calls().count();
         self.tool_calls += c.tool_events.len();
         b.loop_caps += usize::from(c.status == Status::LoopCap);
         if let Some(hit) = identified_first(&c.tool_events) {
-            self.ident_of += 1;
-            self.ident_hits += usize::from(hit);
+            count_per_task(&mut self.identify_first, &c.task, hit);
         }
-        let shown_examples = c.tool_docs != Some(crate::suite::ToolVariant::BARE);
+        let shown_examples = shown_examples(c, examples_shown);
         b.conversations_shown_examples += usize::from(shown_examples);
         for call in c.orchestrator_calls() {
             b.unexecuted_calls += call.unexecuted_calls as usize;
@@ -189,7 +211,7 @@ impl BehaviourSums {
         b.model_calls_per_conversation = per(self.model_calls);
         b.tool_calls_per_conversation = per(self.tool_calls);
         b.rejected_calls_per_conversation = per(b.rejected_calls);
-        b.identify_first = (self.ident_of > 0).then(|| Rate::new(self.ident_hits, self.ident_of));
+        b.identify_first = Rate::over_tasks(&self.identify_first);
         b
     }
 }
@@ -228,7 +250,7 @@ fn add_event(b: &mut Behaviour, e: &ToolEvent, shown: &[String]) {
 /// Behaviour over graded conversations; `example_values` are the documented example values.
 pub fn behaviour(convs: &[&ConversationRecord], example_values: &[String]) -> Behaviour {
     let mut b = BehaviourSums::default();
-    convs.iter().for_each(|c| b.add(c, example_values));
+    convs.iter().for_each(|c| b.add(c, example_values, None));
     b.finish()
 }
 
@@ -269,8 +291,10 @@ mod tests {
             event("__malformed__:get_order", json!({}), false),
             event("get_order", json!({"order_id": "9999"}), true),
         ];
-        let b = conversation("m", "L2", 0, true, vec![call(1, 1)]);
+        let mut b = conversation("m", "L2", 0, true, vec![call(1, 1)]);
         let examples = vec!["9999".to_string(), "jane@example.org".to_string()];
+        a.tool_docs = Some(crate::suite::ToolVariant::DOCUMENTED);
+        b.tool_docs = a.tool_docs;
         let got = behaviour(&[&a, &b], &examples);
         assert_eq!(got.conversations, 2);
         assert_eq!(got.model_calls_per_conversation, Some(1.5));
@@ -290,7 +314,7 @@ mod tests {
         assert_eq!(got.call_formats.text_calls, 1);
         assert_eq!(got.call_formats.no_tool_call, 2);
         // a: the only successful order call has no successful find_customer before it.
-        assert_eq!(got.identify_first, Some(Rate::new(0, 1)));
+        assert_eq!(got.identify_first.map(|r| (r.hits, r.of)), Some((0, 1)));
     }
 
     #[test]
@@ -302,6 +326,7 @@ mod tests {
             event("cancel_order", json!({"order_id": "TK-900"}), false),
         ];
         let examples = vec!["TK-900".to_string(), "TK-900".to_string()];
+        a.tool_docs = Some(crate::suite::ToolVariant::DOCUMENTED);
         let got = behaviour(&[&a], &examples);
         assert_eq!(got.example_copy.calls, 2);
         assert_eq!(got.example_copy.by_key["TK-900"], 2);
@@ -325,5 +350,23 @@ mod tests {
             (got.example_copy.calls, got.conversations_shown_examples),
             (1, 1)
         );
+        // Records that do not say their variant (imports) were shown nothing known.
+        a.tool_docs = None;
+        assert_eq!(behaviour(&[&a], &examples).conversations_shown_examples, 0);
+        // Where the manifest says which variants show examples, a documented variant of a suite
+        // without any shows none.
+        a.tool_docs = Some(ToolVariant::DOCUMENTED);
+        let shown = BTreeMap::from([
+            ("store".to_string(), vec!["documented".to_string()]),
+            ("library".to_string(), vec![]),
+        ]);
+        let count = |c: &ConversationRecord| {
+            let mut b = BehaviourSums::default();
+            b.add(c, &examples, Some(&shown));
+            b.finish().conversations_shown_examples
+        };
+        assert_eq!(count(&a), 1);
+        a.suite = "library".into();
+        assert_eq!(count(&a), 0);
     }
 }

@@ -1,7 +1,7 @@
 //! Quality beyond pass/fail (new in passk): the four-state table (seed 003), control-flow rates
 //! (seed 000) and run-to-run noise per task.
 
-use crate::analysis::Rate;
+use crate::analysis::{Rate, count_per_task};
 use crate::runner::record::ConversationRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -91,29 +91,27 @@ pub struct ControlFlow {
     pub over_model: Option<Rate>,
 }
 
-/// Control-flow rates as running totals over graded conversations: (flag set, flag said) for
-/// unknown verb, under tool, loop overrun and over model.
+/// Control-flow rates as running totals over graded conversations: per task, (flag said, flag
+/// set) for unknown verb, under tool, loop overrun and over model.
 #[derive(Debug, Default)]
-pub struct ControlFlowSums([(usize, usize); 4]);
+pub struct ControlFlowSums([BTreeMap<String, (usize, usize)>; 4]);
 
 impl ControlFlowSums {
     /// Adds one graded conversation.
     pub fn add(&mut self, c: &ConversationRecord) {
         let k = &c.verdict.control;
         let flags = [k.unknown_verb, k.under_tool, k.loop_overrun, k.over_model];
-        for (sum, flag) in self.0.iter_mut().zip(flags) {
+        for (per_task, flag) in self.0.iter_mut().zip(flags) {
             if let Some(set) = flag {
-                sum.0 += usize::from(set);
-                sum.1 += 1;
+                count_per_task(per_task, &c.task, set);
             }
         }
     }
 
     /// The rates.
     pub fn finish(self) -> ControlFlow {
-        let [unknown_verb, under_tool, loop_overrun, over_model] = self
-            .0
-            .map(|(hits, of)| (of > 0).then(|| Rate::new(hits, of)));
+        let [unknown_verb, under_tool, loop_overrun, over_model] =
+            self.0.map(|per_task| Rate::over_tasks(&per_task));
         ControlFlow {
             unknown_verb,
             under_tool,
@@ -198,7 +196,9 @@ mod tests {
         b.verdict.control.unknown_verb = Some(false);
         let c = conversation("m", "L1", 2, true, vec![]);
         let f = control_flow(&[&a, &b, &c]);
-        assert_eq!(f.unknown_verb, Some(Rate::new(1, 2)));
+        assert_eq!(f.unknown_verb.map(|r| (r.hits, r.of)), Some((1, 2)));
+        // Counted per task, so the rate carries its interval over the tasks.
+        assert!(f.unknown_verb.unwrap().ci95.is_some());
         assert_eq!(f.under_tool, None);
     }
 
@@ -211,8 +211,8 @@ mod tests {
         let mut lookup = conversation("m", "TK-115", 0, true, vec![]);
         lookup.verdict.control.under_tool = Some(true);
         let f = control_flow(&[&rule, &rule2, &lookup]);
-        assert_eq!(f.over_model, Some(Rate::new(1, 2)));
-        assert_eq!(f.under_tool, Some(Rate::new(1, 1)));
+        assert_eq!(f.over_model.map(|r| (r.hits, r.of)), Some((1, 2)));
+        assert_eq!(f.under_tool.map(|r| (r.hits, r.of)), Some((1, 1)));
         assert_eq!(f.loop_overrun, None);
     }
 

@@ -336,7 +336,7 @@ fn choose_models(
     }
     let with_agent: std::collections::BTreeSet<String> =
         convs.iter().map(|c| c.model.clone()).collect();
-    let (ordered, pair) = crate::analysis::pair::order_models(manifest, &with_agent);
+    let (ordered, pair) = crate::analysis::pair::order_models(manifest, &with_agent, None);
     match pair {
         Some(p) => Ok((p.small, p.large)),
         _ => Err(PlanError::Models(format!(

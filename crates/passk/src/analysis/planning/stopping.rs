@@ -71,7 +71,7 @@ impl StoppingCell {
             .iter()
             .find(|s| **s != SuiteChoice::Router)?;
         let models: BTreeSet<String> = settings.models.iter().cloned().collect();
-        let pair = order_models(manifest, &models).1?;
+        let pair = order_models(manifest, &models, None).1?;
         Some(StoppingCell {
             suite: suite.name().to_string(),
             small: pair.small,

@@ -54,16 +54,22 @@ pub(super) fn break_even_point(
 /// in 9,000; `a` never passed in 700 (an infinite ratio, kept in the interval); ...`.
 /// `verbs` says what a success is (both models, one never, neither), e.g. ("passed", "never
 /// passed", "passed") or ("were right", "was never right", "was right").
+/// Where no interval is shown (`shown` false) the split says nothing of one.
 pub fn resample_split(
     (small, large): (&str, &str),
     [defined, infinite, zero, undefined]: [usize; 4],
     (both, never, neither): (&str, &str, &str),
+    shown: bool,
 ) -> String {
     let n = |x: usize| number(x as f64, 0);
+    let (kept, left) = if shown {
+        (", kept in the interval", ", left out")
+    } else {
+        ("", "")
+    };
     format!(
-        "both models {both} in {}; `{small}` {never} in {} (an infinite ratio, kept in the \
-         interval); `{large}` {never} in {} (a ratio of 0, kept in the interval); neither {neither} \
-         in {} (no ratio, left out)",
+        "both models {both} in {}; `{small}` {never} in {} (an infinite ratio{kept}); `{large}` \
+         {never} in {} (a ratio of 0{kept}); neither {neither} in {} (no ratio{left})",
         n(defined),
         n(infinite),
         n(zero),
@@ -91,7 +97,8 @@ pub(super) fn break_even(
             resample_split(
                 (&c.small, &c.large),
                 split_counts!(ci),
-                ("passed", "never passed", "passed")
+                ("passed", "never passed", "passed"),
+                ci.break_even.is_some()
             )
         )
     };

@@ -1,5 +1,6 @@
 //! Success by task category, one column per model.
 
+use super::format::NOTHING_GRADED;
 use super::model_table::ModelTable;
 use super::pass_k::bracketed_ci;
 use crate::analysis::{ModelSummary, Summary};
@@ -29,15 +30,19 @@ pub(super) fn by_category(out: &mut String, s: &Summary, models: &[(&str, &Model
             m.by_category.get(c).map_or_else(
                 || NOT_AVAILABLE.into(),
                 |x| {
+                    if x.conversations == 0 {
+                        return format!("{NOT_AVAILABLE} ({NOTHING_GRADED})");
+                    }
                     let note = if x.outcomes.graded == x.outcomes.total {
                         String::new()
                     } else {
                         format!(" ({})", denominator(&x.outcomes))
                     };
+                    let ci = bracketed_ci(x.ci95);
+                    let ci = if ci.is_empty() { ci } else { format!(" {ci}") };
                     format!(
-                        "{} {}{note}",
+                        "{}{ci}{note}",
                         percent_with_n(x.passes as u64, x.conversations as u64),
-                        bracketed_ci(x.ci95)
                     )
                 },
             )

@@ -4,7 +4,7 @@
 use crate::analysis::intervals::bootstrap::Interval;
 use crate::analysis::{ModelSummary, Rate};
 use crate::report::number::{
-    NOT_AVAILABLE, denominator, fixed, number, percent_with_n, telling_decimals,
+    NOT_AVAILABLE, ci_percent, denominator, fixed, number, percent_with_n, telling_decimals,
 };
 
 /// Length of a digest as shown in tables (the full digest is in `manifest.json`).
@@ -22,6 +22,19 @@ pub fn per_success(value: Option<f64>, count: usize, f: impl Fn(f64) -> String) 
         return NO_CORRECT.to_string();
     }
     opt(value, f)
+}
+
+/// A model's per-success figure: as [`per_success`], but `n/a (nothing graded)` when every
+/// conversation ended on a failure outside the model, which left no pass to count.
+pub(crate) fn model_per_success(
+    m: &ModelSummary,
+    value: Option<f64>,
+    f: impl Fn(f64) -> String,
+) -> String {
+    if m.outcomes.graded == 0 {
+        return format!("{NOT_AVAILABLE} ({NOTHING_GRADED})");
+    }
+    per_success(value, m.passes, f)
 }
 
 /// What a per-success figure over no success reads.
@@ -44,12 +57,28 @@ pub(super) fn nothing_graded(pair: [&str; 2], graded: impl Fn(&str) -> usize) ->
         .map(|m| format!("{NOT_AVAILABLE} (`{m}`: {NOTHING_GRADED})"))
 }
 
-/// A rate as `40.8% (49/120)`, `n/a` when undefined.
+/// A rate as `40.8% (49/120)`, with its interval where it has one (`40.8% (49/120)
+/// [25%–58%]`); `n/a` when undefined.
 pub fn rate(r: Option<Rate>) -> String {
     r.map_or_else(
         || NOT_AVAILABLE.to_string(),
-        |r| percent_with_n(r.hits as u64, r.of as u64),
+        |r| {
+            let ci = r
+                .ci95
+                .map(|i| format!(" [{}]", ci_percent(i.low, i.high)))
+                .unwrap_or_default();
+            format!("{}{ci}", percent_with_n(r.hits as u64, r.of as u64))
+        },
     )
+}
+
+/// A model's rate with its denominator note; an absent rate gets none (`n/a` has no
+/// denominator to qualify).
+pub(super) fn model_rate(r: Option<Rate>, m: &ModelSummary) -> String {
+    match r {
+        Some(_) => format!("{}{}", rate(r), excluded(m)),
+        None => rate(r),
+    }
 }
 
 /// Percentage points with a sign and one decimal: `0.275` -> `+27.5 pp`.
@@ -84,6 +113,20 @@ pub fn ci_points(i: &Interval) -> String {
     format!("{} to {} pp", p(low), p(high))
 }
 
+/// A per-success figure's interval with `decimals` decimals and its unit: `11,200–15,900`,
+/// `2.91–4.10 s`; `∞` where it has no upper end; `n/a` where absent.
+pub(crate) fn ci_amount(i: Option<&Interval>, decimals: usize, unit: &str) -> String {
+    let Some(i) = i.filter(|i| i.low.is_finite()) else {
+        return NOT_AVAILABLE.into();
+    };
+    let high = if i.high.is_finite() {
+        number(i.high, decimals)
+    } else {
+        "∞".into()
+    };
+    format!("{}–{high}{unit}", number(i.low, decimals))
+}
+
 /// Tokens: whole numbers with thousands separators.
 pub fn tokens(x: f64) -> String {
     number(x, 0)
@@ -105,10 +148,33 @@ pub fn short_digest(d: &str) -> String {
 }
 
 /// The note beside a rate: nothing when no conversation was excluded, else `(n = 118 of 120; ...)`.
+/// An n/a figure of a model with nothing graded carries none: the figure says so itself
+/// ([`success_cell`], [`NOTHING_GRADED`]).
 pub(super) fn excluded(m: &ModelSummary) -> String {
-    if m.outcomes.graded == m.outcomes.total {
+    if m.outcomes.graded == m.outcomes.total || m.outcomes.graded == 0 {
         String::new()
     } else {
         format!(" ({})", denominator(&m.outcomes))
     }
+}
+
+/// A model's success as `40.8% (49/120)` with its denominator note; `n/a (nothing graded)` where
+/// every conversation ended on a failure outside the model.
+pub(super) fn success_cell(m: &ModelSummary) -> String {
+    if m.outcomes.graded == 0 {
+        return format!("{NOT_AVAILABLE} ({NOTHING_GRADED})");
+    }
+    format!(
+        "{}{}",
+        percent_with_n(m.passes as u64, m.outcomes.graded as u64),
+        excluded(m)
+    )
+}
+
+/// A model's share, `n/a (nothing graded)` where nothing was graded.
+pub(super) fn model_share(m: &ModelSummary, value: Option<f64>) -> String {
+    if m.outcomes.graded == 0 {
+        return format!("{NOT_AVAILABLE} ({NOTHING_GRADED})");
+    }
+    opt(value, crate::report::number::percent)
 }

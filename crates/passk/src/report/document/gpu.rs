@@ -1,6 +1,6 @@
 //! The GPU section: which calls have GPU samples and energy readings, and what they read.
 
-use super::format::{opt, per_success};
+use super::format::{model_per_success, opt};
 use super::model_table::ModelTable;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, counted, fixed, number};
@@ -49,9 +49,12 @@ pub(super) fn gpu(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)
         })
     });
     t.row("**Energy per successful task**", |m| {
-        per_success(g(m).and_then(|x| x.energy_per_success_j), m.passes, |v| {
+        model_per_success(m, g(m).and_then(|x| x.energy_per_success_j), |v| {
             format!("**{} J**", number(v, 1))
         })
+    });
+    t.row(super::headline::per_success_ci_label(s), |m| {
+        super::headline::per_success_ci(m, m.per_success_ci95.energy_j.as_ref(), 1, " J")
     });
     out.push_str(&t.render());
     out.push('\n');

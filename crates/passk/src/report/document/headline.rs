@@ -1,11 +1,15 @@
 //! A configuration's headline table: success, pass^k at each model's own k, tasks passing every
 //! trial, and tokens and time per successful task.
 
-use super::format::{NOTHING_GRADED, excluded, opt, per_success, rate, tokens};
+use super::format::{
+    NOTHING_GRADED, ci_amount, excluded, model_per_success, model_rate, model_share, opt, rate,
+    success_cell, tokens,
+};
 use super::model_table::ModelTable;
+use crate::analysis::intervals::bootstrap::Interval;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{
-    NOT_AVAILABLE, ci_percent, counted, denominator, number, percent, percent_with_n, seconds,
+    NOT_AVAILABLE, ci_percent, counted, denominator, number, percent, seconds,
 };
 
 /// Some model ran its tasks a different number of times: the pooled success rate then weighs
@@ -36,23 +40,26 @@ pub(crate) fn headline(out: &mut String, s: &Summary, models: &[(&str, &ModelSum
     } else {
         "Success rate (pass^1)"
     };
-    t.row(success, |m| {
-        format!(
-            "{}{}",
-            percent_with_n(m.passes as u64, m.outcomes.graded as u64),
-            excluded(m)
-        )
-    });
+    t.row(success, |m| success_cell(m));
     let mark = crate::report::stopping::mark(s);
     t.row(format!("  95% CI{mark}, tasks as clusters"), |m| {
         m.success_ci95
             .map_or(NOT_AVAILABLE.into(), |i| ci_percent(i.low, i.high))
     });
+    if models
+        .iter()
+        .any(|(_, m)| m.behaviour.call_formats.text_calls > 0)
+    {
+        t.row(TEXT_CALLS_WITHHELD, |m| {
+            m.success_native_only
+                .map_or(format!("{NOT_AVAILABLE} (not recorded)"), |r| rate(Some(r)))
+        });
+    }
     if differ {
         t.row("pass^1, mean over tasks of each task's success", |m| {
             format!(
                 "{}{}",
-                opt(m.pass_hat_k.get(&1).copied(), percent),
+                model_share(m, m.pass_hat_k.get(&1).copied()),
                 excluded(m)
             )
         });
@@ -87,7 +94,7 @@ pub(super) fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &
         })
     });
     t.row("Identified customer first", |m| {
-        format!("{}{}", rate(m.behaviour.identify_first), excluded(m))
+        model_rate(m.behaviour.identify_first, m)
     });
     t.row("Tokens per conversation (agent calls; router apart)", |m| {
         opt(m.tokens.blended_per_conversation, tokens)
@@ -104,17 +111,20 @@ pub(super) fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &
     t.row(
         "**Tokens per successful task** (agent calls; router apart)",
         |m| {
-            per_success(m.tokens.blended_per_success, m.passes, |x| {
+            model_per_success(m, m.tokens.blended_per_success, |x| {
                 format!("**{}**", tokens(x))
             })
         },
     );
+    t.row(per_success_ci_label(s), |m| {
+        per_success_ci(m, m.per_success_ci95.tokens.as_ref(), 0, "")
+    });
     t.row(
         format!(
             "Tokens per successful task, re-sent prefix at {}",
             percent(s.settings.cache_discount)
         ),
-        |m| per_success(m.tokens.cached_blended_per_success, m.passes, tokens),
+        |m| model_per_success(m, m.tokens.cached_blended_per_success, tokens),
     );
     t.row("Latency per call", |m| {
         opt(m.latency.per_call_mean_s, seconds)
@@ -128,13 +138,39 @@ pub(super) fn headline_costs(t: &mut ModelTable, s: &Summary, models: &[(&str, &
     t.row(
         "**Time per successful task** (graded conversations, final attempts)",
         |m| {
-            per_success(m.latency.time_per_success_s, m.passes, |x| {
+            model_per_success(m, m.latency.time_per_success_s, |x| {
                 format!("**{}**", seconds(x))
             })
         },
     );
+    t.row(per_success_ci_label(s), |m| {
+        per_success_ci(m, m.per_success_ci95.time_s.as_ref(), 2, " s")
+    });
     t.row(
         "Time per successful task, every attempt (retries and fault-ended conversations included)",
-        |m| per_success(m.latency.time_per_success_all_attempts_s, m.passes, seconds),
+        |m| model_per_success(m, m.latency.time_per_success_all_attempts_s, seconds),
     );
 }
+
+/// The label of a per-success figure's interval row, marked after optional stopping.
+pub(super) fn per_success_ci_label(s: &Summary) -> String {
+    format!(
+        "  95% CI{}, tasks as clusters (Fieller)",
+        crate::report::stopping::mark(s)
+    )
+}
+
+/// A per-success figure's interval cell: as [`ci_amount`], and `n/a` with why where the model
+/// has no pass ([`model_per_success`]).
+pub(super) fn per_success_ci(
+    m: &ModelSummary,
+    i: Option<&Interval>,
+    decimals: usize,
+    unit: &str,
+) -> String {
+    model_per_success(m, Some(0.0), |_| ci_amount(i, decimals, unit))
+}
+
+/// The sensitivity row under the success rate: success with the calls read from text withheld.
+pub(crate) const TEXT_CALLS_WITHHELD: &str =
+    "  with calls read from text withheld (native calls only)";

@@ -1,10 +1,10 @@
 //! The model ladder: every model compared with the reference model, with break-even ratios.
 
 use super::break_even::{break_even_point, infinite_resamples};
-use super::format::{ci_points, excluded, opt, per_success, points, tokens};
+use super::format::{ci_points, model_per_success, opt, points, success_cell, tokens};
 use super::order::group_models;
 use crate::analysis::{GroupSummary, Summary};
-use crate::report::number::{NOT_AVAILABLE, ci_ratio, percent_with_n};
+use crate::report::number::{NOT_AVAILABLE, ci_ratio};
 use crate::report::table::MarkdownTable;
 use std::fmt::Write as _;
 
@@ -44,7 +44,7 @@ pub(super) fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
     t.numeric_after_first();
     for (name, m) in group_models(s, g) {
         let on = if front.contains(&name) { "yes" } else { "" };
-        let base = [percent_with_n(m.passes as u64, m.outcomes.graded as u64) + &excluded(m)];
+        let base = [success_cell(m)];
         let pair = g.ladder.get(name).map_or_else(
             || ["(reference)".to_string(), String::new(), String::new()],
             |c| ladder_cells(g, c),
@@ -52,7 +52,7 @@ pub(super) fn model_ladder(out: &mut String, s: &Summary, g: &GroupSummary) {
         let mut row = vec![format!("`{name}`")];
         row.extend(base);
         row.extend(pair);
-        row.push(per_success(m.tokens.blended_per_success, m.passes, tokens));
+        row.push(model_per_success(m, m.tokens.blended_per_success, tokens));
         row.push(on.to_string());
         t.row(row);
     }

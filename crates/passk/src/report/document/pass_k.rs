@@ -1,6 +1,6 @@
 //! The pass^k tables: pass^k for every k up to each model's trials, with confidence intervals.
 
-use super::format::{excluded, opt};
+use super::format::{excluded, model_share, opt};
 use super::model_table::ModelTable;
 use crate::analysis::intervals::bootstrap::Interval;
 use crate::analysis::{ModelSummary, Summary};
@@ -35,7 +35,7 @@ pub(super) fn pass_hat_k_tables(out: &mut String, s: &Summary, models: &[(&str, 
     for k in 1..=kmax {
         t.row(k.to_string(), |m| {
             let ci = bracketed_ci(m.pass_hat_k_ci95.get(&k).copied());
-            let value = opt(m.pass_hat_k.get(&k).copied(), percent);
+            let value = model_share(m, m.pass_hat_k.get(&k).copied());
             // An n/a row has no interval: no gap where it would stand.
             let value = if ci.is_empty() {
                 value

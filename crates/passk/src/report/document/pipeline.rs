@@ -1,7 +1,7 @@
 //! The Pipeline section (router in front of the agent): the router's calls, tokens and latency,
 //! and the pipeline's tokens per successful task.
 
-use super::format::{opt, per_success, tokens};
+use super::format::{model_per_success, opt, tokens};
 use super::model_table::ModelTable;
 use crate::analysis::{ModelSummary, Summary};
 use crate::report::number::{NOT_AVAILABLE, number, percent, seconds};
@@ -34,15 +34,13 @@ pub(super) fn pipeline(out: &mut String, s: &Summary, models: &[(&str, &ModelSum
     t.row(
         "**Pipeline tokens per successful task** (router included)",
         |m| {
-            per_success(
-                p(m).and_then(|x| x.blended_tokens_per_success),
-                m.passes,
-                |v| format!("**{}**", tokens(v)),
-            )
+            model_per_success(m, p(m).and_then(|x| x.blended_tokens_per_success), |v| {
+                format!("**{}**", tokens(v))
+            })
         },
     );
     t.row("**Pipeline time per successful task**", |m| {
-        per_success(p(m).and_then(|x| x.time_per_success_s), m.passes, |v| {
+        model_per_success(m, p(m).and_then(|x| x.time_per_success_s), |v| {
             format!("**{}**", seconds(v))
         })
     });

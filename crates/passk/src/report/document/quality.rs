@@ -1,10 +1,10 @@
 //! The Trajectory and answer section: graded conversations by whether the gold tool sequence was
 //! followed and whether the answer was right, and the control-flow flags.
 
-use super::format::{excluded, opt, per_success, rate};
+use super::format::{NOTHING_GRADED, model_rate, opt, per_success};
 use super::model_table::ModelTable;
 use crate::analysis::{ModelSummary, Summary};
-use crate::report::number::{number, percent};
+use crate::report::number::{NOT_AVAILABLE, number, percent};
 
 pub(super) fn quality(out: &mut String, s: &Summary, models: &[(&str, &ModelSummary)]) {
     out.push_str("### Trajectory and answer\n\n");
@@ -28,6 +28,9 @@ pub(super) fn quality(out: &mut String, s: &Summary, models: &[(&str, &ModelSumm
     });
     t.row("Trajectory unknown", |m| n(m.four_state.trajectory_unknown));
     t.row("Steps per correct answer (tasks that need tools)", |m| {
+        if m.outcomes.graded == 0 {
+            return format!("{NOT_AVAILABLE} ({NOTHING_GRADED})");
+        }
         per_success(
             m.four_state.steps_per_correct_answer,
             m.four_state.tool_task_passes,
@@ -42,16 +45,16 @@ pub(super) fn quality(out: &mut String, s: &Summary, models: &[(&str, &ModelSumm
     );
     let mut t = ModelTable::new(s, "", models);
     t.row("Unknown tool name called", |m| {
-        format!("{}{}", rate(m.control_flow.unknown_verb), excluded(m))
+        model_rate(m.control_flow.unknown_verb, m)
     });
     t.row("Stated a fact without the lookup (under-tooled)", |m| {
-        format!("{}{}", rate(m.control_flow.under_tool), excluded(m))
+        model_rate(m.control_flow.under_tool, m)
     });
     t.row("More calls than the gold trajectory (overrun)", |m| {
-        format!("{}{}", rate(m.control_flow.loop_overrun), excluded(m))
+        model_rate(m.control_flow.loop_overrun, m)
     });
     t.row("Model turns on a rule-resolved task (over-modelled)", |m| {
-        format!("{}{}", rate(m.control_flow.over_model), excluded(m))
+        model_rate(m.control_flow.over_model, m)
     });
     out.push_str(&t.render());
     out.push('\n');

@@ -2,7 +2,9 @@
 //! break-even.
 
 use super::break_even::resample_split;
-use super::format::{NO_CORRECT, nothing_graded, on_ollama, opt, per_success, tokens};
+use super::format::{
+    NO_CORRECT, NOTHING_GRADED, nothing_graded, on_ollama, opt, per_success, tokens,
+};
 use super::model_table::model_header;
 use crate::analysis::Summary;
 use crate::analysis::intervals::bootstrap::Interval;
@@ -131,6 +133,9 @@ fn token_rows<'r>() -> Vec<RouterRow<'r>> {
         (
             "**Tokens per correct call**".into(),
             Box::new(|_, r| {
+                if r.outcomes.graded == 0 {
+                    return format!("{NOT_AVAILABLE} ({NOTHING_GRADED})");
+                }
                 per_success(r.blended_tokens_per_correct, r.correct, |v| {
                     format!("**{}**", tokens(v))
                 })
@@ -224,7 +229,8 @@ pub(super) fn router_break_even(
             resample_split(
                 (&c.small, &c.large),
                 split_counts!(ci),
-                ("were right", "was never right", "was right")
+                ("were right", "was never right", "was right"),
+                ci.break_even.is_some()
             )
         )
     };

@@ -7,6 +7,7 @@ use crate::analysis::Summary;
 use crate::report::number::{NOT_AVAILABLE, counted, fixed, number, percent};
 use crate::report::table::MarkdownTable;
 use crate::runner::record::{GpuInfo, Manifest, server_version_label};
+use crate::wire::chat::ApiKind;
 use serde_json::Value;
 
 pub(super) fn setting<'v>(settings: &'v Value, key: &str) -> Option<&'v Value> {
@@ -35,7 +36,12 @@ pub(super) fn setup(out: &mut String, r: &Report) {
         m.server_version.as_deref().unwrap_or(NOT_AVAILABLE),
     ]);
     t.row(["GPU".to_string(), gpu_text(&m.gpu)]);
-    settings_rows(&mut t, &m.settings);
+    let api = if m.backend == ApiKind::OpenAi.as_str() {
+        ApiKind::OpenAi
+    } else {
+        ApiKind::Ollama
+    };
+    settings_rows(&mut t, &m.settings, api);
     analysis_rows(&mut t, s);
     out.push_str(&t.render());
     out.push('\n');
@@ -91,8 +97,14 @@ pub(super) fn gpu_text(gpu: &GpuInfo) -> String {
     }
 }
 
-/// The run's settings: the known ones under their names first, then every other scalar.
-pub(super) fn settings_rows(t: &mut MarkdownTable, st: &Value) {
+/// Settings the OpenAI-compatible wire never sends (`wire::openai::convert`): the server fixed
+/// them when it started.
+const NOT_SENT_ON_OPENAI: [&str; 2] = ["num_ctx", "keep_alive"];
+
+/// The run's settings: the known ones under their names first, then every other scalar; on the
+/// OpenAI-compatible API, none of those it never sent.
+pub(super) fn settings_rows(t: &mut MarkdownTable, st: &Value, api: ApiKind) {
+    let sent = |key: &str| api != ApiKind::OpenAi || !NOT_SENT_ON_OPENAI.contains(&key);
     let known: [(&str, &str); 10] = [
         ("trials", "trials per task"),
         ("tool_docs", "tool docs variant"),
@@ -105,7 +117,7 @@ pub(super) fn settings_rows(t: &mut MarkdownTable, st: &Value) {
         ("router_in_front", "router in front"),
         ("toolless", "baseline"),
     ];
-    for (key, label) in known {
+    for (key, label) in known.into_iter().filter(|(key, _)| sent(key)) {
         if let Some(v) = setting(st, key) {
             let text = if key == "toolless" {
                 if v.as_bool() == Some(true) {
@@ -124,7 +136,7 @@ pub(super) fn settings_rows(t: &mut MarkdownTable, st: &Value) {
     if let Value::Object(map) = st {
         for (k, v) in map {
             let empty = v.as_array().is_some_and(Vec::is_empty) || v.as_str() == Some("");
-            if known.iter().any(|(key, _)| key == k) || v.is_null() || empty {
+            if known.iter().any(|(key, _)| key == k) || v.is_null() || empty || !sent(k) {
                 continue;
             }
             if matches!(v, Value::Object(_)) {

@@ -1,6 +1,6 @@
 //! The run-wide sweep sections: success as tools are added, and across the call budgets.
 
-use super::format::{ci_points, excluded, opt, per_success, points};
+use super::format::{NOTHING_GRADED, ci_points, excluded, opt, per_success, points};
 use super::model_table::model_header;
 use super::order::group_order;
 use crate::analysis::{GroupSummary, Summary};
@@ -106,11 +106,15 @@ pub(super) fn budget_sweep(out: &mut String, s: &Summary) {
                             percent_with_n(ms.passes as u64, ms.outcomes.graded as u64),
                             excluded(ms)
                         ));
-                        row.push(per_success(
-                            ms.four_state.steps_per_correct_answer,
-                            ms.four_state.tool_task_passes,
-                            |x| number(x, 2),
-                        ));
+                        row.push(if ms.outcomes.graded == 0 {
+                            format!("{NOT_AVAILABLE} ({NOTHING_GRADED})")
+                        } else {
+                            per_success(
+                                ms.four_state.steps_per_correct_answer,
+                                ms.four_state.tool_task_passes,
+                                |x| number(x, 2),
+                            )
+                        });
                     }
                     None => {
                         row.push(NOT_AVAILABLE.into());

@@ -1,12 +1,12 @@
 //! The short table `passk report` prints on the terminal.
 
 use super::break_even::break_even_point;
-use super::format::{excluded, opt, per_success, points, tokens};
+use super::format::{model_per_success, opt, points, success_cell, tokens};
 use super::headline::own_pass_hat_k;
 use super::model_table::ModelTable;
 use super::order::{group_models, ordered_groups};
 use crate::analysis::{GroupSummary, ModelSummary, Summary};
-use crate::report::number::{NOT_AVAILABLE, ci_ratio, percent, percent_with_n, ratio, seconds};
+use crate::report::number::{NOT_AVAILABLE, ci_ratio, percent, ratio, seconds};
 use std::fmt::Write as _;
 
 /// The short table `passk report` prints on stdout: the headline figures of every configuration.
@@ -65,22 +65,16 @@ fn group_table(
 ) {
     let _ = writeln!(out, "{key}");
     let mut t = ModelTable::new(s, "", models);
-    t.row("Success", |m| {
-        format!(
-            "{}{}",
-            percent_with_n(m.passes as u64, m.outcomes.graded as u64),
-            excluded(m)
-        )
-    });
+    t.row("Success", |m| success_cell(m));
     t.row("pass^k at the model's k", own_pass_hat_k);
     t.row("Tasks passing every trial", |m| {
         format!("{} of {}", m.tasks_passing_every_trial, m.tasks)
     });
     t.row("Tokens per successful task (agent calls)", |m| {
-        per_success(m.tokens.blended_per_success, m.passes, tokens)
+        model_per_success(m, m.tokens.blended_per_success, tokens)
     });
     t.row("Time per successful task (final attempts)", |m| {
-        per_success(m.latency.time_per_success_s, m.passes, seconds)
+        model_per_success(m, m.latency.time_per_success_s, seconds)
     });
     out.push_str(&t.render());
     if let Some(c) = &g.comparison {

@@ -13,6 +13,7 @@ use crate::report::number::percent;
 use crate::report::table::MarkdownTable;
 use crate::runner::record::{CallRecord, Node};
 use crate::runner::record::{ConversationRecord, Manifest};
+use crate::wire::chat::ApiKind;
 
 fn conv(model: &str, task: &str, cap: u32, passed: bool) -> ConversationRecord {
     let mut call = CallRecord::new(Node::Orchestrator, 0, 0);
@@ -25,13 +26,25 @@ fn conv(model: &str, task: &str, cap: u32, passed: bool) -> ConversationRecord {
 #[test]
 fn settings_say_off_and_on_and_leave_out_empty_lists() {
     let mut t = MarkdownTable::new(["setting", "value"]);
-    settings_rows(
-        &mut t,
-        &serde_json::json!({"router_in_front": [false, true], "tasks": [], "stream": false}),
-    );
+    let st = serde_json::json!({"router_in_front": [false, true], "tasks": [], "stream": false,
+        "num_ctx": 8192, "keep_alive": "30m"});
+    settings_rows(&mut t, &st, ApiKind::Ollama);
     let md = t.render();
     assert!(md.contains("| router in front | off, on"), "{md}");
     assert!(!md.contains("| tasks"), "{md}");
+    assert!(md.contains("| stream"), "{md}");
+    assert!(
+        md.contains("| num_ctx") && md.contains("| keep alive"),
+        "{md}"
+    );
+    // The OpenAI-compatible wire sends neither: Setup lists only what was sent.
+    let mut t = MarkdownTable::new(["setting", "value"]);
+    settings_rows(&mut t, &st, ApiKind::OpenAi);
+    let md = t.render();
+    assert!(
+        !md.contains("num_ctx") && !md.contains("keep alive"),
+        "{md}"
+    );
     assert!(md.contains("| stream"), "{md}");
 }
 
@@ -267,7 +280,7 @@ fn nothing_is_divided_by_an_empty_count() {
     assert_eq!(plain[2..4], ["n/a (`m:14b`: 0 correct)", "n/a"], "{md}");
     assert!(
         md.contains(&format!(
-            "`m:14b` never passed in {} (a ratio of 0, kept in the interval); neither passed in {}",
+            "`m:14b` never passed in {} (a ratio of 0); neither passed in {} (no ratio)",
             ci.resamples_with_zero_break_even, ci.resamples_without_break_even
         )),
         "{md}"
@@ -320,6 +333,20 @@ fn a_model_with_nothing_graded_is_never_blamed_and_every_ending_is_counted() {
     );
     assert!(
         line(&md, "Tasks passing every trial").contains("n/a (nothing graded)"),
+        "{md}"
+    );
+    // `m:1b`'s per-success cells say the wire left it nothing, never `0 correct`; no n/a rate
+    // carries a denominator note, and no cell has a double space.
+    for label in [
+        "**Tokens per successful task**",
+        "**Time per successful task**",
+        "**Tokens per correct call**",
+    ] {
+        let cells: Vec<&str> = line(&md, label).split('|').map(str::trim).collect();
+        assert!(cells[2].contains("nothing graded"), "{label}: {cells:?}");
+    }
+    assert!(
+        !md.contains("n/a (0 correct)") && !md.contains("n/a (n = ") && !md.contains("  ("),
         "{md}"
     );
     assert!(
