@@ -78,8 +78,16 @@ pub enum Withheld {
     Quoted,
     /// Next to words that refuse to make it.
     Refused,
-    /// Proposed or put off: the prose asks leave to make it, or says it will be made later.
+    /// Proposed or put off: the prose asks leave to make it, makes it hypothetical, or puts it
+    /// behind a condition the customer has to meet.
     Deferred,
+    /// Attributed to the past: the prose says it was made already ("I already ran ..").
+    Past,
+    /// Offered to the customer: one of a choice, or followed by a question that hands the turn
+    /// back, so the next message is not its answer.
+    Offered,
+    /// Shown as an example or illustration ("a request like ..", "for example").
+    Illustrated,
 }
 
 /// Every call of one assistant message.
