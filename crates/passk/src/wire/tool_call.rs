@@ -18,7 +18,9 @@
 //! the memory: a flood's first [`finds::CALLS_KEPT`] calls are kept whole, the rest counted
 //! (`finds`). Nothing here panics, whatever the input.
 
+mod blocks;
 pub mod finds;
+mod invoke;
 mod prose;
 mod python;
 pub mod scan;
@@ -142,7 +144,13 @@ pub fn extract(message: &Message, known_tools: &[String]) -> Vec<ExtractedCall> 
 /// Every call of one assistant message: those to answer, those written beside native calls, and
 /// those read but not made (in the text or in the `thinking` field).
 pub fn extract_all(message: &Message, known_tools: &[String]) -> Extraction {
-    let text = read_text(&message.content, known_tools);
+    extract_reply(message, known_tools, false)
+}
+
+/// [`extract_all`] for a reply that was `cut` at its output limit (`done_reason` `length`): a
+/// call after an unclosed `<think>` then stays reasoning (`unread::split_reply`).
+pub fn extract_reply(message: &Message, known_tools: &[String], cut: bool) -> Extraction {
+    let text = read_reply(&message.content, known_tools, cut);
     let mut withheld = text.withheld;
     let mut past_kept = text.past_kept;
     if let Some(thinking) = message.thinking.as_deref().filter(|t| !t.is_empty()) {
@@ -197,9 +205,23 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
 /// The calls a reply's text makes, and those it writes without making: inside reasoning, or
 /// embedded in prose that says they are not made now (`prose`).
 pub fn read_text(content: &str, known_tools: &[String]) -> TextCalls {
-    let split = unread::split(content);
+    read_reply(content, known_tools, false)
+}
+
+/// [`read_text`] for a reply that was `cut` at its output limit, or not.
+fn read_reply(content: &str, known_tools: &[String], cut: bool) -> TextCalls {
+    let split = unread::split_reply(content, cut);
     let scanned = scan_text(&split.outside, known_tools);
-    let verdicts = prose::judge(&split.outside, &scanned.spans);
+    let names: Vec<Option<&str>> = scanned
+        .spans
+        .iter()
+        .map(|s| {
+            let kept = s.kept.and_then(|k| scanned.kept.get(k)?.as_ref());
+            kept.map(|c| c.name.as_str())
+        })
+        .collect();
+    let verdicts = prose::judge(&split.outside, &scanned.spans, &names, known_tools);
+    drop(names);
     let mut out = TextCalls::default();
     for ((_, mut call), verdict) in scanned.into_calls().zip(verdicts) {
         if let Some(call) = &mut call {
@@ -251,6 +273,8 @@ fn scan_text(text: &str, known_tools: &[String]) -> Scanned {
     let mut found = shapes::find(text, &mut braces, known_tools, &mut budget);
     found.append(tokens::find(text, &mut braces, known_tools, &mut budget));
     found.append(python::find(text, known_tools, &mut budget));
+    found.extend(invoke::find(text, &mut budget));
+    found.extend(blocks::find(text, known_tools, &mut budget));
     let claimed = merge(found.span_bounds().collect());
     let mut covered = claimed.clone();
     let mut i = 0;
@@ -408,9 +432,10 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
         return None;
     }
     let name = name.to_string();
-    let arguments = args_key
-        .and_then(|k| obj.swap_remove(*k))
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let arguments = match args_key {
+        Some(k) => obj.swap_remove(*k).unwrap_or_default(),
+        None => flattened(obj),
+    };
     match decode_string_arguments(arguments) {
         Ok(arguments) => Some(ExtractedCall {
             name,
@@ -425,6 +450,30 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
             Some(call)
         }
     }
+}
+
+/// Keys beside a call's name that are never its arguments.
+const NOT_ARGUMENTS: [&str; 7] = [
+    "id",
+    "type",
+    "index",
+    "call_id",
+    "description",
+    "strict",
+    "role",
+];
+
+/// The arguments of a known tool's call written flat beside its name, as gpt-oss writes them
+/// (`{"name": "get_order", "order_id": "5105"}`): every key but the name, unless one of them is
+/// never an argument (then none is taken: the object is no flat call).
+fn flattened(mut obj: Map<String, Value>) -> Value {
+    if obj.keys().any(|k| NOT_ARGUMENTS.contains(&k.as_str())) {
+        return Value::Object(Map::new());
+    }
+    for key in NAME_KEYS {
+        obj.swap_remove(key);
+    }
+    Value::Object(obj)
 }
 
 /// Objects up to this many keys are searched key by key rather than hashed.
