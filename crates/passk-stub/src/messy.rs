@@ -318,7 +318,12 @@ fn later_format(shape: MessyShape, name: &str, args: &Value, call: &TrajectoryCa
             let pairs: String = call
                 .args
                 .iter()
-                .map(|(k, v)| format!("<arg_key>{k}</arg_key><arg_value>{}</arg_value>", text_of(v)))
+                .map(|(k, v)| {
+                    format!(
+                        "<arg_key>{k}</arg_key><arg_value>{}</arg_value>",
+                        text_of(v)
+                    )
+                })
                 .collect();
             format!("plan</think>Answer<tool_call>{name}{pairs}</tool_call>")
         }

@@ -3,17 +3,24 @@
 //! Native `message.tool_calls` are the calls to answer when present; calls written into the text
 //! beside them are kept apart, recorded and never executed. Otherwise the content is scanned, after
 //! setting apart what is never a call (reasoning in each family's form, `unread`: its calls are
-//! recorded as considered; an echoed `<tools>` list; passk's own placeholders), for: JSON objects shaped like calls (bare `{"name": .., "arguments": {..}}`, several back
-//! to back, inside ```json fences or `<tool_call>` tags, with `parameters`, `params`, `args` or
-//! `input` instead of `arguments`, with the arguments as a JSON-encoded string, OpenAI's
-//! `{"function": {..}}`, `{"function": "<name>", "params": {..}}`, and lists of these under a
-//! `tool_calls` key); keyword-marked calls (`shapes`: Mistral, llama 3.1, ReAct; Qwen3-Coder's `<parameter=key>`
-//! elements, `xml_parameters`); and Python
-//! calls (`python`: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
+//! recorded as considered, a whole `<tool_call>` ending an unclosed `<think>` excepted unless the
+//! reply was cut; Harmony with its special tokens stripped; an echoed `<tools>` list; passk's own
+//! placeholders), for: JSON objects shaped like calls (bare `{"name": .., "arguments": {..}}`,
+//! several back to back, inside ```json fences or `<tool_call>` tags, with `parameters`, `params`,
+//! `args` or `input` instead of `arguments`, with the arguments as a JSON-encoded string, or flat
+//! beside a known tool's name as gpt-oss writes them, OpenAI's `{"function": {..}}`,
+//! `{"function": "<name>", "params": {..}}`, and lists of these under a `tool_calls` key);
+//! keyword-marked calls (`shapes`: Mistral, llama 3.1, ReAct; Qwen3-Coder's `<parameter=key>`
+//! elements, `xml_parameters`); token-marked calls (`tokens`: Harmony, stripped or not, DeepSeek
+//! V3, Kimi K2, functionary, Gemma 4, llama 3.1's python tag); the XML-like invoke families
+//! (`invoke`: DeepSeek V3.2's DSML and its plain tags, MiniMax-M2); block-tagged calls (`blocks`:
+//! GLM-4.7's `<arg_key>` pairs, Apertus' `<|tools_prefix|>`, Olmo 3's `<function_calls>`); and
+//! Python calls (`python`: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
 //! object whose `parameters` is a JSON schema) is no call. Text that has the shape of a call but
 //! does not parse becomes a `Malformed` call carrying the message that tells the model the expected
 //! shape; so does an object giving one key twice with different values (`strict`). A call
-//! embedded in prose that quotes, refuses or puts it off is withheld (`prose`). Plain prose gives
+//! embedded in prose is executed only when the reply presents it as made now (`prose`: quoted,
+//! past, illustrated, refused, deferred or offered calls are withheld, with why). Plain prose gives
 //! no call. The work per reply is bounded (`scan::WORK_PER_BYTE`), and so is
 //! the memory: a flood's first [`finds::CALLS_KEPT`] calls are kept whole, the rest counted
 //! (`finds`). Nothing here panics, whatever the input.
@@ -851,6 +858,22 @@ mod tests {
         assert!(text("{\"name\": \"get_order\", \"arguments\": {}}</think>Done.").is_empty());
     }
 
+    /// Ollama `model/parsers/qwen3_test.go::TestQwen3ParserThinkingWithToolCallBeforeThinkingClose`
+    /// (PR ollama/ollama#14477): a whole `<tool_call>` in a `<think>` never closed is a call; a
+    /// reply cut at num_predict keeps it as reasoning.
+    #[test]
+    fn a_tool_call_ends_an_unclosed_think_unless_the_reply_was_cut() {
+        let reply = Message::assistant(
+            "<think>Let me think<tool_call>{\"name\":\"get_order\",\"arguments\":{\"order_id\":\"5105\"}}</tool_call>",
+        );
+        let made = extract_reply(&reply, &known(), false);
+        assert_eq!(names(&made.calls), vec![("get_order", CallFormat::Text)]);
+        let cut = extract_reply(&reply, &known(), true);
+        assert!(cut.calls.is_empty());
+        assert_eq!(cut.withheld.len(), 1);
+        assert_eq!(cut.withheld[0].1, Withheld::Reasoning);
+    }
+
     #[test]
     fn wrapped_lists_other_keys_and_echoed_tools() {
         let wrapper = text(
@@ -999,6 +1022,14 @@ mod tests {
                 Just("\n> ".to_string()), Just("I won't send ".to_string()), Just(" once you confirm".to_string()),
                 Just("\"<tool>\"".to_string()), Just("\"tool_name\"".to_string()), Just("(".to_string()),
                 Just("<parameter=order_id>".to_string()), Just("</parameter>".to_string()), Just("<parameter=".to_string()),
+                Just("<｜DSML｜function_calls>".to_string()), Just("<｜DSML｜invoke name=\"get_order\">".to_string()),
+                Just("<｜DSML｜parameter name=\"order_id\" string=\"true\">".to_string()), Just("</｜DSML｜parameter>".to_string()),
+                Just("</｜DSML｜invoke>".to_string()), Just("<minimax:tool_call>".to_string()), Just("<invoke name=".to_string()),
+                Just("<function_calls>".to_string()), Just("</function_calls>".to_string()), Just("<arg_key>".to_string()),
+                Just("</arg_key><arg_value>".to_string()), Just("</arg_value>".to_string()), Just("<|tools_prefix|>[".to_string()),
+                Just("analysis".to_string()), Just("assistantfinal".to_string()), Just("assistantcommentary to=functions.get_order json".to_string()),
+                Just("Which would you prefer?".to_string()), Just(" once you confirm, ".to_string()), Just("I already ran ".to_string()),
+                Just("e.g. ".to_string()), Just(", so ".to_string()), Just("\n\n".to_string()), Just("Let me know which.".to_string()),
             ], 0..40)) {
             let s: String = parts.concat();
             let calls = text(&s);

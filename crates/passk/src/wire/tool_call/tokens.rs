@@ -1,6 +1,7 @@
 //! Calls marked by a model family's special tokens, as they reach the text when a server does not
 //! parse them: gpt-oss Harmony (`<|channel|>commentary to=functions.name <|constrain|>json
-//! <|message|>{..}<|call|>`, the recipient also in the role part or on the analysis channel),
+//! <|message|>{..}<|call|>`, the recipient also in the role part or on the analysis channel; with
+//! the tokens stripped, `assistantcommentary to=functions.name json{..}`),
 //! DeepSeek V3 / R1 (`<｜tool▁call▁begin｜>function<｜tool▁sep｜>name` and a ```json body) and V3.1
 //! (`<｜tool▁call▁begin｜>name<｜tool▁sep｜>{..}`), in either spelling of the tokens (`｜▁` or ASCII
 //! `|_`), Kimi K2 (`<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{..}`),
