@@ -36,6 +36,22 @@ fn shapes() -> Vec<(&'static str, String)> {
             format!("I won't send {call} until you confirm.\n\n"),
         ),
         (
+            "calls offered in prose",
+            format!("If you'd like, I could also cancel it with {call}, but only if you ask me to. Which would you prefer? "),
+        ),
+        (
+            "dsml calls",
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_order\">\n<｜DSML｜parameter name=\"order_id\" string=\"true\">5105</｜DSML｜parameter>\n</｜DSML｜invoke>\n".into(),
+        ),
+        (
+            "glm calls",
+            "<tool_call>get_order<arg_key>order_id</arg_key><arg_value>5105</arg_value></tool_call>".into(),
+        ),
+        (
+            "stripped harmony",
+            "analysisNeed the order.assistantcommentary to=functions.get_order json{\"order_id\":\"5105\"}".into(),
+        ),
+        (
             "harmony calls",
             r#"<|start|>assistant<|channel|>commentary to=functions.get_order <|constrain|>json<|message|>{"order_id": "5105"}<|call|>"#.into(),
         ),

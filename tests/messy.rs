@@ -138,7 +138,28 @@ fn check(stream: bool) {
                 );
                 assert_eq!(call.unexecuted_calls, 0, "{what}");
             }
-            MessyShape::Harmony => {
+            MessyShape::OptionsList | MessyShape::PastMention => {
+                // The writes offered, or said to have run already, are recorded; the lookup made
+                // now runs.
+                assert_eq!(first.len(), 1, "{what}: {first:?}");
+                assert_eq!(
+                    (first[0].tool.as_str(), first[0].ok),
+                    ("find_customer", true)
+                );
+                let (reason, tools) = if *shape == MessyShape::OptionsList {
+                    (NotExecuted::Offered, vec!["cancel_order", "request_return"])
+                } else {
+                    (NotExecuted::Past, vec!["cancel_order"])
+                };
+                let got: Vec<&str> = call.unexecuted.iter().map(|u| u.tool.as_str()).collect();
+                assert_eq!(got, tools, "{what}");
+                assert!(
+                    call.unexecuted.iter().all(|u| u.reason == reason),
+                    "{what}: {:?}",
+                    call.unexecuted
+                );
+            }
+            MessyShape::Harmony | MessyShape::HarmonyStripped => {
                 // The call in the analysis channel is considered; the commentary call runs.
                 assert_eq!(first.len(), 1, "{what}: {first:?}");
                 assert_eq!(first[0].format, Some(CallFormat::Text), "{what}");

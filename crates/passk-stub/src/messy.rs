@@ -82,11 +82,34 @@ pub enum MessyShape {
     /// Qwen3-Coder's `<tool_call><function=name><parameter=key>value</parameter></function>`, one
     /// element per argument on lines of their own.
     Qwen3CoderXml,
+    /// DeepSeek V3.2's DSML: `<｜DSML｜invoke name=..>` with `<｜DSML｜parameter name=..
+    /// string="true">` elements (`string="false"`: JSON).
+    Dsml,
+    /// GLM-4.7's compact `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`
+    /// after a template-opened `</think>`.
+    Glm47,
+    /// MiniMax-M2's `<minimax:tool_call><invoke name=..><parameter name=..>`.
+    Minimax,
+    /// Apertus' `<|tools_prefix|>[{"name": {..}}]<|tools_suffix|>`.
+    Apertus,
+    /// Olmo 3's `<function_calls>name(key="value")</function_calls>`.
+    Olmo3,
+    /// gpt-oss Harmony with its special tokens stripped: `analysis..` mentioning a `cancel_order`
+    /// call, then `assistantcommentary to=functions.name json{..}`.
+    HarmonyStripped,
+    /// gpt-oss's flattened `{"name": .., "<key>": ..}`: the arguments beside the name.
+    FlatArgs,
+    /// A `<think>` never closed, then the call in `<tool_call>` tags.
+    ThinkUnclosedCall,
+    /// Two writes offered as options ending "Which would you prefer?", then the call made now.
+    OptionsList,
+    /// A `cancel_order` call said to have run already, then the call made now.
+    PastMention,
 }
 
 impl MessyShape {
     /// Every shape, in declaration order.
-    pub const ALL: [MessyShape; 31] = [
+    pub const ALL: [MessyShape; 41] = [
         MessyShape::ThinkMention,
         MessyShape::DeepArguments,
         MessyShape::BesideNative,
@@ -118,6 +141,16 @@ impl MessyShape {
         MessyShape::GemmaParens,
         MessyShape::PythonTag,
         MessyShape::Qwen3CoderXml,
+        MessyShape::Dsml,
+        MessyShape::Glm47,
+        MessyShape::Minimax,
+        MessyShape::Apertus,
+        MessyShape::Olmo3,
+        MessyShape::HarmonyStripped,
+        MessyShape::FlatArgs,
+        MessyShape::ThinkUnclosedCall,
+        MessyShape::OptionsList,
+        MessyShape::PastMention,
     ];
 
     /// The shape's name in model names (`messy-<name>`): snake case with dashes.
@@ -253,7 +286,84 @@ fn token_marked(shape: MessyShape, name: &str, args: &Value, call: &TrajectoryCa
             )
         }
         MessyShape::Qwen3CoderXml => qwen3_coder_xml(call),
-        _ => format!("<|python_tag|>{}<|eom_id|>", python_call(call)),
+        MessyShape::PythonTag => format!("<|python_tag|>{}<|eom_id|>", python_call(call)),
+        _ => later_format(shape, name, args, call),
+    }
+}
+
+/// The call in one of the formats and prose shapes of passk issue 47 (the shapes after
+/// [`MessyShape::Qwen3CoderXml`]).
+fn later_format(shape: MessyShape, name: &str, args: &Value, call: &TrajectoryCall) -> String {
+    let bare = json!({"name": name, "arguments": args}).to_string();
+    let cancel = r#"{"name": "cancel_order", "arguments": {"order_id": "5111"}}"#;
+    let text_of = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    match shape {
+        MessyShape::Dsml => {
+            let params: String = call
+                .args
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "<｜DSML｜parameter name=\"{k}\" string=\"{}\">{}</｜DSML｜parameter>\n",
+                        v.is_string(),
+                        text_of(v)
+                    )
+                })
+                .collect();
+            format!(
+                "Let me check.\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"{name}\">\n{params}</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+            )
+        }
+        MessyShape::Glm47 => {
+            let pairs: String = call
+                .args
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "<arg_key>{k}</arg_key><arg_value>{}</arg_value>",
+                        text_of(v)
+                    )
+                })
+                .collect();
+            format!("plan</think>Answer<tool_call>{name}{pairs}</tool_call>")
+        }
+        MessyShape::Minimax => {
+            let params: String = call
+                .args
+                .iter()
+                .map(|(k, v)| format!("<parameter name=\"{k}\">{}</parameter>\n", text_of(v)))
+                .collect();
+            format!(
+                "<minimax:tool_call>\n<invoke name=\"{name}\">\n{params}</invoke>\n</minimax:tool_call>"
+            )
+        }
+        MessyShape::Apertus => format!(
+            "I will check.<|tools_prefix|>{}<|tools_suffix|>",
+            json!([{ name: args }])
+        ),
+        MessyShape::Olmo3 => format!(
+            "Let me check.<function_calls>{}</function_calls>",
+            python_call(call)
+        ),
+        MessyShape::HarmonyStripped => format!(
+            "analysisI could send {cancel} but she is not verified yet.assistantcommentary to=functions.{name} json{args}"
+        ),
+        MessyShape::FlatArgs => {
+            let mut flat = call.args.clone();
+            flat.insert("name".into(), json!(name));
+            Value::Object(flat).to_string()
+        }
+        MessyShape::ThinkUnclosedCall => {
+            format!("<think>Let me look this up first.<tool_call>{bare}</tool_call>")
+        }
+        MessyShape::OptionsList => format!(
+            "I can help in one of two ways:\n1. Cancel the order: {cancel}\n2. Start a return: \
+             {{\"name\": \"request_return\", \"arguments\": {{\"order_id\": \"5111\"}}}}\n\
+             Which would you prefer? While you decide, let me look you up: {bare}"
+        ),
+        _ => format!(
+            "I already ran {cancel} earlier and it went through. Now let me look you up: {bare}"
+        ),
     }
 }
 

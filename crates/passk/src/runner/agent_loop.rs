@@ -255,6 +255,7 @@ impl Player<'_> {
             t.aborted = Some(o);
             return Step::Stopped;
         }
+        let cut = called.reply.as_ref().is_some_and(|r| r.truncated());
         let message = called.reply.map(|r| r.message).unwrap_or_default();
         let record = &mut called.record;
         let sent = history_bytes(&request.messages, request.tools.as_deref());
@@ -263,7 +264,7 @@ impl Player<'_> {
         let mut extraction = if t.toolless {
             Extraction::default()
         } else {
-            tool_call::extract_all(&message, &t.tool_names)
+            tool_call::extract_reply(&message, &t.tool_names, cut)
         };
         let (run, over) = split_at_cap(std::mem::take(&mut extraction.calls));
         // Text calls past the ones kept whole are past the cap too: counted, not held.

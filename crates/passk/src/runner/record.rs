@@ -433,6 +433,12 @@ pub enum NotExecuted {
     Refused,
     /// Proposed or put off by the prose around it.
     Deferred,
+    /// Said by the prose to have been made already.
+    Past,
+    /// Offered to the customer as a choice, or followed by a question to them.
+    Offered,
+    /// Shown as an example or illustration.
+    Illustrated,
 }
 
 impl From<Withheld> for NotExecuted {
@@ -442,6 +448,9 @@ impl From<Withheld> for NotExecuted {
             Withheld::Quoted => NotExecuted::Quoted,
             Withheld::Refused => NotExecuted::Refused,
             Withheld::Deferred => NotExecuted::Deferred,
+            Withheld::Past => NotExecuted::Past,
+            Withheld::Offered => NotExecuted::Offered,
+            Withheld::Illustrated => NotExecuted::Illustrated,
         }
     }
 }

@@ -3,22 +3,31 @@
 //! Native `message.tool_calls` are the calls to answer when present; calls written into the text
 //! beside them are kept apart, recorded and never executed. Otherwise the content is scanned, after
 //! setting apart what is never a call (reasoning in each family's form, `unread`: its calls are
-//! recorded as considered; an echoed `<tools>` list; passk's own placeholders), for: JSON objects shaped like calls (bare `{"name": .., "arguments": {..}}`, several back
-//! to back, inside ```json fences or `<tool_call>` tags, with `parameters`, `params`, `args` or
-//! `input` instead of `arguments`, with the arguments as a JSON-encoded string, OpenAI's
-//! `{"function": {..}}`, `{"function": "<name>", "params": {..}}`, and lists of these under a
-//! `tool_calls` key); keyword-marked calls (`shapes`: Mistral, llama 3.1, ReAct; Qwen3-Coder's `<parameter=key>`
-//! elements, `xml_parameters`); and Python
-//! calls (`python`: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
+//! recorded as considered, a whole `<tool_call>` ending an unclosed `<think>` excepted unless the
+//! reply was cut; Harmony with its special tokens stripped; an echoed `<tools>` list; passk's own
+//! placeholders), for: JSON objects shaped like calls (bare `{"name": .., "arguments": {..}}`,
+//! several back to back, inside ```json fences or `<tool_call>` tags, with `parameters`, `params`,
+//! `args` or `input` instead of `arguments`, with the arguments as a JSON-encoded string, or flat
+//! beside a known tool's name as gpt-oss writes them, OpenAI's `{"function": {..}}`,
+//! `{"function": "<name>", "params": {..}}`, and lists of these under a `tool_calls` key);
+//! keyword-marked calls (`shapes`: Mistral, llama 3.1, ReAct; Qwen3-Coder's `<parameter=key>`
+//! elements, `xml_parameters`); token-marked calls (`tokens`: Harmony, stripped or not, DeepSeek
+//! V3, Kimi K2, functionary, Gemma 4, llama 3.1's python tag); the XML-like invoke families
+//! (`invoke`: DeepSeek V3.2's DSML and its plain tags, MiniMax-M2); block-tagged calls (`blocks`:
+//! GLM-4.7's `<arg_key>` pairs, Apertus' `<|tools_prefix|>`, Olmo 3's `<function_calls>`); and
+//! Python calls (`python`: llama 3.2's bracketed list, a fenced Python call). A tool definition (an
 //! object whose `parameters` is a JSON schema) is no call. Text that has the shape of a call but
 //! does not parse becomes a `Malformed` call carrying the message that tells the model the expected
 //! shape; so does an object giving one key twice with different values (`strict`). A call
-//! embedded in prose that quotes, refuses or puts it off is withheld (`prose`). Plain prose gives
+//! embedded in prose is executed only when the reply presents it as made now (`prose`: quoted,
+//! past, illustrated, refused, deferred or offered calls are withheld, with why). Plain prose gives
 //! no call. The work per reply is bounded (`scan::WORK_PER_BYTE`), and so is
 //! the memory: a flood's first [`finds::CALLS_KEPT`] calls are kept whole, the rest counted
 //! (`finds`). Nothing here panics, whatever the input.
 
+mod blocks;
 pub mod finds;
+mod invoke;
 mod prose;
 mod python;
 pub mod scan;
@@ -78,8 +87,16 @@ pub enum Withheld {
     Quoted,
     /// Next to words that refuse to make it.
     Refused,
-    /// Proposed or put off: the prose asks leave to make it, or says it will be made later.
+    /// Proposed or put off: the prose asks leave to make it, makes it hypothetical, or puts it
+    /// behind a condition the customer has to meet.
     Deferred,
+    /// Attributed to the past: the prose says it was made already ("I already ran ..").
+    Past,
+    /// Offered to the customer: one of a choice, or followed by a question that hands the turn
+    /// back, so the next message is not its answer.
+    Offered,
+    /// Shown as an example or illustration ("a request like ..", "for example").
+    Illustrated,
 }
 
 /// Every call of one assistant message.
@@ -134,7 +151,13 @@ pub fn extract(message: &Message, known_tools: &[String]) -> Vec<ExtractedCall> 
 /// Every call of one assistant message: those to answer, those written beside native calls, and
 /// those read but not made (in the text or in the `thinking` field).
 pub fn extract_all(message: &Message, known_tools: &[String]) -> Extraction {
-    let text = read_text(&message.content, known_tools);
+    extract_reply(message, known_tools, false)
+}
+
+/// [`extract_all`] for a reply that was `cut` at its output limit (`done_reason` `length`): a
+/// call after an unclosed `<think>` then stays reasoning (`unread::split_reply`).
+pub fn extract_reply(message: &Message, known_tools: &[String], cut: bool) -> Extraction {
+    let text = read_reply(&message.content, known_tools, cut);
     let mut withheld = text.withheld;
     let mut past_kept = text.past_kept;
     if let Some(thinking) = message.thinking.as_deref().filter(|t| !t.is_empty()) {
@@ -189,9 +212,23 @@ pub fn extract_text(content: &str, known_tools: &[String]) -> Vec<ExtractedCall>
 /// The calls a reply's text makes, and those it writes without making: inside reasoning, or
 /// embedded in prose that says they are not made now (`prose`).
 pub fn read_text(content: &str, known_tools: &[String]) -> TextCalls {
-    let split = unread::split(content);
+    read_reply(content, known_tools, false)
+}
+
+/// [`read_text`] for a reply that was `cut` at its output limit, or not.
+fn read_reply(content: &str, known_tools: &[String], cut: bool) -> TextCalls {
+    let split = unread::split_reply(content, cut);
     let scanned = scan_text(&split.outside, known_tools);
-    let verdicts = prose::judge(&split.outside, &scanned.spans);
+    let names: Vec<Option<&str>> = scanned
+        .spans
+        .iter()
+        .map(|s| {
+            let kept = s.kept.and_then(|k| scanned.kept.get(k)?.as_ref());
+            kept.map(|c| c.name.as_str())
+        })
+        .collect();
+    let verdicts = prose::judge(&split.outside, &scanned.spans, &names, known_tools);
+    drop(names);
     let mut out = TextCalls::default();
     for ((_, mut call), verdict) in scanned.into_calls().zip(verdicts) {
         if let Some(call) = &mut call {
@@ -243,6 +280,8 @@ fn scan_text(text: &str, known_tools: &[String]) -> Scanned {
     let mut found = shapes::find(text, &mut braces, known_tools, &mut budget);
     found.append(tokens::find(text, &mut braces, known_tools, &mut budget));
     found.append(python::find(text, known_tools, &mut budget));
+    found.extend(invoke::find(text, &mut budget));
+    found.extend(blocks::find(text, known_tools, &mut budget));
     let claimed = merge(found.span_bounds().collect());
     let mut covered = claimed.clone();
     let mut i = 0;
@@ -400,9 +439,10 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
         return None;
     }
     let name = name.to_string();
-    let arguments = args_key
-        .and_then(|k| obj.swap_remove(*k))
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let arguments = match args_key {
+        Some(k) => obj.swap_remove(*k).unwrap_or_default(),
+        None => flattened(obj),
+    };
     match decode_string_arguments(arguments) {
         Ok(arguments) => Some(ExtractedCall {
             name,
@@ -417,6 +457,30 @@ fn interpret_one(mut obj: Map<String, Value>, known_tools: &[String]) -> Option<
             Some(call)
         }
     }
+}
+
+/// Keys beside a call's name that are never its arguments.
+const NOT_ARGUMENTS: [&str; 7] = [
+    "id",
+    "type",
+    "index",
+    "call_id",
+    "description",
+    "strict",
+    "role",
+];
+
+/// The arguments of a known tool's call written flat beside its name, as gpt-oss writes them
+/// (`{"name": "get_order", "order_id": "5105"}`): every key but the name, unless one of them is
+/// never an argument (then none is taken: the object is no flat call).
+fn flattened(mut obj: Map<String, Value>) -> Value {
+    if obj.keys().any(|k| NOT_ARGUMENTS.contains(&k.as_str())) {
+        return Value::Object(Map::new());
+    }
+    for key in NAME_KEYS {
+        obj.swap_remove(key);
+    }
+    Value::Object(obj)
 }
 
 /// Objects up to this many keys are searched key by key rather than hashed.
@@ -794,6 +858,22 @@ mod tests {
         assert!(text("{\"name\": \"get_order\", \"arguments\": {}}</think>Done.").is_empty());
     }
 
+    /// Ollama `model/parsers/qwen3_test.go::TestQwen3ParserThinkingWithToolCallBeforeThinkingClose`
+    /// (PR ollama/ollama#14477): a whole `<tool_call>` in a `<think>` never closed is a call; a
+    /// reply cut at num_predict keeps it as reasoning.
+    #[test]
+    fn a_tool_call_ends_an_unclosed_think_unless_the_reply_was_cut() {
+        let reply = Message::assistant(
+            "<think>Let me think<tool_call>{\"name\":\"get_order\",\"arguments\":{\"order_id\":\"5105\"}}</tool_call>",
+        );
+        let made = extract_reply(&reply, &known(), false);
+        assert_eq!(names(&made.calls), vec![("get_order", CallFormat::Text)]);
+        let cut = extract_reply(&reply, &known(), true);
+        assert!(cut.calls.is_empty());
+        assert_eq!(cut.withheld.len(), 1);
+        assert_eq!(cut.withheld[0].1, Withheld::Reasoning);
+    }
+
     #[test]
     fn wrapped_lists_other_keys_and_echoed_tools() {
         let wrapper = text(
@@ -942,6 +1022,14 @@ mod tests {
                 Just("\n> ".to_string()), Just("I won't send ".to_string()), Just(" once you confirm".to_string()),
                 Just("\"<tool>\"".to_string()), Just("\"tool_name\"".to_string()), Just("(".to_string()),
                 Just("<parameter=order_id>".to_string()), Just("</parameter>".to_string()), Just("<parameter=".to_string()),
+                Just("<｜DSML｜function_calls>".to_string()), Just("<｜DSML｜invoke name=\"get_order\">".to_string()),
+                Just("<｜DSML｜parameter name=\"order_id\" string=\"true\">".to_string()), Just("</｜DSML｜parameter>".to_string()),
+                Just("</｜DSML｜invoke>".to_string()), Just("<minimax:tool_call>".to_string()), Just("<invoke name=".to_string()),
+                Just("<function_calls>".to_string()), Just("</function_calls>".to_string()), Just("<arg_key>".to_string()),
+                Just("</arg_key><arg_value>".to_string()), Just("</arg_value>".to_string()), Just("<|tools_prefix|>[".to_string()),
+                Just("analysis".to_string()), Just("assistantfinal".to_string()), Just("assistantcommentary to=functions.get_order json".to_string()),
+                Just("Which would you prefer?".to_string()), Just(" once you confirm, ".to_string()), Just("I already ran ".to_string()),
+                Just("e.g. ".to_string()), Just(", so ".to_string()), Just("\n\n".to_string()), Just("Let me know which.".to_string()),
             ], 0..40)) {
             let s: String = parts.concat();
             let calls = text(&s);

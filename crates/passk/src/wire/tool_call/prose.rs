@@ -1,108 +1,62 @@
-//! The rule for calls embedded in prose (docs/reference/metrics.md, "Text tool calls"): a call written into a
-//! reply counts unless the reply says it is not being made now. A call is withheld when it sits in
-//! a block quote (`> …`), when the prose just before it (same paragraph, or the paragraph before
-//! when that one ends with a colon) refuses it, asks leave to make it or shows it as an example, or
-//! when the prose around it (same paragraph) puts it off. Calls with no words between them (back to
-//! back, or in one list) share the prose before the first and after the last. Only the prose
-//! between the calls and their neighbours is read (at most [`WINDOW`] bytes each way), so the rule
-//! costs no more than the reply's length.
+//! The rule for calls embedded in prose (docs/reference/metrics.md, "Calls embedded in prose"): a
+//! call written into a reply is executed only when the reply presents it as made now. The reply
+//! is only the call, or the prose leading into it announces it in the present, and nothing after
+//! it hands the turn back to the customer (the next message after a call made now is the tool's
+//! answer, not the customer's). Otherwise it is withheld, with why: quoted (a block quote), past
+//! ("I already ran .."), illustrated ("a request like .."), refused ("I won't send .."), deferred
+//! (hypothetical, asking leave, or behind a condition the customer has to meet) or offered (a
+//! question to the customer after it, or a choice between calls).
+//!
+//! Cues are read by grammatical class ([`words`]: negations, conditions, modals, past markers,
+//! illustration markers, questions), each applied to the clause that governs the call: the last
+//! sentence before it (after its last `so`/`but`), the rest of its own sentence, and the sentences
+//! after it in its paragraph that refer to it ("this", "that call") or name its action. A cue
+//! applies to the action it names: a refusal to cancel does not withhold a lookup. Weak cues (`can`,
+//! a question in a later paragraph, a refusal of an unnamed action) withhold a write only (a tool
+//! named by a verb that changes something, [`words::WRITES`]), so where the reading is unsure a
+//! write is withheld and a read is made. Calls with no words between them are one run and share
+//! their prose. Only [`WINDOW`] bytes each way of a run are read, and the questions of a reply are
+//! found in one pass, so the rule costs no more than the reply's length.
+
+mod words;
 
 use super::Withheld;
 use super::finds::Span;
+use std::collections::HashMap;
+use words::{find_words, has_any};
 
 /// How far before and after a call its prose is read, bytes.
 pub(super) const WINDOW: usize = 320;
 
-/// Words before a call that refuse it.
-const REFUSALS: [&str; 20] = [
-    "i won't",
-    "i will not",
-    "i can't",
-    "i cannot",
-    "i can not",
-    "i'm not going to",
-    "i am not going to",
-    "i shouldn't",
-    "i should not",
-    "i'm unable to",
-    "i am unable to",
-    "i'd rather not",
-    "i must not",
-    "i refuse",
-    "i'm not able to",
-    "i am not able to",
-    "i won’t",
-    "i can’t",
-    "not without your",
-    "i will hold off",
+/// Questions after a run that are read for it.
+const QUESTIONS_READ: usize = 4;
+
+/// One reason to withhold a call; a weak one withholds a write only.
+#[derive(Debug, Clone, Copy)]
+struct Cue {
+    why: Withheld,
+    strong: bool,
+}
+
+/// Order of precedence when several cues apply: the first listed wins.
+const PRECEDENCE: [Withheld; 5] = [
+    Withheld::Past,
+    Withheld::Illustrated,
+    Withheld::Refused,
+    Withheld::Deferred,
+    Withheld::Offered,
 ];
 
-/// Refusal words that say what the model cannot see rather than what it will not do.
-const NOT_REFUSALS: [&str; 6] = [
-    "i can't find",
-    "i cannot find",
-    "i can't locate",
-    "i cannot locate",
-    "i can't see",
-    "i cannot see",
-];
-
-/// Words before a call that ask leave to make it, suggest it or show it as an example.
-const PROPOSALS: [&str; 21] = [
-    "shall i",
-    "should i",
-    "would you like me to",
-    "do you want me to",
-    "want me to",
-    "may i",
-    "if you'd like, i can",
-    "if you want, i can",
-    "i would call",
-    "i could call",
-    "i would run",
-    "i could run",
-    "i would use",
-    "i could use",
-    "i can suggest",
-    "i could suggest",
-    "for example",
-    "an example of",
-    "the call would be",
-    "would look like",
-    "looks like",
-];
-
-/// Words before or after a call that put it off, ask leave, or say not to run it.
-const DEFERRALS: [&str; 23] = [
-    "once you confirm",
-    "after you confirm",
-    "when you confirm",
-    "if you confirm",
-    "until you confirm",
-    "once you've confirmed",
-    "once you have confirmed",
-    "once confirmed",
-    "after confirmation",
-    "upon confirmation",
-    "once you verify",
-    "the call i will make",
-    "the call i'll make",
-    "i will make once",
-    "i'll make once",
-    "shall i",
-    "should i proceed",
-    "do you want me to",
-    "tell me if you want",
-    "do not execute",
-    "don't execute",
-    "do not run it",
-    "don't run it",
-];
-
-/// Why each of `found` (sorted by start) is withheld, `None` where it counts. Linear in the number
-/// of calls: a run of calls with no words between them is judged once, on the prose after every
-/// earlier call's end and before the run, and the prose after the run up to the next call.
-pub(super) fn judge(text: &str, found: &[Span]) -> Vec<Option<Withheld>> {
+/// Why each of `found` (sorted by start) is withheld, `None` where it is made now. `names` are the
+/// calls' tool names (`None` past the calls kept whole), `known` the tools offered.
+pub(super) fn judge(
+    text: &str,
+    found: &[Span],
+    names: &[Option<&str>],
+    known: &[String],
+) -> Vec<Option<Withheld>> {
+    let tools: Vec<Vec<&'static str>> = known.iter().map(|k| words::verbs_of(k)).collect();
+    let questions = Questions::of(text, found);
     let mut verdicts = Vec::with_capacity(found.len());
     let mut reached = 0;
     let mut first = 0;
@@ -119,11 +73,24 @@ pub(super) fn judge(text: &str, found: &[Span]) -> Vec<Option<Withheld>> {
         }
         let next = found.partition_point(|n| n.start < reached);
         let next_start = found.get(next).map_or(text.len(), |n| n.start);
-        let run = judge_run(text, before_from, found[first].start, reached, next_start);
+        let lead_from = before_from.max(found[first].start.saturating_sub(WINDOW));
+        let prose = Prose {
+            lead: governing(slice(text, lead_from, found[first].start)),
+            after: After::read(slice(text, reached, next_start.min(reached + WINDOW))),
+            questions: questions.after(reached),
+        };
+        let mut cache: HashMap<Option<&str>, Option<Withheld>> = HashMap::new();
         let mut prev_end = before_from;
-        for f in &found[first..=last] {
+        for (k, f) in found.iter().enumerate().take(last + 1).skip(first) {
+            let name = names.get(k).copied().flatten();
             let quoted = quoted(text, prev_end.max(f.start.saturating_sub(WINDOW)), f.start);
-            verdicts.push(if quoted { Some(Withheld::Quoted) } else { run });
+            verdicts.push(if quoted {
+                Some(Withheld::Quoted)
+            } else {
+                *cache
+                    .entry(name)
+                    .or_insert_with(|| prose.verdict(&Call::new(name, known, &tools)))
+            });
             prev_end = prev_end.max(span_end(f));
         }
         first = last + 1;
@@ -135,25 +102,451 @@ fn span_end(f: &Span) -> usize {
     f.end.max(f.start)
 }
 
+/// What the rule knows of one call: the verbs naming its action, the other tools' verbs, and
+/// whether it changes something.
+struct Call<'a> {
+    verbs: Vec<&'static str>,
+    others: Vec<&'a str>,
+    write: bool,
+}
+
+impl<'a> Call<'a> {
+    fn new(name: Option<&str>, known: &'a [String], tools: &'a [Vec<&'static str>]) -> Call<'a> {
+        let verbs = name.map(words::verbs_of).unwrap_or_default();
+        let others = known
+            .iter()
+            .zip(tools)
+            .filter(|(k, _)| Some(k.as_str()) != name)
+            .flat_map(|(_, v)| v.iter().copied())
+            .filter(|v| !verbs.contains(v))
+            .collect();
+        Call {
+            verbs,
+            others,
+            write: words::is_write(name),
+        }
+    }
+
+    /// Whether `s` names this call's action.
+    fn named_in(&self, s: &str) -> bool {
+        has_any(s, &self.verbs)
+    }
+
+    /// Whether `s` names another tool's action and not this one's: it is about that action.
+    fn elsewhere(&self, s: &str) -> bool {
+        !self.named_in(s) && has_any(s, &self.others)
+    }
+}
+
+/// The prose around one run of calls, normalised.
+struct Prose<'q> {
+    /// The clause that leads into the run.
+    lead: String,
+    after: After,
+    /// The questions after the run, each with whether it is in the run's paragraph.
+    questions: Vec<(&'q Question, bool)>,
+}
+
+impl Prose<'_> {
+    /// The reason to withhold a call of the run, if any.
+    fn verdict(&self, call: &Call<'_>) -> Option<Withheld> {
+        let mut cues = Vec::new();
+        lead_cues(&self.lead, call, &mut cues);
+        clause_cues(&self.after.rest_of_sentence, call, false, &mut cues);
+        if self.after.own_question {
+            cues.push(Cue {
+                why: Withheld::Offered,
+                strong: true,
+            });
+        }
+        for s in &self.after.sentences {
+            if !call.elsewhere(s) && (has_any(s, &words::REFERENCES) || call.named_in(s)) {
+                clause_cues(s, call, true, &mut cues);
+            }
+        }
+        question_cues(&self.questions, call, &mut cues);
+        PRECEDENCE.into_iter().find(|why| {
+            cues.iter()
+                .any(|c| c.why == *why && (c.strong || call.write))
+        })
+    }
+}
+
+/// The cues of the clause leading into a call.
+fn lead_cues(lead: &str, call: &Call<'_>, out: &mut Vec<Cue>) {
+    let strong = |why| Cue { why, strong: true };
+    if past_verb_before_call(lead) {
+        out.push(strong(Withheld::Past));
+    }
+    if illustration_ends(lead) || unembedded(lead, &words::MANNER) {
+        out.push(strong(Withheld::Illustrated));
+    }
+    clause_cues(lead, call, true, out);
+    if has_any(lead, &words::WEAK_MODALS) {
+        out.push(Cue {
+            why: Withheld::Deferred,
+            strong: false,
+        });
+    }
+}
+
+/// The cues of one clause about a call: past and illustration markers, a refusal of its action,
+/// a condition, and (where `modals`) a hypothesis or a proposal.
+fn clause_cues(s: &str, call: &Call<'_>, modals: bool, out: &mut Vec<Cue>) {
+    let strong = |why| Cue { why, strong: true };
+    if has_any(s, &words::PAST) {
+        out.push(strong(Withheld::Past));
+    }
+    if has_any(s, &words::ILLUSTRATION) {
+        out.push(strong(Withheld::Illustrated));
+    }
+    if let Some(strong) = refusal(s, call) {
+        out.push(Cue {
+            why: Withheld::Refused,
+            strong,
+        });
+    }
+    let hypothetical = modals && (modal(s) || has_any(s, &words::PROPOSING));
+    if hypothetical || conditional(s) {
+        out.push(strong(Withheld::Deferred));
+    }
+}
+
+/// The cues of the questions after a run: one in the run's paragraph, or one asking leave or a
+/// choice, hands the turn back; any other (a question in a later paragraph) holds back a write.
+fn question_cues(questions: &[(&Question, bool)], call: &Call<'_>, out: &mut Vec<Cue>) {
+    for (k, (q, same_paragraph)) in questions.iter().enumerate() {
+        let about_call = !call.elsewhere(&q.text);
+        let strong = about_call
+            && ((k == 0 && *same_paragraph) || has_any(&q.text, &words::LEAVE_OR_CHOICE));
+        out.push(Cue {
+            why: Withheld::Offered,
+            strong,
+        });
+    }
+}
+
+/// Whether a negation in `s` refuses the call's action: `Some(true)` when it negates a verb naming
+/// the call's action, a generic one ("send", "run") or nothing (the call follows), `Some(false)`
+/// when it negates some other verb (a weak cue), `None` when it negates only a verb of perception
+/// ("I can't find") or another tool's action.
+fn refusal(s: &str, call: &Call<'_>) -> Option<bool> {
+    let mut found = None;
+    for neg in words::NEGATIONS {
+        for at in find_words(s, neg) {
+            let verb =
+                words::words(&s[at + neg.len()..]).find(|w| !words::NEGATED_FILLERS.contains(w));
+            let strong = match verb {
+                None => true,
+                Some(v) if words::PERCEPTION.contains(&v) || call.others.contains(&v) => continue,
+                Some(v) => call.verbs.contains(&v) || words::GENERIC_ACTIONS.contains(&v),
+            };
+            found = Some(found.unwrap_or(false) || strong);
+        }
+    }
+    found
+}
+
+/// Whether `s` holds a modal that makes its action hypothetical or asks leave for it (not a wish
+/// such as "would like", which is weak).
+fn modal(s: &str) -> bool {
+    let mut plain = s.to_string();
+    for weak in words::WEAK_MODALS {
+        let at: Vec<usize> = find_words(s, weak).collect();
+        for a in at {
+            plain.replace_range(a..a + weak.len(), &" ".repeat(weak.len()));
+        }
+    }
+    has_any(&plain, &words::MODALS)
+}
+
+/// Whether one of `marks` occurs in `s` other than right after a verb that embeds a question
+/// ("let me see how", "check if").
+fn unembedded(s: &str, marks: &[&str]) -> bool {
+    marks
+        .iter()
+        .any(|m| find_words(s, m).any(|at| !embedded(s, at)))
+}
+
+fn embedded(s: &str, at: usize) -> bool {
+    words::words(&s[..at])
+        .next_back()
+        .is_some_and(|w| words::EMBEDDING.contains(&w))
+}
+
+/// Whether `s` sets a condition the customer has to meet: a condition word (not meaning
+/// "whether") with the customer as subject within three words, or a past participle after it.
+fn conditional(s: &str) -> bool {
+    words::CONDITIONS.iter().any(|c| {
+        find_words(s, c).any(|at| {
+            if embedded(s, at) {
+                return false;
+            }
+            let mut next = words::words(&s[at + c.len()..]).take(3).peekable();
+            let participle = next.peek().is_some_and(|w| words::is_past_form(w));
+            participle || next.any(|w| words::YOU.contains(&w))
+        })
+    })
+}
+
+/// Whether the verb right before the call is a past form after its subject ("I ran ..", "we
+/// submitted the following request: ..").
+fn past_verb_before_call(lead: &str) -> bool {
+    let mut back = words::words(lead)
+        .rev()
+        .skip_while(|w| words::OBJECT_FILLERS.contains(w));
+    let (Some(verb), Some(before)) = (back.next(), back.next()) else {
+        return false;
+    };
+    let subject = if words::PERFECT.contains(&before) {
+        back.next().unwrap_or_default()
+    } else {
+        before
+    };
+    words::is_past_form(verb) && words::PAST_SUBJECTS.contains(&subject)
+}
+
+/// Whether the clause ends with "like" as a preposition ("a request like .."), not the verb
+/// ("what I'd like").
+fn illustration_ends(lead: &str) -> bool {
+    let mut back = words::words(lead).rev();
+    back.next() == Some("like") && back.next().is_none_or(|w| !words::LIKING.contains(&w))
+}
+
+/// The clause governing a call from the prose before it: the paragraph before the call (or, when
+/// that holds no words and the paragraph before it ends with a colon, that one), its last
+/// sentence, and of that the part after its last clause-ending conjunction.
+fn governing(raw: &str) -> String {
+    let text = normalise(raw);
+    let mut paragraphs = text.rsplit("\n\n");
+    let mut para = paragraphs.next().unwrap_or_default();
+    if !has_letters(para)
+        && let Some(prev) = paragraphs.next()
+        && prev.trim_end().ends_with(':')
+    {
+        para = prev;
+    }
+    let sentence = sentences(para)
+        .into_iter()
+        .rfind(|s| has_letters(s.0))
+        .map_or("", |s| s.0);
+    let cut = words::CUTS
+        .iter()
+        .filter_map(|c| find_words(sentence, c).last().map(|at| at + c.len()))
+        .max()
+        .unwrap_or(0);
+    sentence[cut..].to_string()
+}
+
+/// The prose after a run, up to the next call: its first paragraph, read as the rest of the
+/// call's own sentence and the whole sentences after it (the unfinished one that leads into the
+/// next call belongs to that call).
+#[derive(Default)]
+struct After {
+    rest_of_sentence: String,
+    /// The call's own sentence ends with a question mark.
+    own_question: bool,
+    sentences: Vec<String>,
+}
+
+impl After {
+    fn read(raw: &str) -> After {
+        let text = normalise(raw);
+        let para = text.split("\n\n").next().unwrap_or_default();
+        let mut out = After::default();
+        let mut parts = sentences(para).into_iter();
+        if continues_sentence(raw)
+            && let Some((first, end)) = parts.next()
+        {
+            out.own_question = end == Some('?');
+            out.rest_of_sentence = first.to_string();
+        }
+        for (s, end) in parts {
+            if end.is_some() && has_letters(s) {
+                out.sentences.push(s.to_string());
+            }
+        }
+        out
+    }
+}
+
+/// Whether the prose right after a call goes on with the call's sentence: it starts on the same
+/// line, with neither a capital letter nor a full stop.
+fn continues_sentence(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(len) = markup_len(&b[i..]) {
+            i += len;
+        } else if b[i] == b' ' || b[i] == b'\t' {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    raw[raw.floor_char_boundary(i)..]
+        .chars()
+        .next()
+        .is_some_and(|c| !(c.is_uppercase() || "\r\n.!".contains(c)))
+}
+
+/// The sentences of `s` with the mark that ends each (`None`: a line break, or the end of `s`).
+fn sentences(s: &str) -> Vec<(&str, Option<char>)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    let b = s.as_bytes();
+    for (i, c) in s.char_indices() {
+        let ends = match c {
+            '\n' => Some(None),
+            '.' | '!' | '?' | ';' if b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) => {
+                Some(Some(c))
+            }
+            _ => None,
+        };
+        if let Some(mark) = ends {
+            out.push((s[from..i].trim(), mark));
+            from = i + c.len_utf8();
+        }
+    }
+    out.push((s[from..].trim(), None));
+    out
+}
+
+/// A question to the customer outside every call: its sentence, normalised.
+#[derive(Debug)]
+struct Question {
+    /// Where its sentence starts.
+    at: usize,
+    text: String,
+}
+
+/// The questions of a reply, in order, and its paragraph breaks.
+struct Questions {
+    all: Vec<Question>,
+    breaks: Vec<usize>,
+}
+
+impl Questions {
+    /// Every whole question between the calls of `text` (a question whose sentence holds a call
+    /// is that call's own, read with it), found in one pass.
+    fn of(text: &str, found: &[Span]) -> Questions {
+        let b = text.as_bytes();
+        let mut all = Vec::new();
+        let mut sentence: Option<usize> = Some(0);
+        let (mut i, mut k) = (0, 0);
+        while i < b.len() {
+            if let Some(f) = found.get(k).filter(|f| f.start <= i) {
+                // A call: the sentence it stands in is no whole question.
+                i = i.max(span_end(f));
+                k += 1;
+                sentence = None;
+                continue;
+            }
+            let c = b[i];
+            let ends = c == b'\n'
+                || (b".!?;".contains(&c) && b.get(i + 1).is_none_or(u8::is_ascii_whitespace));
+            if ends
+                && let Some(from) = sentence
+                && (c == b'?' || directive(&text[from..i]))
+            {
+                let from = text.ceil_char_boundary(from.max(i.saturating_sub(WINDOW)));
+                all.push(Question {
+                    at: from,
+                    text: normalise(&text[from..i]),
+                });
+            }
+            if ends {
+                sentence = Some(i + 1);
+            }
+            i += 1;
+        }
+        Questions {
+            all,
+            breaks: paragraph_breaks(text),
+        }
+    }
+
+    /// The first [`QUESTIONS_READ`] questions after `end`, each with whether it lies in `end`'s
+    /// paragraph.
+    fn after(&self, end: usize) -> Vec<(&Question, bool)> {
+        let k = self.all.partition_point(|q| q.at < end);
+        self.all[k..]
+            .iter()
+            .take(QUESTIONS_READ)
+            .map(|q| {
+                let b = self.breaks.partition_point(|&p| p < end);
+                (q, self.breaks.get(b).is_none_or(|&p| p >= q.at))
+            })
+            .collect()
+    }
+}
+
+/// Whether a sentence opens with a directive to the customer ("Let me know which", "Just tell
+/// me"): it hands the turn back as a question does.
+fn directive(sentence: &str) -> bool {
+    let s = normalise(&sentence[..sentence.floor_char_boundary(WINDOW)]);
+    let s = s.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let s = ["please ", "just ", "so "]
+        .iter()
+        .fold(s, |s, p| s.strip_prefix(p).unwrap_or(s));
+    words::DIRECTIVES
+        .iter()
+        .any(|d| find_words(s, d).next() == Some(0))
+}
+
+/// Positions of blank lines (two line breaks with only spaces between), in order.
+fn paragraph_breaks(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut last_newline: Option<usize> = None;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'\n' => {
+                if let Some(n) = last_newline {
+                    out.push(n);
+                }
+                last_newline = Some(i);
+            }
+            b' ' | b'\t' | b'\r' => {}
+            _ => last_newline = None,
+        }
+    }
+    out
+}
+
 /// Longest markup tag skipped as no words, bytes between `<` and `>`.
 const TAG_MAX: usize = 32;
 
-/// Whether `s` holds a word of prose: a letter outside markup tags (`<tool_call>`, `</tool_call>`,
-/// `<|im_end|>`), which wrap calls and say nothing about them.
+/// The length of the markup at the start of `b` that says nothing about a call: a tag
+/// (`<tool_call>`, `</tool_call>`, `<|im_end|>`) or a code fence with its language (```` ```json ````).
+fn markup_len(b: &[u8]) -> Option<usize> {
+    if b.starts_with(b"```") {
+        let lang = b[3..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || b"_-".contains(c))
+            .count();
+        return Some(3 + lang);
+    }
+    if b.first() != Some(&b'<') {
+        return None;
+    }
+    let len = b[1..]
+        .iter()
+        .take(TAG_MAX + 1)
+        .position(|&c| !(c.is_ascii_alphanumeric() || b"/_|:=.-".contains(&c)))?;
+    (len > 0 && b.get(1 + len) == Some(&b'>')).then_some(len + 2)
+}
+
+/// Whether `s` holds a word of prose: a letter outside markup.
 fn has_words(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'<' {
-            let tag = b[i + 1..]
-                .iter()
-                .take(TAG_MAX + 1)
-                .position(|&c| !(c.is_ascii_alphanumeric() || b"/_|:=.-".contains(&c)));
-            if let Some(len) = tag.filter(|&n| n > 0 && b.get(i + 1 + n) == Some(&b'>')) {
-                i += len + 2;
-                continue;
-            }
-        } else if b[i].is_ascii_alphabetic() {
+        if let Some(len) = markup_len(&b[i..]) {
+            i += len;
+            continue;
+        }
+        if b[i].is_ascii_alphabetic() {
             return true;
         }
         i += 1;
@@ -161,36 +554,8 @@ fn has_words(s: &str) -> bool {
     false
 }
 
-/// The verdict on a run of calls covering `start..end` from its prose: what lies after
-/// `prev_end` before it and before `next_start` after it.
-fn judge_run(
-    text: &str,
-    prev_end: usize,
-    start: usize,
-    end: usize,
-    next_start: usize,
-) -> Option<Withheld> {
-    let before = paragraph_before(text, prev_end.max(start.saturating_sub(WINDOW)), start);
-    let after = paragraph_after(text, end, next_start.min(end + WINDOW));
-    if !has_words(before) && !has_words(after) {
-        // Calls back to back, or a call alone: no prose to read.
-        return None;
-    }
-    let mut before = normalise(before);
-    if before.contains("i can") {
-        for w in NOT_REFUSALS {
-            before = before.replace(w, "");
-        }
-    }
-    if REFUSALS.iter().any(|w| before.contains(w)) {
-        return Some(Withheld::Refused);
-    }
-    let after = normalise(after);
-    let deferred = PROPOSALS.iter().any(|w| before.contains(w))
-        || DEFERRALS
-            .iter()
-            .any(|w| before.contains(w) || after.contains(w));
-    deferred.then_some(Withheld::Deferred)
+fn has_letters(s: &str) -> bool {
+    s.chars().any(char::is_alphabetic)
 }
 
 /// Whether the line holding `at` is a Markdown block quote: looked for from `from` on only, so a
@@ -205,27 +570,6 @@ fn quoted(text: &str, from: usize, at: usize) -> bool {
     text[line_start..at].trim_start().starts_with('>')
 }
 
-/// The prose in `from..to` after its last paragraph break; when nothing but punctuation follows
-/// that break and the paragraph before it ends with a colon (it introduces the call), that
-/// paragraph.
-fn paragraph_before(text: &str, from: usize, to: usize) -> &str {
-    let s = slice(text, from, to);
-    let Some(p) = s.rfind("\n\n") else {
-        return s;
-    };
-    let head = s[..p].trim_end();
-    if has_words(&s[p..]) || !head.ends_with(':') {
-        return &s[p..];
-    }
-    head.rfind("\n\n").map_or(head, |q| &head[q..])
-}
-
-/// The prose in `from..to` before its first paragraph break.
-fn paragraph_after(text: &str, from: usize, to: usize) -> &str {
-    let s = slice(text, from, to);
-    s.find("\n\n").map_or(s, |p| &s[..p])
-}
-
 /// `text[from..to]`, both ends moved onto character boundaries.
 fn slice(text: &str, from: usize, to: usize) -> &str {
     let to = text.floor_char_boundary(to.min(text.len()));
@@ -233,104 +577,52 @@ fn slice(text: &str, from: usize, to: usize) -> &str {
     &text[from..to]
 }
 
-/// Lower case, curly apostrophes made straight, runs of whitespace made one space.
+/// Lower case, curly apostrophes made straight, markup dropped, and each run of whitespace one
+/// separator: `\n\n` where it holds a blank line, `\n` where it holds a line break (or markup),
+/// a space otherwise.
 fn normalise(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut space = false;
-    for c in s.chars() {
-        if c.is_whitespace() {
-            space = true;
+    // The separator owed before the next character: 0 none, 1 space, 2 line break, 3 blank line.
+    let mut owed = 0u8;
+    let mut newlines = 0;
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(len) = markup_len(&b[i..]) {
+            owed = owed.max(2);
+            newlines = 0;
+            i += len;
             continue;
         }
-        if space && !out.is_empty() {
-            out.push(' ');
+        let Some(c) = s[i..].chars().next() else {
+            break;
+        };
+        i += c.len_utf8();
+        if c.is_whitespace() {
+            if c == '\n' {
+                newlines += 1;
+            }
+            owed = owed.max(match newlines {
+                0 => 1,
+                1 => 2,
+                _ => 3,
+            });
+            continue;
         }
-        space = false;
+        newlines = 0;
+        if !out.is_empty() || owed >= 2 {
+            out.push_str(["", " ", "\n", "\n\n"][usize::from(owed)]);
+        }
+        owed = 0;
         match c {
             '’' | '‘' => out.push('\''),
+            '—' | '–' => out.push(','),
             c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
             c => out.extend(c.to_lowercase()),
         }
     }
+    if owed >= 2 {
+        out.push_str(["", " ", "\n", "\n\n"][usize::from(owed)]);
+    }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(text: &str, needle: &str) -> Option<Withheld> {
-        calls_at(text, &[needle])[0]
-    }
-
-    #[test]
-    fn refused_quoted_and_deferred_calls_are_withheld() {
-        assert_eq!(
-            at("I won’t send {c} until you confirm.", "{c}"),
-            Some(Withheld::Refused)
-        );
-        assert_eq!(
-            at(
-                "Here:\n> {c}\nthat is the call I will make once you confirm",
-                "{c}"
-            ),
-            Some(Withheld::Quoted)
-        );
-        assert_eq!(
-            at("{c}\nThat is the call I will make once you confirm.", "{c}"),
-            Some(Withheld::Deferred)
-        );
-        assert_eq!(at("Shall I run {c}?", "{c}"), Some(Withheld::Deferred));
-        assert_eq!(at("Let me look that up.\n{c}", "{c}"), None);
-        // Words in another paragraph say nothing about the call.
-        assert_eq!(at("I can't find it.\n\n{c}", "{c}"), None);
-        assert_eq!(at("{c}", "{c}"), None);
-        // A paragraph ending with a colon introduces the call after the break.
-        assert_eq!(
-            at("I can suggest this call:\n\n[{c}]", "{c}"),
-            Some(Withheld::Deferred)
-        );
-        assert_eq!(at("Here is what I found.\n\n[{c}]", "{c}"), None);
-    }
-
-    fn calls_at(text: &str, needles: &[&str]) -> Vec<Option<Withheld>> {
-        let found: Vec<Span> = needles
-            .iter()
-            .map(|n| {
-                let start = text.find(n).expect("the call");
-                Span {
-                    start,
-                    end: start + n.len(),
-                    kept: None,
-                    malformed: false,
-                }
-            })
-            .collect();
-        judge(text, &found)
-    }
-
-    #[test]
-    fn calls_with_no_words_between_share_their_prose() {
-        let refused = Some(Withheld::Refused);
-        assert_eq!(
-            calls_at("I won't send these: {a}, {b}; {c}", &["{a}", "{b}", "{c}"]),
-            vec![refused; 3]
-        );
-        // Words between calls end the run: the second is judged on its own prose.
-        assert_eq!(
-            calls_at("{a}\nDone. I won't send {b}.", &["{a}", "{b}"]),
-            vec![None, refused]
-        );
-        assert_eq!(calls_at("{a} {b}", &["{a}", "{b}"]), vec![None, None]);
-        // Tags wrapping each call are no words: the refusal before the first covers both.
-        assert_eq!(
-            calls_at(
-                "I won't send these: <tool_call>{a}</tool_call>\n<tool_call>{b}</tool_call>",
-                &["{a}", "{b}"]
-            ),
-            vec![refused; 2]
-        );
-        assert!(!has_words("</tool_call>\n<tool_call>") && has_words("<tool_call> now"));
-        assert!(has_words("a < b") && has_words("<not a tag>"));
-    }
 }

@@ -1,6 +1,7 @@
 //! Calls marked by a model family's special tokens, as they reach the text when a server does not
 //! parse them: gpt-oss Harmony (`<|channel|>commentary to=functions.name <|constrain|>json
-//! <|message|>{..}<|call|>`, the recipient also in the role part or on the analysis channel),
+//! <|message|>{..}<|call|>`, the recipient also in the role part or on the analysis channel; with
+//! the tokens stripped, `assistantcommentary to=functions.name json{..}`),
 //! DeepSeek V3 / R1 (`<｜tool▁call▁begin｜>function<｜tool▁sep｜>name` and a ```json body) and V3.1
 //! (`<｜tool▁call▁begin｜>name<｜tool▁sep｜>{..}`), in either spelling of the tokens (`｜▁` or ASCII
 //! `|_`), Kimi K2 (`<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{..}`),
@@ -43,6 +44,7 @@ pub(super) fn find(
     let toks = tokens(text, budget);
     let mut found = Finds::default();
     harmony(text, &toks, braces, budget, &mut found);
+    stripped_harmony(text, braces, known, budget, &mut found);
     call_blocks(text, &toks, braces, budget, &mut found);
     functionary(text, &toks, braces, known, budget, &mut found);
     gemma(text, known, budget, &mut found);
@@ -138,6 +140,50 @@ fn harmony(
         );
         f.end = f.end.max(body_end);
         found.push(f);
+    }
+}
+
+/// Harmony calls with the special tokens stripped: `assistantcommentary to=functions.name json{..}`
+/// (the `<|constrain|>` token gone, its `json` kept, sometimes glued to the name: then the name is
+/// the known tool it ends with `json` after).
+fn stripped_harmony(
+    text: &str,
+    braces: &mut Braces<'_>,
+    known: &[String],
+    budget: &mut Budget,
+    found: &mut Finds,
+) {
+    const HEAD: &str = "commentary to=functions.";
+    for at in search::positions(text, HEAD) {
+        let start = if text[..at].ends_with("assistant") {
+            at - "assistant".len()
+        } else if text[..at].trim().is_empty() {
+            at
+        } else {
+            continue;
+        };
+        let name_at = at + HEAD.len();
+        let mut name = ident(&text[name_at..]);
+        if let Some(glued) = name.strip_suffix("json")
+            && !known.iter().any(|k| k == name)
+            && known.iter().any(|k| k == glued)
+        {
+            name = glued;
+        }
+        let mut args_at = skip_space(text, name_at + name.len());
+        for word in ["<|constrain|>", "json"] {
+            if text[args_at..].starts_with(word) {
+                args_at = skip_space(text, args_at + word.len());
+            }
+        }
+        found.push(call_with_args(
+            text,
+            braces,
+            budget,
+            start,
+            name,
+            Some(args_at),
+        ));
     }
 }
 

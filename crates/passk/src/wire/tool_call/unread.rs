@@ -50,6 +50,15 @@ pub fn blank(content: &str) -> String {
 /// The reply split into what is read for calls and its reasoning (see [`blank`]); Harmony's
 /// `analysis` channel is reasoning unless its header names a recipient (then it is a call).
 pub fn split(content: &str) -> Split<'_> {
+    split_reply(content, false)
+}
+
+/// [`split`] for a reply that was `cut` at its output limit (or not). In a `<think>` block that
+/// is never closed, a whole `<tool_call>…</tool_call>` ends the reasoning at its tag, as Ollama's
+/// Qwen 3 and Nemotron parsers read it (ollama/ollama#14477): the model called the tool without
+/// closing its thoughts. A reply cut at its limit keeps the whole block as reasoning: it stopped
+/// mid-thought, not because it called.
+pub fn split_reply(content: &str, cut: bool) -> Split<'_> {
     let present = Present::in_text(content);
     let mut reasoning = Vec::new();
     for (k, (open, close)) in REASONING_TAGS.into_iter().enumerate() {
@@ -57,9 +66,13 @@ pub fn split(content: &str) -> Split<'_> {
             pairs(content, open, close, true, &mut reasoning);
         }
     }
+    if !cut && present.pair(0) {
+        end_at_tool_call(content, &mut reasoning);
+    }
     if present.pair(REASONING_TAGS.len() + 1) {
         harmony_analysis(content, &mut reasoning);
     }
+    stripped_harmony(content, &mut reasoning);
     let mut tools = Vec::new();
     if present.pair(REASONING_TAGS.len()) {
         pairs(content, TOOLS_TAG.0, TOOLS_TAG.1, false, &mut tools);
@@ -149,6 +162,31 @@ fn pairs(
     }
 }
 
+/// Tags of a Qwen 3 call, which end a `<think>` block that is never closed.
+const TOOL_CALL_TAGS: (&str, &str) = ("<tool_call>", "</tool_call>");
+
+/// Ends an unclosed `<think>` block (the last span, running to the reply's end, when it opens with
+/// `<think>` and holds no `</think>`) at its first `<tool_call>` that is closed.
+fn end_at_tool_call(content: &str, reasoning: &mut [(usize, usize)]) {
+    let (open, close) = REASONING_TAGS[0];
+    let Some(span) = reasoning
+        .iter_mut()
+        .find(|(s, e)| *e == content.len() && content[*s..].starts_with(open))
+    else {
+        return;
+    };
+    let block = &content[span.0..];
+    if search::find(block, close).is_some() {
+        return;
+    }
+    let Some(tag) = search::find(block, TOOL_CALL_TAGS.0) else {
+        return;
+    };
+    if search::find(&block[tag..], TOOL_CALL_TAGS.1).is_some() {
+        span.1 = span.0 + tag;
+    }
+}
+
 /// The spans of Harmony `analysis` messages that have no recipient: header and body.
 fn harmony_analysis(content: &str, out: &mut Vec<(usize, usize)>) {
     for at in search::positions(content, HARMONY_CHANNEL) {
@@ -165,6 +203,41 @@ fn harmony_analysis(content: &str, out: &mut Vec<(usize, usize)>) {
         let body = content.len() - rest.len() + h + HARMONY_MESSAGE.len();
         let end = harmony_body_end(content, body);
         out.push((at, end));
+    }
+}
+
+/// Harmony with its special tokens stripped (llama-server can drop them; oobabooga/textgen#7374:
+/// `analysisUser says .. Should respond politely.assistantfinalHello!`): `<|channel|>analysis
+/// <|message|>` at the start reads `analysis`, each later header `assistant` and its channel run
+/// together (`assistantfinal`, `assistantanalysis`, `assistantcommentary to=functions.name json{..}`).
+pub const STRIPPED_HEADERS: [&str; 3] =
+    ["assistantfinal", "assistantanalysis", "assistantcommentary"];
+
+/// The reasoning of a reply in stripped Harmony: only a reply that starts with `analysis` and
+/// holds a stripped header is read so, so prose that merely says "analysis" is untouched. Each
+/// analysis message (the first, and each after `assistantanalysis`) runs to the next header; the
+/// `assistantfinal` header itself is blanked, the answer after it kept.
+fn stripped_harmony(content: &str, out: &mut Vec<(usize, usize)>) {
+    let lead = content.len() - content.trim_start().len();
+    if !content[lead..].starts_with("analysis") {
+        return;
+    }
+    let mut headers: Vec<(usize, &str)> = STRIPPED_HEADERS
+        .iter()
+        .flat_map(|h| search::positions(content, h).map(move |at| (at, *h)))
+        .collect();
+    if headers.is_empty() {
+        return;
+    }
+    headers.sort_unstable();
+    out.push((lead, headers[0].0));
+    for (k, &(at, header)) in headers.iter().enumerate() {
+        let next = headers.get(k + 1).map_or(content.len(), |h| h.0);
+        match header {
+            "assistantanalysis" => out.push((at, next)),
+            "assistantfinal" => out.push((at, at + header.len())),
+            _ => {}
+        }
     }
 }
 
