@@ -40,7 +40,7 @@ pub(crate) fn headline(out: &mut String, s: &Summary, models: &[(&str, &ModelSum
     } else {
         "Success rate (pass^1)"
     };
-    t.row(success, |m| success_cell(m));
+    t.row(success, success_cell);
     let mark = crate::report::stopping::mark(s);
     t.row(format!("  95% CI{mark}, tasks as clusters"), |m| {
         m.success_ci95

@@ -65,7 +65,7 @@ fn group_table(
 ) {
     let _ = writeln!(out, "{key}");
     let mut t = ModelTable::new(s, "", models);
-    t.row("Success", |m| success_cell(m));
+    t.row("Success", success_cell);
     t.row("pass^k at the model's k", own_pass_hat_k);
     t.row("Tasks passing every trial", |m| {
         format!("{} of {}", m.tasks_passing_every_trial, m.tasks)
