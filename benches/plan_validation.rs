@@ -39,7 +39,8 @@ use common::env_or;
 use passk::analysis::intervals::bootstrap::IdTotals;
 use passk::analysis::intervals::interval;
 use passk::analysis::intervals::mt19937::PyRandom;
-use passk::analysis::planning::power::{Pilot, PlanOptions, Question, plan};
+use passk::analysis::planning::pilot::Pilot;
+use passk::analysis::planning::power::{PlanOptions, Question, plan};
 use passk::runner::record::ConversationRecord;
 use std::collections::BTreeMap;
 

@@ -23,7 +23,7 @@ use common::env_or;
 
 use passk::analysis::intervals::bootstrap::{IdTotals, difference_bootstrap};
 use passk::analysis::intervals::mt19937::PyRandom;
-use passk::analysis::planning::power::Pilot;
+use passk::analysis::planning::pilot::Pilot;
 use passk::sequence::{Decision, Rule, replay};
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! What the validation benchmarks share: their sizes from the environment, and the pilot they
 //! draw from, the reference experiment's run 2.
 
-use passk::analysis::planning::power::Pilot;
+use passk::analysis::planning::pilot::Pilot;
 use passk::runner::record::{ConversationRecord, Manifest};
 use std::path::PathBuf;
 

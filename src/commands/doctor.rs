@@ -74,7 +74,7 @@ pub(super) fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
     };
     let rt = tokio::runtime::Runtime::new()?;
     let checks = if args.host.api == Some(ApiKind::OpenAi) {
-        let client = passk::wire::chat_api::connect(ApiKind::OpenAi, config)?;
+        let client = passk::wire::apis::connect(ApiKind::OpenAi, config)?;
         rt.block_on(super::doctor_openai::checks(
             client.as_ref(),
             &host,

@@ -5,7 +5,8 @@
 use crate::cli::PlanArgs;
 use crate::exit_code;
 use passk::analysis::load_run;
-use passk::analysis::planning::power::{Pilot, PlanError, PlanOptions, Question, plan};
+use passk::analysis::planning::pilot::{Pilot, PlanError};
+use passk::analysis::planning::power::{PlanOptions, Question, plan};
 use std::io::Write;
 
 /// Runs the command; returns the exit code.

@@ -14,7 +14,7 @@ use crate::runner::spec::Experiment;
 use crate::runner::suite_set::Suites;
 use crate::runner::telemetry;
 use crate::wire::ChatApi;
-use crate::wire::chat_api::connect;
+use crate::wire::apis::connect;
 use crate::wire::config::ClientConfig;
 use std::time::Duration;
 

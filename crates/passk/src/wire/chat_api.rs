@@ -3,7 +3,6 @@
 //! `&dyn ChatApi` and never learns which one it talks to.
 
 use super::chat::{ApiKind, CallRequest, CallResult};
-use super::config::ClientConfig;
 use super::error::WireError;
 use super::retry::AttemptWatch;
 use futures_util::future::BoxFuture;
@@ -156,14 +155,6 @@ pub trait ChatApi: Send + Sync {
     /// One chat call without a watcher (streamed when `req.stream`).
     fn chat<'a>(&'a self, req: &'a CallRequest) -> BoxFuture<'a, CallResult> {
         self.chat_watched(req, None)
-    }
-}
-
-/// The client of API `kind` for one server: how the runner picks an API.
-pub fn connect(kind: ApiKind, config: ClientConfig) -> Result<Box<dyn ChatApi>, WireError> {
-    match kind {
-        ApiKind::Ollama => Ok(Box::new(super::ollama::client::Client::new(config)?)),
-        ApiKind::OpenAi => Ok(Box::new(super::openai::client::Client::new(config)?)),
     }
 }
 

@@ -5,6 +5,7 @@
 //! The Ollama-compatible stub server is a crate of its own, `passk-stub`, which this library
 //! cannot depend on.
 
+pub mod apis;
 pub mod chat;
 pub mod chat_api;
 pub mod config;

@@ -1,5 +1,5 @@
 //! Assurance for `passk plan`: the power of a design averaged over what the pilot leaves
-//! uncertain, and the rule that says when a pilot is too small to choose a design.
+//! uncertain.
 //!
 //! Each draw is a plausible pilot: the pilot's tasks resampled with replacement (the pilot's
 //! sampling uncertainty, as the report's task bootstrap sees it). The planner simulates every
@@ -15,13 +15,8 @@
 //! log-odds ([`Assurance::corrected`]).
 
 use crate::analysis::intervals::mt19937::PyRandom;
-use crate::analysis::planning::power::{DesignRow, Pilot, PilotTrial, Side, tokens_like};
+use crate::analysis::planning::pilot::{Pilot, PilotTrial, Side, tokens_like};
 use serde::{Deserialize, Serialize};
-
-/// Fewer pilot tasks than this, and the pilot is too small to choose a design.
-pub const MIN_TASKS: usize = 10;
-/// Fewer graded trials than this of either model on some task, and the pilot is too small.
-pub const MIN_TRIALS: usize = 2;
 
 /// A design's power over the pilot's uncertainty.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -148,64 +143,6 @@ pub fn simulated_pilot(truth: &Pilot, rng: &mut PyRandom) -> Pilot {
     out
 }
 
-/// Why the pilot is too small to choose a design (empty when it is not): fewer than
-/// [`MIN_TASKS`] tasks; fewer than [`MIN_TRIALS`] trials of a model on some task; or the choice
-/// flips among plausible truths: the recommended design's assurance interval reaches below
-/// `wanted` while the next-cheaper design's reaches it.
-pub fn too_small(
-    pilot: &Pilot,
-    rows: &[DesignRow],
-    recommended: Option<&DesignRow>,
-    wanted: f64,
-) -> Vec<String> {
-    let mut why = Vec::new();
-    if pilot.tasks.len() < MIN_TASKS {
-        why.push(format!(
-            "the pilot has {} tasks (fewer than {MIN_TASKS})",
-            pilot.tasks.len()
-        ));
-    }
-    let fewest = pilot
-        .tasks
-        .iter()
-        .flat_map(|t| [t.small.trials.len(), t.large.trials.len()])
-        .min()
-        .unwrap_or(0);
-    if has_trials(pilot) && fewest < MIN_TRIALS {
-        why.push(format!(
-            "some task has {fewest} graded trial of a model (fewer than {MIN_TRIALS})"
-        ));
-    }
-    if let Some(flip) = recommended.and_then(|r| flips_with(r, rows, wanted)) {
-        why.push(flip);
-    }
-    why
-}
-
-/// The sentence saying the choice flips between `chosen` and the next-cheaper design, if it does.
-fn flips_with(chosen: &DesignRow, rows: &[DesignRow], wanted: f64) -> Option<String> {
-    let size = |r: &DesignRow| r.tasks * r.k;
-    let a = chosen.assurance?;
-    let cheaper = rows
-        .iter()
-        .filter(|r| size(r) < size(chosen))
-        .max_by_key(|r| (size(r), std::cmp::Reverse(r.k)))?;
-    let b = cheaper.assurance?;
-    (a.low < wanted && b.high >= wanted).then(|| {
-        format!(
-            "the choice flips: {} tasks x k = {} has assurance interval {:.1}%-{:.1}%, and the \
-             cheaper {} tasks x k = {} reaches {:.1}% at its 90th percentile",
-            chosen.tasks,
-            chosen.k,
-            100.0 * a.low,
-            100.0 * a.high,
-            cheaper.tasks,
-            cheaper.k,
-            100.0 * b.high
-        )
-    })
-}
-
 /// The pilot with each model's per-task rates shrunk toward that model's mean rate, as an
 /// empirical-Bayes posterior mean under a beta prior fitted to the pilot (beta-binomial, method
 /// of moments). A task's rate from a few trials is 0, 1/2 or 1 more often than its true rate is:
@@ -274,7 +211,7 @@ pub const MAX_PRIOR_WEIGHT: f64 = 1000.0;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::planning::power::PilotTask;
+    use crate::analysis::planning::pilot::PilotTask;
 
     fn side(verdicts: &[bool]) -> Side {
         let trials: Vec<PilotTrial> = verdicts

@@ -2,6 +2,7 @@
 //! and the stopping rule read from a run's records.
 
 pub mod assurance;
+pub mod pilot;
 pub mod power;
 #[doc(hidden)]
 pub mod replicates;

@@ -4,11 +4,11 @@
 //! stopped.
 
 use crate::analysis::pair::order_models;
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::runner::judge::{self, JudgeError, Judgement, RoundJudge};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, TrialKey};
 use crate::runner::settings::{RunSettings, StopRule, SuiteChoice};
 use crate::sequence::{Decision, RoundState, replay};
-use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

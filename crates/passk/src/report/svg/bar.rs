@@ -3,9 +3,9 @@
 
 use super::axis::{Axis, Scale};
 use super::canvas::{
-    AXIS, Area, CHAR_W, Canvas, HEIGHT, Labels, PALETTE, Reference, Swatch, TEXT, legend_width,
-    no_data,
+    AXIS, Area, Canvas, HEIGHT, Labels, PALETTE, Reference, Swatch, TEXT, legend_width, no_data,
 };
+use super::text::CHAR_W;
 use super::text::{NOT_AVAILABLE, auto_value, n, ordered, text_width};
 
 /// One bar of a grouped bar chart.

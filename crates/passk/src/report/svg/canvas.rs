@@ -3,7 +3,7 @@
 //! A chart kind lays out its marks; the canvas draws everything around them.
 
 use super::axis::{Axis, Scale};
-use super::text::{escape, id_safe, n, truncate, wrap};
+use super::text::{CHAR_W, escape, id_safe, n, truncate, wrap};
 use crate::report::number::fixed;
 
 /// Width of every chart, in pixels.
@@ -19,8 +19,6 @@ pub(super) const TEXT: &str = "#222222";
 pub(super) const MUTED: &str = "#666666";
 pub(super) const AXIS: &str = "#444444";
 pub(super) const GRID: &str = "#E5E5E5";
-/// Approximate width of one character at the 12 px body size, used for layout only.
-pub(super) const CHAR_W: f64 = 7.0;
 /// Longest row name before it is shortened with an ellipsis; longest line of a legend entry before
 /// it wraps.
 pub(super) const MAX_NAME: usize = 28;

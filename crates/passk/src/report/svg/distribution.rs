@@ -2,7 +2,8 @@
 //! outliers as open circles and, optionally, every observation as a dot.
 
 use super::axis::{Axis, Scale};
-use super::canvas::{AXIS, Area, CHAR_W, Canvas, HEIGHT, Labels, MUTED, PALETTE, TEXT, no_data};
+use super::canvas::{AXIS, Area, Canvas, HEIGHT, Labels, MUTED, PALETTE, TEXT, no_data};
+use super::text::CHAR_W;
 use super::text::n;
 use crate::report::number::number;
 

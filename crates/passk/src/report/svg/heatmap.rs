@@ -1,9 +1,8 @@
 //! Small-multiple heatmaps (the four-state table): one panel per model, rows by columns, every cell
 //! shaded on one scale shared by all panels and labelled with its text or value.
 
-use super::canvas::{
-    CHAR_W, Canvas, HEIGHT, Labels, MAX_NAME, MUTED, TEXT, WIDTH, no_data, top_margin,
-};
+use super::canvas::{Canvas, HEIGHT, Labels, MAX_NAME, MUTED, TEXT, WIDTH, no_data, top_margin};
+use super::text::CHAR_W;
 use super::text::{NOT_AVAILABLE, auto_value, escape, n, truncate};
 
 /// One panel of a heatmap (e.g. one model's four-state table).

@@ -3,9 +3,10 @@
 
 use super::axis::{Axis, Scale};
 use super::canvas::{
-    AXIS, Area, CHAR_W, Canvas, GRID, HEIGHT, Labels, MAX_NAME, PALETTE, Swatch, TEXT, ink_on,
+    AXIS, Area, Canvas, GRID, HEIGHT, Labels, MAX_NAME, PALETTE, Swatch, TEXT, ink_on,
     legend_width, no_data, top_margin,
 };
+use super::text::CHAR_W;
 use super::text::{auto_value, n, text_width, truncate};
 use crate::report::number::fixed;
 

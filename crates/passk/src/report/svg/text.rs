@@ -2,8 +2,10 @@
 //! names shortened or wrapped to the room they have. Widths are estimated from a fixed character
 //! width, so layout never depends on the fonts of the host.
 
-use super::canvas::CHAR_W;
 use crate::report::number::{fixed, number};
+
+/// Approximate width of one character at the 12 px body size, used for layout only.
+pub(super) const CHAR_W: f64 = 7.0;
 
 /// `id` with every character but ASCII letters, digits, `-` and `_` replaced by `-`, so it is a valid
 /// XML id fragment and needs no escaping in `url(#…)`.

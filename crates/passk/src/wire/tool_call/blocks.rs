@@ -9,8 +9,8 @@
 
 use super::python;
 use super::scan::Budget;
+use super::scan::ident;
 use super::search;
-use super::shapes::ident;
 use super::{Found, malformed_named, text_call};
 use serde_json::{Map, Value};
 

@@ -226,6 +226,16 @@ pub(super) fn object_at(
     Some((end, strict::read(text.get(start..end)?)?))
 }
 
+/// The identifier at the start of `s` (letters, digits, `_`, `-`, `.`), at most 64 bytes.
+pub(super) fn ident(s: &str) -> &str {
+    let len = s
+        .bytes()
+        .take(64)
+        .take_while(|b| b.is_ascii_alphanumeric() || b"_-.".contains(b))
+        .count();
+    &s[..len]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 //! and a malformed call otherwise; the span it covers is skipped by the JSON scan.
 
 use super::finds::Finds;
-use super::scan::{Braces, Budget, object_at};
+use super::scan::{Braces, Budget, ident, object_at};
 use super::search;
 use super::strict::Read;
 use super::xml_parameters::{self, FUNCTION_CLOSE};
@@ -151,16 +151,6 @@ pub(super) fn call_with_args(
             }
         }
     }
-}
-
-/// The identifier at the start of `s` (letters, digits, `_`, `-`, `.`), at most 64 bytes.
-pub(super) fn ident(s: &str) -> &str {
-    let len = s
-        .bytes()
-        .take(64)
-        .take_while(|b| b.is_ascii_alphanumeric() || b"_-.".contains(b))
-        .count();
-    &s[..len]
 }
 
 #[cfg(test)]

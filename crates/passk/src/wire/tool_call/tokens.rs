@@ -12,9 +12,9 @@
 
 use super::finds::Finds;
 use super::python;
-use super::scan::{Braces, Budget};
+use super::scan::{Braces, Budget, ident};
 use super::search::{self, Needle};
-use super::shapes::{call_with_args, ident};
+use super::shapes::call_with_args;
 use super::unread::harmony_body_end;
 use super::{Found, malformed_named};
 

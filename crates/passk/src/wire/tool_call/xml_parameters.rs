@@ -67,7 +67,7 @@ fn parameters(inner: &str) -> Result<Map<String, Value>, String> {
             );
         };
         let key = key.trim();
-        if key.is_empty() || super::shapes::ident(key) != key {
+        if key.is_empty() || super::scan::ident(key) != key {
             return Err(format!("`{key}` is not a parameter name"));
         }
         static NEXT: Needle = Needle::new(PARAMETER_TAG);
