@@ -10,10 +10,10 @@
 //! Run with `cargo bench --bench harness_overhead [-- TRIALS]` (default 5 trials).
 
 use passk::analysis::figures::latency::percentile;
+use passk::domain::Domain;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::settings::{RunSettings, SuiteChoice};
-use passk::suite::Domain;
 use passk_stub::{Behaviour, ScriptBook, StubConfig, StubServer};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

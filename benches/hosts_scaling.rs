@@ -16,10 +16,10 @@
 //! Run with `cargo bench --bench hosts_scaling [-- TRIALS [LOAD_MS]]` (default 5 trials, 20 ms).
 
 use passk::analysis::figures::latency::percentile;
+use passk::domain::Domain;
 use passk::runner::event::Collect;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::settings::{RunSettings, SuiteChoice};
-use passk::suite::Domain;
 use passk_stub::{Behaviour, ScriptBook, StubConfig, StubHandle, StubServer};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

@@ -17,6 +17,7 @@
 //! after each step on standard error).
 
 use passk::analysis::{AnalysisOptions, HOLD_UP_TO};
+use passk::domain::Domain;
 use passk::report::Exporter;
 use passk::report::charts::charts;
 use passk::report::csv::ConversationsCsv;
@@ -32,7 +33,6 @@ use passk::runner::experiment::{self, Experiment};
 use passk::runner::record::{CallRecord, GpuWindow, Record};
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::spill::LineSpill;
-use passk::suite::Domain;
 use passk_stub::{Behaviour, ScriptBook, StubConfig, StubServer};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};

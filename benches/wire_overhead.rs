@@ -2,7 +2,7 @@
 //! stub's reported `total_duration` (request serialisation, HTTP both ways, response parsing).
 //! Target: p50 under 1 ms. Run with `cargo bench --bench wire_overhead [-- CALLS]`.
 
-use passk::suite::{Trajectory, TrajectoryCall, TrajectoryTurn};
+use passk::domain::{Trajectory, TrajectoryCall, TrajectoryTurn};
 use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
 use passk::wire::client::{Client, ClientConfig};
 use passk::wire::outcome::CallOutcome;

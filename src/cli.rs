@@ -249,10 +249,10 @@ pub(crate) struct RunArgs {
     pub trials: Option<u32>,
     /// Tool documentation variant: the file tasks/<suite>/tools/<NAME>.json (bare, documented, or your own); several (bare,documented) make it a factor of a factorial design [default: bare]
     #[arg(long, value_delimiter = ',', value_name = "VARIANT")]
-    pub tool_docs: Vec<passk::suite::ToolVariant>,
+    pub tool_docs: Vec<passk::domain::ToolVariant>,
     /// Policy (system prompt) variant: policy (the suite's policy.md) or the file tasks/<suite>/prompts/<NAME>.md; several (policy,strict) make it a factor of a factorial design [default: policy]
     #[arg(long, value_delimiter = ',', value_name = "VARIANT")]
-    pub prompt: Vec<passk::suite::PromptVariant>,
+    pub prompt: Vec<passk::domain::PromptVariant>,
     /// Put the router in front of the agent (its label goes in a system note); `off,on` makes it a factor of a factorial design [default: off; the bare flag: on]
     #[arg(
         long,

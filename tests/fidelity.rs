@@ -3,10 +3,10 @@
 //! cut connections, thinking models, cold loads and both prompt-count behaviours. Over loopback HTTP only.
 
 use crate::util::{self, Stub, load, output, passk};
+use passk::domain::Domain;
 use passk::runner::preflight;
 use passk::runner::record::{Outcome, RecordedJson};
 use passk::runner::settings::RunSettings;
-use passk::suite::Domain;
 use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
 use passk::wire::client::{Client, ClientConfig};
 use passk_stub::{
@@ -45,7 +45,7 @@ fn opening(model: &str) -> ChatRequest {
     ChatRequest {
         model: model.to_string(),
         messages: vec![ChatMessage::user(t.customer[0].clone())],
-        tools: Some(s.tools(passk::suite::ToolVariant::BARE).to_vec()),
+        tools: Some(s.tools(passk::domain::ToolVariant::BARE).to_vec()),
         stream: false,
         options: ChatOptions {
             num_ctx: Some(16384),

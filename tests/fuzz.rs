@@ -7,9 +7,9 @@
 //! - the experiment-file loader (`runner::settings::ExperimentFile::load`).
 
 use crate::util;
+use passk::domain::Domain;
 use passk::runner::record::{CallRecord, Manifest, Node, Outcome, Record};
 use passk::runner::settings::{ExperimentFile, RunSettings};
-use passk::suite::Domain;
 use proptest::prelude::*;
 use serde_json::Value;
 use std::path::Path;
@@ -297,7 +297,7 @@ proptest! {
     ) {
         let d = &domains()[domain];
         let tools: Vec<String> = d
-            .tools(passk::suite::ToolVariant::BARE)
+            .tools(passk::domain::ToolVariant::BARE)
             .iter()
             .filter_map(|t| t["function"]["name"].as_str().map(String::from))
             .collect();

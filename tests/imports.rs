@@ -3,7 +3,8 @@
 //! files at the top of the library (`trace.rs`, `seed.rs`, `sequence.rs`, ...) name no stage at
 //! all. Test modules may use any stage's fixtures, and the binary (`src/`) is glue that calls every
 //! stage, so neither is checked. The library cannot reach the stub crate (Cargo refuses the
-//! cycle); within the binary only `serve-stub` and `calibrate` may.
+//! cycle); within the binary only `serve-stub` and `calibrate` may. No two library files import
+//! each other, directly or through others.
 
 use std::path::{Path, PathBuf};
 
@@ -149,7 +150,7 @@ fn the_stage_order_is_the_architecture_table() {
     assert_eq!(
         order_of_docs(),
         [
-            "suite", "grade", "mcp", "suites", "wire", "runner", "analysis", "report", "import"
+            "domain", "grade", "mcp", "suites", "wire", "runner", "analysis", "report", "import"
         ]
     );
 }
@@ -185,7 +186,7 @@ fn a_planted_downstream_import_is_caught() {
     assert_eq!(downstream(runner, planted, &order), ["analysis"]);
     let inline = "fn f() { crate::report::json::write(); }\n";
     assert_eq!(downstream(runner, inline, &order), ["report"]);
-    let grouped = "use crate::{suite::Task, analysis::{load_run, Keep}};\n";
+    let grouped = "use crate::{domain::Task, analysis::{load_run, Keep}};\n";
     assert_eq!(downstream(runner, grouped, &order), ["analysis"]);
     let vocabulary = "use crate::wire::chat::Message;\nuse crate::trace::Verdict;\n";
     assert_eq!(
@@ -237,4 +238,208 @@ fn only_serve_stub_and_calibrate_use_the_stub_crate() {
     let mut want = STUB_USERS.map(String::from).to_vec();
     want.sort();
     assert_eq!(users, want, "the binary's files that use passk_stub");
+}
+
+/// A library file's module path: `analysis/planning/power.rs` is `analysis::planning::power`;
+/// `mod.rs` and `lib.rs` name their folder.
+fn module_of(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if stem != "mod" && stem != "lib" {
+            parts.push(stem.to_string());
+        }
+    }
+    parts
+}
+
+/// The paths of `rest` (what follows `crate::` or `super::`), a `{...}` group expanded into one
+/// path per member.
+fn expand(rest: &str) -> Vec<Vec<String>> {
+    let mut segments = Vec::new();
+    let mut s = rest;
+    loop {
+        if let Some(group) = s.strip_prefix('{') {
+            let mut out = Vec::new();
+            let (mut depth, mut start) = (0, 0);
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth > 0 => depth -= 1,
+                    ',' | '}' if depth == 0 => {
+                        for tail in expand(group[start..j].trim_start()) {
+                            out.push([segments.clone(), tail].concat());
+                        }
+                        if c == '}' {
+                            break;
+                        }
+                        start = j + 1;
+                    }
+                    _ => {}
+                }
+            }
+            return out;
+        }
+        let ident: String = s
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if ident.is_empty() {
+            break;
+        }
+        s = &s[ident.len()..];
+        segments.push(ident);
+        match s.strip_prefix("::") {
+            Some(next) => s = next,
+            None => break,
+        }
+    }
+    vec![segments]
+}
+
+/// The library modules one file's code names through `crate::` and `super::` paths, each path
+/// taken to the longest prefix that is a file of the library.
+fn file_imports(here: &[String], code: &str, files: &[Vec<String>]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (i, _) in code
+        .match_indices("crate::")
+        .chain(code.match_indices("super::"))
+    {
+        if code[..i].ends_with("::")
+            || code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let (mut base, mut rest) = (Vec::new(), &code[i..]);
+        if let Some(r) = rest.strip_prefix("crate::") {
+            rest = r;
+        } else {
+            base = here.to_vec();
+            while let Some(r) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = r;
+            }
+        }
+        for path in expand(rest) {
+            let full = [base.clone(), path].concat();
+            let found = (1..=full.len())
+                .rev()
+                .map(|n| full[..n].to_vec())
+                .find(|p| files.contains(p));
+            if let Some(m) = found.filter(|m| m.as_slice() != here) {
+                out.push(m);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// One import cycle among the files, as `a -> b -> a`, if there is one.
+fn a_cycle(edges: &std::collections::BTreeMap<Vec<String>, Vec<Vec<String>>>) -> Option<String> {
+    fn visit(
+        at: &Vec<String>,
+        edges: &std::collections::BTreeMap<Vec<String>, Vec<Vec<String>>>,
+        path: &mut Vec<Vec<String>>,
+        done: &mut std::collections::BTreeSet<Vec<String>>,
+    ) -> Option<String> {
+        if let Some(start) = path.iter().position(|p| p == at) {
+            let names: Vec<String> = path[start..]
+                .iter()
+                .chain([at])
+                .map(|p| p.join("::"))
+                .collect();
+            return Some(names.join(" -> "));
+        }
+        if done.contains(at) {
+            return None;
+        }
+        path.push(at.clone());
+        for next in edges.get(at).into_iter().flatten() {
+            if let Some(c) = visit(next, edges, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(at.clone());
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    edges
+        .keys()
+        .find_map(|start| visit(start, edges, &mut Vec::new(), &mut done))
+}
+
+/// The import graph of library files given as (path relative to `src/`, source).
+fn file_graph(
+    sources: &[(PathBuf, String)],
+) -> std::collections::BTreeMap<Vec<String>, Vec<Vec<String>>> {
+    let files: Vec<Vec<String>> = sources.iter().map(|(p, _)| module_of(p)).collect();
+    sources
+        .iter()
+        .map(|(p, source)| {
+            let here = module_of(p);
+            let imports = file_imports(&here, &library_code(source), &files);
+            (here, imports)
+        })
+        .collect()
+}
+
+#[test]
+fn no_two_library_files_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/passk/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let sources: Vec<(PathBuf, String)> = files
+        .iter()
+        .map(|f| {
+            let relative = f.strip_prefix(&src).expect("under src").to_path_buf();
+            (relative, std::fs::read_to_string(f).expect("read"))
+        })
+        .collect();
+    let graph = file_graph(&sources);
+    let edges: usize = graph.values().map(Vec::len).sum();
+    assert!(edges > 500, "found only {edges} imports between files");
+    assert_eq!(a_cycle(&graph), None, "an import cycle between files");
+}
+
+#[test]
+fn a_planted_file_cycle_is_caught() {
+    let file = |p: &str, s: &str| (PathBuf::from(p), s.to_string());
+    let acyclic = [
+        file("analysis/mod.rs", "pub mod a;\npub mod b;\n"),
+        file("analysis/a.rs", "use crate::analysis::b::{B, helper};\n"),
+        file("analysis/b.rs", "use crate::trace::Verdict;\n"),
+        file("trace.rs", "pub struct Verdict;\n"),
+    ];
+    let graph = file_graph(&acyclic);
+    assert_eq!(
+        graph[&vec!["analysis".to_string(), "a".to_string()]],
+        [vec!["analysis".to_string(), "b".to_string()]]
+    );
+    assert_eq!(a_cycle(&graph), None);
+    let mut cyclic = acyclic.to_vec();
+    cyclic[2] = file("analysis/b.rs", "fn f() { super::a::A::new(); }\n");
+    assert_eq!(
+        a_cycle(&file_graph(&cyclic)).as_deref(),
+        Some("analysis::a -> analysis::b -> analysis::a")
+    );
+    cyclic[2] = file(
+        "analysis/b.rs",
+        "use crate::{trace::Verdict, analysis::{a::A}};\n",
+    );
+    assert!(a_cycle(&file_graph(&cyclic)).is_some());
+    cyclic[2] = file(
+        "analysis/b.rs",
+        "// crate::analysis::a::A\n#[cfg(test)]\nmod tests {\n    use super::super::a::A;\n}\n",
+    );
+    assert_eq!(
+        a_cycle(&file_graph(&cyclic)),
+        None,
+        "comments and tests are not imports"
+    );
 }

@@ -6,8 +6,8 @@
 
 use crate::util::{copy_data, output, passk, root, tempdir};
 use passk::analysis::{Keep, load_run_keeping};
+use passk::domain::Domain;
 use passk::runner::record::Outcome;
-use passk::suite::Domain;
 use passk_stub::{ScriptBook, StubConfig, StubHandle, StubServer};
 use std::path::Path;
 
@@ -299,10 +299,10 @@ fn a_docs_variant_keeps_the_servers_schemas_and_a_renamed_parameter_is_refused()
     copy_data(data);
     let tools = data.join("tasks/library/tools");
     std::fs::create_dir_all(&tools).expect("mkdir");
-    let docs = passk::suite::tool_docs::ToolDocs {
+    let docs = passk::domain::tool_docs::ToolDocs {
         tools: library(&root())
             .presentation()
-            .docs(passk::suite::ToolVariant::DOCUMENTED)
+            .docs(passk::domain::ToolVariant::DOCUMENTED)
             .expect("documented")
             .tools
             .iter()
@@ -320,7 +320,7 @@ fn a_docs_variant_keeps_the_servers_schemas_and_a_renamed_parameter_is_refused()
     )
     .expect("write");
     let s = library(data);
-    let terse = passk::suite::ToolVariant::named("terse").unwrap();
+    let terse = passk::domain::ToolVariant::named("terse").unwrap();
     let shown = s.tools(terse);
     assert_eq!(shown.len(), 5);
     assert!(

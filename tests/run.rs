@@ -1044,7 +1044,7 @@ fn a_factorial_run_plays_every_cell_once_and_resumes_without_duplicates() {
     let unique: BTreeSet<&TrialKey> = all.iter().collect();
     // 2 models x 2 tool docs x 2 router levels x 2 trials x the tasks.
     assert_eq!((first, all.len(), unique.len()), (16, 32, 32));
-    let cells: BTreeSet<(Option<passk::suite::ToolVariant>, bool)> = all
+    let cells: BTreeSet<(Option<passk::domain::ToolVariant>, bool)> = all
         .iter()
         .map(|k| (k.tool_docs, k.router_in_front))
         .collect();

@@ -17,7 +17,7 @@ const CAP: u32 = 10;
 
 /// A model that fails about half of its (task, trial) pairs.
 fn flawed() -> ModelSpec {
-    use passk::suite::Domain as _;
+    use passk::domain::Domain as _;
     let store = passk::suites::store::load_store(&util::root()).expect("store suite");
     let plan = MistakePlan::new(store.tasks(), CAP, 5, 0.5);
     Behaviour::Flawed(plan.into()).into()

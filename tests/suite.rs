@@ -3,9 +3,9 @@
 
 use crate::util::layout::{LAYOUTS, redump_tree};
 use crate::util::{copy_data, output, passk, root, tempdir};
+use passk::domain::replay::{play, replay};
+use passk::domain::{Domain, Evidence, ToolOutcome, ToolVariant};
 use passk::grade::freeze::{current, read_lock};
-use passk::suite::replay::{play, replay};
-use passk::suite::{Domain, Evidence, ToolOutcome, ToolVariant};
 use passk::suites::router::load_router;
 use passk::suites::store::data::StoreData;
 use passk::suites::store::load_store;
@@ -579,7 +579,7 @@ fn store_data_covers_the_experiment() {
 fn the_toolless_baseline_is_graded_on_its_answers() {
     let suite = load_store(&root()).expect("store");
     let untouched = suite.new_environment().snapshot();
-    let toolless = |task: &passk::suite::Task| {
+    let toolless = |task: &passk::domain::Task| {
         // The gold replies, said without a single tool call, to an untouched store.
         let (played, _) = replay(&suite, task, &task.gold);
         let evidence = Evidence {
@@ -653,7 +653,7 @@ fn grading_precedence_and_control_flags() {
     let mut traj = task.gold.clone();
     traj.turns[0].calls.insert(
         0,
-        passk::suite::TrajectoryCall {
+        passk::domain::TrajectoryCall {
             tool: "lookup_order".into(),
             args: Default::default(),
         },

@@ -5,13 +5,13 @@
 use crate::util::{copy_data, output, passk, root, tempdir};
 use passk::analysis::figures::quality::{ControlFlow, control_flow};
 use passk::analysis::{Rate, load_run};
+use passk::domain::check::check_suite;
+use passk::domain::replay::replay;
+use passk::domain::{Domain, Task, Trajectory, TrajectoryCall};
 use passk::runner::agent_loop::Player;
 use passk::runner::record::ConversationRecord;
 use passk::runner::settings::{RunSettings, SuiteChoice};
 use passk::runner::telemetry::Telemetry;
-use passk::suite::check::check_suite;
-use passk::suite::replay::replay;
-use passk::suite::{Domain, Task, Trajectory, TrajectoryCall};
 use passk::suites::triage::policy::{Branch, branch, rule_resolvable};
 use passk::suites::triage::{TriageSuite, load_triage};
 use passk::trace::{ControlFlags, FailureMode};
@@ -258,7 +258,7 @@ async fn play_all(book: ScriptBook, model: &str, behaviour: Behaviour) -> Vec<Co
                     0,
                     6,
                     passk::runner::record::Mode::Agent,
-                    passk::suite::Shown::docs(passk::suite::ToolVariant::BARE),
+                    passk::domain::Shown::docs(passk::domain::ToolVariant::BARE),
                 )
                 .await,
         );

@@ -39,7 +39,7 @@ fn a_third_variant_crossed_with_the_router_runs_reports_and_compares() {
     let root = tmp.path().join("data");
     copy_data(&root);
     let file = write_variant(&root, "documented-v2", better_order_id);
-    let digest = passk::suite::load::sha256_hex(&std::fs::read(&file).expect("read"));
+    let digest = passk::domain::load::sha256_hex(&std::fs::read(&file).expect("read"));
     let (code, out, err) = output(passk().args(["suite", "check", "--root"]).arg(&root));
     assert_eq!(code, 0, "{out}{err}");
     assert!(
@@ -190,7 +190,7 @@ fn a_second_prompt_crossed_with_a_third_docs_variant_runs_reports_and_compares()
     copy_data(&root);
     write_variant(&root, "documented-v2", better_order_id);
     let prompt = write_prompt(&root);
-    let digest = passk::suite::load::sha256_hex(&std::fs::read(&prompt).expect("read"));
+    let digest = passk::domain::load::sha256_hex(&std::fs::read(&prompt).expect("read"));
     let (code, out, err) = output(passk().args(["suite", "check", "--root"]).arg(&root));
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("; prompts: policy, strict"), "{out}");

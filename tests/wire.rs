@@ -2,8 +2,8 @@
 //! misbehaviour landing in its bucket, retries only where they belong, and the oracle and flawed
 //! models played through a small agent loop.
 
+use passk::domain::{NearMiss, Task, Trajectory, TrajectoryCall, TrajectoryTurn};
 use passk::seed::CallSeed;
-use passk::suite::{NearMiss, Task, Trajectory, TrajectoryCall, TrajectoryTurn};
 use passk::trace::{CallFormat, FailureMode};
 use passk::wire::api::{ChatMessage, ChatOptions, ChatRequest};
 use passk::wire::client::{ChatResult, Client, ClientConfig};

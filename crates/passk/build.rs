@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The grading source every suite shares, relative to the crate root: the grading machinery and
 /// the value types the graders compare.
-const CORE_GRADING_SOURCE: [&str; 3] = ["src/grade", "src/suite/date.rs", "src/suite/money.rs"];
+const CORE_GRADING_SOURCE: [&str; 3] = ["src/grade", "src/domain/date.rs", "src/domain/money.rs"];
 
 /// What grades every suite whose tools are an MCP server, beside the core.
 const MCP_GRADING_SOURCE: [&str; 2] = ["src/mcp/expect.rs", "src/mcp/grade.rs"];

@@ -20,12 +20,12 @@ use passk::analysis::calibration::{
 };
 use passk::analysis::load_run;
 use passk::analysis::planning::stopping::SequenceJudge;
+use passk::domain::ToolVariant;
 use passk::runner::event::EventSink;
 use passk::runner::experiment::{self, Experiment};
 use passk::runner::levels::Levels;
 use passk::runner::progress::{Progress, bars_wanted};
 use passk::runner::settings::{RunSettings, SuiteChoice};
-use passk::suite::ToolVariant;
 use passk::suites::AllSuites;
 use passk::wire::chat::ApiKind;
 use passk_stub::docs_reactive::DocsRates;
@@ -500,7 +500,7 @@ fn all_checks(
 /// share of trials documented docs save, known from its rates before anything runs.
 fn expected_docs_effect(suites: &AllSuites, trials: u32) -> f64 {
     let ids = factorial_tasks(suites);
-    let tasks: Vec<passk::suite::Task> = suites
+    let tasks: Vec<passk::domain::Task> = suites
         .domains
         .iter()
         .filter(|d| d.name() == "store")

@@ -4,7 +4,7 @@
 use crate::cli::ServeStubArgs;
 use crate::exit_code;
 use anyhow::Context;
-use passk::suite::Task;
+use passk::domain::Task;
 use passk::suites::router::RouterSuite;
 use passk_stub::{ModelSpec, ScriptBook, StubConfig, StubFile, StubServer, limits};
 use std::collections::BTreeMap;

@@ -5,8 +5,8 @@
 use crate::cli::SuiteCheckArgs;
 use crate::exit_code;
 use anyhow::Context;
-use passk::suite::check::{CheckReport, check_suite};
-use passk::suite::repeats::repeats;
+use passk::domain::check::{CheckReport, check_suite};
+use passk::domain::repeats::repeats;
 use std::fmt::Write as _;
 use std::io::Write as _;
 

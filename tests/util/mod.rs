@@ -94,7 +94,7 @@ pub(crate) fn output(cmd: &mut Command) -> (i32, String, String) {
 /// How many conversations the store suite has: tests derive counts from the data, so adding a
 /// conversation as docs/reference/suites.md says never breaks them.
 pub(crate) fn store_conversations() -> usize {
-    use passk::suite::Domain as _;
+    use passk::domain::Domain as _;
     passk::suites::store::load_store(&root())
         .expect("store suite")
         .tasks()
@@ -103,7 +103,7 @@ pub(crate) fn store_conversations() -> usize {
 
 /// How many tickets the triage suite has.
 pub(crate) fn triage_tickets() -> usize {
-    use passk::suite::Domain as _;
+    use passk::domain::Domain as _;
     passk::suites::triage::load_triage(&root())
         .expect("triage suite")
         .tasks()
@@ -179,7 +179,7 @@ impl Stub {
         models: Vec<(&str, passk_stub::ModelSpec)>,
         tweak: impl FnOnce(&mut passk_stub::StubConfig),
     ) -> Stub {
-        use passk::suite::Domain;
+        use passk::domain::Domain;
         let store = passk::suites::store::load_store(&root()).expect("store suite");
         let router = passk::suites::router::load_router(&root()).expect("router suite");
         let mut book = passk_stub::ScriptBook::from_suites(store.tasks(), Some(&router));

@@ -12,7 +12,7 @@
 //! docs x router interaction are 0.
 
 use super::faults::{hash_str, mix, unit};
-use passk::suite::{Task, ToolVariant, Trajectory};
+use passk::domain::{Task, ToolVariant, Trajectory};
 use passk::wire::api::ChatRequest;
 use serde_json::{Value, json};
 
@@ -151,7 +151,7 @@ pub(crate) fn mistaken_call(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use passk::suite::Domain as _;
+    use passk::domain::Domain as _;
 
     fn store_tasks() -> Vec<Task> {
         let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));

@@ -6,7 +6,7 @@ use super::messy::MessyShape;
 use super::mistakes::MistakePlan;
 use super::script::{Behaviour, ScriptBook, TextStyle};
 use super::{ModelSpec, PromptCount, StubConfig, StubError, default_capabilities};
-use passk::suite::Task;
+use passk::domain::Task;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;

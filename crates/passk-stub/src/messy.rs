@@ -3,7 +3,7 @@
 //! trajectory. docs/reference/metrics.md says how passk counts each shape.
 
 use super::script::Reply;
-use passk::suite::TrajectoryCall;
+use passk::domain::TrajectoryCall;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -6,7 +6,7 @@
 //! (success, pass^k, failure modes, rejected calls) with these.
 
 use super::faults::{hash_str, mix, unit};
-use passk::suite::{Task, Trajectory, TrajectoryCall};
+use passk::domain::{Task, Trajectory, TrajectoryCall};
 use passk::trace::FailureMode;
 use std::collections::{BTreeMap, HashMap};
 
@@ -212,7 +212,7 @@ pub(crate) fn is_id_arg(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use passk::suite::{NearMiss, TrajectoryTurn};
+    use passk::domain::{NearMiss, TrajectoryTurn};
     use serde_json::json;
 
     pub(crate) fn task(id: &str) -> Task {

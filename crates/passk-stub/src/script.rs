@@ -9,7 +9,7 @@
 
 use super::messy::{self, MessyShape};
 use super::mistakes::{Mistake, MistakePlan, is_id_arg};
-use passk::suite::{Task, Trajectory, TrajectoryCall};
+use passk::domain::{Task, Trajectory, TrajectoryCall};
 use passk::suites::router::RouterSuite;
 use passk::wire::api::{ChatMessage, ChatRequest};
 use passk::wire::tool_call::{ExtractedCall, extract};

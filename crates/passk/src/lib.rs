@@ -2,12 +2,13 @@
 //!
 //! The crate is organised as stages in the order the data flows:
 //! `suites` (one folder per suite: its data, environment, gold policy and grader, on the shared
-//! machinery of `suite` and `grade`) -> `wire` (HTTP to Ollama, and the stub server) -> `runner` (agent
-//! loop, records) -> `analysis` (records in, typed tables out) -> `report` (tables in, files out).
+//! machinery of `domain` and `grade`) -> `wire` (HTTP to Ollama and OpenAI-compatible servers)
+//! -> `runner` (agent loop, records) -> `analysis` (records in, typed tables out) -> `report` (tables in, files out).
 //! `import` turns the reference experiment's records into passk records. Imports point upstream
 //! only.
 
 pub mod analysis;
+pub mod domain;
 pub mod grade;
 pub mod import;
 pub mod mcp;
@@ -19,13 +20,10 @@ pub mod scripted;
 pub mod seed;
 pub mod sequence;
 pub mod spill;
-
-pub mod suite;
 pub mod suites;
 pub mod term;
 pub mod timefmt;
 pub mod trace;
-
 pub mod wire;
 
 /// Cases per property test: `PASSK_FUZZ_CASES` when set (the long fuzz run in `scripts/fuzz.sh`),

@@ -25,8 +25,8 @@ use crate::analysis::summary::{
     GroupSummary, ModelWork, RouterComparison, Summary, SummarySettings, comparison,
     conversation_order, ladder, played_host, tools_add_by_group,
 };
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, RouterRecord};
-use crate::suite::{PromptVariant, ToolVariant};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a configuration's key depends on across the whole run, read from every trial before any

@@ -121,9 +121,9 @@ pub fn ladder_run() -> (Manifest, Vec<ConversationRecord>) {
 /// four tasks `T0`..`T3`, two trials each: `pass(model, docs, router, task)` decides the verdict.
 pub fn factorial_records(
     models: &[&str],
-    pass: impl Fn(&str, crate::suite::ToolVariant, bool, usize) -> bool,
+    pass: impl Fn(&str, crate::domain::ToolVariant, bool, usize) -> bool,
 ) -> Vec<ConversationRecord> {
-    use crate::suite::ToolVariant;
+    use crate::domain::ToolVariant;
     let mut out = Vec::new();
     for model in models {
         for docs in [ToolVariant::BARE, ToolVariant::DOCUMENTED] {

@@ -19,8 +19,8 @@ use crate::analysis::intervals::bootstrap::{
 use crate::analysis::intervals::interval;
 pub use crate::analysis::pair::Pairing;
 use crate::analysis::{AnalysisOptions, Rate};
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::runner::record::{ConversationRecord, Manifest, Mode, TrialKey};
-use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 

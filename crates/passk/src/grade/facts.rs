@@ -2,8 +2,8 @@
 //! forms, amounts of money as numbers, and negation-aware stock claims ("not in stock" never counts
 //! as "in stock"). Pure functions of strings.
 
-use crate::suite::date::Date;
-use crate::suite::money::Money;
+use crate::domain::date::Date;
+use crate::domain::money::Money;
 use serde::{Deserialize, Serialize};
 
 /// Which way a stock claim must go.

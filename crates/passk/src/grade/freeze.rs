@@ -5,7 +5,7 @@
 //! changing or removing one suite never moves another's. `write_lock` writes the lock; `verify`
 //! and `verify_suites` compare it with the disk and name every suite and file that moved.
 
-use crate::suite::load::{hex, sha256_hex};
+use crate::domain::load::{hex, sha256_hex};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -364,7 +364,7 @@ fn suite_names(root: &Path) -> Result<BTreeSet<String>, FreezeError> {
     let tasks = root.join("tasks");
     if let Ok(entries) = std::fs::read_dir(&tasks) {
         for e in entries.flatten() {
-            if e.path().join(crate::suite::mcp_config::FILE).is_file() {
+            if e.path().join(crate::domain::mcp_config::FILE).is_file() {
                 names.insert(e.file_name().to_string_lossy().into_owned());
             }
         }
@@ -388,7 +388,7 @@ fn current_suite(root: &Path, name: &str) -> Result<SuiteLock, FreezeError> {
     if own.is_dir() {
         scan(&own, &format!("{GRADERS_DIR}/{name}"), &mut files)?;
     }
-    for rel in crate::suite::mcp_config::frozen_files_of(root, name)
+    for rel in crate::domain::mcp_config::frozen_files_of(root, name)
         .map_err(|e| FreezeError::Declaration(e.to_string()))?
     {
         files.insert(rel.clone(), file_digest(&root.join(rel))?);

@@ -7,7 +7,7 @@
 pub mod facts;
 pub mod freeze;
 
-use crate::suite::{Evidence, Trajectory};
+use crate::domain::{Evidence, Trajectory};
 use crate::trace::{FailureMode, ToolEvent, Verdict};
 use serde_json::Value;
 
@@ -80,7 +80,7 @@ pub struct Findings {
 impl Findings {
     /// The findings of how the agent loop ended: `LoopCap` at the call cap and, where the task
     /// `needs_tools`, `NoUsableToolCall` when no call was accepted.
-    pub fn of_the_loop(ev: &crate::suite::Evidence<'_>, needs_tools: bool) -> Findings {
+    pub fn of_the_loop(ev: &crate::domain::Evidence<'_>, needs_tools: bool) -> Findings {
         let mut f = Findings::default();
         if ev.hit_call_cap {
             f.fail(
@@ -176,7 +176,7 @@ impl Findings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::{TrajectoryCall, TrajectoryTurn};
+    use crate::domain::{TrajectoryCall, TrajectoryTurn};
     use serde_json::json;
 
     fn gold() -> Trajectory {

@@ -4,8 +4,8 @@
 //! that fails is remembered: every later call and the end state report the same failure, and the
 //! conversation ends as a tool server failure.
 
+use crate::domain::{Environment, ToolOutcome};
 use crate::mcp::client::{Launch, Server, ServerError};
-use crate::suite::{Environment, ToolOutcome};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -4,9 +4,9 @@
 //! the expected changes, the answer facts and forbidden phrases; and the trajectory check and the
 //! unknown-verb and loop-overrun flags.
 
+use crate::domain::{Evidence, Task};
 use crate::grade::{Findings, loop_overrun, trajectory_correct, unknown_verb};
 use crate::mcp::expect::{McpExpectation, McpExpectations, expected_state};
-use crate::suite::{Evidence, Task};
 use crate::trace::{ControlFlags, FailureMode, Verdict};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -4,14 +4,14 @@
 //! expectations.json` holds what each conversation must achieve. Loading starts the server once
 //! to list its tools and read its seed state, and checks every cross-reference.
 
+use crate::domain::load::{invalid, read_json, sha256_hex};
+use crate::domain::mcp_config::{self as config, McpConfig};
+use crate::domain::presentation::Presentation;
+use crate::domain::{Domain, Environment, Evidence, SuiteError, Task};
 use crate::mcp::env::{McpEnv, ServerSpec};
 use crate::mcp::expect::{McpExpectations, expected_state};
 use crate::mcp::grade::{self, KeyArgs};
 use crate::mcp::tools::{ServerTool, server_tools, variants};
-use crate::suite::load::{invalid, read_json, sha256_hex};
-use crate::suite::mcp_config::{self as config, McpConfig};
-use crate::suite::presentation::Presentation;
-use crate::suite::{Domain, Environment, Evidence, SuiteError, Task};
 use crate::trace::Verdict;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -5,10 +5,10 @@
 //! server's tools and, per tool, exactly its parameters in the schema's order; it may change
 //! descriptions and examples and the order of the tools, never a name or a type.
 
-use crate::suite::load::{invalid, read_json, sha256_hex};
-use crate::suite::presentation::docs_files;
-use crate::suite::tool_docs::{ParamDoc, ToolDoc, ToolDocs};
-use crate::suite::{SuiteError, ToolVariant};
+use crate::domain::load::{invalid, read_json, sha256_hex};
+use crate::domain::presentation::docs_files;
+use crate::domain::tool_docs::{ParamDoc, ToolDoc, ToolDocs};
+use crate::domain::{SuiteError, ToolVariant};
 use serde_json::{Map, Value, json};
 use std::path::Path;
 

@@ -204,7 +204,7 @@ fn tool_docs(r: &Report, g: Option<&GroupSummary>) -> String {
     if let Some(v) = g.and_then(|g| g.tool_docs) {
         return v.as_str().to_string();
     }
-    match crate::runner::levels::declared::<crate::suite::ToolVariant>(
+    match crate::runner::levels::declared::<crate::domain::ToolVariant>(
         &r.manifest.settings,
         "tool_docs",
     ) {

@@ -193,8 +193,8 @@ mod tests {
     use super::*;
     use crate::analysis::fixtures::factorial_records;
     use crate::analysis::{AnalysisOptions, summarize};
+    use crate::domain::ToolVariant;
     use crate::runner::record::{Manifest, ModelInfo};
-    use crate::suite::ToolVariant;
 
     #[test]
     fn a_nonzero_effect_and_its_model_contrast_are_written_out() {

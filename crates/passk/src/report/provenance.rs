@@ -114,7 +114,7 @@ pub fn table(p: &Provenance) -> MarkdownTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::SuiteDigests;
+    use crate::domain::SuiteDigests;
     use std::collections::BTreeMap;
 
     /// The store suite with tasks, tool docs and policy digests of `t`, `d` and `p` repeated.

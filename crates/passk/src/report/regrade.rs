@@ -97,8 +97,8 @@ fn configuration(m: &MovedVerdict) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ToolVariant;
     use crate::runner::record::Mode;
-    use crate::suite::ToolVariant;
 
     #[test]
     fn a_moved_verdict_names_its_factorial_cell() {

@@ -9,6 +9,9 @@
 //! it is never graded, so it can never be blamed on the model. So does a tool server that crashes
 //! or hangs (an MCP suite's), as a tool server failure.
 
+use crate::domain::{
+    Domain, Environment, Evidence, PromptVariant, Shown, Task, ToolOutcome, ToolVariant,
+};
 use crate::runner::context::{ContextUse, PromptCounts, history_bytes};
 use crate::runner::record::{
     CallRecord, ConversationRecord, Mode, Node, NotExecuted, Outcome, RecordedJson, RouterRecord,
@@ -17,9 +20,6 @@ use crate::runner::record::{
 use crate::runner::settings::RunSettings;
 use crate::runner::telemetry::Telemetry;
 use crate::seed::CallSeed;
-use crate::suite::{
-    Domain, Environment, Evidence, PromptVariant, Shown, Task, ToolOutcome, ToolVariant,
-};
 use crate::suites::router::{RouterMessage, RouterSuite};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::ChatApi;

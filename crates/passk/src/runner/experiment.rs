@@ -7,6 +7,7 @@ pub use crate::runner::run_error::{RunError, SERVER_LOST_AFTER, SequenceError};
 pub use crate::runner::spec::{Backend, Experiment, RunSummary, STUB_BACKEND};
 pub use crate::runner::suite_set::{Suites, load_suites, prompt_size_warnings, task_digests};
 
+use crate::domain::Domain;
 use crate::runner::context::PromptCounts;
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::journal::Journal;
@@ -19,7 +20,6 @@ use crate::runner::schedule::{ScheduleInput, TrialSpec, schedule};
 use crate::runner::session::Session;
 use crate::runner::settings::SuiteChoice;
 use crate::runner::{manifest, servers, stopping};
-use crate::suite::Domain;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Runs (or resumes) the experiment. Returns when the plan is done or `cancel` is set; each

@@ -592,7 +592,7 @@ mod tests {
             let mut m = manifest();
             m.suite_digests.insert(
                 "store".into(),
-                crate::suite::SuiteDigests {
+                crate::domain::SuiteDigests {
                     tasks: "t".into(),
                     tools: "b".into(),
                     policy: policy.into(),

@@ -2,12 +2,12 @@
 //! prompts, the servers and models preflight found, this machine and checkout), what each later
 //! session adds to it, and what each model's warm-up found.
 
+use crate::domain::ToolVariant;
 use crate::runner::hosts::{self, Host, Preflighted};
 use crate::runner::record::{Manifest, ModelInfo, SCHEMA_VERSION, ServerInfo};
 use crate::runner::run_error::RunError;
 use crate::runner::spec::Experiment;
 use crate::runner::suite_set::Suites;
-use crate::suite::ToolVariant;
 
 /// The manifest a new run directory gets.
 pub(crate) fn new_manifest(
@@ -132,7 +132,7 @@ pub(crate) fn new_manifest(
         manifest.suite_tasks.insert("router".into(), indices);
         manifest.suite_digests.insert(
             "router".into(),
-            crate::suite::SuiteDigests {
+            crate::domain::SuiteDigests {
                 tasks: r.digest.clone(),
                 tools: String::new(),
                 policy: String::new(),

@@ -347,7 +347,7 @@ async fn play_trial(
                 .iter()
                 .filter(|d| d.name() == suite)
                 .find_map(|d| d.tasks().iter().find(|t| &t.id == task_id).map(|t| (d, t)))?;
-            let shown = crate::suite::Shown {
+            let shown = crate::domain::Shown {
                 tool_docs: *tool_docs,
                 prompt: *prompt,
             };

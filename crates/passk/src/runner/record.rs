@@ -5,8 +5,8 @@
 //! line is one JSON object tagged by `type` and stamped with [`SCHEMA_VERSION`] and the grader digest.
 //! Analysis reads these types back; nothing downstream needs anything else.
 
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::runner::optional::Opt;
-use crate::suite::{PromptVariant, ToolVariant};
 use crate::trace::{CallFormat, ToolEvent, Verdict};
 use crate::wire::chat::{ApiKind, Message, Usage};
 use crate::wire::outcome::{Attempt, CallOutcome};
@@ -906,7 +906,7 @@ pub struct Manifest {
     pub experiment_file: Option<String>,
     /// Digests of suite parts that are not graders, by suite.
     #[serde(default)]
-    pub suite_digests: BTreeMap<String, crate::suite::SuiteDigests>,
+    pub suite_digests: BTreeMap<String, crate::domain::SuiteDigests>,
     /// The server's version (`ollama_version` in manifests written before other servers).
     #[serde(
         default,

@@ -15,11 +15,11 @@
 //! - A record's `schema_version` must be the one this passk writes, and its grader digest the
 //!   manifest's: a verdict of other graders would be counted as this run's.
 
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::runner::levels::{Levels, declared};
 use crate::runner::record::{
     ConversationRecord, Manifest, Mode, Outcome, Record, RouterRecord, SCHEMA_VERSION, TrialKey,
 };
-use crate::suite::{PromptVariant, ToolVariant};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};

@@ -15,7 +15,7 @@ pub enum RunError {
     GraderLock(#[source] crate::grade::freeze::FreezeError),
     /// A suite could not be loaded.
     #[error(transparent)]
-    Suite(#[from] crate::suite::SuiteError),
+    Suite(#[from] crate::domain::SuiteError),
     /// Preflight refused.
     #[error(transparent)]
     Preflight(#[from] PreflightError),

@@ -5,8 +5,8 @@
 //! an interrupted run has spread its finished trials evenly over the
 //! tasks; standalone router messages follow each model's conversations.
 
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::runner::record::{Mode, TrialKey};
-use crate::suite::{PromptVariant, ToolVariant};
 use std::collections::BTreeSet;
 
 /// One unit of work.

@@ -2,8 +2,8 @@
 //! over the defaults (docs/reference/cli.md lists each flag's). The resolved settings go into the manifest,
 //! and the default run id is derived from them, so the same command resumes the same run.
 
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::runner::levels::Levels;
-use crate::suite::{PromptVariant, ToolVariant};
 use crate::wire::chat::ApiKind;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

@@ -2,10 +2,10 @@
 //! suite loaded, the task filter and the presentation variants checked against them, and a warning
 //! for a suite whose fixed prompt alone overflows the context.
 
+use crate::domain::{Domain, ToolVariant};
 use crate::grade::freeze::SuiteLock;
 use crate::runner::run_error::RunError;
 use crate::runner::settings::{RunSettings, SettingsError, SuiteChoice};
-use crate::suite::{Domain, ToolVariant};
 use crate::suites::router::RouterSuite;
 use std::collections::BTreeMap;
 use std::path::Path;

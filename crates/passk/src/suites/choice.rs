@@ -1,7 +1,7 @@
 //! [`SuiteChoice`]: a suite as `--suite`, the experiment file and the manifest name it: a
 //! compiled-in suite of [`BUILT_IN`], or an MCP suite [`discover`](super::discover) found.
 
-use crate::suite::{Domain, SuiteError};
+use crate::domain::{Domain, SuiteError};
 use crate::suites::found::{bad_name, found_so_far, intern};
 use crate::suites::{BUILT_IN, Kind};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -2,7 +2,7 @@
 //! holds an `mcp.json` is a suite, with no Rust and no rebuild. [`discover`] also names every
 //! other folder under `tasks/` that is not a suite, and why.
 
-use crate::suite::mcp_config::FILE;
+use crate::domain::mcp_config::FILE;
 use crate::suites::{BUILT_IN, SuiteChoice};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! suite found at run time: a folder `tasks/<name>/` holding an `mcp.json` ([`discover`]), with
 //! no Rust and no rebuild. Each compiled-in folder holds the suite's data types and loading, its
 //! environment and tools, its gold policy and its grader; the machinery they share lives in
-//! [`crate::suite`] (the [`Domain`] trait, presentation, tool docs, argument rules, loading
+//! [`crate::domain`] (the [`Domain`] trait, presentation, tool docs, argument rules, loading
 //! helpers) and [`crate::grade`] (findings, answer facts, freezing).
 //!
 //! A suite whose tools are Rust code is one new folder plus one line in the `register!` list
@@ -17,7 +17,7 @@ pub mod found;
 pub use choice::SuiteChoice;
 pub use found::{Found, NotSuite, discover};
 
-use crate::suite::{Domain, SuiteError, Task};
+use crate::domain::{Domain, SuiteError, Task};
 use router::RouterSuite;
 use std::path::Path;
 
@@ -156,7 +156,7 @@ impl AllSuites {
                 self.domains
                     .iter()
                     .find(|d| d.name() == s.name())
-                    .map(|d| crate::suite::check::counts_line(d.as_ref()))
+                    .map(|d| crate::domain::check::counts_line(d.as_ref()))
             })
             .collect()
     }
@@ -171,7 +171,7 @@ fn refuse_shared_task_ids(root: &Path, domains: &[Box<dyn Domain>]) -> Result<()
                 .iter()
                 .find(|t| earlier.tasks().iter().any(|e| e.id == t.id))
             {
-                return Err(crate::suite::load::invalid(
+                return Err(crate::domain::load::invalid(
                     &root.join("tasks").join(d.name()),
                     t.id.clone(),
                     format!("the {} suite has a task of this id too", earlier.name()),

@@ -15,8 +15,8 @@ use crate::analysis::intervals::interval;
 use crate::analysis::{
     AnalysisOptions, GroupSummary, ModelSummary, RecordsError, Run, Summary, summarize,
 };
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::runner::record::{ConversationRecord, Manifest, Mode};
-use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -606,7 +606,7 @@ mod tests {
             let mut r = run("g", &[true, true]);
             r.manifest.example_values = vec![documented.into()];
             for c in &mut r.conversations {
-                c.tool_docs = Some(crate::suite::ToolVariant::DOCUMENTED);
+                c.tool_docs = Some(crate::domain::ToolVariant::DOCUMENTED);
                 let args = serde_json::json!({ "order_id": copied });
                 c.tool_events = vec![crate::analysis::fixtures::event("get_order", args, true)];
             }
@@ -876,7 +876,7 @@ mod tests {
     #[test]
     fn a_factorial_cell_shares_only_the_tasks_both_runs_graded_in_that_cell() {
         use crate::analysis::fixtures::factorial_records;
-        use crate::suite::ToolVariant;
+        use crate::domain::ToolVariant;
         const BARE: ToolVariant = ToolVariant::BARE;
         const DOCUMENTED: ToolVariant = ToolVariant::DOCUMENTED;
         let opts = AnalysisOptions {

@@ -5,8 +5,8 @@
 //! failure were never graded, so both are counted and skipped.
 
 use crate::analysis::Run;
+use crate::domain::{Domain, Evidence, PromptVariant, ToolVariant};
 use crate::runner::record::{ConversationRecord, Mode, Node, RouterRecord, Status};
-use crate::suite::{Domain, Evidence, PromptVariant, ToolVariant};
 use crate::suites::router::RouterSuite;
 use serde::{Deserialize, Serialize};
 

@@ -77,7 +77,7 @@ fn settings_of(m: &Manifest) -> BTreeMap<String, String> {
         // `policy`, so a run of another prompt shows the two variants side by side.
         settings
             .entry("prompt")
-            .or_insert_with(|| Value::from(crate::suite::PromptVariant::POLICY.as_str()));
+            .or_insert_with(|| Value::from(crate::domain::PromptVariant::POLICY.as_str()));
     }
     fields.remove("models");
     flatten("", &Value::Object(fields), &mut out);

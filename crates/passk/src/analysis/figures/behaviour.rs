@@ -155,7 +155,7 @@ fn shown_examples(
         Some(by_suite) => by_suite
             .get(&c.suite)
             .is_some_and(|v| v.iter().any(|x| x == variant.as_str())),
-        None => variant != crate::suite::ToolVariant::BARE,
+        None => variant != crate::domain::ToolVariant::BARE,
     }
 }
 
@@ -293,7 +293,7 @@ mod tests {
         ];
         let mut b = conversation("m", "L2", 0, true, vec![call(1, 1)]);
         let examples = vec!["9999".to_string(), "jane@example.org".to_string()];
-        a.tool_docs = Some(crate::suite::ToolVariant::DOCUMENTED);
+        a.tool_docs = Some(crate::domain::ToolVariant::DOCUMENTED);
         b.tool_docs = a.tool_docs;
         let got = behaviour(&[&a, &b], &examples);
         assert_eq!(got.conversations, 2);
@@ -326,7 +326,7 @@ mod tests {
             event("cancel_order", json!({"order_id": "TK-900"}), false),
         ];
         let examples = vec!["TK-900".to_string(), "TK-900".to_string()];
-        a.tool_docs = Some(crate::suite::ToolVariant::DOCUMENTED);
+        a.tool_docs = Some(crate::domain::ToolVariant::DOCUMENTED);
         let got = behaviour(&[&a], &examples);
         assert_eq!(got.example_copy.calls, 2);
         assert_eq!(got.example_copy.by_key["TK-900"], 2);
@@ -334,7 +334,7 @@ mod tests {
 
     #[test]
     fn no_example_copy_is_counted_where_no_examples_were_shown() {
-        use crate::suite::ToolVariant;
+        use crate::domain::ToolVariant;
         let mut a = conversation("m", "L1", 0, true, vec![call(1, 1)]);
         a.tool_events = vec![event("get_order", json!({"order_id": "9999"}), true)];
         let examples = vec!["9999".to_string()];

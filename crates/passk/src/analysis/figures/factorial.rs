@@ -9,8 +9,8 @@
 use crate::analysis::figures::taxonomy::OutcomeCounts;
 use crate::analysis::intervals::bootstrap::Interval;
 use crate::analysis::intervals::interval;
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::runner::record::{ConversationRecord, Mode};
-use crate::suite::{PromptVariant, ToolVariant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 

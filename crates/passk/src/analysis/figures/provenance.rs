@@ -2,8 +2,8 @@
 //! it was built from or read differed from that commit, the Ollama version, the model digests, and
 //! the digests of each suite's tasks, tool docs and policy, and of the graders.
 
+use crate::domain::SuiteDigests;
 use crate::runner::record::Manifest;
-use crate::suite::SuiteDigests;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -167,7 +167,7 @@ fn caption(r: &Report) -> String {
     if let Some(k) = s.get("trials").and_then(Value::as_u64) {
         parts.push(format!("k = {k}"));
     }
-    match crate::runner::levels::declared::<crate::suite::ToolVariant>(s, "tool_docs") {
+    match crate::runner::levels::declared::<crate::domain::ToolVariant>(s, "tool_docs") {
         Some(docs) => {
             let names: Vec<&str> = docs.0.iter().map(|v| v.as_str()).collect();
             parts.push(format!("tool docs {}", names.join(" × ")));

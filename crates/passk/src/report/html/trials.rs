@@ -5,11 +5,11 @@
 
 use super::detail::{SharedTexts, router_line, trial_line};
 use crate::analysis::Summary;
+use crate::domain::{PromptVariant, ToolVariant};
 use crate::numbered::Numbered;
 use crate::report::ReportError;
 use crate::runner::record::{ConversationRecord, Mode, Outcome, Record, TrialKey};
 use crate::spill::{LineRef, LineSpill, SpilledLines};
-use crate::suite::{PromptVariant, ToolVariant};
 use crate::trace::FailureMode;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

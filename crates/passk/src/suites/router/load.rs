@@ -2,8 +2,8 @@
 //! model sees) and `graders/router/labels.json` (the closed label set and each message's gold
 //! label, frozen with the other graders).
 
-use crate::suite::SuiteError;
-use crate::suite::load::{invalid, read_json, read_text, sha256_hex};
+use crate::domain::SuiteError;
+use crate::domain::load::{invalid, read_json, read_text, sha256_hex};
 use crate::suites::router::grade::RouterLabels;
 use crate::suites::router::{RouterMessage, RouterSuite};
 use serde::{Deserialize, Serialize};

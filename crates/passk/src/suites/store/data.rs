@@ -1,10 +1,10 @@
 //! Typed contents of `tasks/store/store.json`: the store's seed state. Dates and prices
 //! deserialize into checked types, so a bad value is reported by serde_json with its line and
 //! column. The tool documentation files (`tools/<variant>.json`) are shared
-//! [`ToolDocs`](crate::suite::tool_docs::ToolDocs).
+//! [`ToolDocs`](crate::domain::tool_docs::ToolDocs).
 
-use crate::suite::date::Date;
-use crate::suite::money::Money;
+use crate::domain::date::Date;
+use crate::domain::money::Money;
 use serde::{Deserialize, Serialize};
 
 /// Lifecycle of an order.

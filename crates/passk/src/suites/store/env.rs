@@ -3,8 +3,8 @@
 //! ([`StoreSuite`]) to this environment and to the store grader. Deterministic: the same calls
 //! in the same order give the same results and the same end state.
 
-use crate::suite::presentation::Presentation;
-use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
+use crate::domain::presentation::Presentation;
+use crate::domain::{Domain, Environment, Evidence, Task, ToolOutcome};
 use crate::suites::store::data::StoreData;
 use crate::suites::store::tools::{self, ToolSpec};
 use crate::suites::store::{STORE_CATEGORIES, StoreState, StoreSuite};
@@ -99,7 +99,7 @@ pub(crate) mod tests_support {
     /// The real seed data.
     pub(crate) fn data() -> StoreData {
         let path = root().join(crate::suites::store::load::paths::STORE);
-        crate::suite::load::read_json(&path)
+        crate::domain::load::read_json(&path)
             .expect("tasks/store/store.json loads")
             .0
     }

@@ -6,8 +6,8 @@
 
 use crate::grade::facts::{amounts, contains_phrase, normalize};
 use crate::grade::{Findings, arg_text, loop_overrun, trajectory_correct, unknown_verb};
-use crate::suite::date::MONTHS;
-use crate::suite::{Evidence, Task};
+use crate::domain::date::MONTHS;
+use crate::domain::{Evidence, Task};
 use crate::suites::store::expect::{Baseline, ReturnExpect, StoreExpectation, TicketRule};
 use crate::trace::{ControlFlags, FailureMode, Verdict};
 use serde_json::Value;

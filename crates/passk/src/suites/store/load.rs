@@ -4,9 +4,9 @@
 //! that give this data behaviour are this folder's `env`, `tools` and `grade`.
 
 use crate::grade::facts::Fact;
-use crate::suite::load::{FileText, invalid, read_json};
-use crate::suite::presentation::{DataValues, DocsRules, Presentation, ToolOrder};
-use crate::suite::{SuiteError, Task, Trajectory};
+use crate::domain::load::{FileText, invalid, read_json};
+use crate::domain::presentation::{DataValues, DocsRules, Presentation, ToolOrder};
+use crate::domain::{SuiteError, Task, Trajectory};
 use crate::suites::store::data::StoreData;
 use crate::suites::store::expect::{Baseline, StoreExpectations, TicketRule};
 use crate::suites::store::tools::TOOLS;
@@ -99,7 +99,7 @@ pub fn load_store(root: &Path) -> Result<StoreSuite, SuiteError> {
     let exp_path = root.join(paths::EXPECTATIONS);
     let (expectations, _): (StoreExpectations, FileText) = read_json(&exp_path)?;
     check_expectations(&exp_path, &expectations, &tasks, &data)?;
-    let tasks_digest = crate::suite::load::sha256_hex(
+    let tasks_digest = crate::domain::load::sha256_hex(
         format!("{}\n{}\n", store_file.digest, conv_file.digest).as_bytes(),
     );
     Ok(StoreSuite {

@@ -6,7 +6,7 @@
 //! `state` and `tools` are the environment the agent acts on, `env` ties them to the [`Domain`]
 //! trait, and `grade` is the pure grader.
 //!
-//! [`Domain`]: crate::suite::Domain
+//! [`Domain`]: crate::domain::Domain
 
 pub mod data;
 pub mod env;
@@ -21,10 +21,10 @@ pub use env::StoreEnv;
 pub use load::{STORE_CATEGORIES, STORE_TOOLS, StoreSuite, counts_by_category, load_store, paths};
 pub use state::StoreState;
 
-/// Loads the store suite as a [`Domain`](crate::suite::Domain): its entry in
+/// Loads the store suite as a [`Domain`](crate::domain::Domain): its entry in
 /// [`BUILT_IN`](crate::suites::BUILT_IN).
 pub fn load(
     root: &std::path::Path,
-) -> Result<Box<dyn crate::suite::Domain>, crate::suite::SuiteError> {
+) -> Result<Box<dyn crate::domain::Domain>, crate::domain::SuiteError> {
     Ok(Box::new(load_store(root)?))
 }

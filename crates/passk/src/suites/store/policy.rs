@@ -4,7 +4,7 @@
 //! functions of the gold trajectory, the baseline and the tool events.
 
 use crate::grade::arg_text;
-use crate::suite::Trajectory;
+use crate::domain::Trajectory;
 use crate::suites::store::expect::Baseline;
 use crate::trace::ToolEvent;
 use std::collections::BTreeSet;

@@ -33,7 +33,7 @@ pub struct Ticket {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoreState {
     /// The fixed "today".
-    pub today: crate::suite::date::Date,
+    pub today: crate::domain::date::Date,
     /// Return window in days after delivery (inclusive).
     pub return_window_days: u32,
     /// Customers (never changed).

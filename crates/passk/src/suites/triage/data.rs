@@ -4,7 +4,7 @@
 //! the gold policy read these types.
 
 use crate::grade::facts::Fact;
-use crate::suite::date::Date;
+use crate::domain::date::Date;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

@@ -6,9 +6,9 @@
 //! rules ([`check_args`]). A halted ticket takes no further action.
 //! Deterministic: the same calls in the same order give the same results and the same end state.
 
-use crate::suite::args::{Args, check_args};
-use crate::suite::presentation::Presentation;
-use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome};
+use crate::domain::args::{Args, check_args};
+use crate::domain::presentation::Presentation;
+use crate::domain::{Domain, Environment, Evidence, Task, ToolOutcome};
 use crate::suites::triage::data::{Queue, Shipment};
 use crate::suites::triage::{TRIAGE_CATEGORIES, TRIAGE_TOOLS, TriageSuite, find_order};
 use crate::trace::{FailureMode, Verdict};

@@ -3,7 +3,7 @@
 //! with one plausible mistake: a wrong route, a skipped lookup, no halt, a reply nobody asked for, a
 //! wrong status). Generated, never stored, so the tasks cannot disagree with the policy.
 
-use crate::suite::{NearMiss, Trajectory, TrajectoryCall, TrajectoryTurn};
+use crate::domain::{NearMiss, Trajectory, TrajectoryCall, TrajectoryTurn};
 use crate::suites::triage::data::{Queue, Shipment, Ticket, TrackingStatus};
 use crate::suites::triage::policy::{Action, Branch, branch, gold_plan};
 use crate::trace::FailureMode;

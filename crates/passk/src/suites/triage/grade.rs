@@ -15,7 +15,7 @@
 
 use crate::grade::facts::{describe, fact_holds, normalize};
 use crate::grade::{Findings, arg_text, loop_overrun, trajectory_correct, unknown_verb};
-use crate::suite::{Evidence, Task};
+use crate::domain::{Evidence, Task};
 use crate::suites::triage::data::{Queue, Ticket, TicketExpect};
 use crate::suites::triage::policy::{CLOSED, rule_resolvable};
 use crate::trace::{ControlFlags, FailureMode, ToolEvent, Verdict};

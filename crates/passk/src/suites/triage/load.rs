@@ -1,9 +1,9 @@
 //! Reading the triage suite's files into a [`TriageSuite`]: tickets, orders, policy prompt and
 //! tool docs, and the expectations under `graders/triage/`, cross-checked against the gold policy.
 
-use crate::suite::load::{FileText, invalid, read_json, sha256_hex};
-use crate::suite::presentation::{DataValues, DocsRules, Presentation, ToolOrder};
-use crate::suite::{SuiteError, Task};
+use crate::domain::load::{FileText, invalid, read_json, sha256_hex};
+use crate::domain::presentation::{DataValues, DocsRules, Presentation, ToolOrder};
+use crate::domain::{SuiteError, Task};
 use crate::suites::triage::data::{
     OrdersFile, Shipment, Ticket, TicketExpect, TrackingStatus, TriageExpectations,
 };

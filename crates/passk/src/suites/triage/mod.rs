@@ -20,10 +20,10 @@ pub use load::{
     paths,
 };
 
-/// Loads the triage suite as a [`Domain`](crate::suite::Domain): its entry in
+/// Loads the triage suite as a [`Domain`](crate::domain::Domain): its entry in
 /// [`BUILT_IN`](crate::suites::BUILT_IN).
 pub fn load(
     root: &std::path::Path,
-) -> Result<Box<dyn crate::suite::Domain>, crate::suite::SuiteError> {
+) -> Result<Box<dyn crate::domain::Domain>, crate::domain::SuiteError> {
     Ok(Box::new(load_triage(root)?))
 }

@@ -3,7 +3,7 @@
 //! same cases against tables with one tool broken.
 
 use super::{ToolSpec, dispatch};
-use crate::suite::ToolOutcome;
+use crate::domain::ToolOutcome;
 use crate::suites::store::data::OrderStatus;
 use crate::suites::store::state::StoreState;
 use serde_json::{Value, json};

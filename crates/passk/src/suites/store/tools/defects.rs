@@ -5,9 +5,9 @@
 
 use super::cases::failing_cases;
 use super::{Args, TOOLS, ToolResult, ToolSpec};
-use crate::suite::check::check_suite;
-use crate::suite::presentation::Presentation;
-use crate::suite::{Domain, Environment, Evidence, Task};
+use crate::domain::check::check_suite;
+use crate::domain::presentation::Presentation;
+use crate::domain::{Domain, Environment, Evidence, Task};
 use crate::suites::store::StoreEnv;
 use crate::suites::store::data::OrderStatus;
 use crate::suites::store::env::tests_support;
@@ -113,13 +113,13 @@ fn total_ignores_quantity(s: &mut StoreState, a: &Args) -> ToolResult {
                 .filter_map(|i| {
                     i["unit_price"]
                         .as_str()
-                        .and_then(crate::suite::money::Money::parse)
+                        .and_then(crate::domain::money::Money::parse)
                 })
                 .map(|m| m.0)
                 .sum()
         })
         .unwrap_or(0);
-    v["total"] = json!(crate::suite::money::Money(cents).to_string());
+    v["total"] = json!(crate::domain::money::Money(cents).to_string());
     Ok(v)
 }
 

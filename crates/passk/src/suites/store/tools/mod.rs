@@ -1,5 +1,5 @@
 //! The dispatch table of the eight store tools: an unknown tool is rejected, and every call goes
-//! through the shared argument rules ([`crate::suite::args`]; docs/reference/suites.md, "The argument
+//! through the shared argument rules ([`crate::domain::args`]; docs/reference/suites.md, "The argument
 //! rules"). Each tool lives in its own file and receives only checked string arguments.
 
 mod cancel_order;
@@ -16,8 +16,8 @@ mod cases;
 #[cfg(test)]
 mod defects;
 
-use crate::suite::ToolOutcome;
-use crate::suite::args::{Args, check_args};
+use crate::domain::ToolOutcome;
+use crate::domain::args::{Args, check_args};
 use crate::suites::store::state::StoreState;
 use serde_json::Value;
 

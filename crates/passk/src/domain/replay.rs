@@ -2,7 +2,7 @@
 //! a perfect agent making one tool call per model call would: the suite check, the calibration
 //! stub's expectations and the tests all use it.
 
-use crate::suite::{Domain, Environment, Evidence, Task, ToolOutcome, Trajectory};
+use crate::domain::{Domain, Environment, Evidence, Task, ToolOutcome, Trajectory};
 use crate::trace::{ToolEvent, Verdict};
 use serde_json::Value;
 

@@ -2,8 +2,8 @@
 //! command that starts it, the files it runs from (frozen with the graders), the resource its end
 //! state is read from, and the timeout of every request.
 
-use crate::suite::SuiteError;
-use crate::suite::load::{invalid, read_json};
+use crate::domain::SuiteError;
+use crate::domain::load::{invalid, read_json};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! stub's oracle and flawed models find a conversation's script by its first message, so two tasks
 //! that open alike cannot be told apart). `suite check` warns about each.
 
-use crate::suite::Task;
+use crate::domain::Task;
 
 /// A task that repeats an earlier one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ mod tests {
     use super::*;
 
     fn task(id: &str, customer: &[&str]) -> Task {
-        use crate::suite::Domain as _;
+        use crate::domain::Domain as _;
         let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
         let store = crate::suites::store::load_store(root).expect("store suite");
         let mut t = store.tasks()[0].clone();

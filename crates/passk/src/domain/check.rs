@@ -3,8 +3,8 @@
 //! every near-miss (each must fail with exactly its expected failure mode); and the suite's counts
 //! line.
 
-use crate::suite::replay::replay;
-use crate::suite::{Domain, NearMiss, Task, ToolVariant};
+use crate::domain::replay::replay;
+use crate::domain::{Domain, NearMiss, Task, ToolVariant};
 use crate::trace::{FailureMode, Verdict};
 
 /// A suite's counts, as `suite check` prints them: tools, parameters, tasks and tasks per category

@@ -1,7 +1,7 @@
 //! Reading suite files: JSON with errors that carry the file, line and column, and SHA-256
 //! digests of the bytes that were read.
 
-use crate::suite::SuiteError;
+use crate::domain::SuiteError;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -128,7 +128,7 @@ mod tests {
         #[serde(rename_all = "snake_case")]
         #[allow(dead_code)]
         enum Fact {
-            Date(crate::suite::date::Date),
+            Date(crate::domain::date::Date),
         }
         let dir = tempfile::tempdir().expect("tmp");
         let p = dir.path().join("x.json");

@@ -4,9 +4,9 @@
 //! a documentation file must list the tools, and in the data an example must stay clear of
 //! ([`DocsRules`]). Every error names the file and the key at fault.
 
-use crate::suite::load::{invalid, read_json, read_text};
-use crate::suite::tool_docs::{ParamDoc, ToolDoc, ToolDocs};
-use crate::suite::{PromptVariant, SuiteDigests, SuiteError, ToolVariant};
+use crate::domain::load::{invalid, read_json, read_text};
+use crate::domain::tool_docs::{ParamDoc, ToolDoc, ToolDocs};
+use crate::domain::{PromptVariant, SuiteDigests, SuiteError, ToolVariant};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
