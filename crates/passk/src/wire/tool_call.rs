@@ -928,6 +928,27 @@ mod tests {
     }
 
     #[test]
+    fn a_contracted_wish_holds_back_a_write_only() {
+        let known: Vec<String> = ["get_order", "cancel_order"].map(String::from).to_vec();
+        for wish in [
+            "I would be happy to",
+            "I'd be happy to",
+            "I\u{2019}d be happy to",
+        ] {
+            let write = format!(
+                r#"{wish} cancel it: {{"name": "cancel_order", "arguments": {{"order_id": "A1"}}}}"#
+            );
+            let read = read_text(&write, &known);
+            assert!(read.calls.is_empty(), "{wish}");
+            assert_eq!(read.withheld[0].1, Withheld::Deferred, "{wish}");
+            let lookup = format!(
+                r#"{wish} look it up: {{"name": "get_order", "arguments": {{"order_id": "A1"}}}}"#
+            );
+            assert_eq!(read_text(&lookup, &known).calls.len(), 1, "{wish}");
+        }
+    }
+
+    #[test]
     fn big_replies_are_read_whole_or_stopped_cleanly() {
         // A megabyte of open braces: no call, and (see benches/scan.rs) linear time.
         assert!(text(&"{".repeat(1 << 20)).is_empty());

@@ -23,7 +23,7 @@ mod words;
 use super::Withheld;
 use super::finds::Span;
 use std::collections::HashMap;
-use words::{find_words, has_any};
+use words::{Clause, find_words};
 
 /// How far before and after a call its prose is read, bytes.
 pub(super) const WINDOW: usize = 320;
@@ -75,7 +75,7 @@ pub(super) fn judge(
         let next_start = found.get(next).map_or(text.len(), |n| n.start);
         let lead_from = before_from.max(found[first].start.saturating_sub(WINDOW));
         let prose = Prose {
-            lead: governing(slice(text, lead_from, found[first].start)),
+            lead: Clause::new(governing(slice(text, lead_from, found[first].start))),
             after: After::read(slice(text, reached, next_start.min(reached + WINDOW))),
             questions: questions.after(reached),
         };
@@ -128,20 +128,20 @@ impl<'a> Call<'a> {
     }
 
     /// Whether `s` names this call's action.
-    fn named_in(&self, s: &str) -> bool {
-        has_any(s, &self.verbs)
+    fn named_in(&self, s: &Clause) -> bool {
+        s.has_any(&self.verbs)
     }
 
     /// Whether `s` names another tool's action and not this one's: it is about that action.
-    fn elsewhere(&self, s: &str) -> bool {
-        !self.named_in(s) && has_any(s, &self.others)
+    fn elsewhere(&self, s: &Clause) -> bool {
+        !self.named_in(s) && s.has_any(&self.others)
     }
 }
 
 /// The prose around one run of calls, normalised.
 struct Prose<'q> {
     /// The clause that leads into the run.
-    lead: String,
+    lead: Clause,
     after: After,
     /// The questions after the run, each with whether it is in the run's paragraph.
     questions: Vec<(&'q Question, bool)>,
@@ -160,7 +160,7 @@ impl Prose<'_> {
             });
         }
         for s in &self.after.sentences {
-            if !call.elsewhere(s) && (has_any(s, &words::REFERENCES) || call.named_in(s)) {
+            if !call.elsewhere(s) && (s.has_any(&words::REFERENCES) || call.named_in(s)) {
                 clause_cues(s, call, true, &mut cues);
             }
         }
@@ -173,16 +173,16 @@ impl Prose<'_> {
 }
 
 /// The cues of the clause leading into a call.
-fn lead_cues(lead: &str, call: &Call<'_>, out: &mut Vec<Cue>) {
+fn lead_cues(lead: &Clause, call: &Call<'_>, out: &mut Vec<Cue>) {
     let strong = |why| Cue { why, strong: true };
-    if past_verb_before_call(lead) {
+    if past_verb_before_call(lead.as_str()) {
         out.push(strong(Withheld::Past));
     }
-    if illustration_ends(lead) || unembedded(lead, &words::MANNER) {
+    if illustration_ends(lead.as_str()) || unembedded(lead, &words::MANNER) {
         out.push(strong(Withheld::Illustrated));
     }
     clause_cues(lead, call, true, out);
-    if has_any(lead, &words::WEAK_MODALS) {
+    if lead.has_any(&words::WEAK_MODALS) {
         out.push(Cue {
             why: Withheld::Deferred,
             strong: false,
@@ -192,12 +192,12 @@ fn lead_cues(lead: &str, call: &Call<'_>, out: &mut Vec<Cue>) {
 
 /// The cues of one clause about a call: past and illustration markers, a refusal of its action,
 /// a condition, and (where `modals`) a hypothesis or a proposal.
-fn clause_cues(s: &str, call: &Call<'_>, modals: bool, out: &mut Vec<Cue>) {
+fn clause_cues(s: &Clause, call: &Call<'_>, modals: bool, out: &mut Vec<Cue>) {
     let strong = |why| Cue { why, strong: true };
-    if has_any(s, &words::PAST) {
+    if s.has_any(&words::PAST) {
         out.push(strong(Withheld::Past));
     }
-    if has_any(s, &words::ILLUSTRATION) {
+    if s.has_any(&words::ILLUSTRATION) {
         out.push(strong(Withheld::Illustrated));
     }
     if let Some(strong) = refusal(s, call) {
@@ -206,7 +206,7 @@ fn clause_cues(s: &str, call: &Call<'_>, modals: bool, out: &mut Vec<Cue>) {
             strong,
         });
     }
-    let hypothetical = modals && (modal(s) || has_any(s, &words::PROPOSING));
+    let hypothetical = modals && (modal(s) || s.has_any(&words::PROPOSING));
     if hypothetical || conditional(s) {
         out.push(strong(Withheld::Deferred));
     }
@@ -217,8 +217,8 @@ fn clause_cues(s: &str, call: &Call<'_>, modals: bool, out: &mut Vec<Cue>) {
 fn question_cues(questions: &[(&Question, bool)], call: &Call<'_>, out: &mut Vec<Cue>) {
     for (k, (q, same_paragraph)) in questions.iter().enumerate() {
         let about_call = !call.elsewhere(&q.text);
-        let strong = about_call
-            && ((k == 0 && *same_paragraph) || has_any(&q.text, &words::LEAVE_OR_CHOICE));
+        let strong =
+            about_call && ((k == 0 && *same_paragraph) || q.text.has_any(&words::LEAVE_OR_CHOICE));
         out.push(Cue {
             why: Withheld::Offered,
             strong,
@@ -230,10 +230,11 @@ fn question_cues(questions: &[(&Question, bool)], call: &Call<'_>, out: &mut Vec
 /// the call's action, a generic one ("send", "run") or nothing (the call follows), `Some(false)`
 /// when it negates some other verb (a weak cue), `None` when it negates only a verb of perception
 /// ("I can't find") or another tool's action.
-fn refusal(s: &str, call: &Call<'_>) -> Option<bool> {
+fn refusal(clause: &Clause, call: &Call<'_>) -> Option<bool> {
+    let s = clause.as_str();
     let mut found = None;
     for neg in words::NEGATIONS {
-        for at in find_words(s, neg) {
+        for at in clause.find(neg) {
             let verb =
                 words::words(&s[at + neg.len()..]).find(|w| !words::NEGATED_FILLERS.contains(w));
             let strong = match verb {
@@ -247,25 +248,27 @@ fn refusal(s: &str, call: &Call<'_>) -> Option<bool> {
     found
 }
 
-/// Whether `s` holds a modal that makes its action hypothetical or asks leave for it (not a wish
-/// such as "would like", which is weak).
-fn modal(s: &str) -> bool {
-    let mut plain = s.to_string();
-    for weak in words::WEAK_MODALS {
-        let at: Vec<usize> = find_words(s, weak).collect();
-        for a in at {
-            plain.replace_range(a..a + weak.len(), &" ".repeat(weak.len()));
-        }
-    }
-    has_any(&plain, &words::MODALS)
+/// Whether the clause holds a modal that makes its action hypothetical or asks leave for it: one
+/// outside every weak use ("would like" is a wish, a weak cue).
+fn modal(clause: &Clause) -> bool {
+    let weak: Vec<(usize, usize)> = words::WEAK_MODALS
+        .iter()
+        .flat_map(|w| clause.find(w).map(move |at| (at, at + w.len())))
+        .collect();
+    words::MODALS.iter().any(|m| {
+        clause
+            .find(m)
+            .any(|at| !weak.iter().any(|&(a, b)| at < b && a < at + m.len()))
+    })
 }
 
 /// Whether one of `marks` occurs in `s` other than right after a verb that embeds a question
 /// ("let me see how", "check if").
-fn unembedded(s: &str, marks: &[&str]) -> bool {
+fn unembedded(clause: &Clause, marks: &[&str]) -> bool {
+    let s = clause.as_str();
     marks
         .iter()
-        .any(|m| find_words(s, m).any(|at| !embedded(s, at)))
+        .any(|m| clause.find(m).any(|at| !embedded(s, at)))
 }
 
 fn embedded(s: &str, at: usize) -> bool {
@@ -276,9 +279,10 @@ fn embedded(s: &str, at: usize) -> bool {
 
 /// Whether `s` sets a condition the customer has to meet: a condition word (not meaning
 /// "whether") with the customer as subject within three words, or a past participle after it.
-fn conditional(s: &str) -> bool {
+fn conditional(clause: &Clause) -> bool {
+    let s = clause.as_str();
     words::CONDITIONS.iter().any(|c| {
-        find_words(s, c).any(|at| {
+        clause.find(c).any(|at| {
             if embedded(s, at) {
                 return false;
             }
@@ -343,10 +347,10 @@ fn governing(raw: &str) -> String {
 /// next call belongs to that call).
 #[derive(Default)]
 struct After {
-    rest_of_sentence: String,
+    rest_of_sentence: Clause,
     /// The call's own sentence ends with a question mark.
     own_question: bool,
-    sentences: Vec<String>,
+    sentences: Vec<Clause>,
 }
 
 impl After {
@@ -359,11 +363,11 @@ impl After {
             && let Some((first, end)) = parts.next()
         {
             out.own_question = end == Some('?');
-            out.rest_of_sentence = first.to_string();
+            out.rest_of_sentence = Clause::new(first.to_string());
         }
         for (s, end) in parts {
             if end.is_some() && has_letters(s) {
-                out.sentences.push(s.to_string());
+                out.sentences.push(Clause::new(s.to_string()));
             }
         }
         out
@@ -417,7 +421,7 @@ fn sentences(s: &str) -> Vec<(&str, Option<char>)> {
 struct Question {
     /// Where its sentence starts.
     at: usize,
-    text: String,
+    text: Clause,
 }
 
 /// The questions of a reply, in order, and its paragraph breaks.
@@ -452,7 +456,7 @@ impl Questions {
                 let from = text.ceil_char_boundary(from.max(i.saturating_sub(WINDOW)));
                 all.push(Question {
                     at: from,
-                    text: normalise(&text[from..i]),
+                    text: Clause::new(normalise(&text[from..i])),
                 });
             }
             if ends {

@@ -276,18 +276,90 @@ fn word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'\'' || b >= 0x80
 }
 
-/// Where `phrase` occurs in `s` as whole words, first to last.
+/// Where `phrase` occurs in `s` as whole words, first to last, not overlapping.
 pub(super) fn find_words<'a>(s: &'a str, phrase: &'a str) -> impl Iterator<Item = usize> + 'a {
-    let b = s.as_bytes();
-    s.match_indices(phrase).map(|(i, _)| i).filter(move |&i| {
-        let end = i + phrase.len();
-        (i == 0 || !word_byte(b[i - 1])) && (end >= b.len() || !word_byte(b[end]))
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let at = next_whole(s.as_bytes(), phrase.as_bytes(), from)?;
+        from = at + phrase.len();
+        Some(at)
     })
 }
 
-/// Whether any of `phrases` occurs in `s` as whole words.
-pub(super) fn has_any(s: &str, phrases: &[&str]) -> bool {
-    phrases.iter().any(|p| find_words(s, p).next().is_some())
+/// The first place at or after `from` where `phrase` occurs in `s` as whole words.
+///
+/// The text read is a clause of a few hundred bytes at most and the phrases are short, so each is
+/// found from its first byte (`memchr`) and compared in place: a substring searcher built per
+/// phrase and clause cost more than the search.
+fn next_whole(s: &[u8], phrase: &[u8], mut from: usize) -> Option<usize> {
+    let first = *phrase.first()?;
+    while let Some(k) = memchr::memchr(first, s.get(from..)?) {
+        let at = from + k;
+        let end = at + phrase.len();
+        // A phrase that starts with an apostrophe is the end of a contraction ("'d be happy"):
+        // it follows a word.
+        if s[at..].starts_with(phrase)
+            && (at == 0 || first == b'\'' || !word_byte(s[at - 1]))
+            && (end >= s.len() || !word_byte(s[end]))
+        {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// A normalised clause and the first bytes of its words. A phrase whose first byte starts no
+/// word of the clause is passed over without a search: most of the word classes, for a clause of
+/// a few words.
+#[derive(Debug, Default)]
+pub(super) struct Clause {
+    text: String,
+    /// Bit `b % 64` for the first byte `b` of each word.
+    initials: u64,
+}
+
+impl Clause {
+    pub(super) fn new(text: String) -> Clause {
+        let b = text.as_bytes();
+        let initials = (0..b.len())
+            .filter(|&i| word_byte(b[i]) && (i == 0 || !word_byte(b[i - 1])))
+            .fold(0, |m, i| m | initial(b[i]));
+        Clause { text, initials }
+    }
+
+    pub(super) fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether a word of the clause may start `phrase`.
+    fn may_hold(&self, phrase: &str) -> bool {
+        phrase
+            .bytes()
+            .next()
+            .is_some_and(|b| !word_byte(b) || b == b'\'' || self.initials & initial(b) != 0)
+    }
+
+    /// Where `phrase` occurs in the clause as whole words ([`find_words`]).
+    pub(super) fn find<'a>(&'a self, phrase: &'a str) -> impl Iterator<Item = usize> + 'a {
+        let text = if self.may_hold(phrase) {
+            &self.text[..]
+        } else {
+            ""
+        };
+        find_words(text, phrase)
+    }
+
+    /// Whether any of `phrases` occurs in the clause as whole words.
+    pub(super) fn has_any(&self, phrases: &[&str]) -> bool {
+        phrases.iter().any(|p| {
+            self.may_hold(p) && next_whole(self.text.as_bytes(), p.as_bytes(), 0).is_some()
+        })
+    }
+}
+
+fn initial(b: u8) -> u64 {
+    1 << (b % 64)
 }
 
 /// The words of `s`, in order.
@@ -338,10 +410,17 @@ mod tests {
 
     #[test]
     fn words_are_found_whole() {
+        let has_any = |s: &str, phrases: &[&str]| Clause::new(s.to_string()).has_any(phrases);
         assert!(has_any("i can't find it", &["can't"]));
         assert!(!has_any("i can't find it", &["can"]));
         assert!(has_any("e.g. this", &["e.g"]));
         assert!(!has_any("ann@example.com", &["an example"]));
+        assert!(has_any("so i'd be happy to", &["'d be happy"]));
+        assert!(!has_any("i would like", &["like it"]));
+        assert_eq!(
+            find_words("as soon as soon as", "as soon as").collect::<Vec<_>>(),
+            [0]
+        );
         assert!(is_past_form("submitted") && !is_past_form("need") && is_past_form("ran"));
         assert_eq!(
             verbs_of("cancel_order"),
