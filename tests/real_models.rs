@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// One run of the plan: `wire model dir store router triage k log`.
-struct Planned {
+struct Scheduled {
     wire: String,
     model: String,
     dir: PathBuf,
@@ -49,7 +49,7 @@ fn skipped(state: &Path, plan: &Path) -> Option<String> {
     }
 }
 
-fn read_plan(path: &Path) -> Vec<Planned> {
+fn read_plan(path: &Path) -> Vec<Scheduled> {
     let text = std::fs::read_to_string(path).expect("plan.tsv");
     text.lines()
         .enumerate()
@@ -58,7 +58,7 @@ fn read_plan(path: &Path) -> Vec<Planned> {
             assert_eq!(f.len(), 8, "{}:{}: {line}", path.display(), i + 1);
             let n = |s: &str| s.parse::<usize>().expect("a count");
             let k = n(f[6]);
-            Planned {
+            Scheduled {
                 wire: f[0].into(),
                 model: f[1].into(),
                 dir: f[2].into(),
@@ -151,7 +151,7 @@ fn real_model_runs_hold_every_invariant() {
     }
 }
 
-fn every_trial_once(run: &passk::analysis::Run, p: &Planned, what: &str) {
+fn every_trial_once(run: &passk::analysis::Run, p: &Scheduled, what: &str) {
     let keys: BTreeSet<_> = run
         .conversations
         .iter()

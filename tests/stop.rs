@@ -96,7 +96,7 @@ fn a_clear_gap_stops_early_as_a_difference() {
         played,
         "whole rounds, then nothing"
     );
-    // Planned and played are told apart: the plan is a cap, and the end says how much of it ran.
+    // Scheduled and played are told apart: the plan is a cap, and the end says how much of it ran.
     let planned = 2 * util::store_conversations() * CAP as usize;
     assert!(
         stderr.contains(&format!(

@@ -7,13 +7,13 @@ use crate::wire::outcome::CallOutcome;
 /// Something that happened during a run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
-    /// The plan is known: how many trials run now and how many were already on disk.
-    Planned {
+    /// The schedule is known: how many trials run now and how many were already on disk.
+    Scheduled {
         /// Trials per model still to run, in run order.
         per_model: Vec<(String, u64)>,
         /// Trials skipped because their records exist (resume).
         already_done: u64,
-        /// The run plays in rounds and may stop before the plan is done (`--stop-when-decided`).
+        /// The run plays in rounds and may stop before the schedule is done (`--stop-when-decided`).
         may_stop_early: bool,
     },
     /// The servers the trials are shared over, and how many each plays at once.

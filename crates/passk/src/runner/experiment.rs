@@ -1,5 +1,5 @@
 //! One experiment end to end: verify the frozen graders, load the suites, preflight every server,
-//! open (or resume) the run directory, then play the plan model by model over the pool of servers
+//! open (or resume) the run directory, then play the schedule model by model over the pool of servers
 //! ([`crate::runner::pool`]), appending one record per finished trial. `passk run` and `passk
 //! calibrate` both come through here; only the backend differs.
 
@@ -12,7 +12,7 @@ use crate::runner::context::PromptCounts;
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::journal::Journal;
 use crate::runner::judge::RoundJudge;
-use crate::runner::play::play_plan;
+use crate::runner::play::play_trials;
 use crate::runner::pool::{Pool, Stage};
 use crate::runner::preflight;
 use crate::runner::record::Manifest;
@@ -22,7 +22,7 @@ use crate::runner::settings::SuiteChoice;
 use crate::runner::{manifest, servers, stopping};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Runs (or resumes) the experiment. Returns when the plan is done or `cancel` is set; each
+/// Runs (or resumes) the experiment. Returns when the schedule is done or `cancel` is set; each
 /// finished trial is on disk as soon as it is done, and on `cancel` the trials in flight finish
 /// and are written first.
 pub async fn run(
@@ -44,7 +44,7 @@ pub async fn run(
     if exp.settings.stop.is_some() {
         stopping::play_rounds(&mut session, &todo, &mut summary, sink, judge, cancel).await?;
     } else {
-        play_plan(&mut session, &todo, &mut summary, sink, cancel).await?;
+        play_trials(&mut session, &todo, &mut summary, sink, cancel).await?;
     }
     session.journal.update_manifest(&session.manifest)?;
     Ok(summary)
@@ -125,7 +125,7 @@ fn open_journal(
     Ok(journal)
 }
 
-/// The trials still to play, skipping those on disk; announces the plan.
+/// The trials still to play, skipping those on disk; announces the schedule.
 fn schedule_session(
     session: &Session<'_>,
     summary: &mut RunSummary,
@@ -167,7 +167,7 @@ fn schedule_session(
             None => per_model.push((t.model().to_string(), 1)),
         }
     }
-    sink.emit(RunEvent::Planned {
+    sink.emit(RunEvent::Scheduled {
         per_model,
         already_done: skipped as u64,
         may_stop_early: s.stop.is_some(),

@@ -3,7 +3,7 @@
 //! Each finished conversation (or router call) is written as one whole line and fsynced before the
 //! next trial starts, so a crash or a kill loses at most the trial in flight. Opening an existing
 //! run scans its records: a torn last line (no newline, or not valid JSON) is cut off, and the keys
-//! of the finished trials are returned so the plan can skip them. A resume that would mix Ollama
+//! of the finished trials are returned so the schedule can skip them. A resume that would mix Ollama
 //! versions, model digests or grader digests is refused, naming what differs.
 
 use crate::runner::lock::{LockError, RunLock};
@@ -182,7 +182,7 @@ impl Journal {
     }
 
     /// Trials on disk whose latest record is a transport or protocol failure, tried fewer than
-    /// [`MAX_WIRE_TRIES`] times; the plan plays them again.
+    /// [`MAX_WIRE_TRIES`] times; the schedule plays them again.
     pub fn to_retry(&self) -> usize {
         self.to_retry
     }

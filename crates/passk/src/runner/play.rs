@@ -9,10 +9,10 @@ use crate::runner::session::Session;
 use crate::runner::spec::RunSummary;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Plays the plan model by model over the pool of servers, one record per trial, until it is done
+/// Plays `todo` model by model over the pool of servers, one record per trial, until it is done
 /// or `cancel` is set. Each model's trials begin once it is warmed up on every server, and end
 /// before the next model's begin.
-pub(crate) async fn play_plan(
+pub(crate) async fn play_trials(
     session: &mut Session<'_>,
     todo: &[TrialSpec],
     summary: &mut RunSummary,

@@ -293,7 +293,7 @@ fn check_server_lost(
     })
 }
 
-/// Plays one trial on `server`; `None` when the plan names a task or message the suites no longer
+/// Plays one trial on `server`; `None` when the schedule names a task or message the suites no longer
 /// have.
 async fn play_trial(
     stage: &Stage<'_>,

@@ -352,7 +352,7 @@ fn style(kind: &str) -> ProgressStyle {
 impl EventSink for Progress {
     fn emit(&self, event: RunEvent) {
         match event {
-            RunEvent::Planned {
+            RunEvent::Scheduled {
                 per_model,
                 already_done,
                 may_stop_early,
@@ -408,7 +408,7 @@ impl EventSink for Progress {
 
 /// The steps of [`Progress`]'s display, one per kind of event.
 impl Progress {
-    /// The plan is known: size the bars, say how many trials are left.
+    /// The schedule is known: size the bars, say how many trials are left.
     fn planned(&self, per_model: &[(String, u64)], already_done: u64, may_stop_early: bool) {
         let total: u64 = per_model.iter().map(|(_, n)| n).sum();
         self.overall.set_length(total);

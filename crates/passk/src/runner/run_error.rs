@@ -1,4 +1,4 @@
-//! Why a run stopped before its plan was done, and the error text a lost server is reported with.
+//! Why a run stopped before its schedule was done, and the error text a lost server is reported with.
 
 use crate::runner::journal::JournalError;
 use crate::runner::judge::JudgeError;
@@ -7,7 +7,7 @@ use crate::runner::record::Record;
 use crate::runner::settings::SettingsError;
 use std::path::PathBuf;
 
-/// Why an experiment stopped before its plan was done.
+/// Why an experiment stopped before its schedule was done.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The graders lock is missing or does not match.

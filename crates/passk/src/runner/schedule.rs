@@ -95,7 +95,7 @@ impl TrialSpec {
     }
 }
 
-/// What to plan over.
+/// What to schedule.
 #[derive(Debug, Clone)]
 pub struct ScheduleInput<'a> {
     /// Models in run order.
@@ -142,7 +142,7 @@ fn cells(input: &ScheduleInput<'_>, mode: Mode) -> Vec<(PromptVariant, ToolVaria
         .collect()
 }
 
-/// The full plan and, separately, the trials a resume skips.
+/// The full schedule and, separately, the trials a resume skips.
 pub fn schedule(input: &ScheduleInput<'_>, done: &BTreeSet<TrialKey>) -> (Vec<TrialSpec>, usize) {
     let mut all = Vec::new();
     if input.rounds {
@@ -228,7 +228,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn plans_every_trial_once_and_skips_done() {
+    fn schedules_every_trial_once_and_skips_done() {
         let models = vec!["a".to_string(), "b".to_string()];
         let input = ScheduleInput {
             models: &models,

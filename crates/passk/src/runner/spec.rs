@@ -39,9 +39,9 @@ pub struct RunSummary {
     pub written: usize,
     /// Trials skipped because their records existed.
     pub skipped: usize,
-    /// Trials the plan had left to play when the session began.
+    /// Trials the schedule had left to play when the session began.
     pub planned: usize,
-    /// Stopped by the cancel flag before the plan was done.
+    /// Stopped by the cancel flag before the schedule was done.
     pub interrupted: bool,
     /// Outcomes of the records written now.
     pub outcomes: BTreeMap<Outcome, usize>,

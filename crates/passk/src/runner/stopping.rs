@@ -1,18 +1,18 @@
-//! A run that stops when decided (`--stop-when-decided`): the plan played round by round, the
+//! A run that stops when decided (`--stop-when-decided`): the schedule played round by round, the
 //! confidence sequence asked of the round judge after each, a round's wire failures played again
 //! before the sequence takes it, and `rounds.jsonl` kept in step.
 
 use crate::runner::event::{EventSink, RunEvent};
 use crate::runner::journal::MAX_WIRE_TRIES;
 use crate::runner::judge::{Judgement, RoundJudge};
-use crate::runner::play::play_plan;
+use crate::runner::play::play_trials;
 use crate::runner::run_error::{RunError, SequenceError};
 use crate::runner::schedule::TrialSpec;
 use crate::runner::session::Session;
 use crate::runner::spec::RunSummary;
 use std::sync::atomic::AtomicBool;
 
-/// Plays the plan round by round (every task once per model); after each complete round the
+/// Plays the schedule round by round (every task once per model); after each complete round the
 /// confidence sequence is recomputed from the records, and the run stops once it decides. A
 /// round's trials that end on a wire failure are played again before the sequence takes it, and
 /// the run stops when they stay ungraded. A resumed run first replays the rounds on disk, so it
@@ -39,7 +39,7 @@ pub(crate) async fn play_rounds(
             .iter()
             .position(|t| t.key().trial != round)
             .unwrap_or(rest.len());
-        play_plan(session, &rest[..end], summary, sink, cancel).await?;
+        play_trials(session, &rest[..end], summary, sink, cancel).await?;
         state = update_sequence(session, sink, judge)?;
         let round_trials = &rest[..end];
         state = complete_round(session, round_trials, state, summary, sink, judge, cancel).await?;
@@ -93,7 +93,7 @@ pub(crate) async fn complete_round(
             w.round + 1,
             again.len()
         )));
-        play_plan(session, &again, summary, sink, cancel).await?;
+        play_trials(session, &again, summary, sink, cancel).await?;
         state = update_sequence(session, sink, judge)?;
     }
     Ok(state)

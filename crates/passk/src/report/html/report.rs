@@ -38,7 +38,7 @@ pub fn write_report_page(
     inline_max: u64,
 ) -> Result<PreparedPage, ReportError> {
     let title = format!("passk report: {}", r.manifest.run_id);
-    let sidecar = transcripts::plan(&trials, inline_max);
+    let sidecar = transcripts::sidecar(&trials, inline_max);
     let prepared = PreparedPage::new(out_dir);
     let io = |path: &Path| {
         let path = path.to_path_buf();

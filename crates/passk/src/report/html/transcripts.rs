@@ -36,7 +36,7 @@ pub struct Sidecar {
 
 /// The transcript files for `trials`, or `None` when the page carries its lines itself (they
 /// take at most `inline_max` bytes).
-pub fn plan(trials: &TrialData, inline_max: u64) -> Option<Sidecar> {
+pub fn sidecar(trials: &TrialData, inline_max: u64) -> Option<Sidecar> {
     (trials.line_bytes() > inline_max).then(|| chunks(trials.lines.iter().map(|l| l.len())))
 }
 
