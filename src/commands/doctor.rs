@@ -73,15 +73,16 @@ pub(super) fn run(args: &DoctorArgs) -> anyhow::Result<u8> {
         backoff: Duration::from_millis(100),
     };
     let rt = tokio::runtime::Runtime::new()?;
-    let checks = if args.host.api == Some(ApiKind::OpenAi) {
-        let client = passk::wire::apis::connect(ApiKind::OpenAi, config)?;
-        rt.block_on(super::doctor_openai::checks(
-            client.as_ref(),
-            &host,
-            &models,
-        ))
-    } else {
-        rt.block_on(checks(&Client::new(config)?, &host, &models))
+    let checks = match args.host.api.unwrap_or_default() {
+        ApiKind::OpenAi => {
+            let client = passk::wire::apis::connect(ApiKind::OpenAi, config)?;
+            rt.block_on(super::doctor_openai::checks(
+                client.as_ref(),
+                &host,
+                &models,
+            ))
+        }
+        ApiKind::Ollama => rt.block_on(checks(&Client::new(config)?, &host, &models)),
     };
     let mut all_ok = true;
     for c in &checks {

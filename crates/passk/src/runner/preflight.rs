@@ -310,11 +310,12 @@ fn context_warning(info: &ModelInfo, num_ctx: u64, api: ApiKind) -> Option<Strin
         "{} runs with a context of {ctx} tokens, below the requested num_ctx {num_ctx}",
         info.name
     );
-    if api == ApiKind::OpenAi {
-        w.push_str(
-            "; over --api openai num_ctx is not sent: on Ollama set it with \
+    if api.provider().unsent.contains(&"num_ctx") {
+        w.push_str(&format!(
+            "; over --api {} num_ctx is not sent: on Ollama set it with \
              OLLAMA_CONTEXT_LENGTH or a Modelfile's `PARAMETER num_ctx`",
-        );
+            api.as_str()
+        ));
     }
     Some(w)
 }

@@ -100,11 +100,10 @@ fn is_ollama(api: &ApiKind) -> bool {
 
 /// `--api`: `ollama` (the native API) or `openai` (OpenAI-compatible chat completions).
 pub fn parse_api(s: &str) -> Result<ApiKind, String> {
-    match s {
-        "ollama" => Ok(ApiKind::Ollama),
-        "openai" => Ok(ApiKind::OpenAi),
-        other => Err(format!("expected ollama or openai, got '{other}'")),
-    }
+    ApiKind::named(s).ok_or_else(|| {
+        let names: Vec<&str> = ApiKind::ALL.iter().map(|k| k.as_str()).collect();
+        format!("expected {}, got '{s}'", names.join(" or "))
+    })
 }
 
 fn policy_only() -> Levels<PromptVariant> {

@@ -46,4 +46,15 @@ mod tests {
         assert!(openai.tools.contains("--jinja"));
         assert!(!openai.fetch("m").contains("pull"));
     }
+
+    #[test]
+    fn every_api_is_named_as_records_write_it() {
+        for kind in ApiKind::ALL {
+            assert_eq!(ApiKind::named(kind.as_str()), Some(kind));
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+        assert_eq!(ApiKind::named("vllm"), None);
+        assert!(ApiKind::Ollama.provider().unsent.is_empty());
+        assert_eq!(ApiKind::OpenAi.provider().unsent, ["num_ctx", "keep_alive"]);
+    }
 }

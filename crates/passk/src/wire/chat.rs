@@ -20,6 +20,14 @@ pub enum ApiKind {
 }
 
 impl ApiKind {
+    /// Every API, in the order `--api` lists them.
+    pub const ALL: [ApiKind; 2] = [ApiKind::Ollama, ApiKind::OpenAi];
+
+    /// The API of a name as records write it (`as_str`).
+    pub fn named(name: &str) -> Option<ApiKind> {
+        ApiKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     /// The name written in records and shown in reports.
     pub fn as_str(self) -> &'static str {
         match self {

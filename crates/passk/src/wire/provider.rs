@@ -16,6 +16,9 @@ pub struct Provider {
     pub tools: &'static str,
     /// How to make a missing model available, given its name.
     pub fetch: fn(&str) -> String,
+    /// The run's settings this API never sends (`num_ctx`, `keep_alive`): the server fixed them
+    /// when it started. The report's settings table leaves them out.
+    pub unsent: &'static [&'static str],
 }
 
 impl Provider {

@@ -36,11 +36,7 @@ pub(super) fn setup(out: &mut String, r: &Report) {
         m.server_version.as_deref().unwrap_or(NOT_AVAILABLE),
     ]);
     t.row(["GPU".to_string(), gpu_text(&m.gpu)]);
-    let api = if m.backend == ApiKind::OpenAi.as_str() {
-        ApiKind::OpenAi
-    } else {
-        ApiKind::Ollama
-    };
+    let api = ApiKind::named(&m.backend).unwrap_or_default();
     settings_rows(&mut t, &m.settings, api);
     analysis_rows(&mut t, s);
     out.push_str(&t.render());
@@ -97,14 +93,10 @@ pub(super) fn gpu_text(gpu: &GpuInfo) -> String {
     }
 }
 
-/// Settings the OpenAI-compatible wire never sends (`wire::openai::convert`): the server fixed
-/// them when it started.
-const NOT_SENT_ON_OPENAI: [&str; 2] = ["num_ctx", "keep_alive"];
-
 /// The run's settings: the known ones under their names first, then every other scalar; on the
 /// OpenAI-compatible API, none of those it never sent.
 pub(super) fn settings_rows(t: &mut MarkdownTable, st: &Value, api: ApiKind) {
-    let sent = |key: &str| api != ApiKind::OpenAi || !NOT_SENT_ON_OPENAI.contains(&key);
+    let sent = |key: &str| !api.provider().unsent.contains(&key);
     let known: [(&str, &str); 10] = [
         ("trials", "trials per task"),
         ("tool_docs", "tool docs variant"),

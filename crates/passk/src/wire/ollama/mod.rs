@@ -18,4 +18,5 @@ pub static PROVIDER: Provider = Provider {
     model_route: "/api/show",
     tools: "Choose a model whose template supports tools (e.g. qwen2.5-coder); `ollama show <model>` lists its capabilities",
     fetch: |model| format!("Pull it with `passk pull {model}`"),
+    unsent: &[],
 };

@@ -13,6 +13,9 @@ pub mod sse;
 
 use crate::wire::Provider;
 
+/// The settings the chat completions request has no field for (`convert`).
+const UNSENT: &[&str] = &["num_ctx", "keep_alive"];
+
 /// What passk tells a person about an OpenAI-compatible server whose kind is not known yet.
 pub static PROVIDER: Provider = Provider {
     name: "the OpenAI-compatible server",
@@ -25,6 +28,7 @@ pub static PROVIDER: Provider = Provider {
              (llama-server --alias {model}), or name one it lists"
         )
     },
+    unsent: UNSENT,
 };
 
 /// What passk tells a person about Ollama served over its `/v1`.
@@ -34,4 +38,5 @@ pub static OLLAMA_V1: Provider = Provider {
     model_route: "/api/show",
     tools: "Choose a model whose template supports tools (e.g. qwen2.5-coder); `ollama show <model>` lists its capabilities",
     fetch: |model| format!("Pull it with `passk pull {model}`"),
+    unsent: UNSENT,
 };
