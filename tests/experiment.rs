@@ -96,6 +96,10 @@ fn an_experiment_folder_of_ones_own_plays_a_new_mcp_suite_without_a_rebuild() {
     );
     let (code, out, err) = output(passk().current_dir(scratch.path()).args(["init", "exp"]));
     assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("the suites store, router, triage, library\n"),
+        "init names the suites it wrote: {out}"
+    );
     let exp: PathBuf = scratch.path().join("exp");
     assert_eq!(
         passk_in(&exp, &["verify"]).0,

@@ -33,7 +33,9 @@ pub(super) fn run(args: &InitArgs) -> anyhow::Result<u8> {
         return Err(super::Failure::exit(exit_code::USAGE, e));
     }
     passk::outln!("wrote an experiment to {}/", dir.display());
-    passk::outln!("  tasks/ and graders/: the suites store, router, triage and library");
+    let mut suites: Vec<&str> = passk::suites::BUILT_IN.iter().map(|r| r.name).collect();
+    suites.extend(passk::suites::discover(dir).mcp.iter().map(|s| s.name()));
+    passk::outln!("  tasks/ and graders/: the suites {}", suites.join(", "));
     passk::outln!("  graders/graders.lock: one digest per suite, frozen now");
     passk::outln!("  {EXPERIMENT_FILE_NAME}: every setting at its default");
     passk::outln!("next, from {}/:", dir.display());
