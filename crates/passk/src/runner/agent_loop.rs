@@ -91,7 +91,7 @@ impl Player<'_> {
             temperature: Some(temperature),
             seed: Some(seed),
             context_window: Some(self.settings.num_ctx),
-            num_predict: Some(num_predict),
+            max_output_tokens: Some(num_predict),
             ..CallOptions::default()
         }
     }

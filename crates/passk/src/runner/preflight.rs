@@ -235,7 +235,7 @@ pub async fn warm_up(
         options: CallOptions {
             temperature: Some(0.0),
             context_window: Some(settings.num_ctx),
-            num_predict: Some(8),
+            max_output_tokens: Some(8),
             ..CallOptions::default()
         },
         keep_loaded_for: Some(settings.keep_alive.clone()),

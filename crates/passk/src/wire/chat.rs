@@ -150,8 +150,9 @@ pub struct CallOptions {
     pub seed: Option<i64>,
     /// Context window in tokens (Ollama's `num_ctx`; an API without one ignores it).
     pub context_window: Option<u64>,
-    /// Maximum output tokens (-1: unbounded).
-    pub num_predict: Option<i64>,
+    /// Maximum output tokens (-1: unbounded; Ollama's `num_predict`, the OpenAI-compatible
+    /// `max_tokens`).
+    pub max_output_tokens: Option<i64>,
     /// Top-k sampling.
     pub top_k: Option<i64>,
     /// Nucleus sampling.

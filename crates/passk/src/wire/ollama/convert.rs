@@ -27,7 +27,7 @@ fn options(o: &CallOptions) -> ChatOptions {
         temperature: o.temperature,
         seed: o.seed,
         num_ctx: o.context_window,
-        num_predict: o.num_predict,
+        num_predict: o.max_output_tokens,
         top_k: o.top_k,
         top_p: o.top_p,
         extra: o.extra.clone(),

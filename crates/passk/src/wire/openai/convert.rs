@@ -23,7 +23,7 @@ pub fn request(req: &CallRequest) -> ChatRequest {
         }),
         temperature: o.temperature,
         seed: o.seed,
-        max_tokens: o.num_predict.and_then(|n| u64::try_from(n).ok()),
+        max_tokens: o.max_output_tokens.and_then(|n| u64::try_from(n).ok()),
         top_p: o.top_p,
         top_k: o.top_k,
         chat_template_kwargs: req.think.map(|t| json!({ "enable_thinking": t })),
@@ -154,7 +154,7 @@ mod tests {
             ],
             options: CallOptions {
                 context_window: Some(8192),
-                num_predict: Some(-1),
+                max_output_tokens: Some(-1),
                 seed: Some(7),
                 ..CallOptions::default()
             },
